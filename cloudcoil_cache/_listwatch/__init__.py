@@ -1,0 +1,25 @@
+"""The list/watch protocol: request paths and options, LIST pages, and the watch event decoder."""
+
+from cloudcoil_cache._listwatch._decode import WatchEvent, decode_event
+from cloudcoil_cache._listwatch._listwatch import ListPage, ListWatch, WatchStream
+from cloudcoil_cache._listwatch._request import collection_path, object_path
+from cloudcoil_cache._listwatch._selectors import (
+    FieldSelector,
+    LabelSelector,
+    parse_field_selector,
+    parse_label_selector,
+)
+
+__all__ = [
+    "FieldSelector",
+    "LabelSelector",
+    "ListPage",
+    "ListWatch",
+    "WatchEvent",
+    "WatchStream",
+    "collection_path",
+    "decode_event",
+    "object_path",
+    "parse_field_selector",
+    "parse_label_selector",
+]

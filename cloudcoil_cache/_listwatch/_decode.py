@@ -1,0 +1,66 @@
+"""Watch stream decoding: one JSON line → a typed ``WatchEvent``; ERROR events → ``APIError``."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Generic, TypeVar
+
+import attrs
+
+from cloudcoil_cache import _json
+from cloudcoil_cache.errors import DecodeError, api_error_from_status
+
+__all__ = ["INITIAL_EVENTS_END", "WatchEvent", "decode_event"]
+
+T = TypeVar("T")
+
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+_OBJECT_TYPES = frozenset(("ADDED", "MODIFIED", "DELETED"))
+
+
+@attrs.frozen(slots=True)
+class WatchEvent(Generic[T]):
+    """A decoded watch event. ``object`` is None for BOOKMARK events."""
+
+    type: str
+    object: T | None
+    resource_version: str
+    initial_events_end: bool = False
+
+
+def decode_event(line: bytes, structure: Callable[[dict[str, Any]], T]) -> WatchEvent[T]:
+    """Decode one complete watch line.
+
+    Raises:
+        APIError: for an ERROR event (a 410 becomes ``WatchExpired``); the Status is never an object.
+        DecodeError: for malformed JSON, an unknown event type, or an object without metadata.
+    """
+    try:
+        event = _json.loads(line)
+        etype = event["type"]
+        raw = event["object"]
+    except (ValueError, KeyError, TypeError, DecodeError) as exc:
+        raise DecodeError(f"unable to decode an event from the watch stream: {_preview(line)}") from exc
+    if not isinstance(raw, dict):
+        raise DecodeError(f"watch event {etype!r} carries no object: {_preview(line)}")
+    if etype == "ERROR":
+        code = raw.get("code") or 500
+        raise api_error_from_status(int(code), raw, fallback_message="watch ERROR event")
+    metadata = raw.get("metadata")
+    rv = metadata.get("resourceVersion") if isinstance(metadata, dict) else None
+    if not rv:
+        raise DecodeError(f"watch event {etype!r} has no metadata.resourceVersion: {_preview(line)}")
+    if etype == "BOOKMARK":
+        annotations = metadata.get("annotations") or {}
+        return WatchEvent("BOOKMARK", None, rv, annotations.get(INITIAL_EVENTS_END) == "true")
+    if etype not in _OBJECT_TYPES:
+        raise DecodeError(f"unknown watch event type {etype!r}")
+    try:
+        obj = structure(raw)
+    except Exception as exc:  # a cattrs validation error names the failing attribute
+        raise DecodeError(f"cannot structure the object of a {etype} watch event: {exc}") from exc
+    return WatchEvent(etype, obj, rv)
+
+
+def _preview(line: bytes) -> str:
+    # Never the content: a Secret's data must not reach logs or exception messages.
+    return f"<{len(line)} bytes>"

@@ -1,0 +1,134 @@
+"""ListWatch: LIST pages and WATCH streams of one resource class in one scope, decoded into objects."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Generic, Iterator, Protocol, TypeVar
+
+import attrs
+
+from cloudcoil_cache._listwatch._decode import WatchEvent, decode_event
+from cloudcoil_cache._listwatch._request import collection_path
+from cloudcoil_cache.errors import DecodeError
+
+__all__ = ["ListPage", "ListWatch", "ListerWatcher", "WatchStream"]
+
+T = TypeVar("T")
+
+
+class _LineStream(Protocol):
+    def __iter__(self) -> Iterator[bytes]: ...
+    def close(self) -> None: ...
+
+
+class _Transport(Protocol):
+    """The part of ``_http.Transport`` this layer uses."""
+
+    def request(self, method: str, path: str, *, params: Any = None, **kw: Any) -> Any: ...
+    def stream(self, path: str, *, params: Any = None, read_timeout: float | None = None) -> Any: ...
+
+
+@attrs.frozen(slots=True)
+class ListPage(Generic[T]):
+    """One page of a LIST: its objects, the snapshot's resourceVersion and the continue token."""
+
+    items: list[T]
+    resource_version: str
+    continue_: str | None
+
+
+class WatchStream(Generic[T]):
+    """An open watch: iterate it for ``WatchEvent``s; ``close()`` may be called from any thread."""
+
+    def __init__(self, lines: _LineStream, structure: Callable[[dict[str, Any]], T]) -> None:
+        self._lines = lines
+        self._structure = structure
+        self._closed = threading.Event()
+
+    def __iter__(self) -> Iterator[WatchEvent[T]]:
+        structure = self._structure
+        for line in self._lines:
+            yield decode_event(line, structure)
+
+    def close(self) -> None:
+        if not self._closed.is_set():
+            self._closed.set()
+            self._lines.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    def __enter__(self) -> WatchStream[T]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ListerWatcher(Protocol[T]):
+    """What a reflector needs from its source (the real ``ListWatch``, or a test double)."""
+
+    def list_page(self, *, resource_version: str | None, limit: int | None,
+                  continue_: str | None) -> ListPage[T]: ...
+
+    def watch(self, *, resource_version: str, timeout_seconds: int, read_timeout: float,
+              allow_bookmarks: bool = True) -> WatchStream[T]: ...
+
+
+class ListWatch(Generic[T]):
+    """LIST and WATCH one resource class, in one namespace (or all), with fixed server-side selectors."""
+
+    def __init__(self, transport: _Transport, cls: Any, *, namespace: str | None = None,
+                 label_selector: str = "", field_selector: str = "",
+                 structure: Callable[[dict[str, Any]], T] | None = None) -> None:
+        self.transport = transport
+        self.cls = cls
+        self.namespace = namespace if cls.namespaced else None
+        self.label_selector = label_selector or ""
+        self.field_selector = field_selector or ""
+        self.path = collection_path(cls, self.namespace)
+        self._structure: Callable[[dict[str, Any]], T] = structure or cls.from_dict_sealed
+
+    def _selector_params(self) -> dict[str, str]:
+        params = {}
+        if self.label_selector:
+            params["labelSelector"] = self.label_selector
+        if self.field_selector:
+            params["fieldSelector"] = self.field_selector
+        return params
+
+    def list_page(self, *, resource_version: str | None, limit: int | None,
+                  continue_: str | None) -> ListPage[T]:
+        """One LIST request. A continued page carries no resourceVersion (kubernetes#85221)."""
+        params = self._selector_params()
+        if continue_:
+            params["continue"] = continue_
+        elif resource_version is not None:
+            params["resourceVersion"] = resource_version
+        if limit:
+            params["limit"] = str(limit)
+        body = self.transport.request("GET", self.path, params=params).json()
+        try:
+            metadata = body.get("metadata") or {}
+            raw_items = body.get("items") or []
+        except AttributeError as exc:
+            raise DecodeError(f"LIST {self.path}: the response is not a list object") from exc
+        structure = self._structure
+        try:
+            items = [structure(item) for item in raw_items]
+        except Exception as exc:
+            raise DecodeError(f"LIST {self.path}: cannot structure an item: {exc}") from exc
+        return ListPage(items, str(metadata.get("resourceVersion") or ""), metadata.get("continue") or None)
+
+    def watch(self, *, resource_version: str, timeout_seconds: int, read_timeout: float,
+              allow_bookmarks: bool = True) -> WatchStream[T]:
+        """Open a WATCH from ``resource_version`` (events strictly after it)."""
+        params = self._selector_params()
+        params["watch"] = "1"
+        params["resourceVersion"] = resource_version
+        params["timeoutSeconds"] = str(int(timeout_seconds))
+        if allow_bookmarks:
+            params["allowWatchBookmarks"] = "true"
+        lines = self.transport.stream(self.path, params=params, read_timeout=read_timeout)
+        return WatchStream(lines, self._structure)

@@ -1,0 +1,193 @@
+"""Kubernetes label and field selectors: parsing (full syntax) and in-memory matching."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+import attrs
+
+__all__ = [
+    "FieldSelector",
+    "LabelSelector",
+    "Requirement",
+    "parse_field_selector",
+    "parse_label_selector",
+]
+
+_KEY = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
+
+
+@attrs.frozen
+class Requirement:
+    """One clause of a label selector: ``key op values``."""
+
+    key: str
+    op: str  # "in" (also = and ==), "notin" (also !=), "exists", "!", "gt", "lt"
+    values: frozenset[str] = frozenset()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        present = self.key in labels
+        if self.op == "exists":
+            return present
+        if self.op == "!":
+            return not present
+        if self.op == "in":
+            return present and labels[self.key] in self.values
+        if self.op == "notin":
+            return not present or labels[self.key] not in self.values
+        if not present:
+            return False
+        try:
+            have, want = int(labels[self.key]), int(next(iter(self.values)))
+        except ValueError:
+            return False
+        return have > want if self.op == "gt" else have < want
+
+
+@attrs.frozen
+class LabelSelector:
+    """A parsed label selector; ``matches(labels)`` is AND over its requirements."""
+
+    text: str
+    requirements: tuple[Requirement, ...]
+
+    def matches(self, labels: Mapping[str, str] | None) -> bool:
+        labels = labels or {}
+        return all(r.matches(labels) for r in self.requirements)
+
+    @property
+    def empty(self) -> bool:
+        return not self.requirements
+
+
+def _split_top_level(text: str) -> list[str]:
+    parts, depth, current = [], 0, []
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current))
+    return parts
+
+
+def _check_key(key: str, text: str) -> str:
+    if not _KEY.match(key) or len(key.rpartition("/")[2]) > 63:
+        raise ValueError(f"invalid label selector {text!r}: invalid label key {key!r}")
+    return key
+
+
+def _check_value(value: str, text: str) -> str:
+    if len(value) > 63 or not _VALUE.match(value):
+        raise ValueError(f"invalid label selector {text!r}: invalid label value {value!r}")
+    return value
+
+
+_SET_RE = re.compile(r"^(?P<key>\S+)\s+(?P<op>in|notin)\s*\((?P<values>[^()]*)\)$")
+_EQ_RE = re.compile(r"^(?P<key>[^=!<>\s]+)\s*(?P<op>==|=|!=|>|<)\s*(?P<value>[^=!<>\s]*)$")
+
+
+def _parse_requirement(part: str, text: str) -> Requirement:
+    part = part.strip()
+    if not part:
+        raise ValueError(f"invalid label selector {text!r}: empty requirement")
+    m = _SET_RE.match(part)
+    if m:
+        values = [v.strip() for v in m.group("values").split(",")]
+        if values == [""]:
+            raise ValueError(f"invalid label selector {text!r}: {m.group('op')} needs at least one value")
+        return Requirement(_check_key(m.group("key"), text), m.group("op"),
+                           frozenset(_check_value(v, text) for v in values))
+    m = _EQ_RE.match(part)
+    if m:
+        key, op, value = _check_key(m.group("key"), text), m.group("op"), m.group("value")
+        if op in (">", "<"):
+            if not value.lstrip("-").isdigit():
+                raise ValueError(f"invalid label selector {text!r}: {op} needs an integer, got {value!r}")
+            return Requirement(key, "gt" if op == ">" else "lt", frozenset([value]))
+        return Requirement(key, "notin" if op == "!=" else "in", frozenset([_check_value(value, text)]))
+    if part.startswith("!"):
+        return Requirement(_check_key(part[1:].strip(), text), "!")
+    if re.match(r"^\S+$", part):
+        return Requirement(_check_key(part, text), "exists")
+    raise ValueError(f"invalid label selector {text!r}: cannot parse {part!r}")
+
+
+def parse_label_selector(text: str | None) -> LabelSelector:
+    """Parse ``app=web,tier in (a,b),!legacy``; raises ``ValueError`` naming the selector."""
+    text = (text or "").strip()
+    if not text:
+        return LabelSelector("", ())
+    return LabelSelector(text, tuple(_parse_requirement(p, text) for p in _split_top_level(text)))
+
+
+def _camel_to_snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+def _field_value(obj: Any, path: str) -> str | None:
+    """Read a dotted wire-form field path (``spec.nodeName``) from a model object or a dict."""
+    current = obj
+    for segment in path.split("."):
+        if current is None:
+            return None
+        if isinstance(current, Mapping):
+            current = current.get(segment)
+            continue
+        attr = _camel_to_snake(segment)
+        if hasattr(current, attr):
+            current = getattr(current, attr)
+        else:
+            extra = getattr(current, "_extra", None) or {}
+            current = extra.get(segment)
+    if current is None:
+        return None
+    if isinstance(current, bool):
+        return "true" if current else "false"
+    return str(current)
+
+
+@attrs.frozen
+class FieldSelector:
+    """A parsed field selector: ``(path, op, value)`` triples, AND-ed; ops ``=`` and ``!=``."""
+
+    text: str
+    terms: tuple[tuple[str, str, str], ...]
+
+    def matches(self, obj: Any) -> bool:
+        for path, op, value in self.terms:
+            have = _field_value(obj, path) or ""
+            if (have == value) != (op == "="):
+                return False
+        return True
+
+    @property
+    def empty(self) -> bool:
+        return not self.terms
+
+    @property
+    def paths(self) -> frozenset[str]:
+        return frozenset(p for p, _, _ in self.terms)
+
+
+def parse_field_selector(text: str | None) -> FieldSelector:
+    """Parse ``metadata.name=x,status.phase!=Running``; raises ``ValueError`` naming the selector."""
+    text = (text or "").strip()
+    if not text:
+        return FieldSelector("", ())
+    terms = []
+    for part in text.split(","):
+        m = re.match(r"^\s*([A-Za-z0-9_.\-/]+)\s*(==|=|!=)\s*(.*?)\s*$", part)
+        if not m:
+            raise ValueError(f"invalid field selector {text!r}: cannot parse {part.strip()!r}")
+        path, op, value = m.groups()
+        terms.append((path, "!=" if op == "!=" else "=", value))
+    return FieldSelector(text, tuple(terms))
+

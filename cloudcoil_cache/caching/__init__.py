@@ -1,0 +1,31 @@
+"""The informer cache: Cache, informer views, status types and notifications.
+
+A ``Cache`` is given to a ``Config``; entering ``with config:`` starts one reflector thread per
+informer, which lists and watches the API server into a thread-safe store. Reads through resource
+classes (``Pod.list()``) are served from those stores; ``get_informer()`` subscribes handlers.
+"""
+
+from cloudcoil_cache.caching._backoff import Backoff
+from cloudcoil_cache.caching._cache import Cache, CacheStatus
+from cloudcoil_cache.caching._informer import Informer, InformerKey, InformerStatus
+from cloudcoil_cache.caching._reflector import Tuning
+from cloudcoil_cache.caching._store import Added, Deleted, Notification, Store, Updated
+from cloudcoil_cache.caching._views import HandlerHandle, InformerView, SyncInformer
+
+__all__ = [
+    "Added",
+    "Backoff",
+    "Cache",
+    "CacheStatus",
+    "Deleted",
+    "HandlerHandle",
+    "Informer",
+    "InformerKey",
+    "InformerStatus",
+    "InformerView",
+    "Notification",
+    "Store",
+    "SyncInformer",
+    "Tuning",
+    "Updated",
+]

@@ -1,0 +1,42 @@
+"""An immutable exponential backoff value with client-go's constants and full jitter."""
+
+from __future__ import annotations
+
+import random
+from typing import Callable
+
+import attrs
+
+__all__ = ["Backoff"]
+
+
+@attrs.frozen
+class Backoff:
+    """Exponential backoff: ``next()`` returns ``(delay, next_backoff)``; the value itself never changes.
+
+    The defaults are client-go's reflector constants (``NewExponentialBackoffManager(800ms, 30s, 2min,
+    2.0, 1.0)``): a failing list/watch waits 0.8 s, 1.6 s, ... up to 30 s, each wait drawn from
+    ``[d, 2d)``. Against a server that stays broken that settles at one request every 30-60 s
+    (~0.02 QPS per informer instead of the 1 QPS of a fixed one-second retry, a ~98% reduction),
+    which is what keeps a fleet of clients from taking a recovering control plane down again.
+    After ``reset_after`` seconds without needing a backoff the sequence starts over at ``initial``.
+    """
+
+    initial: float = 0.8
+    cap: float = 30.0
+    factor: float = 2.0
+    jitter: float = 1.0
+    reset_after: float = 120.0
+    current: float = 0.0  # 0: the next delay is ``initial``
+    last_at: float | None = None  # monotonic time of the last delay handed out
+
+    def next(self, now: float, rand: Callable[[], float] = random.random) -> tuple[float, Backoff]:
+        base = self.current
+        if base <= 0 or (self.last_at is not None and now - self.last_at > self.reset_after):
+            base = self.initial
+        delay = base * (1.0 + self.jitter * rand())
+        following = min(base * self.factor, self.cap)
+        return delay, attrs.evolve(self, current=following, last_at=now)
+
+    def reset(self) -> Backoff:
+        return attrs.evolve(self, current=0.0, last_at=None)

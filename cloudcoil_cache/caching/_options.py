@@ -1,0 +1,141 @@
+"""Cache options: validation at construction and per-kind effective settings (unset fields inherit)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+import attrs
+
+from cloudcoil_cache._listwatch import parse_field_selector, parse_label_selector
+
+__all__ = ["KindSettings", "PER_RESOURCE_KEYS", "validate_options"]
+
+PER_RESOURCE_KEYS = frozenset({"label_selector", "field_selector", "resync_period", "max_items", "enabled"})
+MODES = ("strict", "fallback")
+
+
+@attrs.frozen
+class KindSettings:
+    """The effective settings of one kind: its per_resource entry over the global values."""
+
+    enabled: bool
+    label_selector: str
+    field_selector: str
+    resync_period: float | None
+    max_items: int
+
+
+def _kind_name(cls: Any) -> str:
+    return getattr(cls, "kind", None) or getattr(cls, "__name__", repr(cls))
+
+
+def _check_resource_class(cls: Any, where: str) -> None:
+    for attr in ("api_version", "kind", "plural", "namespaced"):
+        if not hasattr(cls, attr):
+            raise ValueError(f"{where}: {cls!r} is not a resource class (it has no {attr!r})")
+
+
+def _check_selector(value: Any, where: str, label: bool) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ValueError(f"{where}: expected a selector string, got {type(value).__name__}")
+    try:
+        (parse_label_selector if label else parse_field_selector)(value)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    return value
+
+
+def _check_period(value: Any, where: str) -> float | None:
+    if value is None or value == 0:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ValueError(f"{where}: expected seconds >= 0 or None, got {value!r}")
+    return float(value)
+
+
+def _check_count(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{where}: expected an integer >= 0, got {value!r}")
+    return value
+
+
+def validate_options(*, resources: Iterable[Any] | None, namespaces: Any, label_selector: Any,
+                     field_selector: Any, resync_period: Any, wait_for_sync: Any, sync_timeout: Any,
+                     max_items_per_resource: Any, per_resource: Mapping[Any, Any] | None,
+                     mode: Any, enabled: Any) -> dict[str, Any]:
+    """Check every Cache option; raise ``ValueError`` naming the problem. Returns normalised values."""
+    if resources is not None:
+        if isinstance(resources, (str, bytes)) or not isinstance(resources, Iterable):
+            raise ValueError("Cache(resources=...): expected a list of resource classes or None")
+        resources = list(resources)
+        for cls in resources:
+            _check_resource_class(cls, "Cache(resources=...)")
+    if namespaces is not None:
+        if isinstance(namespaces, str):
+            namespaces = [namespaces]
+        namespaces = list(namespaces)
+        if len(namespaces) > 1:
+            raise ValueError(
+                f"Cache(namespaces={namespaces!r}): the cache watches one namespace or all of them, "
+                "not a list; use namespaces=['one'] or namespaces=None (all), or one Config per namespace")
+        if namespaces and (not isinstance(namespaces[0], str) or not namespaces[0]):
+            raise ValueError(f"Cache(namespaces={namespaces!r}): a namespace must be a non-empty string")
+    if mode not in MODES:
+        raise ValueError(f"Cache(mode={mode!r}): expected 'strict' or 'fallback'")
+    if isinstance(sync_timeout, bool) or not isinstance(sync_timeout, (int, float)) or sync_timeout <= 0:
+        raise ValueError(f"Cache(sync_timeout={sync_timeout!r}): expected seconds > 0")
+    per: dict[Any, dict[str, Any] | None] = {}
+    for cls, entry in (per_resource or {}).items():
+        _check_resource_class(cls, "Cache(per_resource=...)")
+        where = f"Cache(per_resource={{{_kind_name(cls)}: ...}})"
+        if entry is None:
+            per[cls] = None
+            continue
+        if not isinstance(entry, Mapping):
+            raise ValueError(f"{where}: expected a dict of settings or None, got {type(entry).__name__}")
+        unknown = set(entry) - PER_RESOURCE_KEYS
+        if unknown:
+            raise ValueError(f"{where}: unknown setting(s) {sorted(unknown)}; "
+                             f"known: {sorted(PER_RESOURCE_KEYS)}")
+        checked: dict[str, Any] = {}
+        if "label_selector" in entry:
+            checked["label_selector"] = _check_selector(entry["label_selector"], f"{where} label_selector", True)
+        if "field_selector" in entry:
+            checked["field_selector"] = _check_selector(entry["field_selector"], f"{where} field_selector", False)
+        if "resync_period" in entry:
+            checked["resync_period"] = _check_period(entry["resync_period"], f"{where} resync_period")
+        if "max_items" in entry:
+            checked["max_items"] = _check_count(entry["max_items"], f"{where} max_items")
+        if "enabled" in entry:
+            checked["enabled"] = bool(entry["enabled"])
+        per[cls] = checked
+    return {
+        "resources": resources,
+        "namespace": namespaces[0] if namespaces else None,
+        "label_selector": _check_selector(label_selector, "Cache(label_selector=...)", True),
+        "field_selector": _check_selector(field_selector, "Cache(field_selector=...)", False),
+        "resync_period": _check_period(resync_period, "Cache(resync_period=...)"),
+        "wait_for_sync": bool(wait_for_sync),
+        "sync_timeout": float(sync_timeout),
+        "max_items": _check_count(max_items_per_resource, "Cache(max_items_per_resource=...)"),
+        "per_resource": per,
+        "mode": mode,
+        "enabled": bool(enabled),
+    }
+
+
+def kind_settings(options: Mapping[str, Any], cls: Any) -> KindSettings:
+    """Effective settings for ``cls``: per_resource fields override, unset ones inherit (fix)."""
+    per = options["per_resource"]
+    if cls in per and per[cls] is None:
+        return KindSettings(False, "", "", None, 0)
+    entry = per.get(cls) or {}
+    return KindSettings(
+        enabled=entry.get("enabled", True),
+        label_selector=entry.get("label_selector", options["label_selector"]),
+        field_selector=entry.get("field_selector", options["field_selector"]),
+        resync_period=entry.get("resync_period", options["resync_period"]),
+        max_items=entry.get("max_items", options["max_items"]),
+    )

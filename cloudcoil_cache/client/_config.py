@@ -1,0 +1,293 @@
+"""Config: the composition root (connection → transport → cache) and its reference-counted scopes."""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextvars
+import logging
+import threading
+import weakref
+from typing import Any
+
+from cloudcoil_cache._threads import hold_executor, release_executor, run_blocking
+from cloudcoil_cache.caching import Cache
+from cloudcoil_cache.client._kubeconfig import Connection, build_transport, load_connection
+from cloudcoil_cache.errors import CloudcoilError, ConfigError
+
+__all__ = ["Config", "current_config"]
+
+log = logging.getLogger(__name__)
+
+# The stack of (config, token) of the scopes entered in this thread/task, innermost last.
+_scopes: contextvars.ContextVar[tuple[tuple[Config, contextvars.Token[Config | None]], ...]] = \
+    contextvars.ContextVar("cloudcoil_cache_scopes", default=())
+_active: contextvars.ContextVar[Config | None] = contextvars.ContextVar("cloudcoil_cache_config",
+                                                                       default=None)
+_default_lock = threading.Lock()
+_default: Config | None = None      # set_default(): the process-wide config
+_implicit: Config | None = None     # discovered from the environment on first use without any config
+
+def current_config() -> Config:
+    """The config of the innermost scope, else the process default, else one from the environment."""
+    config = _active.get()
+    if config is not None:
+        return config
+    if _default is not None:
+        return _default
+    global _implicit
+    with _default_lock:
+        if _implicit is None:
+            _implicit = Config()
+        return _implicit
+
+
+class Config:
+    """Where and how to reach the API server, and (optionally) the cache in front of it.
+
+    ``with config:`` / ``async with config:`` make it the active config of the current thread or
+    task and start its cache; scopes are reference-counted, so nested scopes share the cache, which
+    stops when the last one exits. A cached Config serves sync scopes or async scopes at one time.
+
+    Discovery (reading kubeconfig / in-cluster files) is lazy: it happens on the first scope, the
+    first request, or an explicit ``initialize()`` / ``await async_initialize()``.
+    """
+
+    def __init__(self, kubeconfig: str | None = None, server: str | None = None,
+                 namespace: str | None = None, token: str | None = None, cafile: str | None = None,
+                 certfile: str | None = None, keyfile: str | None = None, context: str | None = None,
+                 skip_verify: bool | None = None, cache: Cache | bool = False) -> None:
+        self._args = dict(kubeconfig=kubeconfig, server=server, namespace=namespace, token=token,
+                          cafile=cafile, certfile=certfile, keyfile=keyfile, context=context,
+                          skip_verify=skip_verify)
+        if cache is True:
+            cache = Cache()
+        elif cache is False or cache is None:
+            cache = None
+        elif not isinstance(cache, Cache):
+            raise ConfigError(f"Config(cache=...): expected True, False or a Cache, got {type(cache).__name__}")
+        self._cache: Cache | None = cache
+        self._lock = threading.RLock()
+        self._connection: Connection | None = None
+        self._transport: Any = None
+        self._refcount = 0
+        self._scope_kind: str | None = None  # "sync" or "async" while scopes are open
+        self._is_default = False
+        self._closed = False
+
+    # ------------------------------------------------------------- discovery
+    def initialize(self) -> Config:
+        """Discover the connection (kubeconfig, in-cluster, arguments) and build the transport."""
+        with self._lock:
+            if self._transport is None:
+                if self._closed:
+                    raise CloudcoilError("this Config was closed")
+                self._connection = load_connection(**self._args)
+                self._transport = build_transport(self._connection)
+                if self._cache is not None:
+                    self._cache._bind(self._transport)
+        return self
+
+    async def async_initialize(self) -> Config:
+        """``initialize()`` without blocking the event loop."""
+        await run_blocking(self.initialize)
+        return self
+
+    @property
+    def transport(self) -> Any:
+        return self.initialize()._transport
+
+    @property
+    def connection(self) -> Connection:
+        self.initialize()
+        assert self._connection is not None
+        return self._connection
+
+    @property
+    def namespace(self) -> str:
+        """The default namespace: the argument, else the kubeconfig context's, else "default"."""
+        explicit = self._args["namespace"]
+        if explicit:
+            return explicit
+        return self.connection.namespace or "default"
+
+    @property
+    def server(self) -> str:
+        return self.connection.server
+
+    @property
+    def cache(self) -> Cache | None:
+        return self._cache
+
+    @property
+    def cached(self) -> bool:
+        return self._cache is not None and self._cache.enabled
+
+    def __repr__(self) -> str:
+        source = self._connection.source if self._connection is not None else "not initialized"
+        server = self._connection.server if self._connection is not None else self._args["server"]
+        return (f"Config(server={server!r}, namespace={self._args['namespace']!r}, source={source!r}, "
+                f"cache={self._cache!r})")
+
+    # ----------------------------------------------------------------- scopes
+    def _enter_kind(self, kind: str) -> None:
+        with self._lock:
+            if self.cached and self._scope_kind not in (None, kind):
+                raise RuntimeError(
+                    f"this cached Config is in use by {self._scope_kind} scopes; it cannot also be entered "
+                    f"with {'async with' if kind == 'async' else 'with'}. Use two Configs: one for sync "
+                    "code and one for async code.")
+            self._refcount += 1
+            self._scope_kind = kind
+
+    def _leave_kind(self) -> bool:
+        """Drop one reference; True when it was the last."""
+        with self._lock:
+            self._refcount -= 1
+            if self._refcount == 0:
+                self._scope_kind = None
+                return True
+            return False
+
+    def _push(self) -> None:
+        token = _active.set(self)
+        _scopes.set(_scopes.get() + ((self, token),))
+
+    def _pop(self) -> None:
+        stack = _scopes.get()
+        if not stack or stack[-1][0] is not self:
+            inner = stack[-1][0] if stack else None
+            raise RuntimeError(f"Config scopes exited out of order: exiting {self!r} while the innermost "
+                               f"scope in this context is {inner!r}")
+        _, token = stack[-1]
+        _scopes.set(stack[:-1])
+        _active.reset(token)
+
+    def _start(self) -> None:
+        """Blocking part of entering a scope: discovery and the cache's first reference."""
+        self.initialize()
+        if self._cache is not None:
+            self._cache._acquire()
+
+    def _stop(self) -> None:
+        if self._cache is not None:
+            self._cache._release()
+
+    def activate(self) -> Config:
+        """Enter a scope without ``with`` (pair with ``deactivate()``)."""
+        self._enter_kind("sync")
+        try:
+            self._start()
+        except BaseException:
+            self._leave_kind()
+            raise
+        self._push()
+        return self
+
+    def deactivate(self) -> None:
+        """Leave the innermost scope entered with ``activate()`` / ``with``."""
+        self._pop()
+        self._leave_kind()
+        self._stop()
+
+    def __enter__(self) -> Config:
+        return self.activate()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.deactivate()
+
+    async def __aenter__(self) -> Config:
+        self._enter_kind("async")
+        hold_executor()
+        if self._cache is not None:
+            self._cache._loop = asyncio.get_running_loop()
+        cancel = threading.Event()
+        future = asyncio.ensure_future(run_blocking(self._start_cancellable, cancel))
+        try:
+            await asyncio.shield(future)
+        except asyncio.CancelledError:
+            # Cancelled while syncing: make the blocking start give up, wait for it, undo it.
+            cancel.set()
+            if self._cache is not None:
+                self._cache._wake()
+            try:
+                await asyncio.shield(future)
+                started = True
+            except BaseException:
+                started = False
+            if started:
+                await run_blocking(self._stop)
+            self._leave_kind()
+            release_executor()
+            raise
+        except BaseException:
+            self._leave_kind()
+            release_executor()
+            raise
+        self._push()
+        return self
+
+    def _start_cancellable(self, cancel: threading.Event) -> None:
+        self.initialize()
+        if self._cache is not None:
+            self._cache._acquire(cancel=cancel)
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._pop()
+        self._leave_kind()
+        try:
+            await run_blocking(self._stop)
+        finally:
+            release_executor()
+
+    # --------------------------------------------------- process-wide default
+    def set_default(self) -> Config:
+        """Make this the config of every thread and task without an active scope (web apps).
+
+        If it has a cache, the cache is started now (waiting for sync as a scope would) and
+        stopped by ``close()``, which also runs at interpreter exit.
+        """
+        global _default
+        with _default_lock:
+            previous = _default
+            if previous is self:
+                return self
+            _default = self
+        if previous is not None:
+            previous._release_default()
+        self._enter_kind("sync")
+        try:
+            self._start()
+        except BaseException:
+            self._leave_kind()
+            with _default_lock:
+                _default = None
+            raise
+        self._is_default = True
+        atexit.register(_close_at_exit, weakref.ref(self))
+        return self
+
+    def _release_default(self) -> None:
+        if self._is_default:
+            self._is_default = False
+            self._leave_kind()
+            self._stop()
+
+    def close(self) -> None:
+        """Stop the cache started by ``set_default()``, join its threads and close the connection pool."""
+        global _default
+        with _default_lock:
+            if _default is self:
+                _default = None
+        self._release_default()
+        with self._lock:
+            self._closed = True
+            transport, self._transport = self._transport, None
+        if transport is not None:
+            transport.close()
+
+
+def _close_at_exit(ref: weakref.ref[Config]) -> None:
+    config = ref()
+    if config is not None:
+        config.close()

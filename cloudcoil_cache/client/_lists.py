@@ -1,0 +1,63 @@
+"""ObjectList: the result of a LIST — items, list metadata, and iteration across every page."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Generic, Iterator, Mapping, TypeVar
+
+__all__ = ["ObjectList"]
+
+T = TypeVar("T")
+
+
+class ObjectList(Generic[T]):
+    """One page of a LIST (``items``, ``metadata``); iterating it walks this and every later page.
+
+    ``metadata`` is the wire-form list metadata (``resourceVersion``, ``continue``,
+    ``remainingItemCount``); ``resource_version`` and ``continue_`` are shortcuts into it.
+    ``len()`` is the size of this page.
+    """
+
+    __slots__ = ("resource", "items", "metadata", "kind", "api_version", "_next_page")
+
+    def __init__(self, resource: Any, items: list[T], metadata: Mapping[str, Any],
+                 next_page: Callable[[str], ObjectList[T]] | None = None, *,
+                 kind: str | None = None, api_version: str | None = None) -> None:
+        self.resource = resource
+        self.items = items
+        self.metadata: dict[str, Any] = dict(metadata)
+        self.kind = kind or f"{resource.kind}List"
+        self.api_version = api_version or resource.api_version
+        self._next_page = next_page
+
+    @property
+    def resource_version(self) -> str | None:
+        return self.metadata.get("resourceVersion")
+
+    @property
+    def continue_(self) -> str | None:
+        return self.metadata.get("continue") or None
+
+    @property
+    def remaining_item_count(self) -> int | None:
+        return self.metadata.get("remainingItemCount")
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[T]:
+        page: ObjectList[T] | None = self
+        while page is not None:
+            yield from page.items
+            token = page.continue_
+            page = page._next_page(token) if token and page._next_page else None
+
+    def __getitem__(self, index: int) -> T:
+        return self.items[index]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"apiVersion": self.api_version, "kind": self.kind, "metadata": dict(self.metadata),
+                "items": [item.to_dict() for item in self.items]}  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        more = f", continue={self.continue_!r}" if self.continue_ else ""
+        return f"<{self.kind} items={len(self.items)} resourceVersion={self.resource_version!r}{more}>"

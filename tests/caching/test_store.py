@@ -1,0 +1,71 @@
+"""Store: diffs on replace, namespace index, custom indexes, capacity eviction."""
+
+from __future__ import annotations
+
+import pytest
+
+from cloudcoil_cache.caching import Added, Deleted, Store, Updated
+
+from _objects import obj
+
+
+def test_replace_reports_adds_updates_and_deletes_of_vanished_keys():
+    store = Store()
+    a1, b1, c1 = obj("a", rv="1"), obj("b", rv="1"), obj("c", rv="1")
+    first = store.replace([a1, b1, c1])
+    assert [type(n) for n in first] == [Added, Added, Added]
+    assert all(n.initial for n in first)
+    a2, d1 = obj("a", rv="2"), obj("d", rv="5")
+    notes = store.replace([a2, b1, d1])
+    assert Updated(a1, a2) in notes
+    assert Added(d1, initial=True) in notes
+    deleted = [n for n in notes if isinstance(n, Deleted)]
+    assert deleted == [Deleted(c1, final_state_unknown=True)]  # last known state
+    assert not any(isinstance(n, Updated) and n.new is b1 for n in notes)  # unchanged: no event
+    assert sorted(k for k in store.keys()) == [("default", "a"), ("default", "b"), ("default", "d")]
+
+
+def test_resync_replace_redelivers_every_object_as_update():
+    store = Store()
+    a = obj("a")
+    store.replace([a])
+    notes = store.replace([a], resync=True)
+    assert notes == [Updated(a, a, resync=True)]
+
+
+def test_upsert_and_delete_keep_the_namespace_index_in_step():
+    store = Store()
+    assert store.upsert(obj("a", "ns1")) == Added(store.get("ns1", "a"))
+    store.upsert(obj("b", "ns2"))
+    assert [o.metadata.name for o in store.list("ns1")] == ["a"]
+    assert store.list("missing") == []
+    note = store.delete(obj("a", "ns1"))
+    assert isinstance(note, Deleted)
+    assert store.list("ns1") == []
+    assert store.delete(obj("a", "ns1")) is None
+
+
+def test_custom_index_follows_updates_and_drops_empty_values():
+    store = Store()
+    store.upsert(obj("a", app="web"))
+    store.add_index("by_app", lambda o: [o.metadata.labels["app"]] if "app" in o.metadata.labels else [])
+    store.upsert(obj("b", app="web"))
+    assert {o.metadata.name for o in store.get_by_index("by_app", "web")} == {"a", "b"}
+    store.upsert(obj("a", rv="2", app="db"))
+    assert [o.metadata.name for o in store.get_by_index("by_app", "web")] == ["b"]
+    store.delete(obj("b"))
+    assert sorted(store.list_index_keys("by_app")) == ["db"]
+    with pytest.raises(KeyError, match="no index named 'nope'"):
+        store.get_by_index("nope", "x")
+
+
+def test_capacity_evicts_least_recently_used_without_delete_notifications():
+    store = Store(capacity=2)
+    store.upsert(obj("a"))
+    store.upsert(obj("b"))
+    store.get("default", "a")  # a is now more recent than b
+    note = store.upsert(obj("c"))
+    assert isinstance(note, Added)
+    assert store.get("default", "b") is None
+    assert store.get("default", "a") is not None
+    assert store.evictions == 1
