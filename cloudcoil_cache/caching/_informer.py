@@ -204,8 +204,14 @@ class Informer(Generic[T]):
         listener.join()
 
     def handler_backlogs(self) -> dict[str, int]:
+        backlogs: dict[str, int] = {}
         with self._deliver_lock:
-            return {f"{listener.event}:{listener.name}": listener.backlog for listener in self._listeners}
+            for listener in self._listeners:
+                key = f"{listener.event}:{listener.name}"
+                if key in backlogs:  # two handlers with one name (e.g. lambdas)
+                    key = f"{key}#{sum(k.startswith(key) for k in backlogs) + 1}"
+                backlogs[key] = listener.backlog
+        return backlogs
 
     def _deliver_locked(self, notes: list[Notification]) -> None:
         if notes:

@@ -159,15 +159,16 @@ class Reflector:
                     self._sink.error(exc)
                     need_list = True
                     _log_failure(self.name, exc)
-                self._wait_backoff(exc)
+                if self._wait_backoff(exc):
+                    return
 
-    def _wait_backoff(self, exc: BaseException) -> None:
+    def _wait_backoff(self, exc: BaseException) -> bool:
+        """Wait out the next backoff step (at least Retry-After); True if stopped meanwhile."""
         delay, self._backoff = self._backoff.next(time.monotonic())
         retry_after = retry_after_of(exc)
         if retry_after:
             delay = max(delay, retry_after)
-        if self._stop.wait(delay):
-            raise _Stopped()
+        return self._stop.wait(delay)
 
     # ------------------------------------------------------------------- list
     def _list(self, *, rv_unavailable: bool, resync: bool) -> None:

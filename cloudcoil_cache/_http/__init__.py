@@ -1,0 +1,20 @@
+"""HTTP layer (layer 1): transport, TLS context, credentials protocol, retry policy."""
+
+from ._auth import ClientCertificateSource, Credentials
+from ._retry import RetryPolicy, parse_retry_after
+from ._tls import TLSConfig, build_ssl_context
+from ._transport import DEFAULT_USER_AGENT, LineStream, Response, Transport, normalise_server
+
+__all__ = [
+    "DEFAULT_USER_AGENT",
+    "ClientCertificateSource",
+    "Credentials",
+    "LineStream",
+    "Response",
+    "RetryPolicy",
+    "TLSConfig",
+    "Transport",
+    "build_ssl_context",
+    "normalise_server",
+    "parse_retry_after",
+]
