@@ -11,6 +11,8 @@ from typing import Any, Iterator
 import attrs
 from requests.adapters import HTTPAdapter
 
+from ._interrupt import install as install_interrupt_tracking
+
 from ..errors import ConfigError
 
 __all__ = ["TLSAdapter", "TLSConfig", "build_ssl_context"]
@@ -119,6 +121,15 @@ def _reason(e: BaseException) -> str:
     return type(e).__name__
 
 
+class PlainAdapter(HTTPAdapter):
+    """An ``HTTPAdapter`` for http:// whose connections can be interrupted (see ``_interrupt``)."""
+
+    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False,
+                         **pool_kwargs: Any) -> None:
+        super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
+        install_interrupt_tracking(self.poolmanager)
+
+
 class TLSAdapter(HTTPAdapter):
     """An ``HTTPAdapter`` whose pools all use one prepared ``SSLContext``.
 
@@ -138,6 +149,7 @@ class TLSAdapter(HTTPAdapter):
         if self._server_hostname:
             pool_kwargs["server_hostname"] = self._server_hostname
         super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
+        install_interrupt_tracking(self.poolmanager)
 
     def cert_verify(self, conn: Any, url: str, verify: Any, cert: Any) -> None:
         conn.cert_reqs = "CERT_REQUIRED" if verify else "CERT_NONE"

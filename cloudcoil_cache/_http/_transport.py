@@ -19,7 +19,6 @@ from urllib.parse import urlsplit
 import attrs
 import requests
 import urllib3
-from requests.adapters import HTTPAdapter
 
 from .. import __version__, _json
 from ..errors import (
@@ -34,7 +33,8 @@ from ..errors import (
 )
 from ._auth import ClientCertificateSource, Credentials
 from ._retry import RetryPolicy, parse_retry_after
-from ._tls import TLSAdapter, TLSConfig, build_ssl_context
+from ._interrupt import Interrupter, interruptible
+from ._tls import PlainAdapter, TLSAdapter, TLSConfig, build_ssl_context
 
 __all__ = ["DEFAULT_USER_AGENT", "LineStream", "Response", "Transport", "normalise_server"]
 
@@ -198,6 +198,26 @@ class LineStream:
             raise ProtocolError(f"{self._method} {self._path}: the stream ended inside a line "
                                 f"({size} bytes without a newline were discarded)")
 
+    def read_all(self) -> bytes:
+        """Read the whole remaining body (a LIST read this way can be interrupted by ``close()``).
+
+        Raises:
+            ProtocolError: ``close()`` was called before the body was complete, or it broke off.
+        """
+        if self._iterated:
+            raise RuntimeError("a LineStream can be read only once")
+        self._iterated = True
+        chunks = []
+        while True:
+            chunk = self._read_chunk()
+            if not chunk:
+                break
+            chunks.append(chunk)
+        if self._closed:
+            raise ProtocolError(f"{self._method} {self._path}: closed while the body was read")
+        self.close()
+        return b"".join(chunks)
+
     def _read_chunk(self) -> bytes:
         if self._closed:
             return b""
@@ -333,8 +353,11 @@ class Transport:
                 raise error
 
     def stream(self, path: str, *, params: Mapping[str, str] | None = None,
-               read_timeout: float | None = None) -> LineStream:
+               read_timeout: float | None = None, interrupter: Interrupter | None = None) -> LineStream:
         """Open a streaming GET (a watch) and return it as an open ``LineStream``.
+
+        ``interrupter.interrupt()`` from another thread aborts the request while it still waits
+        for the response headers (``LineStream.close()`` covers the body).
 
         Raises:
             APIError: the server answered >= 400 (no retries except one after a 401 refresh).
@@ -342,8 +365,9 @@ class Transport:
         """
         refreshed = False
         while True:
-            resp = self._send("GET", path, params=params, headers={"Accept-Encoding": "identity"},
-                              read_timeout=read_timeout, stream=True)
+            with interruptible(interrupter):
+                resp = self._send("GET", path, params=params, headers={"Accept-Encoding": "identity"},
+                                  read_timeout=read_timeout, stream=True)
             if resp.status_code < 400:
                 return LineStream(resp, "GET", path)
             try:
@@ -416,7 +440,7 @@ class Transport:
         session.trust_env = False  # no .netrc auth, no REQUESTS_CA_BUNDLE overriding the cluster CA
         session.mount("https://", TLSAdapter(build_ssl_context(tls), server_hostname=tls.server_name,
                                              pool_maxsize=self._pool_maxsize))
-        session.mount("http://", HTTPAdapter(pool_maxsize=self._pool_maxsize, max_retries=0))
+        session.mount("http://", PlainAdapter(pool_maxsize=self._pool_maxsize, max_retries=0))
         return session
 
     def _refresh_credentials(self) -> bool:

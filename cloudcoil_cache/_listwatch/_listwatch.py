@@ -9,7 +9,9 @@ import attrs
 
 from cloudcoil_cache._listwatch._decode import WatchEvent, decode_event
 from cloudcoil_cache._listwatch._request import collection_path
-from cloudcoil_cache.errors import DecodeError
+from cloudcoil_cache import _json
+from cloudcoil_cache._http._interrupt import Interrupter
+from cloudcoil_cache.errors import DecodeError, ProtocolError
 
 __all__ = ["ListPage", "ListWatch", "ListerWatcher", "WatchStream"]
 
@@ -40,9 +42,11 @@ class ListPage(Generic[T]):
 class WatchStream(Generic[T]):
     """An open watch: iterate it for ``WatchEvent``s; ``close()`` may be called from any thread."""
 
-    def __init__(self, lines: _LineStream, structure: Callable[[dict[str, Any]], T]) -> None:
+    def __init__(self, lines: _LineStream, structure: Callable[[dict[str, Any]], T],
+                 on_close: Callable[[], None] | None = None) -> None:
         self._lines = lines
         self._structure = structure
+        self._on_close = on_close
         self._closed = threading.Event()
 
     def __iter__(self) -> Iterator[WatchEvent[T]]:
@@ -54,6 +58,8 @@ class WatchStream(Generic[T]):
         if not self._closed.is_set():
             self._closed.set()
             self._lines.close()
+            if self._on_close is not None:
+                self._on_close()
 
     @property
     def closed(self) -> bool:
@@ -67,7 +73,13 @@ class WatchStream(Generic[T]):
 
 
 class ListerWatcher(Protocol[T]):
-    """What a reflector needs from its source (the real ``ListWatch``, or a test double)."""
+    """What a reflector needs from its source (the real ``ListWatch``, or a test double).
+
+    ``interrupt()`` may be called from any thread: it aborts the request in flight (a LIST being
+    read, or an open watch) and makes every later request fail at once.
+    """
+
+    def interrupt(self) -> None: ...
 
     def list_page(self, *, resource_version: str | None, limit: int | None,
                   continue_: str | None) -> ListPage[T]: ...
@@ -89,6 +101,38 @@ class ListWatch(Generic[T]):
         self.field_selector = field_selector or ""
         self.path = collection_path(cls, self.namespace)
         self._structure: Callable[[dict[str, Any]], T] = structure or cls.from_dict_sealed
+        self._lock = threading.Lock()  # guards _inflight and _interrupted
+        self._inflight: _LineStream | None = None
+        self._interrupted = False
+        self._interrupter = Interrupter()  # aborts a request still waiting for its headers
+
+    def interrupt(self) -> None:
+        """Abort the request in flight and refuse later ones (the reflector is stopping)."""
+        with self._lock:
+            self._interrupted = True
+            inflight = self._inflight
+        self._interrupter.interrupt()
+        if inflight is not None:
+            inflight.close()
+
+    def _open(self, params: dict[str, str], read_timeout: float | None) -> Any:
+        """Open a streaming GET registered for ``interrupt()``; the caller must ``_done()`` it."""
+        try:
+            stream = self.transport.stream(self.path, params=params, read_timeout=read_timeout,
+                                           interrupter=self._interrupter)
+        finally:
+            self._interrupter.detach()
+        with self._lock:
+            if not self._interrupted:
+                self._inflight = stream
+                return stream
+        stream.close()
+        raise ProtocolError(f"GET {self.path}: interrupted")
+
+    def _done(self, stream: Any) -> None:
+        with self._lock:
+            if self._inflight is stream:
+                self._inflight = None
 
     def _selector_params(self) -> dict[str, str]:
         params = {}
@@ -108,7 +152,12 @@ class ListWatch(Generic[T]):
             params["resourceVersion"] = resource_version
         if limit:
             params["limit"] = str(limit)
-        body = self.transport.request("GET", self.path, params=params).json()
+        stream = self._open(params, None)
+        try:
+            body = _json.loads(stream.read_all())
+        finally:
+            self._done(stream)
+            stream.close()
         try:
             metadata = body.get("metadata") or {}
             raw_items = body.get("items") or []
@@ -130,5 +179,5 @@ class ListWatch(Generic[T]):
         params["timeoutSeconds"] = str(int(timeout_seconds))
         if allow_bookmarks:
             params["allowWatchBookmarks"] = "true"
-        lines = self.transport.stream(self.path, params=params, read_timeout=read_timeout)
-        return WatchStream(lines, self._structure)
+        lines = self._open(params, read_timeout)
+        return WatchStream(lines, self._structure, on_close=lambda: self._done(lines))

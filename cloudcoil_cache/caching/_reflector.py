@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from cloudcoil_cache._listwatch import ListPage, WatchEvent, WatchStream
+from cloudcoil_cache._listwatch import ListPage, WatchEvent
 from cloudcoil_cache._listwatch._listwatch import ListerWatcher
 from cloudcoil_cache.caching._backoff import Backoff
 from cloudcoil_cache.errors import (
@@ -88,8 +88,6 @@ class Reflector:
         self._tuning = tuning
         self._resync_period = resync_period or None
         self._stop = threading.Event()
-        self._stream_lock = threading.Lock()
-        self._stream: WatchStream[Any] | None = None
         self._thread: threading.Thread | None = None
         self._backoff = tuning.backoff
         # Read by status(); written only by the reflector thread.
@@ -109,10 +107,7 @@ class Reflector:
     def stop(self) -> None:
         """Ask the thread to end and interrupt a blocked watch read (``join()`` waits)."""
         self._stop.set()
-        with self._stream_lock:
-            stream = self._stream
-        if stream is not None:
-            stream.close()
+        self._source.interrupt()
 
     def join(self, timeout: float | None = None) -> None:
         if self._thread is not None and self._thread is not threading.current_thread():
@@ -233,8 +228,6 @@ class Reflector:
         events = 0
         stream = self._source.watch(resource_version=self.last_rv, timeout_seconds=max(1, int(timeout)),
                                     read_timeout=self._tuning.read_timeout)
-        with self._stream_lock:
-            self._stream = stream
         try:
             self._check_stop()
             for event in stream:
@@ -253,8 +246,6 @@ class Reflector:
             self._check_stop()
             raise
         finally:
-            with self._stream_lock:
-                self._stream = None
             stream.close()
         self._check_stop()
         if events:

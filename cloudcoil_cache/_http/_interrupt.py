@@ -1,0 +1,96 @@
+"""Interruptible requests: another thread can abort a request that is still waiting for its response.
+
+``LineStream.close()`` covers a body being read; this covers the window before it, while the
+response headers have not arrived (a slow LIST). Connections of our pools register themselves with
+the ``Interrupter`` active in the sending thread, which can shut their socket down from any thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from typing import Any, Iterator
+
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+__all__ = ["Interrupter", "install", "interruptible"]
+
+_local = threading.local()
+
+
+class Interrupter:
+    """One per sequential user (a reflector's ListWatch). ``interrupt()`` is final and thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._conn: Any = None
+        self.interrupted = False
+
+    def attach(self, conn: Any) -> None:
+        with self._lock:
+            if not self.interrupted:
+                self._conn = conn
+                return
+        _shutdown(conn)
+
+    def detach(self) -> None:
+        with self._lock:
+            self._conn = None
+
+    def interrupt(self) -> None:
+        with self._lock:
+            self.interrupted = True
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            _shutdown(conn)
+
+
+def _shutdown(conn: Any) -> None:
+    sock = getattr(conn, "sock", None)
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+@contextlib.contextmanager
+def interruptible(interrupter: Interrupter | None) -> Iterator[None]:
+    """Requests sent by this thread inside the block register their connection with ``interrupter``."""
+    previous = getattr(_local, "interrupter", None)
+    _local.interrupter = interrupter
+    try:
+        yield
+    finally:
+        _local.interrupter = previous
+
+
+class _Tracking:
+    def request(self, *args: Any, **kwargs: Any) -> Any:
+        interrupter = getattr(_local, "interrupter", None)
+        if interrupter is not None:
+            interrupter.attach(self)
+        return super().request(*args, **kwargs)  # type: ignore[misc]
+
+
+class _TrackingHTTPConnection(_Tracking, HTTPConnection):
+    pass
+
+
+class _TrackingHTTPSConnection(_Tracking, HTTPSConnection):
+    pass
+
+
+class _TrackingHTTPConnectionPool(HTTPConnectionPool):
+    ConnectionCls = _TrackingHTTPConnection
+
+
+class _TrackingHTTPSConnectionPool(HTTPSConnectionPool):
+    ConnectionCls = _TrackingHTTPSConnection
+
+
+def install(poolmanager: Any) -> None:
+    """Make a urllib3 PoolManager build pools whose connections register with interrupters."""
+    poolmanager.pool_classes_by_scheme = {"http": _TrackingHTTPConnectionPool,
+                                          "https": _TrackingHTTPSConnectionPool}
+    poolmanager.key_fn_by_scheme = dict(poolmanager.key_fn_by_scheme)
