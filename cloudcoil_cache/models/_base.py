@@ -1,0 +1,279 @@
+"""The ``Model`` and ``Resource`` bases of every generated class: sealing, copies, API metadata."""
+
+from __future__ import annotations
+
+import functools
+import operator
+import sys
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, NoReturn, TypeVar
+
+import attrs
+
+from cloudcoil_cache.errors import ReadOnlyError
+from cloudcoil_cache.models._methods import ResourceMethods
+
+if TYPE_CHECKING:
+    from cloudcoil_cache.models.apimachinery import ObjectMeta
+
+__all__ = ["Model", "Resource", "is_sealed", "model", "register_resource", "registered_resource"]
+
+M = TypeVar("M", bound="Model")
+C = TypeVar("C", bound=type)
+
+if sys.version_info >= (3, 11):
+    from typing import dataclass_transform
+else:  # pragma: no cover
+    def dataclass_transform(**_: Any) -> Callable[[C], C]:
+        return lambda f: f
+
+
+class _Codec:
+    """What ``models._convert`` installs here, so the bases can reach the converter (no cycle)."""
+
+    structure: Callable[[Any, type], Any]
+    unstructure: Callable[[Any], Any]
+    copy: Callable[[Any, bool], Any]
+
+
+codec = _Codec()
+
+_REGISTRY: dict[tuple[str, str], type[Resource]] = {}
+
+
+def _read_only(self: Model, name: str, *_: Any) -> NoReturn:
+    cls = type(self).__name__
+    raise ReadOnlyError(
+        f"{cls} is a shared read-only object (from the cache); cannot change {name!r}. "
+        f"Call obj.copy() (or obj.evolve({name}=...)) for an editable copy."
+    )
+
+
+class _ModelMeta(type):
+    """Gives every model subclass ``__slots__ = ()`` unless it declares its own.
+
+    So a plain subclass (``class Widget(GenericResource, api_version=...)``) stays slotted: no
+    per-object ``__dict__`` and no silently accepted misspelt attributes.
+    """
+
+    def __new__(
+        mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any
+    ) -> type:
+        namespace.setdefault("__slots__", ())
+        return super().__new__(mcls, name, bases, namespace, **kwargs)
+
+
+@attrs.define(slots=True, eq=False, repr=False, weakref_slot=False, kw_only=True)
+class Model(metaclass=_ModelMeta):
+    """Base of every model: wire conversion, editable copies, and read-only ("sealed") objects.
+
+    Objects a user builds (keyword construction, ``from_dict``, ``copy``) are ordinary editable
+    objects, not synchronised: share them between threads only read-only. Objects from
+    ``from_dict_sealed`` (what the cache stores) are deeply read-only and safe to share between
+    threads; any change raises ``ReadOnlyError``. A sealed object is an instance of a "sealed twin"
+    subclass (same name, ``__slots__ = ()``, ``__setattr__``/``__delattr__`` raise), so
+    ``isinstance(obj, Pod)`` holds, reads cost nothing, and it compares equal to an editable
+    object with the same content.
+
+    Every field defaults to ``None`` at runtime, also fields the spec calls required: a server sends
+    partial objects (watch bookmarks carry only ``metadata.resourceVersion``), and decoding them
+    must not fail. Requiredness is documented per field in the generated code.
+
+    Fields the model does not know (from a newer server), and known fields sent as explicit
+    ``null``, are kept in ``_extra`` and written back by ``to_dict()``.
+    """
+
+    _extra: dict[str, Any] | None = attrs.field(default=None, init=False, repr=False)
+
+    # Set by model(): the sealed twin (a read-only subclass) and the editable class of this class.
+    __sealed_class__: ClassVar[type]
+    __editable_class__: ClassVar[type]
+    # Wire names that are not the camelCase of the attribute name (e.g. {"pod_cidrs": "podCIDRs"}).
+    _wire: ClassVar[dict[str, str]] = {}
+    _sealed: ClassVar[bool] = False
+    _eq_fields: ClassVar[Callable[[Any], tuple[Any, ...]]]
+
+    @classmethod
+    def from_dict(cls: type[M], data: Any) -> M:
+        """An editable object from its wire form (camelCase keys). Raises ``DecodeError``."""
+        return codec.structure(data, cls)  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_dict_sealed(cls: type[M], data: Any) -> M:
+        """A deeply read-only object from its wire form, without copying on later reads.
+
+        Raises ``DecodeError``. The result shares no container with ``data``.
+        """
+        return codec.structure(data, cls.__sealed_class__)  # type: ignore[no-any-return]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form: camelCase keys, unknown fields written back, ``None`` fields omitted."""
+        return codec.unstructure(self)  # type: ignore[no-any-return]
+
+    def copy(self: M) -> M:
+        """An editable deep copy (plain lists and dicts), also of a sealed object."""
+        return codec.copy(self, False)  # type: ignore[no-any-return]
+
+    def evolve(self: M, **changes: Any) -> M:
+        """An editable deep copy with some fields replaced (like ``attrs.evolve``)."""
+        new = codec.copy(self, False)
+        names = _field_names(type(new))
+        for key, value in changes.items():
+            if key not in names:
+                raise TypeError(f"{type(self).__name__}.evolve() got an unknown field {key!r}")
+            setattr(new, key, value)
+        return new  # type: ignore[no-any-return]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Model) or other.__editable_class__ is not self.__editable_class__:
+            return NotImplemented
+        get = self._eq_fields
+        return get(self) == get(other)
+
+    def __ne__(self, other: object) -> bool:
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        parts = []
+        for name in _field_names(type(self)):
+            value = getattr(self, name)
+            if value is not None:
+                parts.append(f"{name}={value!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def __reduce__(self) -> Any:
+        return (_rebuild, (self.__editable_class__, self._sealed, self.to_dict()))
+
+
+def _rebuild(cls: type[Model], sealed: bool, data: dict[str, Any]) -> Model:
+    return cls.from_dict_sealed(data) if sealed else cls.from_dict(data)
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = cls.__dict__.get("_cc_field_names")
+    if names is None:
+        names = tuple(a.name for a in attrs.fields(cls) if a.name != "_extra")
+        type.__setattr__(cls, "_cc_field_names", names)
+    return names  # type: ignore[no-any-return]
+
+
+class Resource(Model, ResourceMethods):
+    """Base of top-level kinds: API metadata ClassVars and shortcuts into ``metadata``.
+
+    The API methods (``get``, ``list``, ``create()``...) come from ``ResourceMethods``.
+
+    ``api_version`` and ``kind`` are class constants (written to the wire by ``to_dict()``); a wire
+    object whose ``apiVersion``/``kind`` differ from them keeps its own values as unknown fields.
+    """
+
+    __slots__ = ()
+
+    api_version: ClassVar[str | None] = None
+    kind: ClassVar[str | None] = None
+    plural: ClassVar[str | None] = None
+    namespaced: ClassVar[bool] = False
+    group: ClassVar[str | None] = None
+    version: ClassVar[str | None] = None
+    if TYPE_CHECKING:
+        metadata: ObjectMeta | None
+
+    @property
+    def name(self) -> str | None:
+        meta = self.metadata
+        return None if meta is None else meta.name
+
+    @property
+    def namespace(self) -> str | None:
+        meta = self.metadata
+        return None if meta is None else meta.namespace
+
+    @property
+    def resource_version(self) -> str | None:
+        meta = self.metadata
+        return None if meta is None else meta.resource_version
+
+    @property
+    def uid(self) -> str | None:
+        meta = self.metadata
+        return None if meta is None else meta.uid
+
+
+@dataclass_transform(kw_only_default=True, field_specifiers=(attrs.field,))
+def model(cls: type[M]) -> type[M]:
+    """Class decorator of every model: an attrs slotted class plus its sealed twin."""
+    built: type[M] = attrs.define(  # type: ignore[assignment]
+        slots=True, kw_only=True, eq=False, repr=False, weakref_slot=False)(cls)
+    finish_model(built)
+    if issubclass(built, Resource):
+        type.__setattr__(built, "__init__", _accepting_type_meta(built.__init__))
+        if built.kind:
+            register_resource(built, replace=False)
+    return built
+
+
+def _accepting_type_meta(init: Callable[..., None]) -> Callable[..., None]:
+    """Let ``Pod(api_version="v1", kind="Pod", ...)`` work although both are class constants.
+
+    Values equal to the class's are no-ops; others are kept as unknown fields and written by
+    ``to_dict()`` (as for a wire object whose apiVersion/kind differ from its class).
+    """
+
+    @functools.wraps(init)
+    def __init__(self: Resource, *args: Any, api_version: str | None = None,
+                 kind: str | None = None, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        cls = type(self)
+        extra = {}
+        if api_version is not None and api_version != cls.api_version:
+            extra["apiVersion"] = api_version
+        if kind is not None and kind != cls.kind:
+            extra["kind"] = kind
+        if extra:
+            self._extra = extra
+
+    return __init__
+
+
+def finish_model(cls: type[Model]) -> None:
+    """Give an attrs model class its sealed twin and equality getter (idempotent)."""
+    if "__sealed_class__" in cls.__dict__:
+        return
+    names = _field_names(cls) + ("_extra",)
+    twin = type(cls)(cls.__name__, (cls,), {
+        "__slots__": (),
+        "__qualname__": cls.__qualname__,
+        "__module__": cls.__module__,
+        "__doc__": cls.__doc__,
+        "__setattr__": _read_only,
+        "__delattr__": _read_only,
+        "_sealed": True,
+    })
+    type.__setattr__(cls, "_eq_fields", operator.attrgetter(*names))
+    type.__setattr__(cls, "__editable_class__", cls)
+    type.__setattr__(cls, "__sealed_class__", twin)
+    type.__setattr__(twin, "__sealed_class__", twin)
+    type.__setattr__(twin, "_cc_field_names", _field_names(cls))
+
+
+def register_resource(cls: type[Resource], *, replace: bool = True) -> None:
+    """Make ``cls`` what ``resource_class_for(cls.api_version, cls.kind)`` returns.
+
+    Generated classes register with ``replace=False``, so a custom class defined earlier for the
+    same (apiVersion, kind) keeps precedence when the generated module is imported later.
+    """
+    key = (str(cls.api_version), str(cls.kind))
+    if replace:
+        _REGISTRY[key] = cls
+    else:
+        _REGISTRY.setdefault(key, cls)
+
+
+def registered_resource(api_version: str, kind: str) -> type[Resource] | None:
+    return _REGISTRY.get((api_version, kind))
+
+
+def is_sealed(obj: object) -> bool:
+    """Whether ``obj`` is a read-only (sealed) model object."""
+    return isinstance(obj, Model) and type(obj)._sealed

@@ -1,0 +1,329 @@
+"""Per-class structure/unstructure/copy functions generated from type hints (the sync hot path)."""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+import linecache
+import types
+import typing
+from typing import Any, Callable, Union
+
+import attrs
+
+from cloudcoil_cache.models import _time
+from cloudcoil_cache.models._base import Model, Resource
+from cloudcoil_cache.models._frozen import FrozenDict, FrozenList, freeze_json, thaw_json
+
+__all__ = ["build", "shape_of", "wire_name"]
+
+# Shapes: ("scalar",), ("json",), ("time",), ("micro",), ("model", cls), ("list", inner),
+# ("dict", inner)
+Shape = tuple
+
+_SCALARS = (str, int, float, bool)
+_counter = itertools.count()
+
+
+def wire_name(cls: type, attr: str) -> str:
+    """The wire (JSON) name of attribute ``attr`` of ``cls``."""
+    special = cls._wire.get(attr) if hasattr(cls, "_wire") else None
+    if special:
+        return special  # type: ignore[no-any-return]
+    head, *rest = attr.rstrip("_").split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def shape_of(hint: Any) -> Shape:
+    """The conversion shape of a field type hint."""
+    origin = typing.get_origin(hint)
+    if origin is Union or isinstance(hint, types.UnionType):
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        if len(args) == 1:
+            return shape_of(args[0])
+        if all(a in _SCALARS for a in args):
+            return ("scalar",)  # IntOrString
+        return ("json",)
+    if origin is typing.Annotated:
+        base, *meta = typing.get_args(hint)
+        if "k8s:Time" in meta:
+            return ("time",)
+        if "k8s:MicroTime" in meta:
+            return ("micro",)
+        return shape_of(base)
+    if hint in _SCALARS:
+        return ("scalar",)
+    if hint is Any or hint is object:
+        return ("json",)
+    if hint is datetime.datetime:
+        return ("time",)
+    if origin is list:
+        (inner,) = typing.get_args(hint) or (Any,)
+        inner_shape = shape_of(inner)
+        return ("json",) if inner_shape == ("json",) else ("list", inner_shape)
+    if origin is dict:
+        args = typing.get_args(hint)
+        inner_shape = shape_of(args[1]) if args else ("json",)
+        return ("json",) if inner_shape == ("json",) else ("dict", inner_shape)
+    if isinstance(hint, type) and issubclass(hint, Model):
+        return ("model", hint)
+    raise TypeError(f"no wire conversion for type hint {hint!r}")
+
+
+class _Emitter:
+    """Builds one Python expression per shape and operation, collecting the globals it needs."""
+
+    def __init__(self, op: str, lookup: Callable[[type, str], Callable[..., Any]]) -> None:
+        self.op = op  # "structure", "structure_sealed", "unstructure", "copy", "copy_sealed"
+        self.lookup = lookup
+        self.globals: dict[str, Any] = {}
+        self.later: list[tuple[str, type]] = []
+
+    @property
+    def sealed(self) -> bool:
+        return self.op.endswith("sealed")
+
+    def expr(self, shape: Shape, var: str, depth: int = 0) -> str | None:
+        """Expression converting ``var``; None when the value passes through unchanged."""
+        kind = shape[0]
+        if kind == "scalar":
+            return None
+        if kind in ("time", "micro"):
+            if self.op == "structure" or self.op == "structure_sealed":
+                fn = "_ptime" if kind == "time" else "_pmicro"
+            elif self.op == "unstructure":
+                fn = "_ftime" if kind == "time" else "_fmicro"
+            else:
+                return None  # datetimes are immutable: share them
+            return f"{fn}({var})"
+        if kind == "json":
+            return f"{'_freeze' if self.sealed else '_thaw'}({var})"
+        if kind == "model":
+            return f"{self.model_function(shape[1])}({var})"
+        if kind == "list" and self.sealed and shape[1][0] == "model":
+            return f"_FL(map({self.model_function(shape[1][1])}, {var}))"  # no intermediate list
+        x = f"x{depth}"
+        inner = self.expr(shape[1], x, depth + 1)
+        if kind == "list":
+            if inner is None:
+                return f"_FL({var})" if self.sealed else f"list({var})"
+            comp = f"[{inner} for {x} in {var}]"
+        else:
+            if inner is None:
+                return f"_FD({var})" if self.sealed else f"dict({var})"
+            comp = f"{{k{depth}: {inner} for k{depth}, {x} in {var}.items()}}"
+        return f"_{'FL' if kind == 'list' else 'FD'}({comp})" if self.sealed else comp
+
+    def model_function(self, cls: type) -> str:
+        """Global name under which the generated code calls ``op`` of model ``cls``."""
+        name = f"_m{len(self.later)}"
+        self.later.append((name, cls))
+        return name
+
+    def compile(self, name: str, source: str, constants: dict[str, Any]) -> Callable[..., Any]:
+        """Compile ``source`` (defining function ``name``) with the helpers and ``constants``."""
+        self.globals = dict(_BASE_GLOBALS, **constants)
+        filename = f"<cloudcoil_cache generated {name} #{next(_counter)}>"
+        code = compile(source, filename, "exec")
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        exec(code, self.globals)  # noqa: S102 - generated from type hints, as cattrs.gen does
+        self._bind_lazily()
+        return self.globals[name]  # type: ignore[no-any-return]
+
+    def _bind_lazily(self) -> None:
+        """Bind each nested model function on its first call.
+
+        Looking nested functions up while generating would let another thread reach a function
+        whose own nested names are not bound yet (and recursion through JSONSchemaProps would not
+        terminate); a stub that replaces itself on first use avoids both.
+        """
+        for name, cls in self.later:
+            self.globals[name] = _first_call(self.globals, name, cls, self.lookup, self.op)
+
+
+def _first_call(
+    namespace: dict[str, Any],
+    name: str,
+    cls: type,
+    lookup: Callable[[type, str], Callable[..., Any]],
+    op: str,
+) -> Callable[..., Any]:
+    def first_call(*args: Any) -> Any:
+        fn = lookup(cls, op)
+        namespace[name] = fn  # later calls go straight to the real function
+        return fn(*args)
+
+    return first_call
+
+
+_BASE_GLOBALS: dict[str, Any] = {
+    "_new": object.__new__,
+    "_FL": FrozenList,
+    "_FD": FrozenDict,
+    "_freeze": freeze_json,
+    "_thaw": thaw_json,
+    "_ptime": _time.parse_time,
+    "_pmicro": _time.parse_micro_time,
+    "_ftime": _time.format_time,
+    "_fmicro": _time.format_micro_time,
+}
+
+
+def _fields(cls: type) -> list[tuple[str, str, Shape]]:
+    hints = typing.get_type_hints(cls, include_extras=True)
+    out = []
+    for a in attrs.fields(cls):
+        if a.name == "_extra":
+            continue
+        out.append((a.name, wire_name(cls, a.name), shape_of(hints[a.name])))
+    return out
+
+
+def _type_check(var: str, shape: Shape, attr: str) -> str | None:
+    kind = shape[0]
+    if kind == "list":
+        return (f"if {var}.__class__ is not list and not isinstance({var}, list): "
+                f"_bad({attr!r}, 'a list', {var})")
+    if kind in ("dict", "model"):
+        return (f"if {var}.__class__ is not dict and not isinstance({var}, dict): "
+                f"_bad({attr!r}, 'an object', {var})")
+    if kind in ("time", "micro"):
+        return f"if {var}.__class__ is not str: _bad({attr!r}, 'a date-time string', {var})"
+    return None
+
+
+def _gen_structure(
+    em: _Emitter, cls: type, fields: list[tuple[str, str, Shape]]
+) -> Callable[..., Any]:
+    sealed = em.sealed
+    lines = [
+        "def structure(d, _t=None):",
+        "    if d.__class__ is not dict and not isinstance(d, dict):",
+        "        _not_object(d)",
+        "    g = d.get",
+        "    o = _new(CLS)",
+        "    n = 0",
+    ]
+    if issubclass(cls, Resource):
+        lines += [
+            "    if g('apiVersion') == API_VERSION: n += 1",
+            "    if g('kind') == KIND: n += 1",
+        ]
+    for attr, wire, shape in fields:
+        conv = em.expr(shape, "v")
+        check = _type_check("v", shape, attr)
+        lines.append(f"    v = g({wire!r})")
+        lines.append("    if v is not None:")
+        lines.append("        n += 1")
+        if check:
+            lines.append(f"        {check}")
+        if conv:
+            lines.append(f"        v = {conv}")
+        lines.append(f"    o.{attr} = v")
+    lines += [
+        "    o._extra = None if n == len(d) else _extras(d)",
+    ]
+    if sealed:
+        lines.append("    o.__class__ = TWIN")
+    lines.append("    return o")
+    known = frozenset(w for _, w, _ in fields)
+    is_resource = issubclass(cls, Resource)
+    editable = cls.__editable_class__
+    api_version = editable.api_version if is_resource else None
+    kind = editable.kind if is_resource else None
+
+    def _extras(d: dict[str, Any]) -> dict[str, Any]:
+        keep = freeze_json if sealed else thaw_json
+        out = {}
+        for k, v in d.items():
+            if k in known and v is not None:
+                continue
+            if is_resource and (
+                (k == "apiVersion" and v == api_version) or (k == "kind" and v == kind)
+            ):
+                continue
+            out[k] = None if v is None else keep(v)
+        return FrozenDict(out) if sealed else out
+
+    def _not_object(d: Any) -> None:
+        raise TypeError(f"{editable.__name__} expects a JSON object (dict), got {type(d).__name__}")
+
+    def _bad(attr: str, what: str, v: Any) -> None:
+        # The value itself is never shown: it could be a Secret's data.
+        raise TypeError(f"{editable.__name__}.{attr} expects {what}, got {type(v).__name__}")
+
+    return em.compile(
+        "structure",
+        "\n".join(lines) + "\n",
+        {
+            "CLS": editable,
+            "TWIN": editable.__sealed_class__,
+            "API_VERSION": api_version,
+            "KIND": kind,
+            "_extras": _extras,
+            "_not_object": _not_object,
+            "_bad": _bad,
+        },
+    )
+
+
+def _gen_unstructure(
+    em: _Emitter, cls: type, fields: list[tuple[str, str, Shape]]
+) -> Callable[..., Any]:
+    lines = ["def unstructure(o):", "    x = o._extra"]
+    if issubclass(cls, Resource):
+        editable = cls.__editable_class__
+        head = {"apiVersion": editable.api_version, "kind": editable.kind}
+        head = {k: v for k, v in head.items() if v is not None}  # the undeclared GenericResource
+        lines.append(f"    r = {head!r}")
+        lines.append("    if x: r.update(_thaw(x))")
+    else:
+        lines.append("    r = {} if not x else _thaw(x)")
+    for attr, wire, shape in fields:
+        conv = em.expr(shape, "v")
+        lines.append(f"    v = o.{attr}")
+        lines.append("    if v is not None:")
+        lines.append(f"        r[{wire!r}] = {conv or 'v'}")
+    lines.append("    return r")
+    return em.compile("unstructure", "\n".join(lines) + "\n", {})
+
+
+def _gen_copy(em: _Emitter, cls: type, fields: list[tuple[str, str, Shape]]) -> Callable[..., Any]:
+    sealed = em.sealed
+    lines = ["def copy(o):", "    c = _new(CLS)", "    x = o._extra"]
+    lines.append(f"    c._extra = None if x is None else {'_freeze' if sealed else '_thaw'}(x)")
+    for attr, _wire, shape in fields:
+        conv = em.expr(shape, "v")
+        if conv is None:
+            lines.append(f"    c.{attr} = o.{attr}")
+        else:
+            lines.append(f"    v = o.{attr}")
+            lines.append(f"    c.{attr} = None if v is None else {conv}")
+    if sealed:
+        lines.append("    c.__class__ = TWIN")
+    lines.append("    return c")
+    editable = cls.__editable_class__
+    return em.compile(
+        "copy", "\n".join(lines) + "\n", {"CLS": editable, "TWIN": editable.__sealed_class__}
+    )
+
+
+def build(
+    cls: type, op: str, lookup: Callable[[type, str], Callable[..., Any]]
+) -> Callable[..., Any]:
+    """Generate function ``op`` of editable class ``cls``; nested models go through ``lookup``."""
+    if op not in _GENERATORS:
+        raise ValueError(f"unknown operation {op!r}")
+    em = _Emitter(op, lookup)
+    return _GENERATORS[op](em, cls, _fields(cls))
+
+
+_GENERATORS: dict[
+    str, Callable[[_Emitter, type, list[tuple[str, str, Shape]]], Callable[..., Any]]
+] = {
+    "structure": _gen_structure,
+    "structure_sealed": _gen_structure,
+    "unstructure": _gen_unstructure,
+    "copy": _gen_copy,
+    "copy_sealed": _gen_copy,
+}

@@ -1,0 +1,138 @@
+"""The one cattrs converter that owns the wire format (camelCase JSON <-> objects)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any, Callable, TypeVar
+
+import cattrs
+
+from cloudcoil_cache.errors import DecodeError
+from cloudcoil_cache.models import _base, _codegen
+from cloudcoil_cache.models._base import Model
+
+__all__ = [
+    "ModelConverter",
+    "configure_converter",
+    "converter",
+    "copy_model",
+    "make_converter",
+    "structure",
+    "structure_sealed",
+    "unstructure",
+]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+def _is_model(t: Any) -> bool:
+    return isinstance(t, type) and issubclass(t, Model)
+
+
+class ModelConverter(cattrs.Converter):
+    """A cattrs ``Converter`` that also keeps the generated copy functions of the models.
+
+    Thread-safe once configured: hooks are generated once per class under a lock, and the
+    generated functions are pure.
+    """
+
+    __slots__ = ("_cloudcoil_generate",)
+
+    def copy_function(self, cls: type, sealed: bool) -> Callable[[Any], Any]:
+        """The deep-copy function of editable class ``cls`` (editable or read-only result)."""
+        op = "copy_sealed" if sealed else "copy"
+        return self._cloudcoil_generate(cls, op)  # type: ignore[no-any-return]
+
+
+def configure_converter(conv: cattrs.Converter) -> None:
+    """Register the model hooks on ``conv``.
+
+    The hooks are functions generated per class from its type hints (like ``cattrs.gen``, but
+    specialised for Kubernetes models: every field optional, unknown fields kept, read-only
+    variants). Nested models are looked up through ``conv``, so hooks registered on it win.
+    """
+    generated: dict[tuple[type, str], Callable[..., Any]] = {}
+    lock = threading.RLock()  # generation happens once per class; reflector threads may race
+
+    def lookup(cls: type, op: str) -> Callable[..., Any]:
+        """The function generated code calls for a nested model: the converter's hook."""
+        editable = cls.__editable_class__
+        if op == "unstructure":
+            return conv.get_unstructure_hook(editable)
+        if op not in ("structure", "structure_sealed"):
+            return generate(editable, op)
+        target = editable if op == "structure" else editable.__sealed_class__
+        hook = conv.get_structure_hook(target)
+        if hook is generated.get((editable, op)):
+            return hook  # ours: takes the data alone
+        return lambda data: hook(data, target)  # a hook registered by hand: (data, type)
+
+    def generate(cls: type, op: str) -> Callable[..., Any]:
+        key = (cls, op)
+        fn = generated.get(key)
+        if fn is None:
+            with lock:
+                fn = generated.get(key)
+                if fn is None:
+                    log.debug("generating %s function of %s", op, cls.__qualname__)
+                    fn = _codegen.build(cls, op, lookup)
+                    generated[key] = fn
+        return fn
+
+    def structure_factory(t: type) -> Callable[..., Any]:
+        return generate(t.__editable_class__, "structure_sealed" if t._sealed else "structure")
+
+    def unstructure_factory(t: type) -> Callable[..., Any]:
+        return generate(t.__editable_class__, "unstructure")
+
+    conv.register_structure_hook_factory(_is_model, structure_factory)
+    conv.register_unstructure_hook_factory(_is_model, unstructure_factory)
+    if isinstance(conv, ModelConverter):
+        conv._cloudcoil_generate = generate
+
+
+def make_converter() -> ModelConverter:
+    """A new converter configured for the models (the module-level ``converter`` is one)."""
+    conv = ModelConverter()
+    configure_converter(conv)
+    return conv
+
+
+#: The converter of the library: every conversion between wire dicts and models goes through it.
+converter = make_converter()
+
+
+def structure(data: Any, cls: type[T]) -> T:
+    """An editable ``cls`` from its wire form. Raises ``DecodeError`` naming what was wrong."""
+    try:
+        return converter.structure(data, cls)
+    except DecodeError:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        raise DecodeError(f"cannot decode {getattr(cls, '__name__', cls)}: {exc}") from exc
+
+
+def structure_sealed(data: Any, cls: type[T]) -> T:
+    """Build a deeply read-only ``cls`` from its wire form (what the cache stores)."""
+    return structure(data, cls.__sealed_class__)  # type: ignore[attr-defined]
+
+
+def unstructure(obj: Any) -> Any:
+    """The wire form of ``obj`` (camelCase dicts, unknown fields included, ``None`` omitted)."""
+    try:
+        return converter.unstructure(obj)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise TypeError(f"cannot convert {type(obj).__name__} to its wire form: {exc}") from exc
+
+
+def copy_model(obj: Model, sealed: bool = False) -> Any:
+    """A deep copy of ``obj``: editable (plain lists/dicts), or read-only when ``sealed``."""
+    return converter.copy_function(obj.__editable_class__, sealed)(obj)
+
+
+_base.codec.structure = structure
+_base.codec.unstructure = unstructure
+_base.codec.copy = copy_model
