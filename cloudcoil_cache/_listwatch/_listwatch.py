@@ -9,7 +9,7 @@ import attrs
 
 from cloudcoil_cache._listwatch._decode import WatchEvent, decode_event
 from cloudcoil_cache._listwatch._request import collection_path
-from cloudcoil_cache import _json
+from cloudcoil_cache import _gc, _json
 from cloudcoil_cache._http._interrupt import Interrupter
 from cloudcoil_cache.errors import DecodeError, ProtocolError
 
@@ -154,20 +154,23 @@ class ListWatch(Generic[T]):
             params["limit"] = str(limit)
         stream = self._open(params, None)
         try:
-            body = _json.loads(stream.read_all())
+            raw = stream.read_all()
         finally:
             self._done(stream)
             stream.close()
-        try:
-            metadata = body.get("metadata") or {}
-            raw_items = body.get("items") or []
-        except AttributeError as exc:
-            raise DecodeError(f"LIST {self.path}: the response is not a list object") from exc
-        structure = self._structure
-        try:
-            items = [structure(item) for item in raw_items]
-        except Exception as exc:
-            raise DecodeError(f"LIST {self.path}: cannot structure an item: {exc}") from exc
+        with _gc.paused():  # parsing + structuring a page: see _gc for the numbers
+            body = _json.loads(raw)
+            del raw
+            try:
+                metadata = body.get("metadata") or {}
+                raw_items = body.get("items") or []
+            except AttributeError as exc:
+                raise DecodeError(f"LIST {self.path}: the response is not a list object") from exc
+            structure = self._structure
+            try:
+                items = [structure(item) for item in raw_items]
+            except Exception as exc:
+                raise DecodeError(f"LIST {self.path}: cannot structure an item: {exc}") from exc
         return ListPage(items, str(metadata.get("resourceVersion") or ""), metadata.get("continue") or None)
 
     def watch(self, *, resource_version: str, timeout_seconds: int, read_timeout: float,

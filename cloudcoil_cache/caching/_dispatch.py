@@ -67,8 +67,10 @@ class Listener:
         mine = [n for n in notes if isinstance(n, self.accepts)]
         if mine:
             with self._cond:
+                wake = not self._queue  # the thread waits only on an empty queue
                 self._queue.extend(mine)
-                self._cond.notify()
+                if wake:
+                    self._cond.notify()
 
     def start(self) -> None:
         with self._cond:
@@ -93,13 +95,15 @@ class Listener:
             thread.join(timeout)
 
     def _run(self, generation: int) -> None:
+        queue = self._queue
         while True:
             with self._cond:
-                while self._running and self._generation == generation and not self._queue:
+                while self._running and self._generation == generation and not queue:
                     self._cond.wait()
                 if not self._running or self._generation != generation:
                     return
-                note = self._queue.popleft()
+                note = queue.popleft()
+            # popleft/append on a deque are atomic: the lock is only needed to wait and to stop.
             try:
                 self._invoke(note)
             except Exception:

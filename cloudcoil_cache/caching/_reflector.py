@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 import attrs
 
+from cloudcoil_cache import _gc
 from cloudcoil_cache._listwatch import ListPage, WatchEvent
 from cloudcoil_cache._listwatch._listwatch import ListerWatcher
 from cloudcoil_cache.caching._backoff import Backoff
@@ -44,6 +45,8 @@ class Tuning:
         page_size: ``limit`` of a paginated LIST.
         min_watch_duration: a watch that ends this fast without an event is "very short" (an error).
         max_list_restarts: consecutive expired-continue restarts of one paginated LIST before failing.
+        freeze_gc: after each (re)list, move the objects alive into the collector's permanent
+            generation so full collections skip the cache (see ``cloudcoil_cache._gc``).
     """
 
     backoff: Backoff = Backoff()
@@ -52,6 +55,7 @@ class Tuning:
     page_size: int = 500
     min_watch_duration: float = 1.0
     max_list_restarts: int = 3
+    freeze_gc: bool = True
 
 
 class ReflectorSink(Protocol):
@@ -183,6 +187,9 @@ class Reflector:
             items, list_rv = self._paginated_list()
         self._check_stop()
         self._sink.replace(items, list_rv, resync=resync)
+        del items
+        if self._tuning.freeze_gc:
+            _gc.freeze()
         self.last_rv = list_rv
         self.relist_count += 1
         self.last_sync_time = time.time()
