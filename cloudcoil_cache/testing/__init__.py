@@ -1,0 +1,16 @@
+"""Test helpers: a fake kube-apiserver over real HTTP, realistic objects and a pytest plugin."""
+
+from ._objects import make_configmap, make_deployment, make_pod, seed_pods
+from ._requests import RecordedRequest
+from ._resources import ResourceType
+from ._server import FakeAPIServer
+
+__all__ = [
+    "FakeAPIServer",
+    "RecordedRequest",
+    "ResourceType",
+    "make_configmap",
+    "make_deployment",
+    "make_pod",
+    "seed_pods",
+]

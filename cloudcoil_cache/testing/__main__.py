@@ -1,0 +1,68 @@
+"""CLI: ``python -m cloudcoil_cache.testing serve --kubeconfig PATH`` runs the fake API server."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from typing import Any, Sequence
+
+from ._objects import seed_pods
+from ._server import FakeAPIServer
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m cloudcoil_cache.testing",
+        description="A fake Kubernetes API server for local testing.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="serve until Ctrl-C / SIGTERM")
+    serve.add_argument("--kubeconfig", required=True, help="write a kubeconfig for the server here")
+    serve.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: random)")
+    serve.add_argument("--pods", type=int, default=0, help="seed this many realistic pods")
+    serve.add_argument("--namespace", default="default", help="the kubeconfig context's namespace")
+    serve.add_argument(
+        "--bookmark-interval",
+        type=float,
+        default=60.0,
+        help="seconds between watch BOOKMARK events (default 60)",
+    )
+    serve.add_argument("-v", "--verbose", action="store_true", help="log every request")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.pods < 0:
+        print("error: --pods must be >= 0", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING)
+    done = threading.Event()
+
+    def _stop(signum: int, frame: Any) -> None:
+        done.set()
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+    server = FakeAPIServer(port=args.port, bookmark_interval=args.bookmark_interval)
+    with server:
+        seed_pods(server, args.pods)
+        server.write_kubeconfig(args.kubeconfig, namespace=args.namespace)
+        print(server.url, flush=True)
+        print(
+            f"kubeconfig written to {args.kubeconfig}; {args.pods} pods; Ctrl-C to stop",
+            file=sys.stderr,
+            flush=True,
+        )
+        while not done.wait(1.0):
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

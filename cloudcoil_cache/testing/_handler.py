@@ -1,0 +1,293 @@
+"""The fake server's HTTP request handler: logging, injected faults, discovery and CRUD."""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import time
+from http.server import BaseHTTPRequestHandler
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from . import _status
+from ._list import list_body, parse_filters, parse_rv, wait_not_too_large
+from ._routing import Route, derive_verb, parse_route
+from ._status import StatusError
+from ._watch import serve_watch
+
+if TYPE_CHECKING:
+    from ._server import FakeAPIServer
+
+__all__ = ["Handler"]
+
+log = logging.getLogger(__name__)
+
+
+def _method_not_allowed() -> StatusError:
+    return StatusError(
+        405,
+        _status.status_body(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+        ),
+    )
+
+
+class Handler(BaseHTTPRequestHandler):
+    """One connection's requests (HTTP/1.1 keep-alive); ``server.api`` is the FakeAPIServer."""
+
+    protocol_version = "HTTP/1.1"
+    streaming = False  # set once a watch response's headers went out
+    server_version = "cloudcoil-fake-apiserver"
+    sys_version = ""
+
+    @property
+    def api(self) -> FakeAPIServer:
+        return self.server.api  # type: ignore[attr-defined,no-any-return]
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib signature)
+        log.debug("%s " + format, self.address_string(), *args)
+
+    def date_time_string(self, timestamp: float | None = None) -> str:
+        skewed = (time.time() if timestamp is None else timestamp) + self.api.clock_skew
+        return email.utils.formatdate(skewed, usegmt=True)
+
+    def do_GET(self) -> None:  # noqa: N802 (stdlib naming)
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._dispatch("POST")
+
+    def do_PUT(self) -> None:  # noqa: N802
+        self._dispatch("PUT")
+
+    def do_PATCH(self) -> None:  # noqa: N802
+        self._dispatch("PATCH")
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self._dispatch("DELETE")
+
+    # -- responses -----------------------------------------------------------------------------
+
+    def send_bytes(
+        self,
+        code: int,
+        body: bytes,
+        headers: dict[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-cache, private")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def send_obj(self, code: int, obj: Any) -> None:
+        self.send_bytes(code, json.dumps(obj, separators=(",", ":")).encode())
+
+    def send_status(self, exc: StatusError) -> None:
+        headers = dict(exc.headers)
+        if exc.code == 429:
+            headers.setdefault("X-Kubernetes-PF-FlowSchema-UID", "fake-flowschema")
+            headers.setdefault("X-Kubernetes-PF-PriorityLevel-UID", "fake-prioritylevel")
+        self.send_bytes(exc.code, json.dumps(exc.body, separators=(",", ":")).encode(), headers)
+
+    # -- dispatch ------------------------------------------------------------------------------
+
+    def _read_body(self) -> bytes:
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            parts: list[bytes] = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline().strip():  # trailers
+                        pass
+                    return b"".join(parts)
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _dispatch(self, method: str) -> None:
+        api = self.api
+        self.streaming = False
+        split = urlsplit(self.path)
+        path = unquote(split.path)
+        query = {k: v[0] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
+        route = parse_route(path, api.registry)
+        verb = derive_verb(method, route, query)
+        body = self._read_body()
+        api._log.record(method, path, query, dict(self.headers.items()), verb)
+        try:
+            if api._faults.delay > 0 and api._stopping.wait(api._faults.delay):
+                self.close_connection = True
+                return
+            self._check_auth_and_faults(verb, path, route)
+            if route is None:
+                raise StatusError(
+                    404,
+                    _status.status_body(
+                        404, "NotFound", "the server could not find the requested resource"
+                    ),
+                )
+            if not self._accepts_json():
+                raise StatusError(
+                    406,
+                    _status.status_body(
+                        406,
+                        "NotAcceptable",
+                        "only the following media types are accepted: application/json",
+                    ),
+                )
+            if route.discovery is not None:
+                self._discovery(route)
+            else:
+                self._resource(method, verb, route, query, body)
+        except StatusError as exc:
+            self.send_status(exc)
+        except OSError:
+            raise  # the connection broke; nothing can be answered
+        except Exception as exc:  # a bug in the fake: answer like the real server's panic handler
+            log.exception("fake API server: %s %s failed", method, path)
+            if self.streaming:
+                raise
+            self.send_status(
+                StatusError(
+                    500,
+                    _status.status_body(
+                        500,
+                        "InternalError",
+                        f"Internal error occurred: {type(exc).__name__}: {exc}",
+                    ),
+                )
+            )
+
+    def _accepts_json(self) -> bool:
+        accept = self.headers.get("Accept", "")
+        return not accept or any(m in accept for m in ("json", "*/*", "application/*"))
+
+    def _check_auth_and_faults(self, verb: str, path: str, route: Route | None) -> None:
+        api = self.api
+        if api.expected_token is not None:
+            if self.headers.get("Authorization", "") != f"Bearer {api.expected_token}":
+                raise StatusError(401, _status.status_body(401, "Unauthorized", "Unauthorized"))
+        rule = api._faults.take_rule(verb, path)
+        if rule is not None:
+            raise _status.for_code(
+                rule.code,
+                verb=verb,
+                rtype=route.rtype if route else None,
+                namespace=route.namespace if route else None,
+                message=rule.message,
+                retry_after=rule.retry_after,
+            )
+
+    def _discovery(self, route: Route) -> None:
+        api = self.api
+        kind = route.discovery
+        if kind in ("/healthz", "/livez", "/readyz"):
+            self.send_bytes(200, b"ok", content_type="text/plain; charset=utf-8")
+        elif kind == "/version":
+            self.send_obj(
+                200,
+                {
+                    "major": "1",
+                    "minor": "30",
+                    "gitVersion": "v1.30.2",
+                    "gitCommit": "fake",
+                    "gitTreeState": "clean",
+                    "buildDate": "2024-06-11T00:00:00Z",
+                    "goVersion": "go1.22.4",
+                    "compiler": "gc",
+                    "platform": "linux/amd64",
+                },
+            )
+        elif kind == "/api":
+            self.send_obj(200, api.registry.api_versions(f"127.0.0.1:{api.port}"))
+        elif kind == "/apis":
+            self.send_obj(200, api.registry.group_list())
+        elif kind == "group":
+            group = next(
+                (g for g in api.registry.group_list()["groups"] if g["name"] == route.group), None
+            )
+            if group is None:
+                raise StatusError(
+                    404,
+                    _status.status_body(
+                        404, "NotFound", "the server could not find the requested resource"
+                    ),
+                )
+            self.send_obj(200, {"kind": "APIGroup", "apiVersion": "v1", **group})
+        else:
+            doc = api.registry.resource_list(route.group, route.version)
+            if doc is None:
+                raise StatusError(
+                    404,
+                    _status.status_body(
+                        404, "NotFound", "the server could not find the requested resource"
+                    ),
+                )
+            self.send_obj(200, doc)
+
+    def _parse_json(self, body: bytes) -> Any:
+        try:
+            return json.loads(body or b"null")
+        except ValueError as exc:
+            raise _status.bad_request(f"the request body is not valid JSON: {exc}") from None
+
+    def _resource(
+        self, method: str, verb: str, route: Route, query: dict[str, str], body: bytes
+    ) -> None:
+        api, store = self.api, self.api._store
+        rtype = route.rtype
+        assert rtype is not None
+        ns, name = route.namespace, route.name
+        if route.subresource is not None and verb not in ("get", "update", "patch"):
+            raise _method_not_allowed()
+        if verb == "watch":
+            serve_watch(self, api, rtype, ns, name, query)
+        elif verb == "list":
+            self.send_bytes(200, list_body(api, rtype, ns, query))
+        elif verb == "get":
+            assert name is not None
+            if query.get("resourceVersion", "") not in ("", "0"):
+                wait_not_too_large(api, parse_rv(query["resourceVersion"]))
+            self.send_bytes(200, store.get(rtype, name, ns).full())
+        elif verb == "create":
+            if name is not None or (rtype.namespaced and ns is None):
+                raise _method_not_allowed()
+            obj = self._parse_json(body)
+            if not isinstance(obj, dict):
+                raise _status.bad_request("the request body must be a JSON object")
+            self.send_obj(201, store.create(rtype, obj, ns))
+        elif verb == "update":
+            obj = self._parse_json(body)
+            if not isinstance(obj, dict):
+                raise _status.bad_request("the request body must be a JSON object")
+            assert name is not None
+            self.send_obj(200, store.replace(rtype, name, ns, obj, subresource=route.subresource))
+        elif verb == "patch":
+            assert name is not None
+            ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+            result = store.patch(rtype, name, ns, ctype, self._parse_json(body), route.subresource)
+            self.send_obj(200, result)
+        elif verb == "delete":
+            assert name is not None
+            self.send_obj(200, store.delete(rtype, name, ns))
+        elif verb == "deletecollection":
+            filters = parse_filters(rtype, ns, query)
+            with store.lock:
+                for entry in list(store.all_objects(rtype)):
+                    meta = entry.obj["metadata"]
+                    if (ns is None or meta.get("namespace") == ns) and filters.matches(entry.obj):
+                        store.delete(rtype, meta["name"], meta.get("namespace"))
+            self.send_obj(
+                200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
+            )
+        else:
+            raise _method_not_allowed()

@@ -1,0 +1,367 @@
+"""Realistic, deterministic Kubernetes objects for tests and benchmarks (a Pod is ~6.5 KB JSON)."""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:
+    from ._server import FakeAPIServer
+
+__all__ = ["make_pod", "make_configmap", "make_deployment", "seed_pods"]
+
+_APPS = ("web", "api", "worker", "cache", "gateway", "scheduler", "indexer", "billing")
+_PHASES = ("Running", "Running", "Running", "Running", "Running", "Running", "Pending", "Succeeded")
+
+
+def _hex(seed: str, n: int) -> str:
+    return hashlib.sha256(seed.encode()).hexdigest()[:n]
+
+
+def _uid(seed: str) -> str:
+    h = _hex(seed, 32)
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def _ts(index: int, offset: int = 0) -> str:
+    seconds = (index * 37 + offset) % 86400
+    hms = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    return f"2024-06-{1 + index % 28:02d}T{hms}Z"
+
+
+def _container(name: str, app: str, index: int, port: int) -> dict[str, Any]:
+    return {
+        "name": name,
+        "image": f"registry.example.com/{app}/{name}:1.{index % 7}.{index % 13}",
+        "imagePullPolicy": "IfNotPresent",
+        "args": [f"--port={port}", f"--config=/etc/{app}/config.yaml"],
+        "ports": [
+            {"name": "http", "containerPort": port, "protocol": "TCP"},
+            {"name": "metrics", "containerPort": 9090, "protocol": "TCP"},
+        ],
+        "env": [
+            {"name": "APP_NAME", "value": app},
+            {
+                "name": "POD_NAME",
+                "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}},
+            },
+            {
+                "name": "POD_NAMESPACE",
+                "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}},
+            },
+            {
+                "name": "DATABASE_URL",
+                "valueFrom": {"secretKeyRef": {"name": f"{app}-db", "key": "url"}},
+            },
+        ],
+        "resources": {
+            "limits": {"cpu": "500m", "memory": "512Mi"},
+            "requests": {"cpu": "100m", "memory": "128Mi"},
+        },
+        "volumeMounts": [
+            {"name": "config", "mountPath": f"/etc/{app}", "readOnly": True},
+            {
+                "name": "kube-api-access",
+                "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+                "readOnly": True,
+            },
+        ],
+        "livenessProbe": {
+            "httpGet": {"path": "/healthz", "port": port, "scheme": "HTTP"},
+            "initialDelaySeconds": 10,
+            "timeoutSeconds": 1,
+            "periodSeconds": 10,
+            "successThreshold": 1,
+            "failureThreshold": 3,
+        },
+        "readinessProbe": {
+            "httpGet": {"path": "/ready", "port": port, "scheme": "HTTP"},
+            "timeoutSeconds": 1,
+            "periodSeconds": 5,
+            "successThreshold": 1,
+            "failureThreshold": 3,
+        },
+        "terminationMessagePath": "/dev/termination-log",
+        "terminationMessagePolicy": "File",
+        "securityContext": {"allowPrivilegeEscalation": False, "runAsNonRoot": True},
+    }
+
+
+def _container_status(name: str, app: str, index: int, running: bool) -> dict[str, Any]:
+    state: dict[str, Any] = (
+        {"running": {"startedAt": _ts(index, 20)}}
+        if running
+        else {"waiting": {"reason": "ContainerCreating"}}
+    )
+    return {
+        "name": name,
+        "state": state,
+        "lastState": {},
+        "ready": running,
+        "restartCount": index % 3,
+        "started": running,
+        "image": f"registry.example.com/{app}/{name}:1.{index % 7}.{index % 13}",
+        "imageID": f"registry.example.com/{app}/{name}@sha256:{_hex(name + str(index), 64)}",
+        "containerID": f"containerd://{_hex(app + name + str(index), 64)}" if running else "",
+    }
+
+
+def make_pod(
+    name: str,
+    namespace: str = "default",
+    *,
+    labels: dict[str, str] | None = None,
+    node_name: str | None = None,
+    phase: str = "Running",
+    index: int = 0,
+) -> dict[str, Any]:
+    """A realistic Pod dict (~6.5 KB as JSON) owned by a ReplicaSet; deterministic for its args.
+
+    It has no ``resourceVersion``: the server sets it (and ``uid``/``creationTimestamp``) on create.
+    """
+    app = _APPS[index % len(_APPS)]
+    rs_hash = _hex(f"{namespace}/{app}", 10)
+    node = node_name if node_name is not None else f"node-{index % 16:02d}"
+    running = phase == "Running"
+    ip = f"10.{index // 65536 % 256}.{index // 256 % 256}.{index % 256}"
+    pod_labels = {
+        "app.kubernetes.io/name": app,
+        "app.kubernetes.io/part-of": "shop",
+        "pod-template-hash": rs_hash,
+        "tier": "backend" if index % 2 else "frontend",
+    }
+    pod_labels.update(labels or {})
+    conditions = [
+        {
+            "type": t,
+            "status": "True" if running or t == "PodScheduled" else "False",
+            "lastProbeTime": None,
+            "lastTransitionTime": _ts(index, k * 5),
+        }
+        for k, t in enumerate(
+            ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")
+        )
+    ]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "generateName": f"{app}-{rs_hash}-",
+            "labels": pod_labels,
+            "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "9090"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": f"{app}-{rs_hash}",
+                    "uid": _uid(f"rs/{namespace}/{app}"),
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+            "managedFields": [
+                {
+                    "manager": "kube-controller-manager",
+                    "operation": "Update",
+                    "apiVersion": "v1",
+                    "time": _ts(index),
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {
+                        "f:metadata": {
+                            "f:generateName": {},
+                            "f:labels": {
+                                ".": {},
+                                "f:app.kubernetes.io/name": {},
+                                "f:pod-template-hash": {},
+                            },
+                            "f:ownerReferences": {".": {}, f'k:{{"uid":"{_uid(app)}"}}': {}},
+                        },
+                        "f:spec": {
+                            "f:containers": {
+                                f'k:{{"name":"{app}"}}': {".": {}, "f:image": {}, "f:name": {}}
+                            }
+                        },
+                    },
+                },
+                {
+                    "manager": "kubelet",
+                    "operation": "Update",
+                    "apiVersion": "v1",
+                    "time": _ts(index, 30),
+                    "fieldsType": "FieldsV1",
+                    "subresource": "status",
+                    "fieldsV1": {
+                        "f:status": {
+                            "f:conditions": {},
+                            "f:containerStatuses": {},
+                            "f:hostIP": {},
+                            "f:phase": {},
+                            "f:podIP": {},
+                            "f:podIPs": {},
+                            "f:startTime": {},
+                        }
+                    },
+                },
+            ],
+        },
+        "spec": {
+            "containers": [
+                _container(app, app, index, 8080),
+                _container("sidecar", app, index, 15000),
+            ],
+            "volumes": [
+                {"name": "config", "configMap": {"name": f"{app}-config", "defaultMode": 420}},
+                {
+                    "name": "kube-api-access",
+                    "projected": {
+                        "defaultMode": 420,
+                        "sources": [
+                            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                            {
+                                "configMap": {
+                                    "name": "kube-root-ca.crt",
+                                    "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                                }
+                            },
+                            {
+                                "downwardAPI": {
+                                    "items": [
+                                        {
+                                            "path": "namespace",
+                                            "fieldRef": {
+                                                "apiVersion": "v1",
+                                                "fieldPath": "metadata.namespace",
+                                            },
+                                        }
+                                    ]
+                                }
+                            },
+                        ],
+                    },
+                },
+            ],
+            "restartPolicy": "Always",
+            "terminationGracePeriodSeconds": 30,
+            "dnsPolicy": "ClusterFirst",
+            "serviceAccountName": app,
+            "serviceAccount": app,
+            "nodeName": node,
+            "securityContext": {"runAsUser": 1000, "fsGroup": 2000},
+            "schedulerName": "default-scheduler",
+            "tolerations": [
+                {
+                    "key": "node.kubernetes.io/not-ready",
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                    "tolerationSeconds": 300,
+                },
+                {
+                    "key": "node.kubernetes.io/unreachable",
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                    "tolerationSeconds": 300,
+                },
+            ],
+            "priority": 0,
+            "enableServiceLinks": True,
+        },
+        "status": {
+            "phase": phase,
+            "conditions": conditions,
+            "hostIP": f"192.168.{index // 256 % 16}.{index % 16 + 10}",
+            "podIP": ip,
+            "podIPs": [{"ip": ip}],
+            "startTime": _ts(index, 10),
+            "containerStatuses": [
+                _container_status(app, app, index, running),
+                _container_status("sidecar", app, index, running),
+            ],
+            "qosClass": "Burstable",
+        },
+    }
+
+
+def make_configmap(
+    name: str,
+    namespace: str = "default",
+    *,
+    data: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A small ConfigMap."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels or {})},
+        "data": dict(data if data is not None else {"config.yaml": "logLevel: info\n"}),
+    }
+
+
+def make_deployment(
+    name: str,
+    namespace: str = "default",
+    *,
+    replicas: int = 3,
+    labels: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """An apps/v1 Deployment whose template is ``make_pod``'s spec."""
+    pod = make_pod(f"{name}-template", namespace)
+    selector = {"app.kubernetes.io/name": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {**selector, **(labels or {})},
+        },
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": selector},
+            "strategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"},
+            },
+            "template": {"metadata": {"labels": selector}, "spec": pod["spec"]},
+        },
+        "status": {
+            "replicas": replicas,
+            "readyReplicas": replicas,
+            "availableReplicas": replicas,
+            "updatedReplicas": replicas,
+            "observedGeneration": 1,
+        },
+    }
+
+
+def seed_pods(
+    server: FakeAPIServer,
+    n: int,
+    namespaces: Sequence[str] = ("default", "kube-system", "team-a", "team-b"),
+) -> list[str]:
+    """Create ``n`` realistic pods spread round-robin over ``namespaces``; returns their keys.
+
+    Names are ``<app>-<hash>-<index>``; about 1 in 8 pods is Pending or Succeeded.
+    """
+    if not namespaces:
+        raise ValueError("seed_pods: namespaces must not be empty")
+    keys = []
+    rtype = server.registry.resolve("pods")
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # millions of new dicts would trigger ever slower full collections
+    try:
+        for i in range(n):
+            namespace = namespaces[i % len(namespaces)]
+            app = _APPS[i % len(_APPS)]
+            name = f"{app}-{_hex(f'{namespace}/{app}', 10)}-{i:05d}"
+            pod = make_pod(name, namespace, phase=_PHASES[i % len(_PHASES)], index=i)
+            # make_pod builds fresh dicts, so the store may own them without create()'s copy.
+            server._store.create(rtype, pod, namespace)
+            keys.append(f"{namespace}/{name}")
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return keys

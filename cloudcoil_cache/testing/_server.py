@@ -1,0 +1,342 @@
+"""FakeAPIServer: an in-process kube-apiserver on 127.0.0.1, with fault injection and a log."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import threading
+from http.server import ThreadingHTTPServer
+from typing import Any, Callable
+
+import yaml
+
+from ..errors import WaitTimeout
+from ._fault_api import FaultInjection
+from ._faults import FaultState
+from ._handler import Handler
+from ._object_api import ObjectAPI
+from ._requests import RecordedRequest, RequestLog
+from ._resources import ResourceRegistry, ResourceType
+from ._store import Store
+from ._watchers import Watcher
+
+__all__ = ["FakeAPIServer"]
+
+log = logging.getLogger(__name__)
+
+_JOIN_SECONDS = 5.0
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    """A threading HTTP server that names, tracks, and can cut and join its connection threads."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], api: FakeAPIServer) -> None:
+        self.api = api
+        self._conn_lock = threading.Lock()
+        self._conns: dict[socket.socket, threading.Thread] = {}
+        self._conn_count = 0
+        super().__init__(address, Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with self._conn_lock:
+            self._conn_count += 1
+            thread = threading.Thread(
+                target=self._serve_connection,
+                args=(request, client_address),
+                name=f"fake-apiserver-conn-{self.server_address[1]}-{self._conn_count}",
+                daemon=True,
+            )
+            self._conns[request] = thread
+        thread.start()
+
+    def _serve_connection(self, request: Any, client_address: Any) -> None:
+        try:
+            self.finish_request(request, client_address)
+        except (ConnectionError, OSError):
+            pass
+        except Exception:  # a handler bug: log it, keep serving other connections
+            log.exception("fake API server: request from %s failed", client_address)
+        finally:
+            self.shutdown_request(request)
+            with self._conn_lock:
+                self._conns.pop(request, None)
+
+    def cut_connections(self) -> None:
+        """Shut down every open connection's socket (handlers blocked on it wake up and end)."""
+        with self._conn_lock:
+            socks = list(self._conns)
+        for sock in socks:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def join_connections(self, timeout: float) -> None:
+        with self._conn_lock:
+            threads = list(self._conns.values())
+        for thread in threads:
+            thread.join(timeout)
+
+
+class FakeAPIServer(FaultInjection, ObjectAPI):
+    """A threaded fake kube-apiserver for tests, on ``127.0.0.1`` at a random port.
+
+    Serves discovery, CRUD (with optimistic concurrency, merge and JSON patch, ``/status``), LIST
+    (selectors, ``limit``/``continue`` from consistent snapshots, resourceVersion rules) and WATCH
+    (resume from history, bookmarks, ``sendInitialEvents``, selector transitions, timeouts) for
+    the built-in kinds and for custom resources added with ``register_resource``. One global
+    integer revision is shared by all kinds, like etcd's.
+
+    Also: fault injection (``drop_watches``, ``send_malformed_line``, ``send_error_event``,
+    ``fail_next``, ``stall_watches``/``resume_watches``, ``split_events``, ``set_delay``/``delay``,
+    ``compact``, ``restart``; see ``FaultInjection``), a direct object API without HTTP
+    (``create``/``update``/``patch``/``delete``/``get``/``list``; see ``ObjectAPI``), a request
+    log (``requests``, ``wait_for_request``) and ``write_kubeconfig``. Known simplifications:
+    namespaces need not exist before objects are created in them; deletion is immediate (no
+    graceful deletion or finalizers); server-side apply is not supported (415); strategic merge
+    patch is treated as a JSON merge patch.
+
+    Settings (plain attributes, change them at any time):
+
+    - ``bookmark_interval`` (s, default 60.0; the pytest fixture uses 1.0): period of BOOKMARKs
+      on watches with ``allowWatchBookmarks=true``; one more is sent just before a timeout.
+    - ``watch_timeout_range`` (s, default (30.0, 60.0)): a watch without ``timeoutSeconds``
+      ends cleanly after a random time in this range (the real server uses 1800-3600 s).
+    - ``too_large_wait`` (s, default 0.1): how long a request for a future resourceVersion waits
+      for it before the 504 "Too large resource version" (the real watch cache waits ~3 s).
+    - ``expired_watch_mode``: ``"event"`` (default: 200 + ERROR event code 410, like the watch
+      cache) or ``"http"`` (an HTTP 410 response) for watches from a compacted resourceVersion.
+    - ``continue_ttl`` (s or None): continue tokens older than this expire with 410 (they also
+      expire on ``compact()``).
+    - ``list_items_have_kind`` (default False): built-in LIST items carry kind/apiVersion.
+    - ``ignore_limit_for_rv0`` (default False): LIST with resourceVersion=0 ignores ``limit``,
+      as the watch cache does.
+    - ``watch_list_enabled`` (default True): accept ``sendInitialEvents``; when False such
+      watches get the 422 a server with the WatchList gate off gives.
+    - ``watch_list_defaulting`` (default False): legacy watches (RV ""/"0") with bookmarks get
+      the initial-events-end bookmark, as 1.34+ servers rewrite them to watch-list requests.
+    - ``expected_token`` (default None): when set, requests without ``Authorization: Bearer
+      <token>`` get 401 (change it to simulate credential rotation).
+    - ``clock_skew`` (s, default 0.0): added to the ``Date`` response header.
+    - ``max_history`` (events, default 100_000): older events are compacted away.
+    """
+
+    def __init__(
+        self,
+        *,
+        port: int = 0,
+        bookmark_interval: float = 60.0,
+        watch_timeout_range: tuple[float, float] = (30.0, 60.0),
+        too_large_wait: float = 0.1,
+        expired_watch_mode: str = "event",
+        continue_ttl: float | None = None,
+        list_items_have_kind: bool = False,
+        ignore_limit_for_rv0: bool = False,
+        watch_list_enabled: bool = True,
+        watch_list_defaulting: bool = False,
+        expected_token: str | None = None,
+        max_history: int = 100_000,
+    ) -> None:
+        if expired_watch_mode not in ("event", "http"):
+            raise ValueError(
+                f"expired_watch_mode must be 'event' or 'http', got {expired_watch_mode!r}"
+            )
+        self.bookmark_interval = bookmark_interval
+        self.watch_timeout_range = watch_timeout_range
+        self.too_large_wait = too_large_wait
+        self.expired_watch_mode = expired_watch_mode
+        self.continue_ttl = continue_ttl
+        self.list_items_have_kind = list_items_have_kind
+        self.ignore_limit_for_rv0 = ignore_limit_for_rv0
+        self.watch_list_enabled = watch_list_enabled
+        self.watch_list_defaulting = watch_list_defaulting
+        self.expected_token = expected_token
+        self.clock_skew = 0.0
+        self.registry = ResourceRegistry()
+        self._store = Store(max_history=max_history)
+        self._faults = FaultState()
+        self._log = RequestLog()
+        self._requested_port = port
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self._watch_cond = threading.Condition()
+        self._active: set[Watcher] = set()
+
+    def __repr__(self) -> str:
+        state = f"url={self.url!r}" if self._httpd is not None else "stopped"
+        return f"<FakeAPIServer {state} revision={self.revision}>"
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> FakeAPIServer:
+        """Bind 127.0.0.1 and serve in a named background thread; returns ``self``."""
+        if self._httpd is not None:
+            raise RuntimeError("FakeAPIServer is already started")
+        self._stopping.clear()
+        self._httpd = _HTTPServer(("127.0.0.1", self._requested_port), self)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.01},
+            name=f"fake-apiserver-{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        log.debug("fake API server listening on %s", self.url)
+        return self
+
+    def stop(self) -> None:
+        """Close every connection (watches end abruptly), stop serving and join all threads."""
+        httpd, thread = self._httpd, self._thread
+        if httpd is None or thread is None:
+            return
+        self._stopping.set()
+        self._store.wake_waiters()
+        self._close_watchers()
+        httpd.shutdown()
+        httpd.server_close()
+        httpd.cut_connections()
+        self._close_watchers()
+        httpd.join_connections(_JOIN_SECONDS)
+        thread.join(_JOIN_SECONDS)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> FakeAPIServer:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("FakeAPIServer is not started")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def revision(self) -> int:
+        """The current global resourceVersion (an int; every write adds one)."""
+        return self._store.revision
+
+    def write_kubeconfig(
+        self, path: str | os.PathLike[str], *, namespace: str = "default", token: str | None = None
+    ) -> str:
+        """Write a kubeconfig whose current context points at this server; returns the path.
+
+        ``token`` defaults to ``expected_token``.
+        """
+        token = token if token is not None else self.expected_token
+        user: dict[str, Any] = {"token": token} if token else {}
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "preferences": {},
+            "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
+            "users": [{"name": "fake-user", "user": user}],
+            "contexts": [
+                {
+                    "name": "fake",
+                    "context": {"cluster": "fake", "user": "fake-user", "namespace": namespace},
+                }
+            ],
+            "current-context": "fake",
+        }
+        with open(path, "w", encoding="utf-8") as fh:
+            yaml.safe_dump(config, fh, sort_keys=False)
+        return os.fspath(path)
+
+    def register_resource(
+        self,
+        group: str,
+        version: str,
+        kind: str,
+        plural: str,
+        namespaced: bool = True,
+        *,
+        singular: str = "",
+        status_subresource: bool = True,
+    ) -> ResourceType:
+        """Serve a custom resource at ``/apis/{group}/{version}/...`` (LIST items carry kind)."""
+        if not group or not version or not kind or not plural:
+            raise ValueError("register_resource needs a non-empty group, version, kind and plural")
+        rtype = ResourceType(
+            group=group,
+            version=version,
+            kind=kind,
+            plural=plural,
+            namespaced=namespaced,
+            singular=singular,
+            has_status=status_subresource,
+            builtin=False,
+            has_generation=True,
+        )
+        self.registry.add(rtype)
+        return rtype
+
+    # -- watches -------------------------------------------------------------------------------
+
+    def _watch_started(self, watcher: Watcher) -> None:
+        with self._watch_cond:
+            self._active.add(watcher)
+            self._watch_cond.notify_all()
+        if self._stopping.is_set():  # registered while stop() ran: end it now
+            watcher.close()
+
+    def _watch_ended(self, watcher: Watcher) -> None:
+        with self._watch_cond:
+            self._active.discard(watcher)
+            self._watch_cond.notify_all()
+
+    def _watchers(self) -> list[Watcher]:
+        with self._watch_cond:
+            return list(self._active)
+
+    def _close_watchers(self) -> None:
+        for watcher in self._watchers():
+            watcher.close()
+
+    def _cut_connections(self) -> None:
+        if self._httpd is not None:
+            self._httpd.cut_connections()
+
+    @property
+    def active_watches(self) -> int:
+        """How many watch streams are open now."""
+        return len(self._watchers())
+
+    def wait_for_watches(self, count: int = 1, timeout: float = 5.0) -> None:
+        """Wait until at least ``count`` watch streams are open (``WaitTimeout`` otherwise)."""
+        with self._watch_cond:
+            if not self._watch_cond.wait_for(lambda: len(self._active) >= count, timeout):
+                raise WaitTimeout(
+                    f"{len(self._active)} watches open after {timeout} s, wanted {count}"
+                )
+
+    # -- request log ---------------------------------------------------------------------------
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received so far (a copy), oldest first."""
+        return self._log.snapshot()
+
+    def clear_requests(self) -> None:
+        self._log.clear()
+
+    def wait_for_request(
+        self, predicate: Callable[[RecordedRequest], bool], timeout: float = 5.0
+    ) -> RecordedRequest:
+        """The first logged request matching ``predicate``, waiting up to ``timeout`` s for it.
+
+        Already-logged requests count; call ``clear_requests()`` first to wait for a new one.
+        Raises ``WaitTimeout``.
+        """
+        return self._log.wait_for(predicate, timeout)

@@ -1,0 +1,382 @@
+"""The fake server's state: objects, one global revision, the event history, snapshots and watchers.
+
+Stored object dicts are never modified after they are stored (copy on write), so reads share them
+without copying and their serialized JSON is cached.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import random
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from datetime import datetime, timezone
+from typing import Any, Iterable
+
+from . import _status
+from ._patch import PatchError, json_patch, merge_patch
+from ._resources import ResourceType
+from ._watchers import Event, Watcher
+
+__all__ = ["Store", "Stored", "Snapshot", "object_key"]
+
+_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+_KIND_KEYS = ("kind", "apiVersion")
+_PATCH_TYPES = (
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/json-patch+json",
+)
+
+
+def object_key(namespace: str | None, name: str) -> str:
+    return f"{namespace}/{name}" if namespace else name
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Stored:
+    """A stored object and its cached serializations (with and without ``kind``/``apiVersion``)."""
+
+    __slots__ = ("obj", "_full", "_bare")
+
+    def __init__(self, obj: dict[str, Any]) -> None:
+        self.obj = obj
+        self._full: bytes | None = None
+        self._bare: bytes | None = None
+
+    def full(self) -> bytes:
+        if self._full is None:
+            self._full = json.dumps(self.obj, separators=(",", ":")).encode()
+        return self._full
+
+    def bare(self) -> bytes:
+        """JSON without ``kind``/``apiVersion``, as built-in LIST items are served."""
+        if self._bare is None:
+            obj = {k: v for k, v in self.obj.items() if k not in _KIND_KEYS}
+            self._bare = json.dumps(obj, separators=(",", ":")).encode()
+        return self._bare
+
+
+class Snapshot:
+    """The objects of one resource type at one revision, sorted by key."""
+
+    __slots__ = ("rv", "keys", "entries", "created")
+
+    def __init__(self, rv: int, items: dict[str, Stored]) -> None:
+        self.rv = rv
+        self.keys = sorted(items)
+        self.entries = [items[k] for k in self.keys]
+        self.created = time.monotonic()
+
+
+class Store:
+    """All objects and the watch fan-out; every write bumps ``revision`` and notifies watchers."""
+
+    def __init__(self, *, max_history: int = 100_000, max_snapshots: int = 16) -> None:
+        self.lock = threading.RLock()
+        self.changed = threading.Condition(self.lock)
+        self.revision = 1
+        self.compacted = 1
+        self.max_history = max_history
+        self._objects: dict[ResourceType, dict[str, Stored]] = {}
+        self._hist: list[Event] = []
+        self._hist_rvs: list[int] = []
+        self._watchers: dict[ResourceType, set[Watcher]] = {}
+        self._snapshots: OrderedDict[tuple[ResourceType, int], Snapshot] = OrderedDict()
+        self._max_snapshots = max_snapshots
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    def get(self, rtype: ResourceType, name: str, namespace: str | None) -> Stored:
+        entry = self._objects.get(rtype, {}).get(object_key(namespace, name))
+        if entry is None:
+            raise _status.not_found(rtype, name)
+        return entry
+
+    def snapshot(self, rtype: ResourceType, rv: int | None) -> Snapshot:
+        """Objects of ``rtype`` at revision ``rv`` (None: now); 410 when ``rv`` was compacted."""
+        with self.lock:
+            if rv is None or rv >= self.revision:
+                rv = self.revision
+            elif rv < self.compacted:
+                raise _status.expired("The resourceVersion for the provided list is too old.")
+            cached = self._snapshots.get((rtype, rv))
+            if cached is not None:
+                self._snapshots.move_to_end((rtype, rv))
+                return cached
+            items = dict(self._objects.get(rtype, {}))
+            if rv < self.revision:
+                self._roll_back(items, rtype, rv)
+            snap = Snapshot(rv, items)
+            self._snapshots[(rtype, rv)] = snap
+            while len(self._snapshots) > self._max_snapshots:
+                self._snapshots.popitem(last=False)
+            return snap
+
+    def _roll_back(self, items: dict[str, Stored], rtype: ResourceType, rv: int) -> None:
+        start = bisect.bisect_right(self._hist_rvs, rv)
+        for event in reversed(self._hist[start:]):
+            if event.rtype != rtype:
+                continue
+            meta = event.obj.get("metadata", {})
+            key = object_key(meta.get("namespace"), meta.get("name", ""))
+            if event.type == "ADDED":
+                items.pop(key, None)
+            elif event.old is not None:
+                items[key] = Stored(event.old)
+
+    # -- writes --------------------------------------------------------------------------------
+
+    def _commit(
+        self,
+        rtype: ResourceType,
+        etype: str,
+        key: str,
+        obj: dict[str, Any],
+        old: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        """Record a change at the next revision (lock held by the caller); returns the object."""
+        self.revision += 1
+        rv = self.revision
+        obj["metadata"]["resourceVersion"] = str(rv)
+        objects = self._objects.setdefault(rtype, {})
+        if etype == "DELETED":
+            objects.pop(key, None)
+        else:
+            objects[key] = Stored(obj)
+        event = Event(rv, rtype, etype, obj, old)
+        self._hist.append(event)
+        self._hist_rvs.append(rv)
+        if len(self._hist) > self.max_history + self.max_history // 4 + 1:
+            self._trim(len(self._hist) - self.max_history)
+        for watcher in self._watchers.get(rtype, ()):
+            watcher.offer(event)
+        self.changed.notify_all()
+        return obj
+
+    def _trim(self, count: int) -> None:
+        if count <= 0:
+            return
+        self.compacted = max(self.compacted, self._hist_rvs[count - 1])
+        del self._hist[:count]
+        del self._hist_rvs[:count]
+
+    def create(
+        self, rtype: ResourceType, obj: dict[str, Any], namespace: str | None
+    ) -> dict[str, Any]:
+        meta = obj.setdefault("metadata", {})
+        if not isinstance(meta, dict):
+            raise _status.bad_request("metadata must be an object")
+        with self.lock:
+            if rtype.namespaced:
+                namespace = namespace or meta.get("namespace") or "default"
+                if meta.get("namespace") and meta["namespace"] != namespace:
+                    raise _status.bad_request(
+                        "the namespace of the provided object does not match "
+                        "the namespace sent on the request"
+                    )
+                meta["namespace"] = namespace
+            else:
+                meta.pop("namespace", None)
+                namespace = None
+            if not meta.get("name"):
+                if not meta.get("generateName"):
+                    raise _status.invalid_object(
+                        rtype,
+                        "",
+                        "metadata.name",
+                        "Required value: name or generateName is required",
+                    )
+                objects = self._objects.get(rtype, {})
+                while True:
+                    name = meta["generateName"] + "".join(random.choices(_NAME_CHARS, k=5))
+                    if object_key(namespace, name) not in objects:
+                        break
+                meta["name"] = name
+            key = object_key(namespace, meta["name"])
+            if key in self._objects.get(rtype, {}):
+                raise _status.already_exists(rtype, meta["name"])
+            obj["kind"] = rtype.kind
+            obj["apiVersion"] = rtype.api_version
+            meta["uid"] = str(uuid.uuid4())
+            meta["creationTimestamp"] = _now()
+            if rtype.has_generation:
+                meta["generation"] = 1
+            meta.pop("deletionTimestamp", None)
+            return self._commit(rtype, "ADDED", key, obj, None)
+
+    def replace(
+        self,
+        rtype: ResourceType,
+        name: str,
+        namespace: str | None,
+        obj: dict[str, Any],
+        *,
+        subresource: str | None = None,
+        keep_status: bool = True,
+    ) -> dict[str, Any]:
+        """PUT semantics: optimistic concurrency on ``metadata.resourceVersion`` when given.
+
+        With ``subresource="status"`` only the status changes; otherwise, for kinds with a status
+        subresource and ``keep_status``, the stored status is kept.
+        """
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            raise _status.bad_request("metadata must be an object")
+        if meta.get("name") and meta["name"] != name:
+            raise _status.bad_request(
+                f"the name of the object ({meta['name']}) does not match "
+                f"the name on the URL ({name})"
+            )
+        with self.lock:
+            current = self.get(rtype, name, namespace).obj
+            cur_meta = current["metadata"]
+            wanted_rv = meta.get("resourceVersion")
+            if wanted_rv and str(wanted_rv) != cur_meta.get("resourceVersion"):
+                raise _status.conflict(rtype, name)
+            if subresource == "status":
+                new = {**current, "status": obj.get("status", {})}
+                new["metadata"] = dict(cur_meta)
+            else:
+                new = dict(obj)
+                new_meta = dict(meta)
+                for field in ("uid", "creationTimestamp", "namespace", "generation"):
+                    if field in cur_meta:
+                        new_meta[field] = cur_meta[field]
+                new_meta["name"] = name
+                new["metadata"] = new_meta
+                new["kind"] = rtype.kind
+                new["apiVersion"] = rtype.api_version
+                if rtype.has_status and keep_status:
+                    if "status" in current:
+                        new["status"] = current["status"]
+                    else:
+                        new.pop("status", None)
+                if rtype.has_generation and new.get("spec") != current.get("spec"):
+                    new_meta["generation"] = int(cur_meta.get("generation", 1)) + 1
+            return self._commit(rtype, "MODIFIED", object_key(namespace, name), new, current)
+
+    def patch(
+        self,
+        rtype: ResourceType,
+        name: str,
+        namespace: str | None,
+        content_type: str,
+        patch: Any,
+        subresource: str | None = None,
+    ) -> dict[str, Any]:
+        """PATCH semantics: merge (also for strategic merge on built-ins) or JSON patch, atomically.
+
+        A resourceVersion the patch sets is a precondition (409 Conflict when stale).
+        """
+        strategic = content_type == "application/strategic-merge-patch+json"
+        if content_type not in _PATCH_TYPES or (strategic and not rtype.builtin):
+            raise _status.unsupported_patch()
+        with self.lock:
+            current = self.get(rtype, name, namespace).obj
+            try:
+                if content_type == "application/json-patch+json":
+                    new = json_patch(current, patch)
+                elif isinstance(patch, dict):
+                    new = merge_patch(current, patch)
+                else:
+                    raise _status.bad_request("a merge patch must be a JSON object")
+            except PatchError as exc:
+                raise _status.StatusError(
+                    422, _status.status_body(422, "Invalid", str(exc))
+                ) from None
+            if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
+                raise _status.bad_request("the patched object must keep its metadata")
+            new["metadata"] = dict(new["metadata"])
+            return self.replace(rtype, name, namespace, new, subresource=subresource)
+
+    def delete(self, rtype: ResourceType, name: str, namespace: str | None) -> dict[str, Any]:
+        with self.lock:
+            current = self.get(rtype, name, namespace).obj
+            last = {**current, "metadata": dict(current["metadata"])}
+            return self._commit(rtype, "DELETED", object_key(namespace, name), last, current)
+
+    # -- watchers ------------------------------------------------------------------------------
+
+    def add_watcher(
+        self, watcher: Watcher, *, initial: bool, since: int | None, end_marker: bool = False
+    ) -> int:
+        """Register ``watcher``; queue synthetic ADDEDs (``initial``) or history after ``since``.
+
+        ``end_marker`` queues the initial-events-end bookmark (at the snapshot revision) after
+        the synthetic ADDEDs.
+
+        Returns the revision the registration happened at. Raises a 410 StatusError when
+        ``since`` is older than the compacted history.
+        """
+        with self.lock:
+            if since is not None and since < self.compacted:
+                raise _status.expired(f"too old resource version: {since} ({self.compacted})")
+            if initial:
+                objects = self._objects.get(watcher.rtype, {})
+                for key in sorted(objects):
+                    entry = objects[key]
+                    if watcher.matches(entry.obj):
+                        watcher.items.append(
+                            ("event", b'{"type":"ADDED","object":' + entry.full() + b"}\n")
+                        )
+            elif since is not None:
+                start = bisect.bisect_right(self._hist_rvs, since)
+                for event in self._hist[start:]:
+                    if event.rtype == watcher.rtype:
+                        watcher.offer(event)
+            if end_marker:
+                watcher.items.append(("initial-end", self.revision))
+            self._watchers.setdefault(watcher.rtype, set()).add(watcher)
+            return self.revision
+
+    def remove_watcher(self, watcher: Watcher) -> None:
+        with self.lock:
+            self._watchers.get(watcher.rtype, set()).discard(watcher)
+
+    def watchers(self) -> list[Watcher]:
+        with self.lock:
+            return [w for ws in self._watchers.values() for w in ws]
+
+    def drain_for_bookmark(self, watcher: Watcher) -> tuple[list[Any], int]:
+        """Take the watcher's pending items and the revision they bring it up to, atomically."""
+        with self.lock, watcher.cond:
+            items = list(watcher.items)
+            watcher.items.clear()
+            return items, self.revision
+
+    # -- history control -----------------------------------------------------------------------
+
+    def compact(self) -> None:
+        """Forget all history up to now (watches from older RVs and continue tokens get 410)."""
+        with self.lock:
+            self._hist.clear()
+            self._hist_rvs.clear()
+            self.compacted = self.revision
+            self._snapshots.clear()
+
+    def reset_revision(self, revision: int) -> None:
+        with self.lock:
+            self.compact()
+            self.revision = revision
+            self.compacted = revision
+
+    def wait_for_revision(self, rv: int, timeout: float, stop: threading.Event) -> bool:
+        """Wait until the revision reaches ``rv``; False on timeout or when ``stop`` is set."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.revision >= rv or stop.is_set(), timeout)
+            return self.revision >= rv
+
+    def wake_waiters(self) -> None:
+        with self.changed:
+            self.changed.notify_all()
+
+    def all_objects(self, rtype: ResourceType) -> Iterable[Stored]:
+        with self.lock:
+            return list(self._objects.get(rtype, {}).values())
