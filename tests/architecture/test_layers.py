@@ -1,0 +1,87 @@
+"""The layering rule, checked mechanically: a module imports only from its own layer or below."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+import cloudcoil_cache
+
+PACKAGE = Path(cloudcoil_cache.__file__).parent
+
+# layer of each top-level module/package of cloudcoil_cache (higher may import lower)
+LAYERS = {
+    "errors": 0, "_json": 0, "_gc": 0, "_threads": 0, "models": 0, "apimachinery": 0, "resources": 0,
+    "_http": 1,
+    "_listwatch": 2,
+    "caching": 3,
+    "client": 4,
+    "aio": 5,
+    "testing": 8,  # a leaf: only the command line may import it
+    "__main__": 9,
+}
+# testing/ is a separate leaf: it may import only errors (it must stay an independent oracle).
+TESTING_ALLOWED = {"errors", "testing"}
+
+
+def _imports(path: Path) -> list[tuple[str, int]]:
+    tree = ast.parse(path.read_text(), str(path))
+    rel = path.relative_to(PACKAGE).with_suffix("")
+    package_parts = ["cloudcoil_cache", *rel.parts[:-1]]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("cloudcoil_cache."):
+                    found.append((alias.name.split(".")[1], node.lineno))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package_parts[: len(package_parts) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target == "cloudcoil_cache":
+                found.extend((alias.name, node.lineno) for alias in node.names)
+            elif target.startswith("cloudcoil_cache."):
+                found.append((target.split(".")[1], node.lineno))
+    return found
+
+
+MODULES = sorted(p for p in PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_module_imports_only_from_its_layer_or_below(path):
+    top = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+    if top == "__init__":
+        return
+    for name, line in _imports(path):
+        if name in ("__version__", "__init__"):
+            continue
+        if top == "testing":
+            assert name in TESTING_ALLOWED, f"{path}:{line} testing/ imports cloudcoil_cache.{name}"
+            continue
+        assert name in LAYERS, f"{path}:{line}: unknown module cloudcoil_cache.{name}: give it a layer"
+        assert LAYERS[name] <= LAYERS[top], (
+            f"{path}:{line}: {top} (layer {LAYERS[top]}) imports {name} (layer {LAYERS[name]})")
+
+
+@pytest.mark.parametrize("module", ["cloudcoil_cache.errors", "cloudcoil_cache.caching",
+                                    "cloudcoil_cache.client", "cloudcoil_cache.aio",
+                                    "cloudcoil_cache.testing", "cloudcoil_cache.models",
+                                    "cloudcoil_cache.apimachinery", "cloudcoil_cache.resources"])
+def test_public_modules_export_exactly_their_public_names(module):
+    mod = importlib.import_module(module)
+    exported = set(mod.__all__)
+    missing = [name for name in exported if not hasattr(mod, name)]
+    assert not missing, f"{module}.__all__ names missing attributes: {missing}"
+    assert all(not name.startswith("_") for name in exported)
+
+
+def test_every_module_has_a_one_line_docstring():
+    lacking = [str(p.relative_to(PACKAGE)) for p in MODULES
+               if p.stat().st_size and not ast.get_docstring(ast.parse(p.read_text()))]
+    assert not lacking, f"modules without a docstring: {lacking}"
