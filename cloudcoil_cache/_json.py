@@ -35,7 +35,8 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
     """Parse one JSON document.
 
     Raises:
-        DecodeError: the text is not valid JSON (the message shows its first 100 characters).
+        DecodeError: the text is not valid JSON (the message gives its size, never its content:
+            a body may hold a Secret's data).
     """
     try:
         return _loads(data)
@@ -52,6 +53,5 @@ def dumps(obj: Any) -> bytes:
     return _dumps(obj)
 
 
-def _preview(data: bytes | bytearray | memoryview | str, limit: int = 100) -> str:
-    text = data if isinstance(data, str) else bytes(data[:limit]).decode("utf-8", "replace")
-    return repr(text[:limit]) + ("..." if len(data) > limit else "")
+def _preview(data: bytes | bytearray | memoryview | str) -> str:
+    return f"<{len(data)} {'characters' if isinstance(data, str) else 'bytes'}>"
