@@ -6,8 +6,9 @@ again over a growing heap: measured here, structuring a pod took 361 µs with th
 81 µs with it off, and a full collection over 5,000 cached pods took 0.38 s (a stop-the-world pause
 for every thread of the program), 0.05 s once they were frozen. So:
 
-- ``paused()`` turns automatic collection off while a page is parsed and structured (CPU work only,
-  never around network waits). It nests across threads: the last one out restores the previous state.
+- ``paused()`` turns automatic collection off while a LIST is read, parsed, structured and swapped
+  into the store (its network waits included: a collection between pages would walk every object
+  decoded so far). It nests across threads: the last one out restores the previous state.
 - ``freeze()`` moves every object alive now into the permanent generation after a (re)list, so later
   collections skip the cache. Cached objects are acyclic, so reference counting still frees them when
   they are replaced; only objects that later become part of a reference cycle stay uncollected.

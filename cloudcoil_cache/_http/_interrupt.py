@@ -70,7 +70,12 @@ class _Tracking:
         interrupter = getattr(_local, "interrupter", None)
         if interrupter is not None:
             interrupter.attach(self)
-        return super().request(*args, **kwargs)  # type: ignore[misc]
+        result = super().request(*args, **kwargs)  # type: ignore[misc]
+        # A new connection has no socket until request() connects: an interrupt() that came
+        # before that could not shut anything down, so look again before waiting for the response.
+        if interrupter is not None and interrupter.interrupted:
+            _shutdown(self)
+        return result
 
 
 class _TrackingHTTPConnection(_Tracking, HTTPConnection):

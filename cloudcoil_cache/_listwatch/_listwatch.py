@@ -117,6 +117,8 @@ class ListWatch(Generic[T]):
 
     def _open(self, params: dict[str, str], read_timeout: float | None) -> Any:
         """Open a streaming GET registered for ``interrupt()``; the caller must ``_done()`` it."""
+        if self._interrupted:
+            raise ProtocolError(f"GET {self.path}: interrupted")
         try:
             stream = self.transport.stream(self.path, params=params, read_timeout=read_timeout,
                                            interrupter=self._interrupter)

@@ -132,12 +132,22 @@ def _camel_to_snake(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
 
 
-def _field_value(obj: Any, path: str) -> str | None:
-    """Read a dotted wire-form field path (``spec.nodeName``) from a model object or a dict."""
+#: Boolean fields the API server formats with strconv.FormatBool, so "unset" reads as "false".
+_BOOL_FIELDS = frozenset({"spec.hostNetwork", "spec.unschedulable"})
+#: Field-selector aliases of the API server (Event's ``source`` is ``source.component``).
+_ALIASES = {"source": "source.component"}
+
+
+def _field_value(obj: Any, path: str) -> str | list[str]:
+    """Read a dotted wire-form field path (``spec.nodeName``) from a model object or a dict.
+
+    As on the API server: an unset field is "", an unset boolean field "false", and a list
+    (``status.podIPs``) is every value in it (a selector matches any of them).
+    """
     current = obj
-    for segment in path.split("."):
+    for segment in _ALIASES.get(path, path).split("."):
         if current is None:
-            return None
+            break
         if isinstance(current, Mapping):
             current = current.get(segment)
             continue
@@ -148,9 +158,12 @@ def _field_value(obj: Any, path: str) -> str | None:
             extra = getattr(current, "_extra", None) or {}
             current = extra.get(segment)
     if current is None:
-        return None
+        return "false" if path in _BOOL_FIELDS else ""
     if isinstance(current, bool):
         return "true" if current else "false"
+    if isinstance(current, list):
+        return [str(item.get("ip", "") if isinstance(item, Mapping) else getattr(item, "ip", item))
+                for item in current]
     return str(current)
 
 
@@ -163,8 +176,9 @@ class FieldSelector:
 
     def matches(self, obj: Any) -> bool:
         for path, op, value in self.terms:
-            have = _field_value(obj, path) or ""
-            if (have == value) != (op == "="):
+            have = _field_value(obj, path)
+            equal = value in have if isinstance(have, list) else have == value
+            if equal != (op == "="):
                 return False
         return True
 

@@ -216,12 +216,16 @@ class Cache:
             self._refcount += 1
             first = self._refcount == 1
             informers = list(self._informers.values())
-        if not first:
-            return
-        for informer in informers:
-            informer.start()
+        if cancel is not None and cancel.is_set():
+            self._release()
+            raise SyncCancelled("the scope was cancelled before its cache started")
+        if first:
+            for informer in informers:
+                informer.start()
         if not self.wait_for_sync_on_start:
             return
+        # Every scope waits, not only the first: a scope entered while another thread's first
+        # scope is still syncing must not see an unsynced cache either.
         try:
             self.wait_synced(informers, self.sync_timeout, cancel)
         except BaseException as exc:

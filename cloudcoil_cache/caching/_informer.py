@@ -161,7 +161,7 @@ class Informer(Generic[T]):
 
     @property
     def complete(self) -> bool:
-        return self.store.evictions == 0
+        return self.store.complete
 
     def wait_for_sync(self, timeout: float | None = None, *, fail_fast: bool = True) -> bool:
         """Wait until the first list is in the store. True when synced, False on timeout.
@@ -223,9 +223,11 @@ class Informer(Generic[T]):
         with self._deliver_lock:
             notes = self.store.replace(items, resync=resync)
             self._deliver_locked(notes)
-        with self._state:
-            self._synced = True
-            self._state.notify_all()
+            # Under _deliver_lock: a handler registered from now on gets the replay (add_listener
+            # checks _synced under the same lock); one registered before got the notifications.
+            with self._state:
+                self._synced = True
+                self._state.notify_all()
         self._on_change()
 
     def apply(self, event: WatchEvent[T]) -> None:

@@ -171,6 +171,12 @@ class Reflector:
 
     # ------------------------------------------------------------------- list
     def _list(self, *, rv_unavailable: bool, resync: bool) -> None:
+        # Collection stays off from the first page to the freeze: between pages it would walk
+        # every object decoded so far (a stop-the-world pause of 0.1-0.3 s per pass at 10k pods).
+        with _gc.paused():
+            self._list_paused(rv_unavailable=rv_unavailable, resync=resync)
+
+    def _list_paused(self, *, rv_unavailable: bool, resync: bool) -> None:
         rv = "" if rv_unavailable or self.last_rv is None else self.last_rv
         if rv:
             try:

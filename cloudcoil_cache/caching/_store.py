@@ -88,7 +88,8 @@ class Store(Generic[T]):
         self._indexers: dict[str, IndexFunc] = {}
         self._indices: dict[str, dict[str, set[Key]]] = {}
         self._index_values: dict[str, dict[Key, tuple[str, ...]]] = {}
-        self.evictions = 0
+        self.evictions = 0  # cumulative, for status()
+        self._complete = True  # False from an eviction until a (re)list that fits
 
     # ------------------------------------------------------------------ reads
     def get(self, namespace: str | None, name: str) -> T | None:
@@ -117,6 +118,11 @@ class Store(Generic[T]):
     @property
     def capacity(self) -> int:
         return self._capacity
+
+    @property
+    def complete(self) -> bool:
+        """False when objects were evicted since the last (re)list: a list may miss some."""
+        return self._complete
 
     # ---------------------------------------------------------------- indexes
     def add_index(self, name: str, func: IndexFunc) -> None:
@@ -208,6 +214,7 @@ class Store(Generic[T]):
                 if key not in fresh:
                     notes.append(Deleted(old, final_state_unknown=True))
             self._items = fresh
+            self._complete = True
             self._rebuild_indexes_locked()
             self._evict_locked()
         return notes
@@ -218,6 +225,7 @@ class Store(Generic[T]):
             self._items = OrderedDict() if self._capacity else {}
             self._rebuild_indexes_locked()
             self.evictions = 0
+            self._complete = True
 
     def _put_locked(self, key: Key, obj: T, old: T | None) -> None:
         if old is not None:
@@ -262,3 +270,4 @@ class Store(Generic[T]):
             key = next(iter(self._items))
             self._remove_locked(key)
             self.evictions += 1
+            self._complete = False

@@ -1,4 +1,4 @@
-"""AsyncResourceClient: the async twin of ResourceClient — memory reads inline, blocking work off the loop."""
+"""AsyncResourceClient: async twin of ResourceClient; memory reads inline, blocking work off-loop"""
 
 from __future__ import annotations
 

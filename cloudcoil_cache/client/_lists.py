@@ -60,4 +60,5 @@ class ObjectList(Generic[T]):
 
     def __repr__(self) -> str:
         more = f", continue={self.continue_!r}" if self.continue_ else ""
-        return f"<{self.kind} items={len(self.items)} resourceVersion={self.resource_version!r}{more}>"
+        rv = self.resource_version
+        return f"<{self.kind} items={len(self.items)} resourceVersion={rv!r}{more}>"

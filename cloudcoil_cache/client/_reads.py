@@ -98,6 +98,9 @@ def resolve_list(client: ResourceClient[Any], namespace: str | None, all_namespa
                                            for_list=True, lazy_start=lazy_start)
         start_after = _decode_token(continue_)
     except CannotServe as exc:
+        if continue_ and continue_.startswith(_TOKEN_PREFIX):
+            # The API server cannot continue a page the cache started: refuse in both modes.
+            raise exc.to_error(f"{what} (continuing a page the cache served)") from None
         _cannot_serve(client, exc, what)
         return LIVE
     objs = filter_objects(informer.store.list(ns), label_selector, field_selector)

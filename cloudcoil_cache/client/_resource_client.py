@@ -1,4 +1,4 @@
-"""Live (and cache-routed) operations on one resource class: get, list, create, update, patch, delete, watch."""
+"""Live (and cache-routed) operations on one resource class: get, list, write, delete, watch."""
 
 from __future__ import annotations
 
@@ -91,7 +91,8 @@ class ResourceClient(Generic[T]):
             from cloudcoil_cache.client._reads import cached_list
             return cached_list(self, namespace, all_namespaces, label_selector, field_selector,
                                limit, continue_)
-        return self.live_list(namespace, all_namespaces, label_selector, field_selector, limit, continue_)
+        return self.live_list(namespace, all_namespaces, label_selector, field_selector, limit,
+                              continue_)
 
     def live_list(self, namespace: str | None = None, all_namespaces: bool = False,
                   label_selector: str | None = None, field_selector: str | None = None,
@@ -120,7 +121,8 @@ class ResourceClient(Generic[T]):
     def watch(self, namespace: str | None = None, all_namespaces: bool = False,
               label_selector: str | None = None, field_selector: str | None = None,
               resource_version: str | None = None, timeout_seconds: int | None = None,
-              allow_bookmarks: bool = False, read_timeout: float | None = None) -> Iterator[tuple[str, T]]:
+              allow_bookmarks: bool = False,
+              read_timeout: float | None = None) -> Iterator[tuple[str, T]]:
         """Yield ``(event_type, object)`` from one watch until the server ends it.
 
         ERROR events raise (a 410 as ``WatchExpired``); bookmarks are yielded with ``None``
@@ -160,7 +162,8 @@ class ResourceClient(Generic[T]):
         """PUT ``obj`` (a stale resourceVersion raises ``ResourceConflict``)."""
         return self._put(obj, None, dry_run, field_manager)
 
-    def update_status(self, obj: Any, *, dry_run: bool = False, field_manager: str | None = None) -> T:
+    def update_status(self, obj: Any, *, dry_run: bool = False,
+                      field_manager: str | None = None) -> T:
         """PUT ``obj`` to the ``status`` subresource."""
         return self._put(obj, "status", dry_run, field_manager)
 
@@ -170,14 +173,15 @@ class ResourceClient(Generic[T]):
                              body=_body(obj), content_type="application/json")
         return self.cls.from_dict(data)
 
-    def patch(self, name: str, patch: Any, *, namespace: str | None = None, patch_type: str = "merge",
-              field_manager: str | None = None, force: bool = False, subresource: str | None = None,
-              dry_run: bool = False) -> T:
+    def patch(self, name: str, patch: Any, *, namespace: str | None = None,
+              patch_type: str = "merge", field_manager: str | None = None, force: bool = False,
+              subresource: str | None = None, dry_run: bool = False) -> T:
         """PATCH with ``patch_type`` "merge", "json", "strategic" or "apply" (server-side apply)."""
         try:
             content_type = PATCH_TYPES[patch_type]
         except KeyError:
-            raise ValueError(f"patch_type {patch_type!r}: expected one of {sorted(PATCH_TYPES)}") from None
+            raise ValueError(
+                f"patch_type {patch_type!r}: expected one of {sorted(PATCH_TYPES)}") from None
         if patch_type == "apply" and not field_manager:
             raise ValueError("server-side apply needs a field_manager")
         params = _write_params(dry_run, field_manager)
@@ -188,17 +192,26 @@ class ResourceClient(Generic[T]):
         return self.cls.from_dict(data)
 
     def apply(self, obj: Any, *, field_manager: str = "cloudcoil-cache", force: bool = False) -> T:
-        """Server-side apply ``obj`` (a PATCH of type apply, recorded under ``field_manager``)."""
-        return self.patch(obj.metadata.name, obj, namespace=obj.metadata.namespace, patch_type="apply",
-                          field_manager=field_manager, force=force)
+        """Server-side apply ``obj`` (a PATCH of type apply, recorded under ``field_manager``).
 
-    def delete(self, name: str, namespace: str | None = None, *, propagation_policy: str | None = None,
-               grace_period_seconds: int | None = None, preconditions: Mapping[str, str] | None = None,
-               dry_run: bool = False) -> Any:
+        ``metadata.managedFields`` is left out of the request (the API server refuses an applied
+        configuration that sets it), so an object read from the server can be applied as is.
+        """
+        data = obj.to_dict()
+        meta = data.get("metadata")
+        if isinstance(meta, dict) and "managedFields" in meta:
+            data["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
+        return self.patch(obj.metadata.name, data, namespace=obj.metadata.namespace,
+                          patch_type="apply", field_manager=field_manager, force=force)
+
+    def delete(self, name: str, namespace: str | None = None, *,
+               propagation_policy: str | None = None, grace_period_seconds: int | None = None,
+               preconditions: Mapping[str, str] | None = None, dry_run: bool = False) -> Any:
         """DELETE ``name``; returns the object as the server returned it (or its Status).
 
         ``propagation_policy``: "Foreground", "Background" or "Orphan"; ``preconditions``:
-        ``{"uid": ...}`` and/or ``{"resourceVersion": ...}`` (a mismatch raises ``ResourceConflict``).
+        ``{"uid": ...}`` and/or ``{"resourceVersion": ...}`` (a mismatch raises
+        ``ResourceConflict``).
         """
         options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
         if propagation_policy:
@@ -211,7 +224,8 @@ class ResourceClient(Generic[T]):
         if preconditions:
             unknown = set(preconditions) - {"uid", "resourceVersion"}
             if unknown:
-                raise ValueError(f"preconditions: unknown keys {sorted(unknown)}; use uid, resourceVersion")
+                raise ValueError(
+                    f"preconditions: unknown keys {sorted(unknown)}; use uid, resourceVersion")
             options["preconditions"] = dict(preconditions)
         if dry_run:
             options["dryRun"] = ["All"]

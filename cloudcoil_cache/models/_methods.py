@@ -1,4 +1,4 @@
-"""API methods of resource classes (``Pod.get``, ``pod.create()``...), delegated to the client layer.
+"""API methods of resource classes (``Pod.get``, ``pod.create()``...), delegated to the client.
 
 Models sit at the bottom layer and must not import the client. The client layer installs a
 factory here when it is imported (``set_client_factory``); the methods below only call it. If
@@ -66,8 +66,8 @@ class ResourceMethods:
              label_selector: str | None = None, field_selector: str | None = None,
              limit: int | None = None, continue_: str | None = None) -> Any:
         """A list result (``items``, ``metadata``; iterating walks every page), cache-routed."""
-        return cls.client(cached=True).list(namespace, all_namespaces, label_selector, field_selector,
-                                            limit, continue_)
+        return cls.client(cached=True).list(namespace, all_namespaces, label_selector,
+                                            field_selector, limit, continue_)
 
     @classmethod
     async def async_list(cls, namespace: str | None = None, all_namespaces: bool = False,

@@ -5,7 +5,10 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
+import ssl
 import time
+
+import yaml
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -13,6 +16,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from . import _status
 from ._list import list_body, parse_filters, parse_rv, wait_not_too_large
 from ._routing import Route, derive_verb, parse_route
+from ._scale import get_scale, patch_scale, update_scale
+from ._store import APPLY_PATCH
 from ._status import StatusError
 from ._watch import serve_watch
 
@@ -122,12 +127,13 @@ class Handler(BaseHTTPRequestHandler):
         route = parse_route(path, api.registry)
         verb = derive_verb(method, route, query)
         body = self._read_body()
-        api._log.record(method, path, query, dict(self.headers.items()), verb)
+        user = self._user()
+        api._log.record(method, path, query, dict(self.headers.items()), verb, body, user or "")
         try:
             if api._faults.delay > 0 and api._stopping.wait(api._faults.delay):
                 self.close_connection = True
                 return
-            self._check_auth_and_faults(verb, path, route)
+            self._check_auth_and_faults(verb, path, route, user)
             if route is None:
                 raise StatusError(
                     404,
@@ -171,11 +177,27 @@ class Handler(BaseHTTPRequestHandler):
         accept = self.headers.get("Accept", "")
         return not accept or any(m in accept for m in ("json", "*/*", "application/*"))
 
-    def _check_auth_and_faults(self, verb: str, path: str, route: Route | None) -> None:
+    def _user(self) -> str | None:
+        """Who sent the request: the client certificate's CN, else the token's user, else None."""
         api = self.api
+        if api.client_ca is not None and isinstance(self.connection, ssl.SSLSocket):
+            cert = self.connection.getpeercert()
+            if cert:
+                for rdn in cert.get("subject", ()):
+                    for key, value in rdn:
+                        if key == "commonName":
+                            return str(value)
         if api.expected_token is not None:
-            if self.headers.get("Authorization", "") != f"Bearer {api.expected_token}":
-                raise StatusError(401, _status.status_body(401, "Unauthorized", "Unauthorized"))
+            if self.headers.get("Authorization", "") == f"Bearer {api.expected_token}":
+                return "token-user"
+        return None
+
+    def _check_auth_and_faults(
+        self, verb: str, path: str, route: Route | None, user: str | None
+    ) -> None:
+        api = self.api
+        if (api.expected_token is not None or api.client_ca is not None) and user is None:
+            raise StatusError(401, _status.status_body(401, "Unauthorized", "Unauthorized"))
         rule = api._faults.take_rule(verb, path)
         if rule is not None:
             raise _status.for_code(
@@ -234,6 +256,31 @@ class Handler(BaseHTTPRequestHandler):
                 )
             self.send_obj(200, doc)
 
+    def _content_type(self) -> str:
+        return (self.headers.get("Content-Type") or "").split(";")[0].strip()
+
+    def _parse_yaml(self, body: bytes) -> Any:
+        try:
+            return yaml.safe_load(body or b"null")
+        except yaml.YAMLError as exc:
+            raise _status.bad_request(f"the request body is not valid YAML: {exc}") from None
+
+    def _scale(self, verb: str, route: Route, body: bytes) -> None:
+        store = self.api._store
+        rtype, name, ns = route.rtype, route.name, route.namespace
+        assert rtype is not None and name is not None
+        if verb == "get":
+            self.send_obj(200, get_scale(store, rtype, name, ns))
+        elif verb == "update":
+            self.send_obj(200, update_scale(store, rtype, name, ns, self._parse_json(body)))
+        elif verb == "patch":
+            ctype = self._content_type()
+            self.send_obj(
+                200, patch_scale(store, rtype, name, ns, ctype, self._parse_json(body))
+            )
+        else:
+            raise _method_not_allowed()
+
     def _parse_json(self, body: bytes) -> Any:
         try:
             return json.loads(body or b"null")
@@ -249,7 +296,9 @@ class Handler(BaseHTTPRequestHandler):
         ns, name = route.namespace, route.name
         if route.subresource is not None and verb not in ("get", "update", "patch"):
             raise _method_not_allowed()
-        if verb == "watch":
+        if route.subresource == "scale":
+            self._scale(verb, route, body)
+        elif verb == "watch":
             serve_watch(self, api, rtype, ns, name, query)
         elif verb == "list":
             self.send_bytes(200, list_body(api, rtype, ns, query))
@@ -273,12 +322,36 @@ class Handler(BaseHTTPRequestHandler):
             self.send_obj(200, store.replace(rtype, name, ns, obj, subresource=route.subresource))
         elif verb == "patch":
             assert name is not None
-            ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+            ctype = self._content_type()
+            if ctype == APPLY_PATCH:
+                manager = query.get("fieldManager", "")
+                if not manager:
+                    raise _status.field_manager_required()
+                obj, created = store.apply(
+                    rtype, name, ns, self._parse_yaml(body), manager, route.subresource
+                )
+                self.send_obj(201 if created else 200, obj)
+                return
             result = store.patch(rtype, name, ns, ctype, self._parse_json(body), route.subresource)
             self.send_obj(200, result)
         elif verb == "delete":
             assert name is not None
-            self.send_obj(200, store.delete(rtype, name, ns))
+            options = self._parse_json(body) if body.strip() else {}
+            if not isinstance(options, dict):
+                raise _status.bad_request("DeleteOptions must be a JSON object")
+            policy = options.get("propagationPolicy")
+            if policy is not None and policy not in ("Foreground", "Background", "Orphan"):
+                raise _status.bad_request(
+                    f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported '
+                    f'value: "{policy}": supported values: "Foreground", "Background", "Orphan"'
+                )
+            preconditions = options.get("preconditions")
+            self.send_obj(
+                200,
+                store.delete(
+                    rtype, name, ns, preconditions if isinstance(preconditions, dict) else None
+                ),
+            )
         elif verb == "deletecollection":
             filters = parse_filters(rtype, ns, query)
             with store.lock:

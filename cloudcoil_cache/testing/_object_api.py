@@ -99,10 +99,16 @@ class ObjectAPI:
         patch_type: str = "merge",
         subresource: str | None = None,
     ) -> dict[str, Any]:
-        """Apply a ``"merge"`` or ``"json"`` patch like an HTTP PATCH would."""
-        types = {"merge": "application/merge-patch+json", "json": "application/json-patch+json"}
+        """Apply a ``"merge"``, ``"json"`` or ``"strategic"`` patch like an HTTP PATCH would."""
+        types = {
+            "merge": "application/merge-patch+json",
+            "json": "application/json-patch+json",
+            "strategic": "application/strategic-merge-patch+json",
+        }
         if patch_type not in types:
-            raise ValueError(f"patch_type must be 'merge' or 'json', got {patch_type!r}")
+            raise ValueError(
+                f"patch_type must be 'merge', 'json' or 'strategic', got {patch_type!r}"
+            )
         rtype = self._type(resource)
         try:
             stored = self._store.patch(

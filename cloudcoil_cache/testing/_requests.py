@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from ..errors import WaitTimeout
 
@@ -19,8 +20,10 @@ class RecordedRequest:
     """One request the fake server received.
 
     ``query`` keeps the first value of each parameter; ``verb`` is the Kubernetes verb
-    (get/list/watch/create/update/patch/delete/deletecollection); ``time`` is ``time.monotonic()``.
-    Its repr hides credential headers (the ``headers`` dict itself keeps them for assertions).
+    (get/list/watch/create/update/patch/delete/deletecollection); ``time`` is ``time.monotonic()``;
+    ``body`` is the raw request body; ``user`` the authenticated user (a client certificate's CN,
+    ``"token-user"`` for the expected bearer token, ``""`` when unauthenticated).
+    Its repr hides credential headers and the body (the fields themselves keep them for assertions).
     """
 
     method: str
@@ -29,6 +32,12 @@ class RecordedRequest:
     headers: dict[str, str] = field(repr=False)
     time: float
     verb: str
+    body: bytes = field(default=b"", repr=False)
+    user: str = ""
+
+    def json(self) -> Any:
+        """The body parsed as JSON (``None`` when empty)."""
+        return json.loads(self.body) if self.body.strip() else None
 
     def __repr__(self) -> str:
         shown = {
@@ -37,7 +46,7 @@ class RecordedRequest:
         }
         return (
             f"RecordedRequest(method={self.method!r}, path={self.path!r}, query={self.query!r}, "
-            f"verb={self.verb!r}, time={self.time:.3f}, headers={shown!r})"
+            f"verb={self.verb!r}, user={self.user!r}, time={self.time:.3f}, headers={shown!r})"
         )
 
 
@@ -49,9 +58,16 @@ class RequestLog:
         self._items: list[RecordedRequest] = []
 
     def record(
-        self, method: str, path: str, query: dict[str, str], headers: dict[str, str], verb: str
+        self,
+        method: str,
+        path: str,
+        query: dict[str, str],
+        headers: dict[str, str],
+        verb: str,
+        body: bytes = b"",
+        user: str = "",
     ) -> RecordedRequest:
-        req = RecordedRequest(method, path, query, headers, time.monotonic(), verb)
+        req = RecordedRequest(method, path, query, headers, time.monotonic(), verb, body, user)
         with self._cond:
             self._items.append(req)
             self._cond.notify_all()

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ._resources import ResourceRegistry, ResourceType
 
-__all__ = ["Route", "parse_route", "derive_verb"]
+__all__ = ["Route", "derive_verb", "has_scale", "parse_route"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,22 @@ class Route:
 
 
 _DISCOVERY = {"/version", "/api", "/apis", "/healthz", "/livez", "/readyz"}
+# Built-in kinds with a ``scale`` subresource: (group, kind).
+_SCALABLE = frozenset(
+    {("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "StatefulSet"),
+     ("", "ReplicationController")}
+)
+
+
+def has_scale(rtype: ResourceType) -> bool:
+    """Whether ``rtype`` serves the ``scale`` subresource."""
+    return rtype.builtin and (rtype.group, rtype.kind) in _SCALABLE
+
+
+def _subresource_ok(subresource: str, rtype: ResourceType) -> bool:
+    return (subresource == "status" and rtype.has_status) or (
+        subresource == "scale" and has_scale(rtype)
+    )
 
 
 def parse_route(path: str, registry: ResourceRegistry) -> Route | None:
@@ -61,7 +77,7 @@ def parse_route(path: str, registry: ResourceRegistry) -> Route | None:
     if rtype.namespaced and namespace is None and name is not None:
         return None
     subresource = rest[2] if len(rest) == 3 else None
-    if subresource is not None and (subresource != "status" or not rtype.has_status):
+    if subresource is not None and not _subresource_ok(subresource, rtype):
         return None
     if watch_path and subresource is not None:
         return None

@@ -137,8 +137,8 @@ def _field_value(obj: Mapping[str, Any], path: str) -> str | list[str]:
     cur: Any = obj
     for part in path.split("."):
         cur = cur.get(part) if isinstance(cur, Mapping) else None
-        if cur is None:
-            return ""
+        if cur is None:  # the real server formats unset booleans with strconv.FormatBool
+            return "false" if path in ("spec.hostNetwork", "spec.unschedulable") else ""
     if isinstance(cur, bool):
         return "true" if cur else "false"
     if isinstance(cur, list):  # status.podIPs: matches any of the addresses

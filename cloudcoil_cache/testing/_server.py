@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import logging
 import os
 import socket
+import ssl
 import threading
 from http.server import ThreadingHTTPServer
 from typing import Any, Callable
@@ -27,6 +29,22 @@ __all__ = ["FakeAPIServer"]
 log = logging.getLogger(__name__)
 
 _JOIN_SECONDS = 5.0
+_HANDSHAKE_SECONDS = 5.0
+
+
+def _pem(value: bytes | str | os.PathLike[str] | None, what: str) -> bytes | None:
+    """PEM bytes from bytes, PEM text or a file path."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str) and "-----BEGIN" in value:
+        return value.encode()
+    try:
+        with open(value, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise ValueError(f"{what}: cannot read {os.fspath(value)!r}: {exc.strerror}") from None
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -57,6 +75,16 @@ class _HTTPServer(ThreadingHTTPServer):
 
     def _serve_connection(self, request: Any, client_address: Any) -> None:
         try:
+            if isinstance(request, ssl.SSLSocket):
+                request.settimeout(_HANDSHAKE_SECONDS)
+                try:
+                    request.do_handshake()
+                except (ssl.SSLError, OSError) as exc:
+                    log.debug("fake API server: TLS handshake with %s failed: %s",
+                              client_address, exc)
+                    self.api._tls_failures.append(str(exc))
+                    return
+                request.settimeout(None)
             self.finish_request(request, client_address)
         except (ConnectionError, OSError):
             pass
@@ -73,7 +101,9 @@ class _HTTPServer(ThreadingHTTPServer):
             socks = list(self._conns)
         for sock in socks:
             with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
+                # The plain socket's shutdown: SSLSocket.shutdown would drop its SSL object
+                # under a handler thread that is reading from it.
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
     def join_connections(self, timeout: float) -> None:
         with self._conn_lock:
@@ -95,10 +125,29 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
     ``fail_next``, ``stall_watches``/``resume_watches``, ``split_events``, ``set_delay``/``delay``,
     ``compact``, ``restart``; see ``FaultInjection``), a direct object API without HTTP
     (``create``/``update``/``patch``/``delete``/``get``/``list``; see ``ObjectAPI``), a request
-    log (``requests``, ``wait_for_request``) and ``write_kubeconfig``. Known simplifications:
-    namespaces need not exist before objects are created in them; deletion is immediate (no
-    graceful deletion or finalizers); server-side apply is not supported (415); strategic merge
-    patch is treated as a JSON merge patch.
+    log (``requests``, ``wait_for_request``) and ``write_kubeconfig``.
+
+    HTTPS: pass ``certfile``/``keyfile`` (PEM) or a server-side ``ssl_context``, and ``ca_cert``
+    (the CA that signed the server certificate; ``write_kubeconfig`` writes it as
+    ``certificate-authority-data``). ``client_ca`` (PEM or path) makes the server verify client
+    certificates signed by that CA (``require_client_cert=True`` fails handshakes without one);
+    the certificate's CN is the request's user (``RecordedRequest.user``).
+
+    Authentication: when ``expected_token`` or ``client_ca`` is set, a request must carry the
+    bearer token or a verified client certificate, else 401.
+
+    Patches: JSON merge, JSON patch, strategic merge (built-in kinds; lists merged by the
+    patch-merge keys of the 1.30 schema, ``$patch: delete/replace``; 415 for custom resources as
+    on the real server) and server-side apply (``application/apply-patch+yaml``).
+
+    Known simplifications: namespaces need not exist before objects are created in them;
+    deletion is immediate (no graceful deletion or finalizers; ``propagationPolicy`` is checked
+    but has no effect; ``preconditions`` are enforced); ``dryRun`` is ignored. Server-side apply
+    creates a missing object, otherwise merges the applied configuration as a strategic merge
+    patch and records a ``managedFields`` entry (operation ``Apply``) for the field manager;
+    conflicts between field managers are not modelled (``force`` is ignored) and fields a
+    manager stops applying are not removed. Only ``Apply`` entries are recorded (no ``Update``
+    entries for other writes).
 
     Settings (plain attributes, change them at any time):
 
@@ -140,6 +189,12 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         watch_list_defaulting: bool = False,
         expected_token: str | None = None,
         max_history: int = 100_000,
+        certfile: str | os.PathLike[str] | None = None,
+        keyfile: str | os.PathLike[str] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+        ca_cert: bytes | str | os.PathLike[str] | None = None,
+        client_ca: bytes | str | os.PathLike[str] | None = None,
+        require_client_cert: bool = False,
     ) -> None:
         if expired_watch_mode not in ("event", "http"):
             raise ValueError(
@@ -155,6 +210,22 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         self.watch_list_enabled = watch_list_enabled
         self.watch_list_defaulting = watch_list_defaulting
         self.expected_token = expected_token
+        if ssl_context is not None and certfile is not None:
+            raise ValueError("pass either ssl_context or certfile/keyfile, not both")
+        if keyfile is not None and certfile is None:
+            raise ValueError("keyfile needs a certfile")
+        if (client_ca is not None or require_client_cert) and (
+            ssl_context is None and certfile is None
+        ):
+            raise ValueError("client certificates need HTTPS: pass certfile/keyfile or ssl_context")
+        if require_client_cert and client_ca is None:
+            raise ValueError("require_client_cert needs client_ca")
+        self.ca_cert = _pem(ca_cert, "ca_cert")
+        self.client_ca = _pem(client_ca, "client_ca")
+        self._ssl_context = self._build_ssl_context(
+            ssl_context, certfile, keyfile, require_client_cert
+        )
+        self._tls_failures: list[str] = []
         self.clock_skew = 0.0
         self.registry = ResourceRegistry()
         self._store = Store(max_history=max_history)
@@ -166,6 +237,36 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         self._stopping = threading.Event()
         self._watch_cond = threading.Condition()
         self._active: set[Watcher] = set()
+
+    def _build_ssl_context(
+        self,
+        context: ssl.SSLContext | None,
+        certfile: str | os.PathLike[str] | None,
+        keyfile: str | os.PathLike[str] | None,
+        require_client_cert: bool,
+    ) -> ssl.SSLContext | None:
+        if context is None and certfile is None:
+            return None
+        if context is None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            try:
+                context.load_cert_chain(certfile, keyfile)  # type: ignore[arg-type]
+            except (OSError, ssl.SSLError) as exc:
+                raise ValueError(f"cannot load the server certificate/key: {exc}") from None
+        if self.client_ca is not None:
+            context.load_verify_locations(cadata=self.client_ca.decode())
+            context.verify_mode = ssl.CERT_REQUIRED if require_client_cert else ssl.CERT_OPTIONAL
+        return context
+
+    @property
+    def tls(self) -> bool:
+        """Whether the server speaks HTTPS."""
+        return self._ssl_context is not None
+
+    @property
+    def tls_handshake_failures(self) -> list[str]:
+        """Messages of the TLS handshakes that failed so far (a copy), oldest first."""
+        return list(self._tls_failures)
 
     def __repr__(self) -> str:
         state = f"url={self.url!r}" if self._httpd is not None else "stopped"
@@ -179,6 +280,10 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
             raise RuntimeError("FakeAPIServer is already started")
         self._stopping.clear()
         self._httpd = _HTTPServer(("127.0.0.1", self._requested_port), self)
+        if self._ssl_context is not None:
+            self._httpd.socket = self._ssl_context.wrap_socket(
+                self._httpd.socket, server_side=True, do_handshake_on_connect=False
+            )
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": 0.01},
@@ -220,7 +325,8 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        scheme = "https" if self._ssl_context is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     @property
     def revision(self) -> int:
@@ -228,19 +334,40 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         return self._store.revision
 
     def write_kubeconfig(
-        self, path: str | os.PathLike[str], *, namespace: str = "default", token: str | None = None
+        self,
+        path: str | os.PathLike[str],
+        *,
+        namespace: str = "default",
+        token: str | None = None,
+        token_file: str | os.PathLike[str] | None = None,
+        client_cert: tuple[bytes, bytes] | None = None,
+        ca_cert: bytes | None = None,
     ) -> str:
         """Write a kubeconfig whose current context points at this server; returns the path.
 
-        ``token`` defaults to ``expected_token``.
+        ``token`` defaults to ``expected_token`` (unless ``token_file`` is given: the user's
+        ``tokenFile``, re-read by clients after a 401); ``client_cert`` is ``(cert_pem, key_pem)``,
+        written as ``client-certificate-data``/``client-key-data``. For HTTPS the cluster gets
+        ``certificate-authority-data`` from ``ca_cert`` (default: the server's ``ca_cert``).
         """
-        token = token if token is not None else self.expected_token
+        if token is None and token_file is None:
+            token = self.expected_token
         user: dict[str, Any] = {"token": token} if token else {}
+        if token_file is not None:
+            user["tokenFile"] = os.fspath(token_file)
+        if client_cert is not None:
+            cert_pem, key_pem = client_cert
+            user["client-certificate-data"] = base64.b64encode(cert_pem).decode()
+            user["client-key-data"] = base64.b64encode(key_pem).decode()
+        cluster: dict[str, Any] = {"server": self.url}
+        ca = ca_cert if ca_cert is not None else self.ca_cert
+        if self.tls and ca is not None:
+            cluster["certificate-authority-data"] = base64.b64encode(ca).decode()
         config = {
             "apiVersion": "v1",
             "kind": "Config",
             "preferences": {},
-            "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
+            "clusters": [{"name": "fake", "cluster": cluster}],
             "users": [{"name": "fake-user", "user": user}],
             "contexts": [
                 {

@@ -17,6 +17,9 @@ __all__ = [
     "expired",
     "too_large_rv",
     "for_code",
+    "precondition_failed",
+    "field_manager_required",
+    "unsupported_patch",
     "REASONS",
 ]
 
@@ -147,17 +150,47 @@ def invalid_object(rtype: ResourceType, name: str, field: str, message: str) -> 
     return StatusError(422, body)
 
 
-def unsupported_patch() -> StatusError:
+def unsupported_patch(builtin: bool = True) -> StatusError:
+    """415 for a patch type the resource does not accept (custom resources: no strategic merge)."""
+    types = ["application/json-patch+json", "application/merge-patch+json"]
+    if builtin:
+        types.append("application/strategic-merge-patch+json")
+    types.append("application/apply-patch+yaml")
     return StatusError(
         415,
         status_body(
             415,
             "UnsupportedMediaType",
             "the body of the request was in an unknown format - accepted media types include: "
-            "application/json-patch+json, application/merge-patch+json, "
-            "application/strategic-merge-patch+json",
+            + ", ".join(types),
         ),
     )
+
+
+def precondition_failed(
+    rtype: ResourceType, name: str, field: str, wanted: str, actual: str
+) -> StatusError:
+    """409 Conflict for a DeleteOptions precondition (``UID`` or ``ResourceVersion``) that fails."""
+    message = (
+        f"Precondition failed: {field} in precondition: {wanted}, {field} in object meta: {actual}"
+    )
+    return StatusError(409, status_body(409, "Conflict", message, _details(rtype, name)))
+
+
+def field_manager_required() -> StatusError:
+    """422 for an apply patch without ``fieldManager`` (the real server's message)."""
+    text = "Required value: is required for apply patch"
+    body = status_body(
+        422,
+        "Invalid",
+        f'PatchOptions.meta.k8s.io "" is invalid: fieldManager: {text}',
+        {
+            "group": "meta.k8s.io",
+            "kind": "PatchOptions",
+            "causes": [{"reason": "FieldValueRequired", "message": text, "field": "fieldManager"}],
+        },
+    )
+    return StatusError(422, body)
 
 
 def expired(message: str, *, continue_token: str | None = None) -> StatusError:

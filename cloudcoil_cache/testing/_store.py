@@ -7,6 +7,7 @@ without copying and their serialized JSON is cached.
 from __future__ import annotations
 
 import bisect
+import copy
 import json
 import random
 import threading
@@ -19,6 +20,7 @@ from typing import Any, Iterable
 from . import _status
 from ._patch import PatchError, json_patch, merge_patch
 from ._resources import ResourceType
+from ._smp import definition_of, fields_v1, strategic_merge
 from ._watchers import Event, Watcher
 
 __all__ = ["Store", "Stored", "Snapshot", "object_key"]
@@ -30,6 +32,7 @@ _PATCH_TYPES = (
     "application/strategic-merge-patch+json",
     "application/json-patch+json",
 )
+APPLY_PATCH = "application/apply-patch+yaml"
 
 
 def object_key(namespace: str | None, name: str) -> str:
@@ -249,6 +252,8 @@ class Store:
                 for field in ("uid", "creationTimestamp", "namespace", "generation"):
                     if field in cur_meta:
                         new_meta[field] = cur_meta[field]
+                if "managedFields" not in new_meta and "managedFields" in cur_meta:
+                    new_meta["managedFields"] = cur_meta["managedFields"]
                 new_meta["name"] = name
                 new["metadata"] = new_meta
                 new["kind"] = rtype.kind
@@ -271,35 +276,135 @@ class Store:
         patch: Any,
         subresource: str | None = None,
     ) -> dict[str, Any]:
-        """PATCH semantics: merge (also for strategic merge on built-ins) or JSON patch, atomically.
+        """PATCH semantics: merge, strategic merge (built-ins only) or JSON patch, atomically.
 
         A resourceVersion the patch sets is a precondition (409 Conflict when stale).
         """
         strategic = content_type == "application/strategic-merge-patch+json"
         if content_type not in _PATCH_TYPES or (strategic and not rtype.builtin):
-            raise _status.unsupported_patch()
+            raise _status.unsupported_patch(rtype.builtin)
         with self.lock:
             current = self.get(rtype, name, namespace).obj
             try:
                 if content_type == "application/json-patch+json":
                     new = json_patch(current, patch)
-                elif isinstance(patch, dict):
-                    new = merge_patch(current, patch)
-                else:
+                elif not isinstance(patch, dict):
                     raise _status.bad_request("a merge patch must be a JSON object")
+                elif strategic:
+                    definition = definition_of(rtype.api_version, rtype.kind)
+                    new = strategic_merge(current, patch, definition)
+                else:
+                    new = merge_patch(current, patch)
             except PatchError as exc:
                 raise _status.StatusError(
                     422, _status.status_body(422, "Invalid", str(exc))
                 ) from None
-            if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
-                raise _status.bad_request("the patched object must keep its metadata")
-            new["metadata"] = dict(new["metadata"])
-            return self.replace(rtype, name, namespace, new, subresource=subresource)
+            return self._replace_patched(rtype, name, namespace, new, subresource)
 
-    def delete(self, rtype: ResourceType, name: str, namespace: str | None) -> dict[str, Any]:
+    def _replace_patched(
+        self,
+        rtype: ResourceType,
+        name: str,
+        namespace: str | None,
+        new: Any,
+        subresource: str | None,
+    ) -> dict[str, Any]:
+        if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
+            raise _status.bad_request("the patched object must keep its metadata")
+        new["metadata"] = dict(new["metadata"])
+        return self.replace(rtype, name, namespace, new, subresource=subresource)
+
+    def apply(
+        self,
+        rtype: ResourceType,
+        name: str,
+        namespace: str | None,
+        applied: Any,
+        field_manager: str,
+        subresource: str | None = None,
+    ) -> tuple[dict[str, Any], bool]:
+        """Server-side apply (simplified): create when missing, else a strategic merge.
+
+        Returns the object and whether it was created.
+
+        The manager's ``managedFields`` entry (operation ``Apply``) is created or replaced with
+        the fields ``applied`` sets. Not modelled: conflicts between managers (``force`` is
+        accepted and ignored) and removal of fields a manager stops applying.
+        """
+        if not isinstance(applied, dict):
+            raise _status.bad_request("an apply patch must be an object")
+        if applied.get("apiVersion") != rtype.api_version or applied.get("kind") != rtype.kind:
+            raise _status.bad_request(
+                f"the apply patch must have apiVersion {rtype.api_version!r} and kind "
+                f"{rtype.kind!r}, got {applied.get('apiVersion')!r} and {applied.get('kind')!r}"
+            )
+        meta = applied.get("metadata")
+        if not isinstance(meta, dict):
+            raise _status.bad_request("metadata must be an object")
+        if meta.get("name") not in (None, name):
+            raise _status.bad_request(
+                f"the name of the object ({meta['name']}) does not match "
+                f"the name on the URL ({name})"
+            )
+        if meta.get("managedFields") is not None:
+            raise _status.bad_request("metadata.managedFields must be nil")
+        body = {**applied, "metadata": dict(meta)}
+        definition = definition_of(rtype.api_version, rtype.kind)
+        entry: dict[str, Any] = {
+            "manager": field_manager,
+            "operation": "Apply",
+            "apiVersion": rtype.api_version,
+            "time": _now(),
+            "fieldsType": "FieldsV1",
+            "fieldsV1": fields_v1(body, definition),
+        }
+        if subresource:
+            entry["subresource"] = subresource
+        with self.lock:
+            try:
+                current = self.get(rtype, name, namespace).obj
+            except _status.StatusError:
+                if subresource:
+                    raise
+                created = copy.deepcopy(body)
+                created["metadata"]["name"] = name
+                created["metadata"]["managedFields"] = [entry]
+                return self.create(rtype, created, namespace), True
+            try:
+                if rtype.builtin:
+                    new = strategic_merge(current, body, definition)
+                else:
+                    new = merge_patch(current, body)
+            except PatchError as exc:
+                raise _status.StatusError(
+                    422, _status.status_body(422, "Invalid", str(exc))
+                ) from None
+            managed = [
+                m for m in current["metadata"].get("managedFields") or ()
+                if not (m.get("manager") == field_manager and m.get("operation") == "Apply"
+                        and m.get("subresource") == entry.get("subresource"))
+            ]
+            new["metadata"] = {**new["metadata"], "managedFields": [*managed, entry]}
+            return self._replace_patched(rtype, name, namespace, new, subresource), False
+
+    def delete(
+        self,
+        rtype: ResourceType,
+        name: str,
+        namespace: str | None,
+        preconditions: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Delete now (no graceful deletion); ``preconditions`` (uid, resourceVersion) → 409."""
         with self.lock:
             current = self.get(rtype, name, namespace).obj
-            last = {**current, "metadata": dict(current["metadata"])}
+            cur_meta = current["metadata"]
+            for key, field in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
+                wanted = (preconditions or {}).get(key)
+                if wanted is not None and str(wanted) != cur_meta.get(key):
+                    raise _status.precondition_failed(
+                        rtype, name, field, str(wanted), str(cur_meta.get(key))
+                    )
+            last = {**current, "metadata": dict(cur_meta)}
             return self._commit(rtype, "DELETED", object_key(namespace, name), last, current)
 
     # -- watchers ------------------------------------------------------------------------------

@@ -122,8 +122,6 @@ def test_a_disabled_cache_sends_every_read_to_the_api_server(server, make_config
     assert not status.enabled and not status.started
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: an informer that once evicted stays 'incomplete' for good, even "
-                                       "after a relist that fits in max_items (Store.evictions never resets)")
 def test_an_informer_is_complete_again_after_a_relist_that_fits_in_its_capacity(server, make_config):
     seed(server, 3)
     config = make_config(resources=[Pod], max_items_per_resource=2, resync_period=1, mode="strict")

@@ -106,8 +106,6 @@ def test_field_selectors_are_evaluated_in_memory(server, make_config, selector, 
     assert cached == live
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: in-memory field selectors read an unset bool field as '' "
-                                       "where the API server reads 'false' (spec.hostNetwork=false)")
 def test_a_field_selector_on_an_unset_boolean_matches_false_like_the_api_server(server, make_config):
     # kube-apiserver's pod fields set spec.hostNetwork to "false" when the pod does not set it
     # (pkg/registry/core/pod ToSelectableFields). The fake server shares the deviation, so the
@@ -211,8 +209,6 @@ def test_cluster_scoped_kinds_are_cached_whole_even_in_a_one_namespace_cache(ser
         assert reads(server) == []
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: in fallback mode a continue token issued by the cache is sent to "
-                                       "the API server (400 BadRequest) once the cache cannot serve the next page")
 def test_a_cache_continue_token_is_never_sent_to_the_api_server(server, make_config):
     seed(server, 6)
     config = make_config(resources=[Pod], mode="fallback")

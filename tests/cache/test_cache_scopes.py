@@ -209,8 +209,6 @@ def test_set_default_serves_threads_without_a_scope_and_close_stops_its_threads(
     assert not config.cache.status().started  # type: ignore[union-attr]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a stop that comes while the reflector's first LIST is still "
-                                       "connecting does not interrupt it; exit waits for the server's answer")
 def test_exit_right_after_entering_does_not_wait_for_a_slow_first_list(server, make_config):
     # The window is racy (the LIST may not be on the wire yet), so the exit is timed several times.
     server.set_delay(0.25)
@@ -327,8 +325,6 @@ def test_a_cache_given_to_two_configs_is_refused_by_the_second(server, kubeconfi
         second.close()
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a scope entered while another thread's first scope is still "
-                                       "waiting for the sync does not wait for it (Cache._acquire)")
 def test_a_scope_entered_while_another_thread_waits_for_the_sync_also_waits_for_it(server, make_config):
     seed(server, 2)
     server.set_delay(0.5)  # the first LIST takes a while

@@ -379,7 +379,7 @@ def test_patching_status_goes_through_the_status_subresource_only(
 
 def test_an_unknown_patch_content_type_is_415(fake_api_server: FakeAPIServer) -> None:
     post(fake_api_server, PODS, make_pod("a"))
-    resp = patch(fake_api_server, PODS + "/a", {}, "application/apply-patch+yaml")
+    resp = patch(fake_api_server, PODS + "/a", {}, "application/x-unknown-patch+json")
     assert (resp.status_code, resp.json()["reason"]) == (415, "UnsupportedMediaType")
 
 
