@@ -45,8 +45,9 @@ class Tuning:
         page_size: ``limit`` of a paginated LIST.
         min_watch_duration: a watch that ends this fast without an event is "very short" (an error).
         max_list_restarts: consecutive expired-continue restarts of one paginated LIST before failing.
-        freeze_gc: after each (re)list, move the objects alive into the collector's permanent
-            generation so full collections skip the cache (see ``cloudcoil_cache._gc``).
+        freeze_gc: after each (re)list and every few hundred watch events, move the objects alive
+            into the collector's permanent generation so collections skip the cache; cyclic
+            garbage is still collected every 5 minutes (see ``cloudcoil_cache._gc``).
     """
 
     backoff: Backoff = Backoff()
@@ -239,6 +240,7 @@ class Reflector:
             timeout = min(timeout, max(1.0, self._next_resync - time.monotonic()))
         started = time.monotonic()
         events = 0
+        freeze_gc = self._tuning.freeze_gc
         stream = self._source.watch(resource_version=self.last_rv, timeout_seconds=max(1, int(timeout)),
                                     read_timeout=self._tuning.read_timeout)
         try:
@@ -249,6 +251,8 @@ class Reflector:
                     self._sink.bookmark(event.resource_version)
                 else:
                     self._sink.apply(event)
+                    if freeze_gc:
+                        _gc.note_events()
                 self.last_rv = event.resource_version
                 if self._stop.is_set():
                     break

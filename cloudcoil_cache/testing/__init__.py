@@ -1,4 +1,4 @@
-"""Test helpers: a fake kube-apiserver over real HTTP, realistic objects and a pytest plugin."""
+"""Test helpers: a fake kube-apiserver over real HTTP(S), realistic objects and a pytest plugin."""
 
 from ._objects import make_configmap, make_deployment, make_pod, seed_pods
 from ._requests import RecordedRequest

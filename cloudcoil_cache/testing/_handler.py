@@ -28,6 +28,8 @@ __all__ = ["Handler"]
 
 log = logging.getLogger(__name__)
 
+_WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
+
 
 def _method_not_allowed() -> StatusError:
     return StatusError(
@@ -290,12 +292,29 @@ class Handler(BaseHTTPRequestHandler):
     def _resource(
         self, method: str, verb: str, route: Route, query: dict[str, str], body: bytes
     ) -> None:
+        store = self.api._store
+        if route.subresource is not None and verb not in ("get", "update", "patch"):
+            raise _method_not_allowed()
+        dry_run = query.get("dryRun")
+        if dry_run is not None and dry_run != "All":
+            raise _status.bad_request(
+                f'Invalid dryRun: Unsupported value: "{dry_run}": supported values: "All"'
+            )
+        if verb in ("delete", "deletecollection") and body.strip():
+            options = self._parse_json(body)  # DeleteOptions may carry dryRun too
+            if isinstance(options, dict) and "All" in (options.get("dryRun") or ()):
+                dry_run = "All"
+        if dry_run and verb in _WRITES:
+            with store.dry_run():
+                self._serve_resource(verb, route, query, body)
+        else:
+            self._serve_resource(verb, route, query, body)
+
+    def _serve_resource(self, verb: str, route: Route, query: dict[str, str], body: bytes) -> None:
         api, store = self.api, self.api._store
         rtype = route.rtype
         assert rtype is not None
         ns, name = route.namespace, route.name
-        if route.subresource is not None and verb not in ("get", "update", "patch"):
-            raise _method_not_allowed()
         if route.subresource == "scale":
             self._scale(verb, route, body)
         elif verb == "watch":

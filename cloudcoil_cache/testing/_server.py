@@ -115,11 +115,12 @@ class _HTTPServer(ThreadingHTTPServer):
 class FakeAPIServer(FaultInjection, ObjectAPI):
     """A threaded fake kube-apiserver for tests, on ``127.0.0.1`` at a random port.
 
-    Serves discovery, CRUD (with optimistic concurrency, merge and JSON patch, ``/status``), LIST
-    (selectors, ``limit``/``continue`` from consistent snapshots, resourceVersion rules) and WATCH
-    (resume from history, bookmarks, ``sendInitialEvents``, selector transitions, timeouts) for
-    the built-in kinds and for custom resources added with ``register_resource``. One global
-    integer revision is shared by all kinds, like etcd's.
+    Serves discovery, CRUD (with optimistic concurrency, patches, ``/status``, and ``/scale``
+    of Deployments, ReplicaSets and StatefulSets), LIST (selectors, ``limit``/``continue`` from
+    consistent snapshots, resourceVersion rules) and WATCH (resume from history, bookmarks,
+    ``sendInitialEvents``, selector transitions, timeouts) for the built-in kinds and for custom
+    resources added with ``register_resource``. One global integer revision is shared by all
+    kinds, like etcd's.
 
     Also: fault injection (``drop_watches``, ``send_malformed_line``, ``send_error_event``,
     ``fail_next``, ``stall_watches``/``resume_watches``, ``split_events``, ``set_delay``/``delay``,
@@ -142,11 +143,12 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
 
     Known simplifications: namespaces need not exist before objects are created in them;
     deletion is immediate (no graceful deletion or finalizers; ``propagationPolicy`` is checked
-    but has no effect; ``preconditions`` are enforced); ``dryRun`` is ignored. Server-side apply
-    creates a missing object, otherwise merges the applied configuration as a strategic merge
-    patch and records a ``managedFields`` entry (operation ``Apply``) for the field manager;
-    conflicts between field managers are not modelled (``force`` is ignored) and fields a
-    manager stops applying are not removed. Only ``Apply`` entries are recorded (no ``Update``
+    but has no effect; ``preconditions`` are enforced). ``dryRun=All`` (a query parameter, or in
+    DeleteOptions) answers a write without storing it. Server-side apply creates a missing
+    object, otherwise merges the applied configuration as a strategic merge patch and records
+    a ``managedFields`` entry (operation ``Apply``) for the field manager; conflicts between
+    field managers are not modelled (``force`` is ignored) and fields a manager stops applying
+    are not removed. Only ``Apply`` entries are recorded (no ``Update``
     entries for other writes).
 
     Settings (plain attributes, change them at any time):

@@ -7,6 +7,7 @@ without copying and their serialized JSON is cached.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import copy
 import json
 import random
@@ -15,7 +16,7 @@ import time
 import uuid
 from collections import OrderedDict
 from datetime import datetime, timezone
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from . import _status
 from ._patch import PatchError, json_patch, merge_patch
@@ -93,6 +94,20 @@ class Store:
         self._watchers: dict[ResourceType, set[Watcher]] = {}
         self._snapshots: OrderedDict[tuple[ResourceType, int], Snapshot] = OrderedDict()
         self._max_snapshots = max_snapshots
+        self._dry_run = False
+
+    @contextlib.contextmanager
+    def dry_run(self) -> Iterator[None]:
+        """Writes in the block are validated and answered but not stored (``dryRun=All``).
+
+        The lock is held for the whole block, so no other thread sees the flag.
+        """
+        with self.lock:
+            self._dry_run = True
+            try:
+                yield
+            finally:
+                self._dry_run = False
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -144,7 +159,17 @@ class Store:
         obj: dict[str, Any],
         old: dict[str, Any] | None,
     ) -> dict[str, Any]:
-        """Record a change at the next revision (lock held by the caller); returns the object."""
+        """Record a change at the next revision (lock held by the caller); returns the object.
+
+        Inside ``dry_run()`` nothing is recorded: the object keeps the resourceVersion it had
+        (none for a create).
+        """
+        if self._dry_run:
+            if old is None:
+                obj["metadata"].pop("resourceVersion", None)
+            else:
+                obj["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion")
+            return obj
         self.revision += 1
         rv = self.revision
         obj["metadata"]["resourceVersion"] = str(rv)

@@ -155,3 +155,15 @@ def test_watch_from_a_compacted_version_raises_watch_expired(
         next(events)
     events.close()
     assert info.value.code == 410
+
+
+def test_a_list_result_converts_back_to_the_wire_form(
+        server: FakeAPIServer, config: Config) -> None:
+    seed(server, 3)
+    page = Pod.client(config).list(limit=2)
+    wire = page.to_dict()
+    assert (wire["kind"], wire["apiVersion"]) == ("PodList", "v1")
+    assert wire["metadata"]["continue"] == page.continue_
+    assert [item["metadata"]["name"] for item in wire["items"]] == ["pod-0", "pod-1"]
+    assert repr(page) == (f"<PodList items=2 resourceVersion={page.resource_version!r}, "
+                          f"continue={page.continue_!r}>")

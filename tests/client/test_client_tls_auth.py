@@ -9,6 +9,7 @@ from typing import Any, Callable
 import pytest
 import trustme
 
+from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.errors import CloudcoilError, ConnectError, Unauthorized
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
@@ -176,3 +177,18 @@ def test_a_watch_over_tls_ends_when_the_server_stops(
     reader.join(5.0)
     assert not reader.is_alive()
     assert outcome.get("rest", []) == []
+
+
+def test_a_cached_config_syncs_and_serves_reads_over_tls(
+        make_https_server: Callable[..., FakeAPIServer], make_config: Callable[..., Config],
+        tmp_path: Path) -> None:
+    server = make_https_server(expected_token=TOKEN)
+    server.create("pods", make_pod("web"), "default")
+    config = make_config(kubeconfig=server.write_kubeconfig(tmp_path / "kc"),
+                         cache=Cache(resources=[Pod], sync_timeout=5))
+    with config:
+        server.wait_for_watches(1)
+        server.clear_requests()
+        assert [p.metadata.name for p in Pod.list()] == ["web"]
+        assert Pod.get("web").metadata.name == "web"
+        assert [r.verb for r in server.requests if r.verb in ("get", "list")] == []

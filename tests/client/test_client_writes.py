@@ -50,8 +50,29 @@ def test_create_of_an_existing_name_raises_conflict(config: Config) -> None:
 
 def test_create_with_dry_run_and_field_manager_sends_both_parameters(
         server: FakeAPIServer, config: Config) -> None:
-    Pod.client(config).create(pod("web"), dry_run=True, field_manager="tests")
+    revision = server.revision
+    result = Pod.client(config).create(pod("web"), dry_run=True, field_manager="tests")
     assert last(server, "create").query == {"dryRun": "All", "fieldManager": "tests"}
+    assert result.metadata.uid and result.metadata.resource_version is None
+    assert (server.list("pods", "default"), server.revision) == ([], revision)
+
+
+@pytest.mark.parametrize("operation", ["update", "patch", "delete"])
+def test_a_dry_run_write_changes_nothing_on_the_server(
+        server: FakeAPIServer, config: Config, operation: str) -> None:
+    client = Pod.client(config)
+    created = client.create(pod("web"))
+    labelled = created.evolve(metadata=created.metadata.evolve(labels={"dry": "run"}))
+    if operation == "update":
+        result = client.update(labelled, dry_run=True)
+    elif operation == "patch":
+        result = client.patch("web", {"metadata": {"labels": {"dry": "run"}}}, dry_run=True)
+    else:
+        result = client.delete("web", dry_run=True)
+    assert result.metadata.resource_version == created.metadata.resource_version
+    stored = server.get("pods", "web", "default")
+    assert stored["metadata"].get("labels") is None
+    assert server.revision == int(created.metadata.resource_version)
 
 
 def test_update_replaces_the_object(server: FakeAPIServer, config: Config) -> None:
