@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
+from typing import Any, Callable, Iterator
 
 import pytest
+
+from cloudcoil_cache.caching import Cache, Tuning
+from cloudcoil_cache.client import Config
+from cloudcoil_cache.testing import FakeAPIServer
+from cluster_support import FAST
 
 # How long a test's threads get to finish after its fixtures are torn down. Threads are
 # joined (waited on), never slept for: a thread that ends earlier ends the wait earlier.
@@ -21,3 +28,33 @@ def no_leaked_threads():
         t.join(_THREAD_GRACE_SECONDS)
     still = [t.name for t in leaked if t.is_alive()]
     assert not still, f"test leaked running threads: {still}"
+
+
+@pytest.fixture
+def server() -> Iterator[FakeAPIServer]:
+    """A fake API server on loopback with bookmarks every 0.5 s."""
+    with FakeAPIServer(bookmark_interval=0.5) as srv:
+        yield srv
+
+
+@pytest.fixture
+def kubeconfig(server: FakeAPIServer, tmp_path: Path) -> str:
+    return str(server.write_kubeconfig(tmp_path / "kubeconfig"))
+
+
+@pytest.fixture
+def make_config(kubeconfig: str) -> Iterator[Callable[..., Config]]:
+    """``make_config(resources=[Pod], tuning=FAST, namespace=None, **cache_options)`` → a cached Config.
+
+    Every Config made is closed at teardown (tests unwind their own scopes with ``with``/``finally``).
+    """
+    made: list[Config] = []
+
+    def make(tuning: Tuning = FAST, namespace: str | None = None, **options: Any) -> Config:
+        config = Config(kubeconfig=kubeconfig, namespace=namespace, cache=Cache(tuning=tuning, **options))
+        made.append(config)
+        return config
+
+    yield make
+    for config in made:
+        config.close()

@@ -13,8 +13,7 @@ import attrs
 from cloudcoil_cache.caching import Backoff, Tuning
 
 #: Reflector timing for tests: quick backoff, short read timeout; the semantics are unchanged.
-FAST = Tuning(backoff=Backoff(initial=0.05, cap=0.4), watch_timeout=30.0, read_timeout=5.0,
-              page_size=500, min_watch_duration=0.0)
+from cluster_support import FAST  # noqa: E402  (shared reflector timing)
 
 
 @attrs.frozen

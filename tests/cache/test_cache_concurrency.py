@@ -10,7 +10,7 @@ from cloudcoil_cache.errors import ResourceNotFound
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import FakeAPIServer
 
-from _cache_helpers import Recorder
+from cluster_support import Recorder
 
 READERS = 8
 EVENTS = 500

@@ -12,7 +12,7 @@ from cloudcoil_cache.caching import HandlerHandle
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import make_pod
 
-from _cache_helpers import Recorder, names, requests_to, seed
+from cluster_support import Recorder, names, requests_to, seed
 
 
 def test_a_handler_registered_after_the_sync_gets_every_cached_object_then_live_events_without_duplicates(

@@ -11,7 +11,7 @@ from cloudcoil_cache.errors import CacheUnavailableError, Forbidden
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
 from cloudcoil_cache.testing import make_configmap
 
-from _cache_helpers import names, reads, requests_to, seed
+from cluster_support import names, reads, requests_to, seed
 
 
 def test_concurrent_first_reads_of_a_kind_share_one_informer_and_one_list(server, make_config):
@@ -74,7 +74,7 @@ def test_the_async_reference_example_reads_from_the_cache(server, kubeconfig):
     from cloudcoil_cache.caching import Cache
     from cloudcoil_cache.client import Config
 
-    from _cache_helpers import FAST
+    from cluster_support import FAST
 
     seed(server, 3)
     cfg = Config(kubeconfig=kubeconfig, namespace="default",

@@ -11,7 +11,7 @@ from cloudcoil_cache.errors import CacheUnavailableError, CloudcoilError
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod, Service
 from cloudcoil_cache.testing import make_configmap
 
-from _cache_helpers import Recorder, names, requests_to, seed
+from cluster_support import Recorder, names, requests_to, seed
 
 INVALID: list[Any] = [
     pytest.param(dict(namespaces=["a", "b"]), r"one namespace or all", id="two-namespaces"),

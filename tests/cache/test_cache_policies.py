@@ -12,7 +12,7 @@ from cloudcoil_cache.errors import CacheUnavailableError
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
 from cloudcoil_cache.testing import make_configmap
 
-from _cache_helpers import names, reads, requests_to, seed
+from cluster_support import names, reads, requests_to, seed
 
 TIMEOUT = 5
 

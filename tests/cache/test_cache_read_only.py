@@ -9,7 +9,7 @@ import pytest
 from cloudcoil_cache.errors import ReadOnlyError
 from cloudcoil_cache.models.kubernetes.core.v1 import Container, Pod
 
-from _cache_helpers import Recorder, seed
+from cluster_support import Recorder, seed
 
 
 def _set_attribute(pod: Any) -> None:

@@ -8,7 +8,7 @@ from cloudcoil_cache.errors import CacheUnavailableError
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Namespace, Pod
 from cloudcoil_cache.testing import FakeAPIServer, make_configmap, make_pod
 
-from _cache_helpers import fail_relists_with_403, names, reads, requests_to, seed
+from cluster_support import fail_relists_with_403, names, reads, requests_to, seed
 
 # name -> (labels, nodeName, phase)
 LABELLED: dict[str, tuple[dict[str, str], str, str]] = {
@@ -34,7 +34,7 @@ def test_a_cached_list_and_get_default_to_the_configs_namespace(server, make_con
     from cloudcoil_cache.caching import Cache
     from cloudcoil_cache.client import Config
 
-    from _cache_helpers import FAST
+    from cluster_support import FAST
 
     seed(server, 2, namespace="team-a", prefix="mine")
     seed(server, 3, namespace="default", prefix="theirs")

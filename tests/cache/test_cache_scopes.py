@@ -13,7 +13,7 @@ from cloudcoil_cache.errors import CacheSyncTimeout, Forbidden
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod, Service
 from cloudcoil_cache.testing import make_configmap, make_pod
 
-from _cache_helpers import names, reads, seed
+from cluster_support import names, reads, seed
 
 
 def cloudcoil_threads() -> list[threading.Thread]:

@@ -12,7 +12,7 @@ from cloudcoil_cache.errors import CacheUnavailableError, Forbidden, ResourceNot
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
 from cloudcoil_cache.testing import FakeAPIServer, make_configmap, make_pod
 
-from _cache_helpers import fail_relists_with_403, names, reads, requests_to, seed
+from cluster_support import fail_relists_with_403, names, reads, requests_to, seed
 
 KINDS = {"Pod": (Pod, "pods"), "ConfigMap": (ConfigMap, "configmaps")}
 

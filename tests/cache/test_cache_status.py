@@ -7,7 +7,7 @@ import time
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
 from cloudcoil_cache.testing import make_configmap
 
-from _cache_helpers import Recorder, fail_relists_with_403, requests_to, seed
+from cluster_support import Recorder, fail_relists_with_403, requests_to, seed
 
 
 def test_status_before_during_and_after_a_scope(server, make_config):
@@ -82,7 +82,7 @@ def test_the_token_of_a_rejected_config_appears_in_no_status_error_or_log(server
     from cloudcoil_cache.client import Config
     from cloudcoil_cache.errors import CacheUnavailableError, Unauthorized
 
-    from _cache_helpers import FAST
+    from cluster_support import FAST
 
     server.expected_token = "the-right-token"
     kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig", token="leaked-if-you-see-me")

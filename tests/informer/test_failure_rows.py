@@ -15,7 +15,7 @@ from cloudcoil_cache.client import Config
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import FakeAPIServer, make_pod
 
-from _informer_helpers import FAST, Recorder, seed
+from cluster_support import FAST, Recorder, seed
 
 PODS = "/api/v1/pods"
 

@@ -1,4 +1,4 @@
-"""Helpers shared by the cache tests: fast timing, seeding, request-log queries and a handler recorder."""
+"""Helpers shared by the cluster tests (informer, cache, aio): fast timing, seeding, request-log queries, a recorder."""
 
 from __future__ import annotations
 
