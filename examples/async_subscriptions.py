@@ -107,6 +107,7 @@ async def drive(server: FakeAPIServer | None, transcript: Transcript, seconds: f
         else:
             for namespace, name in (("default", "web-0"), ("default", "web-1"), ("other", "web-0")):
                 await transcript.line(f"added {namespace} {name}")
+            await transcript.line("3")  # the scope's local read ran before the first change
             server.create("pods", make_pod("web-2", "default"), "default")
             await transcript.line("added default web-2")
             server.patch("pods", "web-0", {"metadata": {"labels": {"tier": "frontend"}}}, "default")
