@@ -11,7 +11,7 @@ from cloudcoil_cache.testing import FakeAPIServer, RecordedRequest, make_pod
 
 #: Reflector timing for tests: quick backoff, short read timeout; the semantics are unchanged.
 FAST = Tuning(backoff=Backoff(initial=0.05, cap=0.4), watch_timeout=30.0, read_timeout=5.0,
-              page_size=500, min_watch_duration=0.0)
+              min_watch_duration=0.0)
 
 
 def seed(server: FakeAPIServer, n: int, namespace: str = "default", prefix: str = "pod",
