@@ -12,8 +12,8 @@ import socket
 import threading
 from typing import Any, Iterator
 
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3 import connection as _connection
+from urllib3 import connectionpool as _connectionpool
 
 __all__ = ["Interrupter", "install", "interruptible"]
 
@@ -78,20 +78,21 @@ class _Tracking:
         return result
 
 
-class _TrackingHTTPConnection(_Tracking, HTTPConnection):
+# Named like urllib3's own classes: their repr appears in connection error messages.
+class HTTPConnection(_Tracking, _connection.HTTPConnection):
     pass
 
 
-class _TrackingHTTPSConnection(_Tracking, HTTPSConnection):
+class HTTPSConnection(_Tracking, _connection.HTTPSConnection):
     pass
 
 
-class _TrackingHTTPConnectionPool(HTTPConnectionPool):
-    ConnectionCls = _TrackingHTTPConnection
+class _TrackingHTTPConnectionPool(_connectionpool.HTTPConnectionPool):
+    ConnectionCls = HTTPConnection
 
 
-class _TrackingHTTPSConnectionPool(HTTPSConnectionPool):
-    ConnectionCls = _TrackingHTTPSConnection
+class _TrackingHTTPSConnectionPool(_connectionpool.HTTPSConnectionPool):
+    ConnectionCls = HTTPSConnection
 
 
 def install(poolmanager: Any) -> None:

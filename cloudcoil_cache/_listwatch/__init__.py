@@ -5,6 +5,7 @@ from cloudcoil_cache._listwatch._listwatch import ListPage, ListWatch, WatchStre
 from cloudcoil_cache._listwatch._request import collection_path, object_path
 from cloudcoil_cache._listwatch._selectors import (
     FieldSelector,
+    check_field_selector,
     LabelSelector,
     parse_field_selector,
     parse_label_selector,
@@ -12,6 +13,7 @@ from cloudcoil_cache._listwatch._selectors import (
 
 __all__ = [
     "FieldSelector",
+    "check_field_selector",
     "LabelSelector",
     "ListPage",
     "ListWatch",

@@ -7,10 +7,14 @@ from typing import Any, Mapping
 
 import attrs
 
+from cloudcoil_cache.errors import BadRequest
+
 __all__ = [
+    "SELECTABLE_FIELDS",
     "FieldSelector",
     "LabelSelector",
     "Requirement",
+    "check_field_selector",
     "parse_field_selector",
     "parse_label_selector",
 ]
@@ -205,3 +209,46 @@ def parse_field_selector(text: str | None) -> FieldSelector:
         terms.append((path, "!=" if op == "!=" else "=", value))
     return FieldSelector(text, tuple(terms))
 
+
+
+#: Fields each built-in kind can be selected on besides metadata.name and metadata.namespace
+#: (kube-apiserver's per-kind field sets; protocol.md §1.8). Custom resources: none.
+SELECTABLE_FIELDS: dict[tuple[str, str], frozenset[str]] = {
+    ("v1", "Pod"): frozenset({
+        "spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+        "spec.hostNetwork", "status.phase", "status.podIP", "status.podIPs", "status.nominatedNodeName"}),
+    ("v1", "Node"): frozenset({"spec.unschedulable"}),
+    ("v1", "Namespace"): frozenset({"status.phase"}),
+    ("v1", "Secret"): frozenset({"type"}),
+    ("v1", "ReplicationController"): frozenset({"status.replicas"}),
+    ("apps/v1", "ReplicaSet"): frozenset({"status.replicas"}),
+    ("batch/v1", "Job"): frozenset({"status.successful"}),
+    ("v1", "Event"): frozenset({
+        "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+        "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+        "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}),
+    ("certificates.k8s.io/v1", "CertificateSigningRequest"): frozenset({"spec.signerName"}),
+}
+_ALWAYS = ("metadata.name", "metadata.namespace")
+#: Kinds whose API server answers an unknown field with the legacy message.
+_LEGACY_MESSAGE = frozenset({("v1", "Pod"), ("v1", "Node"), ("v1", "Namespace"), ("v1", "Secret"),
+                             ("v1", "ReplicationController"), ("v1", "Event")})
+
+
+def check_field_selector(cls: Any, text: str | None) -> None:
+    """Raise the API server's 400 for a field ``cls`` cannot be selected on (never answer ``[]``)."""
+    try:
+        selector = parse_field_selector(text)
+    except ValueError as exc:
+        raise BadRequest(str(exc), reason="BadRequest") from None
+    gvk = (cls.api_version, cls.kind)
+    allowed = SELECTABLE_FIELDS.get(gvk, frozenset())
+    for path in sorted(selector.paths):
+        if path in _ALWAYS or path in allowed:
+            continue
+        if gvk in _LEGACY_MESSAGE:
+            message = f"field label not supported: {path}"
+        else:
+            known = ", ".join(f'"{f}"' for f in (*_ALWAYS, *sorted(allowed)))
+            message = f'"{path}" is not a known field selector: only {known}'
+        raise BadRequest(message, reason="BadRequest")

@@ -13,10 +13,16 @@ import attrs
 
 from cloudcoil_cache._listwatch import ListWatch, parse_field_selector, parse_label_selector
 from cloudcoil_cache.caching._informer import Informer, InformerKey, InformerStatus
-from cloudcoil_cache.caching._options import KindSettings, kind_settings, validate_options
+from cloudcoil_cache.caching._options import (
+    KindSettings,
+    check_resource_class,
+    kind_settings,
+    validate_options,
+)
 from cloudcoil_cache.caching._reflector import Tuning
 from cloudcoil_cache.caching._views import InformerView, SyncInformer
 from cloudcoil_cache.errors import (
+    APIError,
     CacheSyncTimeout,
     CacheUnavailableError,
     CloudcoilError,
@@ -182,6 +188,7 @@ class Cache:
         """
         if not self.enabled:
             raise CloudcoilError("the cache is disabled (Cache(enabled=False))")
+        check_resource_class(cls, "get_informer()")
         if not self.settings_for(cls).enabled:
             raise CloudcoilError(f"caching of {cls.kind} is disabled by per_resource")
         with self._lock:
@@ -265,7 +272,7 @@ class Cache:
                 for informer in pending:
                     err = informer.last_error
                     if err is not None and is_hard_failure(err):
-                        raise err
+                        raise _naming(err, informer.key.describe())
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     names = ", ".join(i.key.describe() for i in pending)
@@ -332,8 +339,10 @@ class Cache:
         err = informer.last_error
         if err is not None:
             raise CannotServe(f"informer failing: {type(err).__name__}: {err}", err)
+        if not for_list:
+            return informer  # a get is answered by key: what the informer holds matches its selector
         _check_selector_servable(key, label_selector, field_selector)
-        if for_list and not informer.complete:
+        if not informer.complete:
             raise CannotServe(f"informer incomplete: {key.describe()} evicted "
                               f"{informer.store.evictions} objects (max_items)")
         return informer
@@ -390,3 +399,13 @@ def _check_selector_servable(key: InformerKey, label_selector: str | None,
             raise CannotServe(f"selector not servable: the informer watches only {what} selector "
                               f"{have!r}, the read asks for {want.text or 'everything'!r}")
 
+
+
+def _naming(err: BaseException, what: str) -> BaseException:
+    """The same error, its message prefixed with the informer it came from (type and fields kept)."""
+    if isinstance(err, APIError):
+        named = type(err)(f"{what}: {err.message}", code=err.code, reason=err.reason, status=err.status,
+                          retry_after=err.retry_after)
+        named.__cause__ = err
+        return named
+    return err

@@ -8,7 +8,7 @@ import attrs
 
 from cloudcoil_cache._listwatch import parse_field_selector, parse_label_selector
 
-__all__ = ["KindSettings", "PER_RESOURCE_KEYS", "validate_options"]
+__all__ = ["KindSettings", "PER_RESOURCE_KEYS", "check_resource_class", "kind_settings", "validate_options"]
 
 PER_RESOURCE_KEYS = frozenset({"label_selector", "field_selector", "resync_period", "max_items", "enabled"})
 MODES = ("strict", "fallback")
@@ -29,9 +29,11 @@ def _kind_name(cls: Any) -> str:
     return getattr(cls, "kind", None) or getattr(cls, "__name__", repr(cls))
 
 
-def _check_resource_class(cls: Any, where: str) -> None:
+def check_resource_class(cls: Any, where: str) -> None:
+    if not isinstance(cls, type):
+        raise ValueError(f"{where}: {cls!r} is not a resource class (expected a class such as Pod)")
     for attr in ("api_version", "kind", "plural", "namespaced"):
-        if not hasattr(cls, attr):
+        if getattr(cls, attr, None) is None:
             raise ValueError(f"{where}: {cls!r} is not a resource class (it has no {attr!r})")
 
 
@@ -71,7 +73,7 @@ def validate_options(*, resources: Iterable[Any] | None, namespaces: Any, label_
             raise ValueError("Cache(resources=...): expected a list of resource classes or None")
         resources = list(resources)
         for cls in resources:
-            _check_resource_class(cls, "Cache(resources=...)")
+            check_resource_class(cls, "Cache(resources=...)")
     if namespaces is not None:
         if isinstance(namespaces, str):
             namespaces = [namespaces]
@@ -88,7 +90,7 @@ def validate_options(*, resources: Iterable[Any] | None, namespaces: Any, label_
         raise ValueError(f"Cache(sync_timeout={sync_timeout!r}): expected seconds > 0")
     per: dict[Any, dict[str, Any] | None] = {}
     for cls, entry in (per_resource or {}).items():
-        _check_resource_class(cls, "Cache(per_resource=...)")
+        check_resource_class(cls, "Cache(per_resource=...)")
         where = f"Cache(per_resource={{{_kind_name(cls)}: ...}})"
         if entry is None:
             per[cls] = None

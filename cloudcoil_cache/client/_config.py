@@ -156,9 +156,12 @@ class Config:
     def _pop(self) -> None:
         stack = _scopes.get()
         if not stack or stack[-1][0] is not self:
-            inner = stack[-1][0] if stack else None
-            raise RuntimeError(f"Config scopes exited out of order: exiting {self!r} while the innermost "
-                               f"scope in this context is {inner!r}")
+            if not stack:
+                raise RuntimeError(f"Config scope exited that was not entered in this thread/task: "
+                                   f"Config@{id(self):x}")
+            raise RuntimeError(
+                f"Config scopes exited out of order: exiting Config@{id(self):x} while the innermost "
+                f"scope of this thread/task is Config@{id(stack[-1][0]):x}; exit the inner scope first")
         _, token = stack[-1]
         _scopes.set(stack[:-1])
         _active.reset(token)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Generic, Iterator, Mapping, TypeVar
 
+from cloudcoil_cache.apimachinery import ListMeta
+
 __all__ = ["ObjectList"]
 
 T = TypeVar("T")
@@ -12,9 +14,9 @@ T = TypeVar("T")
 class ObjectList(Generic[T]):
     """One page of a LIST (``items``, ``metadata``); iterating it walks this and every later page.
 
-    ``metadata`` is the wire-form list metadata (``resourceVersion``, ``continue``,
-    ``remainingItemCount``); ``resource_version`` and ``continue_`` are shortcuts into it.
-    ``len()`` is the size of this page.
+    ``metadata`` is a ``ListMeta`` (``resource_version``, ``continue_``, ``remaining_item_count``),
+    as in cloudcoil; ``resource_version`` and ``continue_`` are shortcuts into it. ``len()`` is the
+    size of this page.
     """
 
     __slots__ = ("resource", "items", "metadata", "kind", "api_version", "_next_page")
@@ -24,22 +26,22 @@ class ObjectList(Generic[T]):
                  kind: str | None = None, api_version: str | None = None) -> None:
         self.resource = resource
         self.items = items
-        self.metadata: dict[str, Any] = dict(metadata)
+        self.metadata: ListMeta = ListMeta.from_dict(dict(metadata))
         self.kind = kind or f"{resource.kind}List"
         self.api_version = api_version or resource.api_version
         self._next_page = next_page
 
     @property
     def resource_version(self) -> str | None:
-        return self.metadata.get("resourceVersion")
+        return self.metadata.resource_version
 
     @property
     def continue_(self) -> str | None:
-        return self.metadata.get("continue") or None
+        return self.metadata.continue_ or None
 
     @property
     def remaining_item_count(self) -> int | None:
-        return self.metadata.get("remainingItemCount")
+        return self.metadata.remaining_item_count
 
     def __len__(self) -> int:
         return len(self.items)
@@ -55,7 +57,7 @@ class ObjectList(Generic[T]):
         return self.items[index]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"apiVersion": self.api_version, "kind": self.kind, "metadata": dict(self.metadata),
+        return {"apiVersion": self.api_version, "kind": self.kind, "metadata": self.metadata.to_dict(),
                 "items": [item.to_dict() for item in self.items]}  # type: ignore[attr-defined]
 
     def __repr__(self) -> str:

@@ -6,6 +6,7 @@ import base64
 import logging
 from typing import TYPE_CHECKING, Any
 
+from cloudcoil_cache._listwatch import check_field_selector
 from cloudcoil_cache.caching._cache import CannotServe
 from cloudcoil_cache.caching._views import filter_objects
 from cloudcoil_cache.client._lists import ObjectList
@@ -59,6 +60,7 @@ def resolve_get(client: ResourceClient[Any], name: str, namespace: str | None, *
     Raises ``NeedsBlocking`` (only with ``lazy_start=False``) when an informer must be started first.
     """
     cls = client.cls
+    client.check_get(name)
     if _bypass(client):
         return LIVE
     cache = client.config.cache
@@ -73,12 +75,18 @@ def resolve_get(client: ResourceClient[Any], name: str, namespace: str | None, *
         return LIVE
     obj = informer.store.get(ns, name)
     if obj is not None:
-        return obj
-    if not informer.complete:  # it may have been evicted: the cache cannot say "not found"
-        _cannot_serve(client, CannotServe(f"informer incomplete: {informer.key.describe()} evicted "
-                                          f"{informer.store.evictions} objects (max_items)"), what)
-        return LIVE
-    raise ResourceNotFound(f'{cls.plural} "{name}" not found', reason="NotFound")
+        return obj  # also from a selector-filtered informer: what it holds matches its selector
+    key = informer.key
+    if key.label_selector or key.field_selector:  # the object may exist and not match
+        reason = (f"selector not servable: {key.describe()} holds only objects matching its "
+                  f"selector, and {name!r} is not among them")
+    elif not informer.complete:  # it may have been evicted: the cache cannot say "not found"
+        reason = (f"informer incomplete: {key.describe()} evicted {informer.store.evictions} "
+                  "objects (max_items)")
+    else:
+        raise ResourceNotFound(f'{cls.plural} "{name}" not found', reason="NotFound")
+    _cannot_serve(client, CannotServe(reason), what)
+    return LIVE
 
 
 def resolve_list(client: ResourceClient[Any], namespace: str | None, all_namespaces: bool,
@@ -86,11 +94,13 @@ def resolve_list(client: ResourceClient[Any], namespace: str | None, all_namespa
                  continue_: str | None, *, lazy_start: bool = True) -> Any:
     """The cached list (an ``ObjectList``), or ``LIVE``; strict mode raises instead. No I/O."""
     cls = client.cls
+    client.check_list(limit)
     if _bypass(client):
         return LIVE
     cache = client.config.cache
     assert cache is not None
     ns = None if all_namespaces or not cls.namespaced else client._namespace(namespace)
+    check_field_selector(cls, field_selector)  # an unknown field is the API server's 400, not []
     what = f"list {cls.kind} in {ns or 'all namespaces'}"
     try:
         informer = cache.informer_for_read(cls, ns, all_namespaces=all_namespaces or not cls.namespaced,

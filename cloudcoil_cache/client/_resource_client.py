@@ -55,9 +55,21 @@ class ResourceClient(Generic[T]):
 
     # ---------------------------------------------------------------- helpers
     def _namespace(self, namespace: str | None) -> str | None:
+        if namespace is not None and not isinstance(namespace, str):
+            raise TypeError(f"namespace must be a string, got {type(namespace).__name__}")
         if not self.cls.namespaced:
             return None
         return namespace or self.config.namespace
+
+    def check_get(self, name: str) -> None:
+        """Reject a bad name the same way whether the cache or the API would answer."""
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"{self.cls.kind}: a name is required (a non-empty string), got {name!r}")
+
+    def check_list(self, limit: int | None) -> None:
+        """Reject a bad limit the same way whether the cache or the API would answer."""
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+            raise ValueError(f"limit must be an integer >= 0 (0: no limit), got {limit!r}")
 
     def _path(self, name: str, namespace: str | None, sub: str | None = None) -> str:
         return object_path(self.cls, name, self._namespace(namespace), sub)
@@ -81,6 +93,7 @@ class ResourceClient(Generic[T]):
         return self.live_get(name, namespace)
 
     def live_get(self, name: str, namespace: str | None = None) -> T:
+        self.check_get(name)
         return self.cls.from_dict(self._request("GET", self._path(name, namespace)))
 
     def list(self, namespace: str | None = None, all_namespaces: bool = False,
@@ -97,6 +110,7 @@ class ResourceClient(Generic[T]):
     def live_list(self, namespace: str | None = None, all_namespaces: bool = False,
                   label_selector: str | None = None, field_selector: str | None = None,
                   limit: int | None = None, continue_: str | None = None) -> ObjectList[T]:
+        self.check_list(limit)
         ns = None if all_namespaces else self._namespace(namespace)
         path = collection_path(self.cls, ns)
         params: dict[str, str] = {}

@@ -29,6 +29,9 @@ def _seed_web_and_db(server: FakeAPIServer) -> None:
         server.create("pods", make_pod(f"web-{i}", labels={"app": "web"}))
     for i in range(2):
         server.create("pods", make_pod(f"db-{i}", labels={"app": "db", "role": "db"}))
+    # db-1 is outside a status.phase=Running informer: a get of it cannot be answered from memory
+    # (a get of an object the selector informer holds is served: it matches the selector).
+    server.patch("pods", "db-1", {"status": {"phase": "Pending"}}, "default", subresource="status")
 
 
 def _seed_then_delay_every_response(server: FakeAPIServer) -> None:

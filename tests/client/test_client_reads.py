@@ -54,7 +54,7 @@ def test_list_metadata_carries_the_servers_resource_version(
         server: FakeAPIServer, config: Config) -> None:
     seed(server, 3)
     result = Pod.client(config).list()
-    assert result.resource_version == result.metadata["resourceVersion"] == str(server.revision)
+    assert result.resource_version == result.metadata.resource_version == str(server.revision)
     assert result.continue_ is None
 
 

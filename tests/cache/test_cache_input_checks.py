@@ -1,0 +1,98 @@
+"""Bad read arguments and selector informers: the same answer whether the cache or the API serves."""
+
+from __future__ import annotations
+
+import pytest
+
+from cloudcoil_cache.caching import Cache
+from cloudcoil_cache.client import Config
+from cloudcoil_cache.errors import BadRequest, CacheUnavailableError, Forbidden, ResourceNotFound
+from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
+
+from cluster_support import FAST, reads, seed
+
+
+@pytest.mark.parametrize("mode", ["strict", "fallback"])
+@pytest.mark.parametrize("limit", [-1, "5", True, 2.5], ids=repr)
+def test_a_bad_limit_is_a_value_error_from_the_cache_and_the_api(server, make_config, mode, limit):
+    seed(server, 3)
+    config = make_config(resources=[Pod], mode=mode)
+    with config:
+        with pytest.raises(ValueError, match="limit must be an integer"):
+            Pod.list(limit=limit)
+        with config.cache.pause(), pytest.raises(ValueError, match="limit must be an integer"):
+            Pod.list(limit=limit)
+
+
+@pytest.mark.parametrize("mode", ["strict", "fallback"])
+def test_an_empty_name_is_a_value_error_from_the_cache_and_the_api(server, make_config, mode):
+    config = make_config(resources=[Pod], mode=mode)
+    with config:
+        with pytest.raises(ValueError, match="a name is required"):
+            Pod.get("")
+        with config.cache.pause(), pytest.raises(ValueError, match="a name is required"):
+            Pod.get("")
+
+
+@pytest.mark.parametrize("mode", ["strict", "fallback"])
+def test_an_unknown_field_selector_gets_the_api_servers_400_never_an_empty_list(server, make_config, mode):
+    seed(server, 2)
+    config = make_config(resources=[Pod, ConfigMap], mode=mode)
+    with config:
+        server.clear_requests()
+        with pytest.raises(BadRequest, match="field label not supported: foo.bar") as cached:
+            Pod.list(field_selector="foo.bar=1")
+        with pytest.raises(BadRequest, match=r'"data.x" is not a known field selector: only '
+                                             r'"metadata.name", "metadata.namespace"'):
+            ConfigMap.list(field_selector="data.x=1")
+        assert reads(server) == []  # refused by the cache itself
+        with config.cache.pause(), pytest.raises(BadRequest) as live:
+            Pod.list(field_selector="foo.bar=1")
+        assert live.value.message == cached.value.message  # the same words as the real server
+        assert len(Pod.list(field_selector="status.phase=Running,spec.hostNetwork=false").items) == 2
+
+
+def test_a_selector_informer_serves_gets_of_what_it_holds_and_cannot_vouch_for_the_rest(server, make_config):
+    seed(server, 2, app="web")
+    seed(server, 1, prefix="db", app="db")
+    config = make_config(resources=[Pod], label_selector="app=web", mode="strict")
+    with config:
+        server.clear_requests()
+        assert Pod.get("pod-0").metadata.labels["app"] == "web"
+        assert reads(server) == []
+        with pytest.raises(CacheUnavailableError, match="selector not servable"):
+            Pod.get("db-0")  # exists, but outside the informer's selection
+        with config.cache.fallback_mode():
+            assert Pod.get("db-0").metadata.labels["app"] == "db"  # read from the API
+            with pytest.raises(ResourceNotFound):
+                Pod.get("nowhere")
+
+
+def test_get_informer_of_something_that_is_not_a_resource_class_is_a_value_error(make_config):
+    config = make_config(resources=[Pod])
+    with pytest.raises(ValueError, match="'Pod' is not a resource class"):
+        config.cache.get_informer("Pod")
+
+
+def test_a_list_result_has_list_metadata_like_cloudcoil(server, make_config):
+    seed(server, 3)
+    config = make_config(resources=[Pod])
+    with config:
+        page = Pod.list(limit=2)
+        assert page.metadata.resource_version == page.resource_version
+        assert page.metadata.continue_ == page.continue_ and page.continue_
+        assert page.metadata.remaining_item_count == 1
+        with config.cache.pause():
+            live = Pod.list(limit=2)
+        assert live.metadata.resource_version and live.metadata.continue_
+
+
+def test_a_hard_sync_failure_names_the_informer_that_failed(server, kubeconfig):
+    server.fail_next(100, 403, verb="list")
+    config = Config(kubeconfig=kubeconfig, cache=Cache(resources=[Pod], mode="strict", tuning=FAST))
+    try:
+        with pytest.raises(Forbidden, match=r"^403 Forbidden: Pod in all namespaces: pods is forbidden"):
+            with config:
+                pass
+    finally:
+        config.close()
