@@ -7,10 +7,10 @@ it off; a full collection over 5,000 cached pods took 0.38 s (a stop-the-world p
 thread of the program), 0.05 s once they were frozen; and applying watch events with a handler
 went from ~4,600 to ~8,400 events/s when the cache was re-frozen every 500 events. So:
 
-- ``paused()`` turns automatic collection off while a LIST is read, parsed, structured and swapped
-  into the store (its network waits included: a collection between pages would walk every object
-  decoded so far). It nests across threads: the last one out restores the previous state.
-- ``freeze()`` (after a list) and ``note_events()`` (every ``FREEZE_EVERY`` watch events) move the
+- ``paused()`` turns automatic collection off while a LIST page is parsed and structured (CPU work
+  only, never around network waits). It nests across threads: the last one out restores the
+  previous state.
+- ``freeze()`` (after each LIST page) and ``note_events()`` (every ``FREEZE_EVERY`` watch events) move the
   objects alive into the collector's permanent generation, so collections skip the cache. Cached
   objects are acyclic: reference counting still frees them when they are replaced. Objects that
   become cyclic garbage after being frozen wait for the next full collection, which runs every
@@ -60,9 +60,7 @@ def paused() -> Iterator[None]:
 def freeze() -> None:
     """Freeze what is alive now; every ``FULL_COLLECT_EVERY`` seconds, collect everything first."""
     global _last_full, _events
-    if not _lock.acquire(blocking=False):
-        return  # another thread is doing it
-    try:
+    with _lock:
         _events = 0
         now = time.monotonic()
         collector_on = gc.isenabled() or (_pausers > 0 and _was_enabled)
@@ -71,8 +69,6 @@ def freeze() -> None:
             gc.unfreeze()
             gc.collect()
         gc.freeze()
-    finally:
-        _lock.release()
 
 
 def note_events(count: int = 1) -> None:

@@ -20,7 +20,8 @@ R = TypeVar("R")
 # leaves its last `async with config:` has no cloudcoil thread left running.
 _lock = threading.Lock()
 _executor: ThreadPoolExecutor | None = None
-_users = 0
+_users = 0  # holds + calls awaiting a result
+_running = 0  # calls executing on a worker right now
 _MAX_WORKERS = 8
 
 
@@ -40,7 +41,22 @@ def _release() -> None:
         if _users > 0 or _executor is None:
             return
         executor, _executor = _executor, None
-    executor.shutdown(wait=True)  # its threads are idle: this returns at once
+        idle = _running == 0
+    # Idle threads exit at once, so joining them is instant. A call still running (its awaiting
+    # task was cancelled) is not waited for: that would block the event loop; its thread ends
+    # when the call returns.
+    executor.shutdown(wait=idle)
+
+
+def _call(func: Callable[..., R], *args: Any) -> R:
+    global _running
+    with _lock:
+        _running += 1
+    try:
+        return func(*args)
+    finally:
+        with _lock:
+            _running -= 1
 
 
 def hold_executor() -> None:
@@ -60,6 +76,6 @@ async def run_blocking(func: Callable[..., R], *args: Any) -> R:
     ctx = contextvars.copy_context()
     executor = _acquire()
     try:
-        return await loop.run_in_executor(executor, ctx.run, func, *args)  # type: ignore[arg-type]
+        return await loop.run_in_executor(executor, ctx.run, _call, func, *args)  # type: ignore[arg-type]
     finally:
         _release()

@@ -11,8 +11,8 @@ from typing import Any, Callable, TypeVar
 from cloudcoil_cache._threads import run_blocking
 from cloudcoil_cache.caching._dispatch import Listener
 from cloudcoil_cache.caching._informer import Informer
-from cloudcoil_cache.caching._store import Added, Notification, Updated
-from cloudcoil_cache.caching._views import InformerView, sync_invoke
+from cloudcoil_cache.caching._store import Notification
+from cloudcoil_cache.caching._views import InformerView, handler_args, sync_invoke
 
 __all__ = ["AsyncInformer"]
 
@@ -22,14 +22,6 @@ T = TypeVar("T")
 
 # How often a handler thread waiting for a coroutine checks whether it is being stopped.
 _POLL = 0.1
-
-
-def _args_of(note: Notification) -> tuple[Any, ...]:
-    if isinstance(note, Updated):
-        return (note.old, note.new)
-    if isinstance(note, Added):
-        return (note.obj,)
-    return (note.obj,)
 
 
 class AsyncInformer(InformerView[T]):
@@ -68,7 +60,7 @@ class AsyncInformer(InformerView[T]):
             if loop is None or loop.is_closed():
                 raise RuntimeError("no running event loop for an async handler: register it inside "
                                    "a coroutine or enter `async with config:` first")
-            future = asyncio.run_coroutine_threadsafe(handler(*_args_of(note)), loop)
+            future = asyncio.run_coroutine_threadsafe(handler(*handler_args(note)), loop)
             while True:
                 try:
                     future.result(_POLL)

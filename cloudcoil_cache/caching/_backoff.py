@@ -37,6 +37,3 @@ class Backoff:
         delay = base * (1.0 + self.jitter * rand())
         following = min(base * self.factor, self.cap)
         return delay, attrs.evolve(self, current=following, last_at=now)
-
-    def reset(self) -> Backoff:
-        return attrs.evolve(self, current=0.0, last_at=None)

@@ -93,6 +93,7 @@ class Cache:
             sync_timeout=sync_timeout, max_items_per_resource=max_items_per_resource,
             per_resource=per_resource, mode=mode, enabled=enabled)
         self.tuning = tuning or Tuning()
+        self._settings: dict[Any, KindSettings] = {}
         self._lock = threading.RLock()
         self._informers: dict[InformerKey, Informer[Any]] = {}
         self._kinds: dict[type, InformerKey] = {}  # the informer that serves reads of a kind
@@ -140,7 +141,10 @@ class Cache:
         return self._options["resources"]
 
     def settings_for(self, cls: Any) -> KindSettings:
-        return kind_settings(self._options, cls)
+        settings = self._settings.get(cls)
+        if settings is None:  # options never change: compute once per kind
+            settings = self._settings[cls] = kind_settings(self._options, cls)
+        return settings
 
     def __repr__(self) -> str:
         kinds = "all kinds (on first use)" if self.resources is None else \
@@ -193,9 +197,8 @@ class Cache:
             raise CloudcoilError(f"caching of {cls.kind} is disabled by per_resource")
         with self._lock:
             informer = self._informer_for_kind_locked(cls)
-            running = self._refcount > 0
-        if running:
-            informer.start()
+            if self._refcount > 0:
+                informer.start()  # under _lock: ordered against the last scope's stop
         if sync:
             return SyncInformer(informer)
         from cloudcoil_cache.caching._async import AsyncInformer
@@ -219,16 +222,16 @@ class Cache:
         """
         if not self.enabled:
             return
+        if cancel is not None and cancel.is_set():
+            raise SyncCancelled("the scope was cancelled before its cache started")
         with self._lock:
             self._refcount += 1
-            first = self._refcount == 1
             informers = list(self._informers.values())
-        if cancel is not None and cancel.is_set():
-            self._release()
-            raise SyncCancelled("the scope was cancelled before its cache started")
-        if first:
-            for informer in informers:
-                informer.start()
+            if self._refcount == 1:
+                # Starting (and, in _release, stopping) under _lock: a scope entering while the
+                # last one leaves sees either the old run fully told to stop, or its own run.
+                for informer in informers:
+                    informer.start()
         if not self.wait_for_sync_on_start:
             return
         # Every scope waits, not only the first: a scope entered while another thread's first
@@ -252,11 +255,9 @@ class Cache:
             self._refcount -= 1
             if self._refcount:
                 return
-            informers = list(self._informers.values())
-        for informer in informers:
-            informer.signal_stop()
-        for informer in informers:
-            informer.join()
+            runs = [(informer, informer.signal_stop()) for informer in self._informers.values()]
+        for informer, run in runs:  # joined outside the lock; only this run's threads
+            informer.join(run)
 
     def wait_synced(self, informers: list[Informer[Any]], timeout: float,
                     cancel: threading.Event | None = None) -> None:
@@ -316,7 +317,10 @@ class Cache:
             # resources=None: the first read of a kind starts its informer and waits for its sync.
             if not lazy_start:
                 raise NeedsBlocking()
-            informer.start()
+            with self._lock:
+                if self._refcount == 0:
+                    raise CannotServe("the cache is not started (enter a `with config:` scope)")
+                informer.start()
             try:
                 informer.sync_or_raise(self.sync_timeout)
             except CacheSyncTimeout as exc:
@@ -343,8 +347,7 @@ class Cache:
             return informer  # a get is answered by key: what the informer holds matches its selector
         _check_selector_servable(key, label_selector, field_selector)
         if not informer.complete:
-            raise CannotServe(f"informer incomplete: {key.describe()} evicted "
-                              f"{informer.store.evictions} objects (max_items)")
+            raise CannotServe(informer.incomplete_reason())
         return informer
 
     # ---------------------------------------------------------------- policies
@@ -391,13 +394,15 @@ class Cache:
 def _check_selector_servable(key: InformerKey, label_selector: str | None,
                              field_selector: str | None) -> None:
     """Serve selectors in memory when the informer has none, or exactly the same one."""
-    want_labels = parse_label_selector(label_selector)
-    want_fields = parse_field_selector(field_selector)
-    for have, want, what in ((key.label_selector, want_labels, "label"),
-                             (key.field_selector, want_fields, "field")):
-        if have and want.text != have:
+    # Compared as sets of requirements: "a=1,b=2" and "b=2, a=1" are the same selector.
+    pairs = ((key.label_selector, label_selector, "label",
+              lambda t: frozenset(parse_label_selector(t).requirements)),
+             (key.field_selector, field_selector, "field",
+              lambda t: frozenset(parse_field_selector(t).terms)))
+    for have, want, what, parse in pairs:
+        if have and parse(have) != parse(want):
             raise CannotServe(f"selector not servable: the informer watches only {what} selector "
-                              f"{have!r}, the read asks for {want.text or 'everything'!r}")
+                              f"{have!r}, the read asks for {(want or 'everything')!r}")
 
 
 

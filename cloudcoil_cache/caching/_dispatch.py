@@ -78,23 +78,28 @@ class Listener:
                 return
             self._running = True
             self._generation += 1
-            self._thread = threading.Thread(target=self._run, args=(self._generation,),
+            # The new thread first waits for the previous one to finish its current call, so one
+            # handler never runs twice at once, even when a scope is re-entered right away.
+            self._thread = threading.Thread(target=self._run, args=(self._generation, self._thread),
                                             name=f"cloudcoil-handler-{self.name}", daemon=True)
             self._thread.start()
 
-    def stop(self) -> None:
-        """Drop queued events and ask the thread to end (``join()`` waits for it)."""
+    def stop(self) -> threading.Thread | None:
+        """Drop queued events and ask the thread to end; returns the thread to join."""
         with self._cond:
             self._running = False
             self._queue.clear()
             self._cond.notify_all()
+            return self._thread
 
     def join(self, timeout: float | None = None) -> None:
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
 
-    def _run(self, generation: int) -> None:
+    def _run(self, generation: int, previous: threading.Thread | None) -> None:
+        if previous is not None and previous is not threading.current_thread():
+            previous.join()
         queue = self._queue
         while True:
             with self._cond:
@@ -106,6 +111,6 @@ class Listener:
             # popleft/append on a deque are atomic: the lock is only needed to wait and to stop.
             try:
                 self._invoke(note)
-            except Exception:
+            except BaseException:  # SystemExit too: it would end this thread without a trace
                 log.exception("event handler %s raised on %s; it keeps receiving events",
                               self.name, _describe(note))

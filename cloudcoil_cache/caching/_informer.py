@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 import time
@@ -85,58 +86,69 @@ class Informer(Generic[T]):
         self._synced = False
         self._last_error: BaseException | None = None
         self._started = False
+        self._generation = 0  # of the current run; see start()
         self.name = _informer_name(key)
 
     # -------------------------------------------------------------- lifecycle
     def start(self) -> None:
-        """Start the reflector and the handler threads (idempotent while running)."""
+        """Start a run: a new reflector and the handler threads (idempotent while running).
+
+        Each run has a generation; the sink methods ignore a reflector of an older run, so a run
+        that is still winding down can never write into the store of the next one.
+        """
         with self._state:
             if self._started:
                 return
             self._started = True
             self._synced = False
             self._last_error = None
+            self._generation += 1
+            generation = self._generation
         with self._deliver_lock:
+            self.store.clear()  # a new run lists from scratch: every object is an add again
             for listener in self._listeners:
                 listener.start()
-        self._reflector = Reflector(self.name, self._source_factory(self.key), self,
-                                    tuning=self._tuning, resync_period=self._resync_period)
-        self._reflector.start()
+        reflector = Reflector(self.name, self._source_factory(self.key), _RunSink(self, generation),
+                              tuning=self._tuning, resync_period=self._resync_period)
+        self._reflector = reflector
+        reflector.start()
 
     def stop(self) -> None:
-        """Stop and join every thread; forget the objects (a later start lists again)."""
-        self.signal_stop()
-        self.join()
+        """Stop and join every thread of the current run; forget the objects."""
+        self.join(self.signal_stop())
 
-    def signal_stop(self) -> None:
-        """First half of ``stop()``: ask every thread to end without waiting (stop many, then join)."""
+    def signal_stop(self) -> _StoppedRun | None:
+        """First half of ``stop()``: ask the run's threads to end, without waiting for them.
+
+        Returns what ``join()`` must wait for (None if not running), so that stopping many
+        informers costs one wait, and a join never waits for threads of a later run.
+        """
         with self._state:
             if not self._started:
-                return
+                return None
             self._started = False
+            self._synced = False
             self._state.notify_all()
-        if self._reflector is not None:
-            self._reflector.stop()
-        with self._deliver_lock:
-            for listener in self._listeners:
-                listener.stop()
-
-    def join(self) -> None:
-        """Second half of ``stop()``: wait for the threads, then forget the objects."""
+            generation = self._generation
         reflector = self._reflector
         if reflector is not None:
-            reflector.join()
+            reflector.stop()
         with self._deliver_lock:
-            listeners = list(self._listeners)
-        for listener in listeners:
-            listener.join()
-        with self._state:
-            if self._started:
-                return  # started again meanwhile
-            self._reflector = None
-            self._synced = False
-            self._last_error = None
-        self.store.clear()
+            threads = [t for t in (listener.stop() for listener in self._listeners) if t is not None]
+        return _StoppedRun(generation, reflector, threads)
+
+    def join(self, run: _StoppedRun | None) -> None:
+        """Second half of ``stop()``: wait for that run's threads, then forget its objects."""
+        if run is None:
+            return
+        if run.reflector is not None:
+            run.reflector.join()
+        for thread in run.threads:
+            if thread is not threading.current_thread():
+                thread.join()
+        with self._deliver_lock:
+            if not self._started and self._generation == run.generation:  # not restarted meanwhile
+                self.store.clear()
 
     @property
     def started(self) -> bool:
@@ -163,6 +175,10 @@ class Informer(Generic[T]):
     def complete(self) -> bool:
         return self.store.complete
 
+    def incomplete_reason(self) -> str:
+        return (f"informer incomplete: {self.key.describe()} evicted {self.store.evictions} objects "
+                "(max_items)")
+
     def wait_for_sync(self, timeout: float | None = None, *, fail_fast: bool = True) -> bool:
         """Wait until the first list is in the store. True when synced, False on timeout.
 
@@ -172,7 +188,9 @@ class Informer(Generic[T]):
         with self._state:
             while not self._synced:
                 if fail_fast and self._last_error is not None and is_hard_failure(self._last_error):
-                    raise self._last_error
+                    # A copy: raising the stored error itself would grow its traceback with every
+                    # waiter (and keep their frames alive).
+                    raise copy.copy(self._last_error) from None
                 if not self._started:
                     return False
                 remaining = None if deadline is None else deadline - time.monotonic()
@@ -219,8 +237,11 @@ class Informer(Generic[T]):
                 listener.enqueue(notes)
 
     # ------------------------------------------- ReflectorSink (reflector thread)
-    def replace(self, items: list[T], resource_version: str, *, resync: bool) -> None:
+    def replace(self, items: list[T], resource_version: str, *, resync: bool,
+                generation: int | None = None) -> None:
         with self._deliver_lock:
+            if generation is not None and generation != self._generation:
+                return  # a stopped run's reflector
             notes = self.store.replace(items, resync=resync)
             self._deliver_locked(notes)
             # Under _deliver_lock: a handler registered from now on gets the replay (add_listener
@@ -230,9 +251,11 @@ class Informer(Generic[T]):
                 self._state.notify_all()
         self._on_change()
 
-    def apply(self, event: WatchEvent[T]) -> None:
+    def apply(self, event: WatchEvent[T], generation: int | None = None) -> None:
         obj = event.object
         with self._deliver_lock:
+            if generation is not None and generation != self._generation:
+                return  # a stopped run's reflector
             if event.type == "DELETED":
                 note = self.store.delete(obj)
                 if note is not None:
@@ -243,8 +266,10 @@ class Informer(Generic[T]):
     def bookmark(self, resource_version: str) -> None:
         pass  # the reflector keeps the RV; nothing changes in the store
 
-    def error(self, exc: BaseException | None) -> None:
+    def error(self, exc: BaseException | None, generation: int | None = None) -> None:
         with self._state:
+            if generation is not None and generation != self._generation:
+                return
             if exc is None and self._last_error is None:
                 return
             self._last_error = exc
@@ -267,6 +292,35 @@ class Informer(Generic[T]):
             last_error=f"{type(err).__name__}: {err}" if err else None,
             handler_backlogs=self.handler_backlogs(),
         )
+
+
+@attrs.frozen
+class _StoppedRun:
+    """The threads of a run that was asked to stop (what ``Informer.join`` waits for)."""
+
+    generation: int
+    reflector: Reflector | None
+    threads: list[threading.Thread]
+
+
+@attrs.frozen
+class _RunSink:
+    """The ReflectorSink of one run: forwards to the informer tagged with the run's generation."""
+
+    informer: Informer[Any]
+    generation: int
+
+    def replace(self, items: list[Any], resource_version: str, *, resync: bool) -> None:
+        self.informer.replace(items, resource_version, resync=resync, generation=self.generation)
+
+    def apply(self, event: WatchEvent[Any]) -> None:
+        self.informer.apply(event, self.generation)
+
+    def bookmark(self, resource_version: str) -> None:
+        pass  # the reflector keeps the RV; nothing changes in the store
+
+    def error(self, exc: BaseException | None) -> None:
+        self.informer.error(exc, self.generation)
 
 
 def _informer_name(key: InformerKey) -> str:

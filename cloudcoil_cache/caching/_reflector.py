@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import random
 import threading
 import time
@@ -28,7 +29,10 @@ from cloudcoil_cache.errors import (
     retry_after_of,
 )
 
-__all__ = ["Reflector", "ReflectorSink", "Tuning", "VeryShortWatchError"]
+__all__ = ["MAX_RETRY_AFTER", "Reflector", "ReflectorSink", "Tuning", "VeryShortWatchError"]
+
+#: The longest Retry-After the reflector honours, in seconds.
+MAX_RETRY_AFTER = 60.0
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +103,7 @@ class Reflector:
         self._backoff = tuning.backoff
         # Read by status(); written only by the reflector thread.
         self.last_rv: str | None = None
+        self._watch_events = 0  # events the last watch delivered (progress, for the 410 backoff)
         self.relist_count = 0
         self.last_sync_time: float | None = None
         self._next_resync: float | None = None
@@ -135,7 +140,6 @@ class Reflector:
                 if need_list:
                     self._list(rv_unavailable=rv_unavailable, resync=resync)
                     need_list = rv_unavailable = resync = False
-                    expired_in_a_row = 0
                     self._sink.error(None)
                 if self._watch():
                     need_list = resync = True
@@ -149,6 +153,8 @@ class Reflector:
                     # "too large" (the server went back in time). A second 410 in a row backs off.
                     need_list = True
                     rv_unavailable = rv_unavailable or is_too_large_resource_version(exc)
+                    if self._watch_events:  # the watch made progress before it expired
+                        expired_in_a_row = 0
                     expired_in_a_row += 1
                     log.info("%s: %s; relisting", self.name, exc)
                     if expired_in_a_row == 1:
@@ -168,18 +174,12 @@ class Reflector:
         """Wait out the next backoff step (at least Retry-After); True if stopped meanwhile."""
         delay, self._backoff = self._backoff.next(time.monotonic())
         retry_after = retry_after_of(exc)
-        if retry_after:
-            delay = max(delay, retry_after)
+        if retry_after:  # honoured, but a server asking for an hour does not park us for an hour
+            delay = max(delay, min(retry_after, MAX_RETRY_AFTER))
         return self._stop.wait(delay)
 
     # ------------------------------------------------------------------- list
     def _list(self, *, rv_unavailable: bool, resync: bool) -> None:
-        # Collection stays off from the first page to the freeze: between pages it would walk
-        # every object decoded so far (a stop-the-world pause of 0.1-0.3 s per pass at 10k pods).
-        with _gc.paused():
-            self._list_paused(rv_unavailable=rv_unavailable, resync=resync)
-
-    def _list_paused(self, *, rv_unavailable: bool, resync: bool) -> None:
         rv = "" if rv_unavailable or self.last_rv is None else self.last_rv
         if rv:
             try:
@@ -218,6 +218,11 @@ class Reflector:
                         resource_version="" if continue_ is None else None,
                         limit=self._tuning.page_size, continue_=continue_)
                     items.extend(page.items)
+                    if self._tuning.freeze_gc:
+                        # Each page is decoded with collection paused (ListWatch); freezing it now
+                        # keeps later collections from walking every page decoded so far (a
+                        # stop-the-world pause of 0.1-0.3 s per pass at 10k pods).
+                        _gc.freeze()
                     if not page.continue_:
                         return items, page.resource_version
                     continue_ = page.continue_
@@ -237,14 +242,17 @@ class Reflector:
         normally: the caller re-watches from the last fully applied RV, without a relist.
         """
         assert self.last_rv is not None
-        timeout = self._tuning.watch_timeout * (1.0 + random.random())
-        if self._next_resync is not None:
-            timeout = min(timeout, max(1.0, self._next_resync - time.monotonic()))
+        seconds = int(self._tuning.watch_timeout * (1.0 + random.random()))  # [t, 2t): spread reconnects
+        if self._next_resync is not None:  # end the watch when the resync is due (rounded up: once)
+            seconds = min(seconds, math.ceil(self._next_resync - time.monotonic()))
+        seconds = max(1, seconds)
         started = time.monotonic()
-        events = 0
+        events = self._watch_events = 0
         freeze_gc = self._tuning.freeze_gc
-        stream = self._source.watch(resource_version=self.last_rv, timeout_seconds=max(1, int(timeout)),
+        stream = self._source.watch(resource_version=self.last_rv,
+                                    timeout_seconds=seconds,
                                     read_timeout=self._tuning.read_timeout)
+        self._sink.error(None)  # the watch is open: a failure to open it (429...) is over
         try:
             self._check_stop()
             for event in stream:
@@ -265,6 +273,7 @@ class Reflector:
             self._check_stop()
             raise
         finally:
+            self._watch_events = events
             stream.close()
         self._check_stop()
         if events:

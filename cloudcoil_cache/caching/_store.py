@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from typing import Any, Callable, Generic, Iterable, TypeVar, Union
@@ -20,6 +21,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 #: ``(namespace or "", name)``: structured, never a "ns/name" string.
 Key = tuple[str, str]
@@ -154,7 +157,12 @@ class Store(Generic[T]):
             raise KeyError(f"no index named {name!r}; add it with add_index()") from None
 
     def _index_add_locked(self, name: str, key: Key, obj: T) -> None:
-        values = tuple(self._indexers[name](obj) or ())
+        try:
+            values = tuple(self._indexers[name](obj) or ())
+        except Exception:  # a user's index function must not break the store: skip this object
+            log.exception("index function %r raised for %s/%s; the object is left out of the index",
+                          name, key[0], key[1])
+            return
         if values:
             self._index_values[name][key] = values
             index = self._indices[name]

@@ -8,9 +8,9 @@ from typing import Any, Callable, Generic, TypeVar, overload
 from cloudcoil_cache._listwatch import parse_field_selector, parse_label_selector
 from cloudcoil_cache.caching._dispatch import Listener
 from cloudcoil_cache.caching._informer import Informer
-from cloudcoil_cache.caching._store import Added, IndexFunc, Notification, Updated
+from cloudcoil_cache.caching._store import IndexFunc, Notification, Updated
 
-__all__ = ["HandlerHandle", "InformerView", "SyncInformer", "filter_objects", "sync_invoke"]
+__all__ = ["HandlerHandle", "InformerView", "SyncInformer", "filter_objects", "handler_args", "sync_invoke"]
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -26,15 +26,15 @@ def filter_objects(objs: list[Any], label_selector: str | None, field_selector: 
             if labels.matches(o.metadata.labels) and (fields.empty or fields.matches(o))]
 
 
+def handler_args(note: Notification) -> tuple[Any, ...]:
+    """What a handler is called with: ``(old, new)`` for an update, ``(obj,)`` otherwise."""
+    return (note.old, note.new) if isinstance(note, Updated) else (note.obj,)
+
+
 def sync_invoke(handler: Callable[..., Any]) -> Callable[[Notification], None]:
-    """Call a plain function for one notification: (obj), (old, new) or (obj)."""
+    """Call a plain function for one notification."""
     def invoke(note: Notification) -> None:
-        if isinstance(note, Updated):
-            handler(note.old, note.new)
-        elif isinstance(note, Added):
-            handler(note.obj)
-        else:
-            handler(note.obj)
+        handler(*handler_args(note))
     return invoke
 
 

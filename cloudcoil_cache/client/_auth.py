@@ -168,7 +168,8 @@ class ExecConfig:
     where: str = "exec plugin"
 
     def __repr__(self) -> str:  # env values may be secrets
-        return (f"ExecConfig(command={self.command!r}, args={list(self.args)!r}, "
+        # args too may carry secrets (some plugins take a token or password as an argument)
+        return (f"ExecConfig(command={self.command!r}, args=<{len(self.args)} hidden>, "
                 f"api_version={self.api_version!r}, env=[{', '.join(k + '=***' for k, _ in self.env)}])")
 
 

@@ -89,8 +89,9 @@ class Config:
         return self
 
     async def async_initialize(self) -> Config:
-        """``initialize()`` without blocking the event loop."""
-        await run_blocking(self.initialize)
+        """``initialize()`` without blocking the event loop (no thread hop once initialized)."""
+        if self._transport is None:
+            await run_blocking(self.initialize)
         return self
 
     @property
@@ -155,10 +156,15 @@ class Config:
 
     def _pop(self) -> None:
         stack = _scopes.get()
-        if not stack or stack[-1][0] is not self:
-            if not stack:
-                raise RuntimeError(f"Config scope exited that was not entered in this thread/task: "
-                                   f"Config@{id(self):x}")
+        if not stack:
+            # Entered in another context (an async fixture's set-up and teardown run in different
+            # tasks): nothing to reset here, but the reference must still be released.
+            with self._lock:
+                entered = self._refcount > (1 if self._is_default else 0)
+            if not entered:
+                raise RuntimeError(f"Config@{id(self):x} exited a scope it was not in")
+            return
+        if stack[-1][0] is not self:
             raise RuntimeError(
                 f"Config scopes exited out of order: exiting Config@{id(self):x} while the innermost "
                 f"scope of this thread/task is Config@{id(stack[-1][0]):x}; exit the inner scope first")
@@ -216,6 +222,10 @@ class Config:
             try:
                 await asyncio.shield(future)
                 started = True
+            except asyncio.CancelledError:
+                # Cancelled again while the start winds down: undo it whenever it ends.
+                future.add_done_callback(self._undo_start)
+                raise
             except BaseException:
                 started = False
             if started:
@@ -229,6 +239,18 @@ class Config:
             raise
         self._push()
         return self
+
+    def _undo_start(self, future: asyncio.Future[None]) -> None:
+        """Done-callback of a start whose task was cancelled twice: release what it acquired."""
+        started = not future.cancelled() and future.exception() is None
+        threading.Thread(target=self._undo_start_blocking, args=(started,),
+                         name="cloudcoil-undo-start", daemon=True).start()
+
+    def _undo_start_blocking(self, started: bool) -> None:
+        if started:
+            self._stop()
+        self._leave_kind()
+        release_executor()
 
     def _start_cancellable(self, cancel: threading.Event) -> None:
         self.initialize()
@@ -277,8 +299,17 @@ class Config:
             self._stop()
 
     def close(self) -> None:
-        """Stop the cache started by ``set_default()``, join its threads and close the connection pool."""
+        """Stop the cache started by ``set_default()``, join its threads and close the connection pool.
+
+        Raises:
+            RuntimeError: ``with``/``async with`` scopes of this config are still open.
+        """
         global _default
+        with self._lock:
+            open_scopes = self._refcount - (1 if self._is_default else 0)
+        if open_scopes > 0:
+            raise RuntimeError(f"Config.close() while {open_scopes} scope(s) of it are open: "
+                               "exit them first")
         with _default_lock:
             if _default is self:
                 _default = None
@@ -293,4 +324,7 @@ class Config:
 def _close_at_exit(ref: weakref.ref[Config]) -> None:
     config = ref()
     if config is not None:
-        config.close()
+        try:
+            config.close()
+        except RuntimeError:  # scopes left open at exit: release the default's reference anyway
+            config._release_default()

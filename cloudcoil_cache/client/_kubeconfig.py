@@ -63,7 +63,7 @@ def build_transport(connection: Connection, **options: Any) -> Transport:
 class _Overrides:
     server: str | None = None
     namespace: str | None = None
-    token: str | None = None
+    token: str | None = attrs.field(default=None, repr=False)  # never in a repr (or a debugger's locals)
     cafile: str | None = None
     certfile: str | None = None
     keyfile: str | None = None

@@ -81,8 +81,7 @@ def resolve_get(client: ResourceClient[Any], name: str, namespace: str | None, *
         reason = (f"selector not servable: {key.describe()} holds only objects matching its "
                   f"selector, and {name!r} is not among them")
     elif not informer.complete:  # it may have been evicted: the cache cannot say "not found"
-        reason = (f"informer incomplete: {key.describe()} evicted {informer.store.evictions} "
-                  "objects (max_items)")
+        reason = informer.incomplete_reason()
     else:
         raise ResourceNotFound(f'{cls.plural} "{name}" not found', reason="NotFound")
     _cannot_serve(client, CannotServe(reason), what)
