@@ -2,7 +2,7 @@
 
 from cloudcoil_cache._listwatch._decode import WatchEvent, decode_event
 from cloudcoil_cache._listwatch._listwatch import ListPage, ListWatch, WatchStream
-from cloudcoil_cache._listwatch._request import collection_path, object_path
+from cloudcoil_cache._listwatch._request import collection_path, list_params, object_path, watch_params
 from cloudcoil_cache._listwatch._selectors import (
     FieldSelector,
     check_field_selector,
@@ -21,7 +21,9 @@ __all__ = [
     "WatchStream",
     "collection_path",
     "decode_event",
+    "list_params",
     "object_path",
     "parse_field_selector",
     "parse_label_selector",
+    "watch_params",
 ]

@@ -1,11 +1,11 @@
-"""API paths for a resource class (collection and object URLs, core and named groups)."""
+"""API requests for a resource class: collection and object paths, LIST and WATCH query parameters."""
 
 from __future__ import annotations
 
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["collection_path", "group_version_prefix", "object_path"]
+__all__ = ["collection_path", "group_version_prefix", "list_params", "object_path", "watch_params"]
 
 
 def group_version_prefix(cls: Any) -> str:
@@ -30,3 +30,35 @@ def object_path(cls: Any, name: str, namespace: str | None, subresource: str | N
         raise ValueError(f"{cls.kind} is namespaced: a namespace is required for {name!r}")
     path = f"{collection_path(cls, namespace)}/{quote(name, safe='')}"
     return f"{path}/{subresource}" if subresource else path
+
+
+def list_params(*, label_selector: str | None = None, field_selector: str | None = None,
+                resource_version: str | None = None, limit: int | None = None,
+                continue_: str | None = None) -> dict[str, str]:
+    """LIST query parameters. A continued page carries no resourceVersion (kubernetes#85221)."""
+    params: dict[str, str] = {}
+    if label_selector:
+        params["labelSelector"] = label_selector
+    if field_selector:
+        params["fieldSelector"] = field_selector
+    if continue_:
+        params["continue"] = continue_
+    elif resource_version is not None:
+        params["resourceVersion"] = resource_version
+    if limit:
+        params["limit"] = str(limit)
+    return params
+
+
+def watch_params(*, label_selector: str | None = None, field_selector: str | None = None,
+                 resource_version: str | None = None, timeout_seconds: int | None = None,
+                 allow_bookmarks: bool = False) -> dict[str, str]:
+    """WATCH query parameters (``watch=1``; events strictly after ``resource_version``)."""
+    params = list_params(label_selector=label_selector, field_selector=field_selector,
+                         resource_version=resource_version)
+    params["watch"] = "1"
+    if timeout_seconds is not None:
+        params["timeoutSeconds"] = str(int(timeout_seconds))
+    if allow_bookmarks:
+        params["allowWatchBookmarks"] = "true"
+    return params

@@ -6,6 +6,7 @@ import asyncio
 import concurrent.futures
 import inspect
 import logging
+import threading
 from typing import Any, Callable, TypeVar
 
 from cloudcoil_cache._threads import run_blocking
@@ -19,9 +20,6 @@ __all__ = ["AsyncInformer"]
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-# How often a handler thread waiting for a coroutine checks whether it is being stopped.
-_POLL = 0.1
 
 
 class AsyncInformer(InformerView[T]):
@@ -51,36 +49,66 @@ class AsyncInformer(InformerView[T]):
             registered_on: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             registered_on = None
-        listener_box: list[Listener] = []
-
-        def invoke(note: Notification) -> None:
-            loop = registered_on
-            if loop is None or loop.is_closed():
-                loop = self._loop_provider()
-            if loop is None or loop.is_closed():
-                raise RuntimeError("no running event loop for an async handler: register it inside "
-                                   "a coroutine or enter `async with config:` first")
-            future = asyncio.run_coroutine_threadsafe(handler(*handler_args(note)), loop)
-            while True:
-                try:
-                    future.result(_POLL)
-                    return
-                except concurrent.futures.TimeoutError:
-                    if listener_box and not listener_box[0].running:
-                        future.cancel()  # exit never waits for a stuck coroutine's backlog
-                        return
-
-        invoke.listener_box = listener_box  # type: ignore[attr-defined]
-        return invoke
+        return _CoroutineInvoker(handler, registered_on, self._loop_provider)
 
     def _register(self, event: str, func: Callable[..., Any] | None) -> Any:
         handle = super()._register(event, func)
-        if func is not None:
-            box = getattr(handle._listener._invoke, "listener_box", None)
-            if box is not None:
-                box.append(handle._listener)
+        invoke = handle._listener._invoke if func is not None else None
+        if isinstance(invoke, _CoroutineInvoker):
+            invoke.attach(handle._listener)
         return handle
 
     async def wait_for_sync(self, timeout: float | None = None) -> bool:  # type: ignore[override]
         """Wait (off the loop) until synced (True) or ``timeout`` (False)."""
         return await run_blocking(self._informer.wait_for_sync, timeout)
+
+
+class _CoroutineInvoker:
+    """Runs a coroutine handler on its loop and waits for it on the handler's own thread.
+
+    ``cancel()`` (the listener's stop hook) cancels the coroutine in progress, so stopping never
+    waits on a loop that may be gone; events still queued are dropped by the listener itself.
+    """
+
+    def __init__(self, handler: Callable[..., Any], registered_on: asyncio.AbstractEventLoop | None,
+                 loop_provider: Callable[[], asyncio.AbstractEventLoop | None]) -> None:
+        self._handler = handler
+        self._registered_on = registered_on
+        self._loop_provider = loop_provider
+        self._lock = threading.Lock()
+        self._pending: concurrent.futures.Future[Any] | None = None
+        self._listener: Listener | None = None
+
+    def attach(self, listener: Listener) -> None:
+        self._listener = listener
+        listener.add_stop_hook(self.cancel)
+
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        loop = self._registered_on
+        if loop is None or loop.is_closed():
+            loop = self._loop_provider()
+        if loop is None or loop.is_closed():
+            raise RuntimeError("no running event loop for an async handler: register it inside "
+                               "a coroutine or enter `async with config:` first")
+        return loop
+
+    def __call__(self, note: Notification) -> None:
+        future = asyncio.run_coroutine_threadsafe(self._handler(*handler_args(note)), self._loop())
+        with self._lock:
+            self._pending = future
+        # stop() clears `running` before it calls cancel(): one of the two always sees the other
+        if self._listener is not None and not self._listener.running:
+            future.cancel()
+        try:
+            future.result()
+        except concurrent.futures.CancelledError:
+            pass  # stopped while it ran
+        finally:
+            with self._lock:
+                self._pending = None
+
+    def cancel(self) -> None:
+        with self._lock:
+            pending = self._pending
+        if pending is not None:
+            pending.cancel()

@@ -52,6 +52,7 @@ class Listener:
         self._queue: deque[Notification] = deque()
         self._running = False
         self._generation = 0  # a restarted listener's old thread must not keep running
+        self._stop_hooks: list[Callable[[], None]] = []
         self._thread: threading.Thread | None = None
 
     @property
@@ -84,13 +85,20 @@ class Listener:
                                             name=f"cloudcoil-handler-{self.name}", daemon=True)
             self._thread.start()
 
+    def add_stop_hook(self, hook: Callable[[], None]) -> None:
+        """Call ``hook()`` on every ``stop()`` (an async handler cancels its pending coroutine)."""
+        self._stop_hooks.append(hook)
+
     def stop(self) -> threading.Thread | None:
         """Drop queued events and ask the thread to end; returns the thread to join."""
         with self._cond:
             self._running = False
             self._queue.clear()
             self._cond.notify_all()
-            return self._thread
+            thread = self._thread
+        for hook in self._stop_hooks:
+            hook()
+        return thread
 
     def join(self, timeout: float | None = None) -> None:
         thread = self._thread

@@ -6,7 +6,13 @@ import logging
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, Mapping, TypeVar
 
 from cloudcoil_cache import _json
-from cloudcoil_cache._listwatch import collection_path, decode_event, object_path
+from cloudcoil_cache._listwatch import (
+    collection_path,
+    decode_event,
+    list_params,
+    object_path,
+    watch_params,
+)
 from cloudcoil_cache.apimachinery import Status
 from cloudcoil_cache.client._lists import ObjectList
 from cloudcoil_cache.errors import ConfigError
@@ -113,15 +119,8 @@ class ResourceClient(Generic[T]):
         self.check_list(limit)
         ns = None if all_namespaces else self._namespace(namespace)
         path = collection_path(self.cls, ns)
-        params: dict[str, str] = {}
-        if label_selector:
-            params["labelSelector"] = label_selector
-        if field_selector:
-            params["fieldSelector"] = field_selector
-        if limit:
-            params["limit"] = str(limit)
-        if continue_:
-            params["continue"] = continue_
+        params = list_params(label_selector=label_selector, field_selector=field_selector, limit=limit,
+                             continue_=continue_)
         body = self._request("GET", path, params=params)
         items = [self.cls.from_dict(item) for item in body.get("items") or ()]
         next_page: Callable[[str], ObjectList[T]] | None = None
@@ -143,17 +142,9 @@ class ResourceClient(Generic[T]):
         only when ``allow_bookmarks`` is set. For a resilient stream use an informer.
         """
         ns = None if all_namespaces else self._namespace(namespace)
-        params = {"watch": "1"}
-        if resource_version is not None:
-            params["resourceVersion"] = resource_version
-        if timeout_seconds is not None:
-            params["timeoutSeconds"] = str(int(timeout_seconds))
-        if label_selector:
-            params["labelSelector"] = label_selector
-        if field_selector:
-            params["fieldSelector"] = field_selector
-        if allow_bookmarks:
-            params["allowWatchBookmarks"] = "true"
+        params = watch_params(label_selector=label_selector, field_selector=field_selector,
+                              resource_version=resource_version, timeout_seconds=timeout_seconds,
+                              allow_bookmarks=allow_bookmarks)
         stream = self.config.transport.stream(collection_path(self.cls, ns), params=params,
                                               read_timeout=read_timeout)
         try:
