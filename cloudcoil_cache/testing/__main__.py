@@ -32,6 +32,11 @@ def _parser() -> argparse.ArgumentParser:
         default=60.0,
         help="seconds between watch BOOKMARK events (default 60)",
     )
+    serve.add_argument("--token", help="require this bearer token (written into the kubeconfig)")
+    serve.add_argument(
+        "--crd", action="append", default=[], metavar="GROUP/VERSION/KIND/PLURAL[:cluster]",
+        help="serve a custom resource (namespaced unless ':cluster' follows); repeatable",
+    )
     serve.add_argument("-v", "--verbose", action="store_true", help="log every request")
     return parser
 
@@ -49,10 +54,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)
-    server = FakeAPIServer(port=args.port, bookmark_interval=args.bookmark_interval)
+    crds = []
+    for spec in args.crd:
+        path, _, scope = spec.partition(":")
+        parts = path.split("/")
+        if len(parts) != 4 or not all(parts) or scope not in ("", "cluster", "namespaced"):
+            print(f"error: --crd {spec!r}: expected GROUP/VERSION/KIND/PLURAL[:cluster]", file=sys.stderr)
+            return 2
+        crds.append((*parts, scope != "cluster"))
+    server = FakeAPIServer(port=args.port, bookmark_interval=args.bookmark_interval,
+                           expected_token=args.token)
+    for group, version, kind, plural, namespaced in crds:
+        server.register_resource(group, version, kind, plural, namespaced)
     with server:
         seed_pods(server, args.pods)
-        server.write_kubeconfig(args.kubeconfig, namespace=args.namespace)
+        server.write_kubeconfig(args.kubeconfig, namespace=args.namespace, token=args.token)
         print(server.url, flush=True)
         print(
             f"kubeconfig written to {args.kubeconfig}; {args.pods} pods; Ctrl-C to stop",

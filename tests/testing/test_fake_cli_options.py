@@ -1,0 +1,41 @@
+"""`python -m cloudcoil_cache.testing serve` options: --token and --crd."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import requests
+import yaml
+
+
+def test_serve_requires_the_token_and_serves_the_custom_resources_it_is_given(tmp_path):
+    kubeconfig = tmp_path / "kubeconfig"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cloudcoil_cache.testing", "serve", "--kubeconfig", str(kubeconfig),
+         "--token", "t0ken", "--crd", "example.com/v1/Widget/widgets",
+         "--crd", "example.com/v1/Gadget/gadgets:cluster"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:")
+        auth = {"Authorization": "Bearer t0ken"}
+        assert requests.get(f"{url}/apis/example.com/v1/widgets", timeout=5).status_code == 401
+        assert requests.get(f"{url}/apis/example.com/v1/namespaces/a/widgets", headers=auth,
+                            timeout=5).status_code == 200
+        assert requests.get(f"{url}/apis/example.com/v1/gadgets", headers=auth, timeout=5).status_code == 200
+        config = yaml.safe_load(kubeconfig.read_text())
+        assert config["users"][0]["user"]["token"] == "t0ken"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def test_a_malformed_crd_option_is_rejected_with_the_expected_form(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "cloudcoil_cache.testing", "serve", "--kubeconfig",
+         str(tmp_path / "k"), "--crd", "example.com/Widget"], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2 and "GROUP/VERSION/KIND/PLURAL" in result.stderr
