@@ -137,69 +137,6 @@ class ListWatch(Generic[T]):
                 self._inflight = None
 
     def list_page(self, *, resource_version: str | None, limit: int | None,
-                  continue_: str | None) -> ListPage[T]: ...
-
-    def watch(self, *, resource_version: str, timeout_seconds: int, read_timeout: float,
-              allow_bookmarks: bool = True) -> WatchStream[T]: ...
-
-
-class ListWatch(Generic[T]):
-    """LIST and WATCH one resource class, in one namespace (or all), with fixed server-side selectors."""
-
-    def __init__(self, transport: _Transport, cls: Any, *, namespace: str | None = None,
-                 label_selector: str = "", field_selector: str = "",
-                 structure: Callable[[dict[str, Any]], T] | None = None) -> None:
-        self.transport = transport
-        self.cls = cls
-        self.namespace = namespace if cls.namespaced else None
-        self.label_selector = label_selector or ""
-        self.field_selector = field_selector or ""
-        self.path = collection_path(cls, self.namespace)
-        self._structure: Callable[[dict[str, Any]], T] = structure or cls.from_dict_sealed
-        self._lock = threading.Lock()  # guards _inflight and _interrupted
-        self._inflight: _LineStream | None = None
-        self._interrupted = False
-        self._interrupter = Interrupter()  # aborts a request still waiting for its headers
-
-    def interrupt(self) -> None:
-        """Abort the request in flight and refuse later ones (the reflector is stopping)."""
-        with self._lock:
-            self._interrupted = True
-            inflight = self._inflight
-        self._interrupter.interrupt()
-        if inflight is not None:
-            inflight.close()
-
-    def _open(self, params: dict[str, str], read_timeout: float | None) -> Any:
-        """Open a streaming GET registered for ``interrupt()``; the caller must ``_done()`` it."""
-        if self._interrupted:
-            raise ProtocolError(f"GET {self.path}: interrupted")
-        try:
-            stream = self.transport.stream(self.path, params=params, read_timeout=read_timeout,
-                                           interrupter=self._interrupter)
-        finally:
-            self._interrupter.detach()
-        with self._lock:
-            if not self._interrupted:
-                self._inflight = stream
-                return stream
-        stream.close()
-        raise ProtocolError(f"GET {self.path}: interrupted")
-
-    def _done(self, stream: Any) -> None:
-        with self._lock:
-            if self._inflight is stream:
-                self._inflight = None
-
-    def _selector_params(self) -> dict[str, str]:
-        params = {}
-        if self.label_selector:
-            params["labelSelector"] = self.label_selector
-        if self.field_selector:
-            params["fieldSelector"] = self.field_selector
-        return params
-
-    def list_page(self, *, resource_version: str | None, limit: int | None,
                   continue_: str | None) -> ListPage[T]:
         """One LIST request. A continued page carries no resourceVersion (kubernetes#85221)."""
         params = list_params(label_selector=self.label_selector, field_selector=self.field_selector,

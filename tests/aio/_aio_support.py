@@ -10,10 +10,10 @@ from typing import Any, Callable, Iterator
 
 import attrs
 
-from cloudcoil_cache.caching import Backoff, Tuning
+
 
 #: Reflector timing for tests: quick backoff, short read timeout; the semantics are unchanged.
-from cluster_support import FAST  # noqa: E402  (shared reflector timing)
+from cluster_support import FAST  # noqa: F401  (re-exported: the shared reflector timing)
 
 
 @attrs.frozen
