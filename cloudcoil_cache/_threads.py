@@ -1,81 +1,98 @@
-"""The library's own executor for blocking work called from asyncio (discovery, sync waits, stop/join)."""
+"""The library's own executors for blocking work called from asyncio (discovery, sync waits, stop/join, I/O)."""
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextvars
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, TypeVar
 
-__all__ = ["hold_executor", "release_executor", "run_blocking"]
+__all__ = ["hold_executor", "release_executor", "run_blocking", "run_control", "submit_control"]
 
 R = TypeVar("R")
 
-# Blocking work of async code runs here, never on the loop's default executor: a long sync must
-# not starve the application's own to_thread()/run_in_executor(None, ...) calls.
-#
-# The executor lives only while it is used: while an async scope is open (hold/release) or a call
-# is in flight. When the last use ends its idle threads are joined, so a program (or a test) that
-# leaves its last `async with config:` has no cloudcoil thread left running.
-_lock = threading.Lock()
-_executor: ThreadPoolExecutor | None = None
-_users = 0  # holds + calls awaiting a result
-_running = 0  # calls executing on a worker right now
-_MAX_WORKERS = 8
+
+class _Pool:
+    """A thread pool that exists only while it is used.
+
+    Used means: an async scope holds it (``hold``/``release``) or a call is submitted and not done.
+    When the last use ends, its idle threads are joined, so a program (or a test) that leaves its
+    last ``async with config:`` has no cloudcoil thread left running. A call whose awaiting task was
+    cancelled is not waited for (that would block the event loop); its thread ends when it returns.
+    """
+
+    def __init__(self, name: str, max_workers: int) -> None:
+        self._name = name
+        self._max_workers = max_workers
+        self._lock = threading.Lock()
+        self._executor: ThreadPoolExecutor | None = None
+        self._users = 0  # holds + submitted calls not done
+        self._pending = 0  # submitted calls not done (queued or running)
+
+    def hold(self) -> ThreadPoolExecutor:
+        with self._lock:
+            self._users += 1
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(max_workers=self._max_workers,
+                                                    thread_name_prefix=self._name)
+            return self._executor
+
+    def release(self) -> None:
+        with self._lock:
+            self._users -= 1
+            if self._users > 0 or self._executor is None:
+                return
+            executor, self._executor = self._executor, None
+            idle = self._pending == 0
+        executor.shutdown(wait=idle)  # idle threads exit at once: joining them is instant
+
+    def submit(self, func: Callable[..., R], *args: Any) -> concurrent.futures.Future[R]:
+        """Run ``func(*args)`` with the caller's context variables; the pool lives until it is done."""
+        executor = self.hold()
+        ctx = contextvars.copy_context()
+        with self._lock:
+            self._pending += 1
+        future = executor.submit(ctx.run, func, *args)
+        future.add_done_callback(self._done)  # also runs when a queued call is cancelled
+        return future
+
+    def _done(self, _: concurrent.futures.Future[Any]) -> None:
+        with self._lock:
+            self._pending -= 1
+        self.release()
 
 
-def _acquire() -> ThreadPoolExecutor:
-    global _executor, _users
-    with _lock:
-        _users += 1
-        if _executor is None:
-            _executor = ThreadPoolExecutor(max_workers=_MAX_WORKERS, thread_name_prefix="cloudcoil-blocking")
-        return _executor
-
-
-def _release() -> None:
-    global _executor, _users
-    with _lock:
-        _users -= 1
-        if _users > 0 or _executor is None:
-            return
-        executor, _executor = _executor, None
-        idle = _running == 0
-    # Idle threads exit at once, so joining them is instant. A call still running (its awaiting
-    # task was cancelled) is not waited for: that would block the event loop; its thread ends
-    # when the call returns.
-    executor.shutdown(wait=idle)
-
-
-def _call(func: Callable[..., R], *args: Any) -> R:
-    global _running
-    with _lock:
-        _running += 1
-    try:
-        return func(*args)
-    finally:
-        with _lock:
-            _running -= 1
+# Control work (discovery, start/stop of scopes, sync waits) never queues behind user I/O
+# (live reads, writes), so a busy application can always enter and leave its scopes.
+_control = _Pool("cloudcoil-control", 4)
+_io = _Pool("cloudcoil-blocking", 32)
 
 
 def hold_executor() -> None:
-    """Keep the executor alive (an async scope is open)."""
-    _acquire()
+    """Keep the executors alive (an async scope is open)."""
+    _control.hold()
+    _io.hold()
 
 
 def release_executor() -> None:
-    """Drop a hold; the last one joins the executor's idle threads."""
-    _release()
+    """Drop a hold; the last one joins the executors' idle threads."""
+    _control.release()
+    _io.release()
 
 
 async def run_blocking(func: Callable[..., R], *args: Any) -> R:
-    """Run ``func(*args)`` on the library's executor, carrying the caller's context variables
-    (like ``asyncio.to_thread``), and await the result."""
-    loop = asyncio.get_running_loop()
-    ctx = contextvars.copy_context()
-    executor = _acquire()
-    try:
-        return await loop.run_in_executor(executor, ctx.run, _call, func, *args)  # type: ignore[arg-type]
-    finally:
-        _release()
+    """Run blocking I/O ``func(*args)`` on the library's I/O executor, carrying the caller's
+    context variables (like ``asyncio.to_thread``), and await the result."""
+    return await asyncio.wrap_future(_io.submit(func, *args))
+
+
+async def run_control(func: Callable[..., R], *args: Any) -> R:
+    """Like ``run_blocking``, on the control executor (scope start/stop, discovery, sync waits)."""
+    return await asyncio.wrap_future(_control.submit(func, *args))
+
+
+def submit_control(func: Callable[..., R], *args: Any) -> concurrent.futures.Future[R]:
+    """Start ``func(*args)`` on the control executor without awaiting it (from a done-callback)."""
+    return _control.submit(func, *args)

@@ -9,7 +9,7 @@ import logging
 import threading
 from typing import Any, Callable, TypeVar
 
-from cloudcoil_cache._threads import run_blocking
+from cloudcoil_cache._threads import run_control
 from cloudcoil_cache.caching._dispatch import Listener
 from cloudcoil_cache.caching._informer import Informer
 from cloudcoil_cache.caching._store import Notification
@@ -60,7 +60,7 @@ class AsyncInformer(InformerView[T]):
 
     async def wait_for_sync(self, timeout: float | None = None) -> bool:  # type: ignore[override]
         """Wait (off the loop) until synced (True) or ``timeout`` (False)."""
-        return await run_blocking(self._informer.wait_for_sync, timeout)
+        return await run_control(self._informer.wait_for_sync, timeout)
 
 
 class _CoroutineInvoker:
@@ -93,7 +93,8 @@ class _CoroutineInvoker:
         return loop
 
     def __call__(self, note: Notification) -> None:
-        future = asyncio.run_coroutine_threadsafe(self._handler(*handler_args(note)), self._loop())
+        loop = self._loop()  # first: a closed loop must not leave a never-awaited coroutine behind
+        future = asyncio.run_coroutine_threadsafe(self._handler(*handler_args(note)), loop)
         with self._lock:
             self._pending = future
         # stop() clears `running` before it calls cancel(): one of the two always sees the other

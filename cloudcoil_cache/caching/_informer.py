@@ -129,6 +129,9 @@ class Informer(Generic[T]):
             self._started = False
             self._synced = False
             self._state.notify_all()
+            # The stopping reflector's sink now carries a stale generation: whatever it still
+            # delivers is ignored, so no event of this run reaches a handler of the next one.
+            self._generation += 1
             generation = self._generation
         reflector = self._reflector
         if reflector is not None:

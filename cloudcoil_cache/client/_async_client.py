@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, AsyncIterator, Generic, TypeVar
 
 from cloudcoil_cache._threads import run_blocking
 from cloudcoil_cache.caching._cache import NeedsBlocking
 from cloudcoil_cache.client._lists import ObjectList
 from cloudcoil_cache.client._reads import LIVE, resolve_get, resolve_list
-from cloudcoil_cache.client._resource_client import ResourceClient
+from cloudcoil_cache.client._resource_client import LiveWatch, ResourceClient
 
 __all__ = ["AsyncResourceClient"]
 
@@ -84,13 +86,24 @@ class AsyncResourceClient(Generic[T]):
         return await run_blocking(self.sync.scale, name, replicas, namespace)
 
     async def watch(self, **kwargs: Any) -> AsyncIterator[tuple[str, T]]:
-        """Async generator of ``(type, object)``; each blocking read runs on the executor."""
-        events = self.sync.watch(**kwargs)
+        """Async generator of ``(type, object)`` (arguments as ``ResourceClient.watch``).
+
+        The watch reads on a thread of its own, never on the shared executors: a long watch
+        must not hold a worker that scopes and reads need. Cancelling the consuming task closes
+        the stream, which ends the pending read at once; the thread is joined.
+        """
+        loop = asyncio.get_running_loop()
+        reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cloudcoil-watch")
+        watch: LiveWatch[T] | None = None
         try:
+            watch = await loop.run_in_executor(reader, lambda: self.sync.open_watch(**kwargs))
+            events = iter(watch)
             while True:
-                item = await run_blocking(next, events, _END)
+                item = await loop.run_in_executor(reader, next, events, _END)
                 if item is _END:
                     return
                 yield item  # type: ignore[misc]
         finally:
-            await run_blocking(events.close)
+            if watch is not None:
+                watch.close()  # unblocks a read still pending in the reader thread
+            reader.shutdown(wait=True)  # returns at once: the read was unblocked

@@ -10,7 +10,7 @@ import threading
 import weakref
 from typing import Any
 
-from cloudcoil_cache._threads import hold_executor, release_executor, run_blocking
+from cloudcoil_cache._threads import hold_executor, release_executor, run_control, submit_control
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client._kubeconfig import Connection, build_transport, load_connection
 from cloudcoil_cache.errors import CloudcoilError, ConfigError
@@ -91,7 +91,7 @@ class Config:
     async def async_initialize(self) -> Config:
         """``initialize()`` without blocking the event loop (no thread hop once initialized)."""
         if self._transport is None:
-            await run_blocking(self.initialize)
+            await run_control(self.initialize)
         return self
 
     @property
@@ -144,6 +144,8 @@ class Config:
     def _leave_kind(self) -> bool:
         """Drop one reference; True when it was the last."""
         with self._lock:
+            if self._refcount == 0:
+                raise RuntimeError(f"Config@{id(self):x} exited a scope it was not in")
             self._refcount -= 1
             if self._refcount == 0:
                 self._scope_kind = None
@@ -211,27 +213,23 @@ class Config:
         if self._cache is not None:
             self._cache._loop = asyncio.get_running_loop()
         cancel = threading.Event()
-        future = asyncio.ensure_future(run_blocking(self._start_cancellable, cancel))
+        future = asyncio.ensure_future(run_control(self._start_cancellable, cancel))
         try:
             await asyncio.shield(future)
         except asyncio.CancelledError:
-            # Cancelled while syncing: make the blocking start give up, wait for it, undo it.
+            # Cancelled while syncing: make the blocking start give up (it does at once), then
+            # undo whatever it did. The undo is chained to the start's end by callbacks, so a
+            # second cancellation cannot skip it; normally we wait for it, so that nothing is
+            # left running when the cancellation reaches the caller.
             cancel.set()
             if self._cache is not None:
                 self._cache._wake()
+            undone = asyncio.get_running_loop().create_future()
+            future.add_done_callback(lambda f: self._undo_start(f, undone))
             try:
-                await asyncio.shield(future)
-                started = True
+                await asyncio.shield(undone)
             except asyncio.CancelledError:
-                # Cancelled again while the start winds down: undo it whenever it ends.
-                future.add_done_callback(self._undo_start)
-                raise
-            except BaseException:
-                started = False
-            if started:
-                await run_blocking(self._stop)
-            self._leave_kind()
-            release_executor()
+                pass
             raise
         except BaseException:
             self._leave_kind()
@@ -240,17 +238,31 @@ class Config:
         self._push()
         return self
 
-    def _undo_start(self, future: asyncio.Future[None]) -> None:
-        """Done-callback of a start whose task was cancelled twice: release what it acquired."""
+    def _undo_start(self, future: asyncio.Future[None], undone: asyncio.Future[None]) -> None:
+        """Done-callback of a cancelled start: release what it acquired (off the event loop),
+        then resolve ``undone`` on its loop."""
         started = not future.cancelled() and future.exception() is None
-        threading.Thread(target=self._undo_start_blocking, args=(started,),
-                         name="cloudcoil-undo-start", daemon=True).start()
+        loop = undone.get_loop()
+
+        def finish() -> None:  # on the loop: the control thread is idle now, joining it is instant
+            release_executor()
+            if not undone.done():
+                undone.set_result(None)
+
+        def signal(_: object) -> None:
+            try:
+                loop.call_soon_threadsafe(finish)
+            except RuntimeError:  # the loop is closed by now: release from here
+                release_executor()
+
+        submit_control(self._undo_start_blocking, started).add_done_callback(signal)
 
     def _undo_start_blocking(self, started: bool) -> None:
-        if started:
-            self._stop()
-        self._leave_kind()
-        release_executor()
+        try:
+            if started:
+                self._stop()
+        finally:
+            self._leave_kind()
 
     def _start_cancellable(self, cancel: threading.Event) -> None:
         self.initialize()
@@ -260,10 +272,11 @@ class Config:
     async def __aexit__(self, *exc_info: object) -> None:
         self._pop()
         self._leave_kind()
-        try:
-            await run_blocking(self._stop)
-        finally:
-            release_executor()
+        # Shielded, and the executor released in a callback: a cancellation arriving now cannot
+        # skip the stop (the cache would keep running with no scope left).
+        stop = asyncio.ensure_future(run_control(self._stop))
+        stop.add_done_callback(lambda _: release_executor())
+        await asyncio.shield(stop)
 
     # --------------------------------------------------- process-wide default
     def set_default(self) -> Config:
@@ -274,20 +287,18 @@ class Config:
         """
         global _default
         with _default_lock:
-            previous = _default
-            if previous is self:
+            if _default is self:
                 return self
-            _default = self
-        if previous is not None:
-            previous._release_default()
-        self._enter_kind("sync")
+        self._enter_kind("sync")  # refuses a config in use by async scopes, before anything changes
         try:
             self._start()
         except BaseException:
             self._leave_kind()
-            with _default_lock:
-                _default = None
             raise
+        with _default_lock:
+            previous, _default = _default, self
+        if previous is not None and previous is not self:
+            previous._release_default()
         self._is_default = True
         atexit.register(_close_at_exit, weakref.ref(self))
         return self

@@ -20,7 +20,7 @@ from cloudcoil_cache.errors import ConfigError
 if TYPE_CHECKING:
     from cloudcoil_cache.client._config import Config
 
-__all__ = ["PATCH_TYPES", "ResourceClient"]
+__all__ = ["PATCH_TYPES", "LiveWatch", "ResourceClient"]
 
 log = logging.getLogger(__name__)
 
@@ -141,18 +141,22 @@ class ResourceClient(Generic[T]):
         ERROR events raise (a 410 as ``WatchExpired``); bookmarks are yielded with ``None``
         only when ``allow_bookmarks`` is set. For a resilient stream use an informer.
         """
+        with self.open_watch(namespace, all_namespaces, label_selector, field_selector, resource_version,
+                             timeout_seconds, allow_bookmarks, read_timeout) as events:
+            yield from events
+
+    def open_watch(self, namespace: str | None = None, all_namespaces: bool = False,
+                   label_selector: str | None = None, field_selector: str | None = None,
+                   resource_version: str | None = None, timeout_seconds: int | None = None,
+                   allow_bookmarks: bool = False, read_timeout: float | None = None) -> LiveWatch[T]:
+        """Open one watch: iterate it for ``(event_type, object)``; ``close()`` from any thread."""
         ns = None if all_namespaces else self._namespace(namespace)
         params = watch_params(label_selector=label_selector, field_selector=field_selector,
                               resource_version=resource_version, timeout_seconds=timeout_seconds,
                               allow_bookmarks=allow_bookmarks)
         stream = self.config.transport.stream(collection_path(self.cls, ns), params=params,
                                               read_timeout=read_timeout)
-        try:
-            for line in stream:
-                event = decode_event(line, self.cls.from_dict)
-                yield event.type, event.object  # type: ignore[misc]
-        finally:
-            stream.close()
+        return LiveWatch(stream, self.cls.from_dict)
 
     # ----------------------------------------------------------------- writes
     def create(self, obj: Any, *, dry_run: bool = False, field_manager: str | None = None) -> T:
@@ -246,6 +250,29 @@ class ResourceClient(Generic[T]):
                       body=_json.dumps({"spec": {"replicas": replicas}}),
                       content_type=PATCH_TYPES["merge"])
         return self.live_get(name, namespace)
+
+
+class LiveWatch(Generic[T]):
+    """An open watch yielding ``(event_type, object)``; ``close()`` may be called from any thread
+    (it unblocks a pending read, and the iteration then ends)."""
+
+    def __init__(self, stream: Any, structure: Callable[[dict[str, Any]], T]) -> None:
+        self._stream = stream
+        self._structure = structure
+
+    def __iter__(self) -> Iterator[tuple[str, T]]:
+        for line in self._stream:
+            event = decode_event(line, self._structure)
+            yield event.type, event.object  # type: ignore[misc]
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def __enter__(self) -> LiveWatch[T]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _write_params(dry_run: bool, field_manager: str | None) -> dict[str, str]:

@@ -176,8 +176,19 @@ class Handler(BaseHTTPRequestHandler):
             )
 
     def _accepts_json(self) -> bool:
+        """Whether plain JSON is acceptable. Media types with parameters asking for another shape
+        (``;as=APIGroupDiscoveryList`` aggregated discovery, ``;as=Table``) are not plain JSON: a
+        client that accepts only those gets 406, as from a server without them, and falls back."""
         accept = self.headers.get("Accept", "")
-        return not accept or any(m in accept for m in ("json", "*/*", "application/*"))
+        if not accept:
+            return True
+        for media in accept.split(","):
+            media = media.strip()
+            if "as=" in media:
+                continue
+            if any(m in media for m in ("json", "*/*", "application/*")):
+                return True
+        return False
 
     def _user(self) -> str | None:
         """Who sent the request: the client certificate's CN, else the token's user, else None."""

@@ -111,7 +111,8 @@ def test_cancelling_a_task_waiting_for_the_sync_leaves_no_thread_and_the_next_en
 @pytest.mark.asyncio
 async def test_leaving_the_last_async_scope_stops_and_joins_every_library_thread(server, seeded, make_config):
     def workers() -> list[str]:  # reflector and handler threads (the executor's come and go)
-        return [name for name in cloudcoil_threads() if not name.startswith("cloudcoil-blocking")]
+        library_pools = ("cloudcoil-blocking", "cloudcoil-control")
+        return [name for name in cloudcoil_threads() if not name.startswith(library_pools)]
 
     cfg = make_config(resources=[Pod], namespaces=["default"], mode="strict")
     pods = cfg.cache.get_informer(Pod, sync=False)

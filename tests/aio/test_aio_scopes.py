@@ -187,7 +187,7 @@ async def test_async_initialize_reads_the_kubeconfig_on_a_library_thread_while_t
             assert len(probe.samples) > ticks_while_blocked
             assert probe.worst < 1.0
         assert opener is not threading.current_thread()
-        assert opener.name.startswith("cloudcoil-blocking")
+        assert opener.name.startswith("cloudcoil-control")  # the library's control executor
         assert cfg.server == server.url
     finally:
         cfg.close()

@@ -39,3 +39,13 @@ def test_a_malformed_crd_option_is_rejected_with_the_expected_form(tmp_path):
         [sys.executable, "-m", "cloudcoil_cache.testing", "serve", "--kubeconfig",
          str(tmp_path / "k"), "--crd", "example.com/Widget"], capture_output=True, text=True, timeout=30)
     assert result.returncode == 2 and "GROUP/VERSION/KIND/PLURAL" in result.stderr
+
+
+def test_a_client_accepting_only_aggregated_discovery_gets_406_and_one_with_a_fallback_gets_json(
+        fake_api_server):
+    aggregated = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    only = requests.get(f"{fake_api_server.url}/apis", headers={"Accept": aggregated}, timeout=5)
+    assert only.status_code == 406 and only.json()["reason"] == "NotAcceptable"
+    fallback = requests.get(f"{fake_api_server.url}/apis", headers={"Accept": f"{aggregated},application/json"},
+                            timeout=5)
+    assert fallback.status_code == 200 and fallback.json()["kind"] == "APIGroupList"

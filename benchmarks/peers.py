@@ -1,0 +1,522 @@
+"""Peer benchmarks: the official client's informer and cloudcoil's cache against our fake API server.
+
+Run (peers need their own virtualenv; nothing here imports cloudcoil_cache unless asked to)::
+
+    python3 -m venv /tmp/peers-venv && /tmp/peers-venv/bin/pip install kubernetes "cloudcoil[kubernetes]"
+    /tmp/peers-venv/bin/python benchmarks/peers.py --library kubernetes --pods 10000
+    /tmp/peers-venv/bin/python benchmarks/peers.py --library cloudcoil --pods 10000
+    .venv/bin/python benchmarks/peers.py --library cloudcoil_cache --pods 10000
+
+Each run starts ``python -m cloudcoil_cache.testing serve --pods N`` with ``--server-python``
+(default: the repo's ``.venv/bin/python``) in a subprocess and measures, for one library:
+
+- floor: paginated LIST (limit 500) with requests + json.loads, nothing kept (as ``run.py``);
+- sync: seconds until the library's informer/cache holds its initial list, and pods actually held;
+- memory: tracemalloc bytes held after sync per pod (a second, traced sync) and RSS growth per pod;
+- events: a thread pool PATCHes (JSON merge patch, one label) ``--events`` existing pods over HTTP
+  while the library watches; events/s is ``--events`` over the time from the first PATCH sent
+  until the library's update handler has seen them all (the server is in the loop, so this is an
+  end-to-end figure; ``patch_s`` is when the last PATCH was answered);
+- burst: deletecollection of every pod (one request per namespace); DELETED events/s until the
+  library's delete handler has seen all — a client-heavier figure than the PATCH one;
+- reads: median latency of listing one namespace from the cache;
+- full (cloudcoil only, whose cache keeps only the first LIST page): every page listed and kept
+  with its own client, timed and traced, as a lower bound for a complete sync.
+
+The last line of output is ``RESULT {json}`` for collecting results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import tracemalloc
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable
+
+import requests
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _rss_kb() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def _start_server(server_python: str, pods: int, kubeconfig: Path) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [server_python, "-m", "cloudcoil_cache.testing", "serve", "--kubeconfig", str(kubeconfig),
+         "--pods", str(pods)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        match = re.search(r"(http://127\.0\.0\.1:\d+)", line)
+        if match:
+            return proc, match.group(1)
+    proc.kill()
+    raise RuntimeError("the fake API server did not start")
+
+
+def bench_floor(url: str, names: list[tuple[str, str]] | None = None) -> float:
+    """One paginated LIST with requests + json.loads, nothing kept (collects names if asked)."""
+    started = time.perf_counter()
+    token = None
+    while True:
+        params = {"limit": "500"}
+        if token:
+            params["continue"] = token
+        body = json.loads(requests.get(f"{url}/api/v1/pods", params=params, timeout=60).content)
+        if names is not None:
+            names.extend((p["metadata"]["namespace"], p["metadata"]["name"]) for p in body["items"])
+        token = body["metadata"].get("continue")
+        if not token:
+            return time.perf_counter() - started
+
+
+class _Counter:
+    """Counts update events once armed; sets ``done`` when the target is reached."""
+
+    def __init__(self) -> None:
+        self.armed = False
+        self.seen = 0
+        self.target = 0
+        self.done = threading.Event()
+
+    def arm(self, target: int) -> None:
+        self.seen = 0
+        self.target = target
+        self.done.clear()
+        self.armed = True
+
+    def hit(self, *_: Any) -> None:
+        if self.armed:
+            self.seen += 1
+            if self.seen >= self.target:
+                self.done.set()
+
+
+class _Peer:
+    """One library under test: start + wait for sync, count updates, read, stop."""
+
+    name = ""
+    version = ""
+    notes = ""
+
+    def __init__(self, kubeconfig: Path, pods: int, counter: _Counter, deletes: _Counter) -> None:
+        self.kubeconfig = kubeconfig
+        self.pods = pods
+        self.counter = counter
+        self.deletes = deletes
+
+    def start_and_sync(self, timeout: float) -> None:
+        raise NotImplementedError
+
+    def held(self) -> int:
+        raise NotImplementedError
+
+    def list_namespace(self, namespace: str) -> list[Any]:
+        raise NotImplementedError
+
+    def sample(self) -> Any:
+        raise NotImplementedError
+
+    def full_list(self) -> int | None:
+        """Where the cache holds less than everything: list every page with the library's own
+        client and keep the objects (what a complete sync would at least cost); None otherwise."""
+        return None
+
+    def stop_event(self) -> threading.Event | None:
+        """An Event set when stopping starts, if the watch thread needs a wake-up event to exit."""
+        return None
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+
+class _Kubernetes(_Peer):
+    """``kubernetes.informer.SharedInformer`` over ``CoreV1Api.list_pod_for_all_namespaces``."""
+
+    name = "kubernetes"
+
+    def __init__(self, kubeconfig: Path, pods: int, counter: _Counter, deletes: _Counter) -> None:
+        super().__init__(kubeconfig, pods, counter, deletes)
+        import kubernetes
+        from kubernetes import client, config
+        from kubernetes.informer import ADDED, DELETED, MODIFIED, SharedInformer
+
+        self.version = kubernetes.__version__
+        api_client = config.new_client_from_config(config_file=str(kubeconfig))
+        self.informer = SharedInformer(client.CoreV1Api(api_client).list_pod_for_all_namespaces)
+        self.synced = threading.Event()
+        self.added = 0
+
+        def on_added(obj: Any) -> None:
+            self.added += 1
+            if self.added >= pods:
+                self.synced.set()
+
+        self.informer.add_event_handler(ADDED, on_added)
+        self.informer.add_event_handler(MODIFIED, counter.hit)
+        self.informer.add_event_handler(DELETED, deletes.hit)
+
+    def start_and_sync(self, timeout: float) -> None:
+        self.informer.start()
+        if not self.synced.wait(timeout):
+            raise TimeoutError(f"kubernetes informer: {self.added}/{self.pods} ADDED after {timeout}s")
+
+    def held(self) -> int:
+        return len(self.informer.cache.list_keys())
+
+    def list_namespace(self, namespace: str) -> list[Any]:
+        # ObjectCache has no namespace index: a namespace list is a scan of every object.
+        return [p for p in self.informer.cache.list() if p.metadata.namespace == namespace]
+
+    def sample(self) -> Any:
+        return self.informer.cache.list()[0]
+
+    def stop_event(self) -> threading.Event:
+        return self.informer._stop_event
+
+    def stop(self) -> None:
+        # stop() closes the stream under the watch thread, which logs the ProtocolError it gets
+        log = logging.getLogger("kubernetes.informer.informer")
+        log.disabled = True
+        try:
+            self.informer.stop()
+        finally:
+            log.disabled = False
+
+
+class _Cloudcoil(_Peer):
+    """cloudcoil's ``Cache(resources=[Pod])`` entered with ``with config:`` (waits for sync)."""
+
+    name = "cloudcoil"
+
+    def __init__(self, kubeconfig: Path, pods: int, counter: _Counter, deletes: _Counter) -> None:
+        super().__init__(kubeconfig, pods, counter, deletes)
+        from importlib.metadata import version
+
+        from cloudcoil.client import Config  # before cloudcoil.caching: the reverse order is circular
+        from cloudcoil.caching import Cache
+        from cloudcoil.models.kubernetes.core.v1 import Pod
+
+        self.version = version("cloudcoil")
+        self.config = Config(kubeconfig=str(kubeconfig),
+                             cache=Cache(resources=[Pod], sync_timeout=600, resync_period=3600))
+        # The fake server answers an aggregated-discovery Accept header with plain APIVersions /
+        # APIGroupList; cloudcoil takes that 200 as an empty aggregated list and maps nothing.
+        # A real server either answers the v2 format or not 200, so use its traditional discovery.
+        self.config._try_aggregated_discovery = lambda: False  # type: ignore[method-assign]
+        self.config.initialize()
+        self.informer = self.config.cache.get_informer(Pod, sync=True)
+        self.informer.on_update(counter.hit)
+        self.informer.on_delete(deletes.hit)
+
+    def start_and_sync(self, timeout: float) -> None:
+        self.config.activate()
+        if not self.informer.has_synced():
+            raise TimeoutError("cloudcoil cache did not sync")
+
+    def held(self) -> int:
+        return self.informer._store.size()
+
+    def list_namespace(self, namespace: str) -> list[Any]:
+        return self.informer.list(namespace=namespace)
+
+    def sample(self) -> Any:
+        return self.informer.list()[0]
+
+    def full_list(self) -> int:
+        from cloudcoil.models.kubernetes.core.v1 import Pod
+
+        client = self.config.client_for(Pod, sync=True, cached=False)
+        self.kept: dict[str, Any] = {}
+        token = None
+        while True:
+            page = client.list(all_namespaces=True, continue_=token, limit=500)
+            for pod in page.items:
+                self.kept[f"{pod.metadata.namespace}/{pod.metadata.name}"] = pod
+            token = page.metadata.continue_ if page.metadata else None
+            if not token:
+                return len(self.kept)
+
+    def stop_event(self) -> threading.Event:
+        return self.informer._watch._stop_event
+
+    def stop(self) -> None:
+        self.config.deactivate()
+
+
+class _CloudcoilCache(_Peer):
+    """This project: ``Cache(resources=[Pod])`` entered with ``with config:``."""
+
+    name = "cloudcoil_cache"
+
+    def __init__(self, kubeconfig: Path, pods: int, counter: _Counter, deletes: _Counter) -> None:
+        super().__init__(kubeconfig, pods, counter, deletes)
+        sys.path.insert(0, str(REPO))
+        import cloudcoil_cache
+        from cloudcoil_cache.caching import Cache
+        from cloudcoil_cache.client import Config
+        from cloudcoil_cache.models.kubernetes.core.v1 import Pod
+
+        self.version = getattr(cloudcoil_cache, "__version__", "dev")
+        self.config = Config(kubeconfig=str(kubeconfig), cache=Cache(resources=[Pod], sync_timeout=600))
+        self.config.initialize()
+        self.informer = self.config.cache.get_informer(Pod, sync=True)
+        self.informer.on_update(counter.hit)
+        self.informer.on_delete(deletes.hit)
+
+    def start_and_sync(self, timeout: float) -> None:
+        self.config.activate()
+
+    def held(self) -> int:
+        return len(self.informer.list())
+
+    def list_namespace(self, namespace: str) -> list[Any]:
+        return self.informer.list(namespace=namespace)
+
+    def sample(self) -> Any:
+        return self.informer.list()[0]
+
+    def stop(self) -> None:
+        self.config.deactivate()
+        self.config.close()
+
+
+PEERS: dict[str, Callable[[Path, int, _Counter, _Counter], _Peer]] = {
+    "kubernetes": _Kubernetes, "cloudcoil": _Cloudcoil, "cloudcoil_cache": _CloudcoilCache}
+
+
+def _patch(session: requests.Session, url: str, namespace: str, name: str, gen: int) -> bool:
+    body = json.dumps({"metadata": {"labels": {"bench-gen": str(gen)}}})
+    response = session.patch(f"{url}/api/v1/namespaces/{namespace}/pods/{name}", data=body,
+                             headers={"Content-Type": "application/merge-patch+json"}, timeout=60)
+    return response.status_code == 200
+
+
+def drive_events(url: str, names: list[tuple[str, str]], events: int, threads: int,
+                 counter: _Counter | None, timeout: float) -> dict[str, Any]:
+    """PATCH ``events`` pods from ``threads`` threads; time until the library's handler saw them all."""
+    local = threading.local()
+    failures = [0]
+
+    def work(start: int) -> None:
+        session = getattr(local, "session", None)
+        if session is None:
+            session = local.session = requests.Session()
+        for n in range(start, events, threads):
+            namespace, name = names[n % len(names)]
+            if not _patch(session, url, namespace, name, n):
+                failures[0] += 1
+
+    if counter is not None:
+        counter.arm(events)
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="patch-driver") as pool:
+        list(pool.map(work, range(threads)))
+    patched = time.perf_counter() - started
+    if counter is None:
+        return {"patch_s": patched, "patch_failures": failures[0]}
+    complete = counter.done.wait(timeout)
+    elapsed = time.perf_counter() - started
+    counter.armed = False
+    return {"events": events, "patch_failures": failures[0], "patch_s": patched, "events_s": elapsed,
+            "events_seen": counter.seen, "events_complete": complete,
+            "events_per_s": counter.seen / elapsed, "lag_after_patches_s": elapsed - patched}
+
+
+def drive_deletes(url: str, names: list[tuple[str, str]], deletes: _Counter,
+                  timeout: float) -> dict[str, Any]:
+    """DELETE every pod with one deletecollection per namespace (in parallel): a burst of DELETED
+    events (each carrying the whole pod) that the server emits several times faster than PATCHes,
+    so the client's decode + store + handler path shows (``deletes_lag_s``: after the server answered)."""
+    namespaces = sorted({namespace for namespace, _ in names})
+
+    def work(namespace: str) -> int:
+        with requests.Session() as session:
+            return session.delete(f"{url}/api/v1/namespaces/{namespace}/pods", timeout=timeout).status_code
+
+    deletes.arm(len(names))
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=len(namespaces), thread_name_prefix="delete-driver") as pool:
+        codes = list(pool.map(work, namespaces))
+    answered = time.perf_counter() - started
+    complete = deletes.done.wait(timeout)
+    elapsed = time.perf_counter() - started
+    deletes.armed = False
+    return {"delete_codes": codes, "delete_answered_s": answered, "deletes_s": elapsed,
+            "deletes_lag_s": elapsed - answered,
+            "deletes_seen": deletes.seen, "deletes_complete": complete,
+            "deletes_per_s": deletes.seen / elapsed}
+
+
+def _stop(peer: _Peer, url: str, names: list[tuple[str, str]]) -> float:
+    """Stop the peer; a watch thread blocked on an idle stream is woken by one PATCH once stopping."""
+    event = peer.stop_event()
+    waker = None
+    if event is not None:
+        def wake() -> None:
+            if event.wait(60):
+                with requests.Session() as session:
+                    # a PATCH (an event) wakes the stream; after the delete burst, a create does
+                    if not _patch(session, url, *names[0], -1):
+                        namespace, name = names[0]
+                        session.post(f"{url}/api/v1/namespaces/{namespace}/pods", json={
+                            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name + "-wake"},
+                            "spec": {"containers": [{"name": "c", "image": "x"}]}}, timeout=60)
+
+        waker = threading.Thread(target=wake, name="peer-waker", daemon=True)
+        waker.start()
+    started = time.perf_counter()
+    peer.stop()
+    if waker is not None:
+        waker.join(60)
+    return time.perf_counter() - started
+
+
+def _mutable(obj: Any) -> bool:
+    try:
+        obj.metadata.labels["bench-probe"] = "x"
+    except Exception:
+        return False
+    del obj.metadata.labels["bench-probe"]
+    return True
+
+
+def run_one(library: str, pods: int, events: int, threads: int, server_python: str,
+            timeout: float, trace: bool) -> dict[str, Any]:
+    counter, deletes = _Counter(), _Counter()
+    result: dict[str, Any] = {"library": library, "pods": pods, "python": sys.version.split()[0]}
+    with tempfile.TemporaryDirectory() as tmp:
+        kubeconfig = Path(tmp) / "kubeconfig"
+        proc, url = _start_server(server_python, pods, kubeconfig)
+        try:
+            names: list[tuple[str, str]] = []
+            bench_floor(url, names)
+            result["floor_s"] = min(bench_floor(url) for _ in range(2))
+            print(f"floor  {result['floor_s']:.2f} s (paginated GET + json.loads)", flush=True)
+            # nobody watches yet: this times the server and the driver alone
+            baseline = drive_events(url, names, events, threads, None, timeout)
+            result["server_patch_per_s"] = events / baseline["patch_s"]
+            print(f"server {result['server_patch_per_s']:,.0f} PATCH/s with no watcher (the ceiling)",
+                  flush=True)
+
+            peer = PEERS[library](kubeconfig, pods, counter, deletes)
+            result["version"] = peer.version
+            gc.collect()
+            rss0 = _rss_kb()
+            started = time.perf_counter()
+            peer.start_and_sync(timeout)
+            result["sync_s"] = time.perf_counter() - started
+            gc.collect()
+            result["rss_kb_per_pod"] = (_rss_kb() - rss0) / pods
+            result["held"] = peer.held()
+            print(f"sync   {result['sync_s']:.2f} s ({result['sync_s'] / result['floor_s']:.1f}x floor), "
+                  f"{result['held']} pods held, RSS +{result['rss_kb_per_pod']:.1f} KB/pod", flush=True)
+            times = []
+            for _ in range(10):
+                t0 = time.perf_counter()
+                items = peer.list_namespace("default")
+                times.append(time.perf_counter() - t0)
+            result["list_ns_ms"] = sorted(times)[len(times) // 2] * 1000
+            result["list_ns_items"] = len(items)
+            result["mutable"] = _mutable(peer.sample())
+            print(f"reads  list(namespace='default') {result['list_ns_ms']:.2f} ms for {len(items)} pods; "
+                  f"cached objects mutable: {result['mutable']}", flush=True)
+
+            started = time.perf_counter()
+            full = peer.full_list()
+            if full is not None:
+                result["full_list_s"] = time.perf_counter() - started
+                result["full_list_n"] = full
+                peer.kept = {}  # type: ignore[attr-defined]
+                print(f"full   {full} pods listed (all pages) and kept with the library's own client in "
+                      f"{result['full_list_s']:.2f} s ({result['full_list_s'] / result['floor_s']:.1f}x floor)",
+                      flush=True)
+            result.update(drive_events(url, names, events, threads, counter, timeout))
+            print(f"events {result['events_seen']}/{events} seen in {result['events_s']:.2f} s "
+                  f"({result['events_per_s']:,.0f}/s end to end; PATCHes answered in "
+                  f"{result['patch_s']:.2f} s, {result['patch_failures']} failed; handler lag after the last "
+                  f"PATCH {result['lag_after_patches_s']:.2f} s)", flush=True)
+            result.update(drive_deletes(url, names, deletes, timeout))
+            print(f"burst  {result['deletes_seen']}/{len(names)} DELETED seen in {result['deletes_s']:.2f} s "
+                  f"({result['deletes_per_s']:,.0f}/s; deletecollection answered in "
+                  f"{result['delete_answered_s']:.2f} s, codes {result['delete_codes']}; handler lag after "
+                  f"{result['deletes_lag_s']:.2f} s)", flush=True)
+            result["stop_s"] = _stop(peer, url, names)
+            del peer, items
+            gc.collect()
+
+            if trace:  # a freshly seeded server: the burst above deleted every pod
+                proc.terminate()
+                proc.wait(30)
+                proc, url = _start_server(server_python, pods, kubeconfig)
+                peer = PEERS[library](kubeconfig, pods, _Counter(), _Counter())
+                gc.collect()
+                tracemalloc.start()
+                base = tracemalloc.get_traced_memory()[0]
+                peer.start_and_sync(timeout)
+                gc.collect()
+                held = tracemalloc.get_traced_memory()[0] - base
+                tracemalloc.stop()
+                result["traced_kb_per_pod"] = held / 1024 / pods
+                result["traced_kb_per_held_pod"] = held / 1024 / max(1, peer.held())
+                print(f"memory {result['traced_kb_per_pod']:.1f} KB/pod (tracemalloc, per seeded pod; "
+                      f"{result['traced_kb_per_held_pod']:.1f} KB per pod held)", flush=True)
+                gc.collect()
+                tracemalloc.start()
+                base = tracemalloc.get_traced_memory()[0]
+                full = peer.full_list()
+                gc.collect()
+                if full is not None:
+                    result["full_list_traced_kb_per_pod"] = (tracemalloc.get_traced_memory()[0] - base) / 1024 / full
+                    print(f"full   {result['full_list_traced_kb_per_pod']:.1f} KB/pod for the {full} objects of "
+                          "a full list (tracemalloc)", flush=True)
+                tracemalloc.stop()
+                _stop(peer, url, names)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--library", choices=sorted(PEERS), required=True)
+    parser.add_argument("--pods", type=int, default=10_000)
+    parser.add_argument("--events", type=int, default=5_000)
+    parser.add_argument("--threads", type=int, default=8, help="PATCH driver threads")
+    parser.add_argument("--server-python", default=str(REPO / ".venv" / "bin" / "python"))
+    parser.add_argument("--timeout", type=float, default=600, help="seconds for sync / for the events")
+    parser.add_argument("--no-trace", action="store_true", help="skip the traced (tracemalloc) sync")
+    args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally that stops the server
+    print(f"{args.library}: python {sys.version.split()[0]}, pods={args.pods}, events={args.events}, "
+          f"threads={args.threads}", flush=True)
+    result = run_one(args.library, args.pods, args.events, args.threads, args.server_python,
+                     args.timeout, not args.no_trace)
+    os.environ.pop("KUBECONFIG", None)
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
