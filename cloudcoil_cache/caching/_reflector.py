@@ -276,8 +276,6 @@ class Reflector:
             self._watch_events = events
             stream.close()
         self._check_stop()
-        if events:
-            self._sink.error(None)
         if self._next_resync is not None and time.monotonic() >= self._next_resync:
             return True
         if not events and time.monotonic() - started < self._tuning.min_watch_duration:
