@@ -13,6 +13,18 @@ __all__ = ["hold_executor", "release_executor", "run_blocking", "run_control", "
 
 R = TypeVar("R")
 
+# The executor the current thread is a worker of (set by each worker's initializer): a pool released
+# from one of its own workers (a future's done-callback runs there) must not join, i.e. wait for, itself.
+_worker = threading.local()
+
+
+def _mark_worker(owner: list[ThreadPoolExecutor]) -> None:
+    _worker.owner = owner
+
+
+def _is_worker_of(owner: list[ThreadPoolExecutor]) -> bool:
+    return getattr(_worker, "owner", None) is owner
+
 
 class _Pool:
     """A thread pool that exists only while it is used.
@@ -28,6 +40,8 @@ class _Pool:
         self._max_workers = max_workers
         self._lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
+        self._owner: list[ThreadPoolExecutor] = []  # identifies the current executor's workers
+        self._retired: list[ThreadPoolExecutor] = []  # shut down by one of its workers: joined later
         self._users = 0  # holds + submitted calls not done
         self._pending = 0  # submitted calls not done (queued or running)
 
@@ -35,17 +49,36 @@ class _Pool:
         with self._lock:
             self._users += 1
             if self._executor is None:
+                self._owner = []
                 self._executor = ThreadPoolExecutor(max_workers=self._max_workers,
-                                                    thread_name_prefix=self._name)
+                                                    thread_name_prefix=self._name,
+                                                    initializer=_mark_worker, initargs=(self._owner,))
             return self._executor
 
     def release(self) -> None:
+        """Drop one use; the last one shuts the executor down.
+
+        Its idle threads are joined, except from one of its own workers (the last call's
+        done-callback runs there): that worker cannot join itself, so the executor is only told to
+        shut down (its threads end once they return) and a later release joins it.
+        """
         with self._lock:
             self._users -= 1
             if self._users > 0 or self._executor is None:
                 return
             executor, self._executor = self._executor, None
             idle = self._pending == 0
+            own_worker = _is_worker_of(self._owner)
+            if own_worker:
+                self._retired.append(executor)
+                retired = []
+            else:
+                retired, self._retired = self._retired, []
+        if own_worker:
+            executor.shutdown(wait=False)
+            return
+        for old in retired:
+            old.shutdown(wait=True)  # their workers were already told to end: instant
         executor.shutdown(wait=idle)  # idle threads exit at once: joining them is instant
 
     def submit(self, func: Callable[..., R], *args: Any) -> concurrent.futures.Future[R]:
