@@ -1,19 +1,32 @@
 """Interruptible requests: another thread can abort a request that is still waiting for its response.
 
-``LineStream.close()`` covers a body being read; this covers the window before it, while the
-response headers have not arrived (a slow LIST). Connections of our pools register themselves with
-the ``Interrupter`` active in the sending thread, which can shut their socket down from any thread.
+``LineStream.close()`` covers a body being read; this covers the window before it: the TCP connect,
+the TLS handshake, and the wait for the response headers (a slow LIST). Connections of our pools
+register themselves (and a socket being connected) with the ``Interrupter`` active in the sending
+thread, which can shut their socket down from any thread.
+
+A connect is made non-blocking and waited for with ``select``: shutting a socket down aborts a
+connect in progress (Linux disconnects a SYN_SENT socket and wakes the wait), and the connecting
+thread checks the ``interrupted`` flag after starting the connect, so an interrupt can never fall
+in a gap between the two.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
+import select
 import socket
+import sys
 import threading
+import time
 from typing import Any, Iterator
 
 from urllib3 import connection as _connection
 from urllib3 import connectionpool as _connectionpool
+from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib3.util.connection import allowed_gai_family
 
 __all__ = ["Interrupter", "install", "interruptible"]
 
@@ -26,6 +39,7 @@ class Interrupter:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._conn: Any = None
+        self._sock: socket.socket | None = None  # a socket being connected (or handshaking)
         self.interrupted = False
 
     def attach(self, conn: Any) -> None:
@@ -35,16 +49,29 @@ class Interrupter:
                 return
         _shutdown(conn)
 
+    def attach_socket(self, sock: socket.socket) -> bool:
+        """Register a socket about to connect; False (and nothing registered) once interrupted."""
+        with self._lock:
+            if self.interrupted:
+                return False
+            self._sock = sock
+            return True
+
     def detach(self) -> None:
         with self._lock:
             self._conn = None
+            self._sock = None
 
     def interrupt(self) -> None:
         with self._lock:
             self.interrupted = True
             conn, self._conn = self._conn, None
+            sock, self._sock = self._sock, None
         if conn is not None:
             _shutdown(conn)
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
 
 def _shutdown(conn: Any) -> None:
@@ -65,7 +92,84 @@ def interruptible(interrupter: Interrupter | None) -> Iterator[None]:
         _local.interrupter = previous
 
 
+def _interrupted_error() -> OSError:
+    return OSError(errno.ECONNABORTED, "interrupted: the request was cancelled while connecting")
+
+
+def _connect(sock: socket.socket, address: Any, timeout: float | None, interrupter: Interrupter) -> None:
+    """``sock.connect(address)`` within ``timeout`` that ``interrupter.interrupt()`` aborts."""
+    sock.setblocking(False)
+    err = sock.connect_ex(address)
+    if interrupter.interrupted:  # checked after the connect started: shutdown() now aborts it
+        raise _interrupted_error()
+    if err not in (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EAGAIN):
+        raise OSError(err, os.strerror(err))
+    if err != 0:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                _, writable, failed = select.select([], [sock], [sock], remaining)
+            except InterruptedError:  # pragma: no cover - PEP 475 retries select itself
+                continue
+            if writable or failed:
+                break
+            raise TimeoutError("timed out")
+        if interrupter.interrupted:
+            raise _interrupted_error()
+        err = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        if err:
+            raise OSError(err, os.strerror(err))
+    sock.settimeout(timeout)
+
+
+def _create_connection(address: tuple[str, int], timeout: Any, source_address: Any,
+                       socket_options: Any, interrupter: Interrupter) -> socket.socket:
+    """urllib3's ``create_connection`` with the socket registered before it connects."""
+    host, port = address
+    if host.startswith("["):
+        host = host.strip("[]")
+    timeout = timeout if isinstance(timeout, (int, float)) else socket.getdefaulttimeout()
+    err: OSError | None = None
+    for af, socktype, proto, _, sa in socket.getaddrinfo(host, port, allowed_gai_family(),
+                                                         socket.SOCK_STREAM):
+        sock = socket.socket(af, socktype, proto)
+        try:
+            for opt in socket_options or ():
+                sock.setsockopt(*opt)
+            if source_address:
+                sock.bind(source_address)
+            if not interrupter.attach_socket(sock):
+                raise _interrupted_error()
+            _connect(sock, sa, timeout, interrupter)
+            return sock
+        except OSError as e:
+            sock.close()
+            if interrupter.interrupted:
+                raise _interrupted_error() from None
+            err = e
+    raise err if err is not None else OSError("getaddrinfo returned an empty list")
+
+
 class _Tracking:
+    def _new_conn(self) -> socket.socket:
+        interrupter = getattr(_local, "interrupter", None)
+        if interrupter is None:
+            return super()._new_conn()  # type: ignore[misc, no-any-return]
+        conn: Any = self
+        try:
+            sock = _create_connection((conn._dns_host, conn.port), conn.timeout, conn.source_address,
+                                      conn.socket_options, interrupter)
+        except socket.gaierror as e:
+            raise NameResolutionError(conn.host, conn, e) from e
+        except TimeoutError as e:
+            raise ConnectTimeoutError(
+                conn, f"Connection to {conn.host} timed out. (connect timeout={conn.timeout})") from e
+        except OSError as e:
+            raise NewConnectionError(conn, f"Failed to establish a new connection: {e}") from e
+        sys.audit("http.client.connect", conn, conn.host, conn.port)
+        return sock
+
     def request(self, *args: Any, **kwargs: Any) -> Any:
         interrupter = getattr(_local, "interrupter", None)
         if interrupter is not None:

@@ -365,7 +365,8 @@ class Transport:
         """
         refreshed = False
         while True:
-            with interruptible(interrupter):
+            # Without an interrupter of its own, the one active in this thread (if any) applies.
+            with interruptible(interrupter) if interrupter is not None else contextlib.nullcontext():
                 resp = self._send("GET", path, params=params, headers={"Accept-Encoding": "identity"},
                                   read_timeout=read_timeout, stream=True)
             if resp.status_code < 400:
