@@ -117,9 +117,11 @@ class Model(metaclass=_ModelMeta):
         """An editable deep copy with some fields replaced (like ``attrs.evolve``)."""
         new = codec.copy(self, False)
         names = _field_names(type(new))
-        for key, value in changes.items():
+        for key in changes:
             if key not in names:
                 raise TypeError(f"{type(self).__name__}.evolve() got an unknown field {key!r}")
+        _convert_kwargs(type(new), changes)
+        for key, value in changes.items():
             setattr(new, key, value)
         return new  # type: ignore[no-any-return]
 
@@ -206,34 +208,76 @@ def model(cls: type[M]) -> type[M]:
     built: type[M] = attrs.define(  # type: ignore[assignment]
         slots=True, kw_only=True, eq=False, repr=False, weakref_slot=False)(cls)
     finish_model(built)
-    if issubclass(built, Resource):
-        type.__setattr__(built, "__init__", _accepting_type_meta(built.__init__))
-        if built.kind:
-            register_resource(built, replace=False)
+    resource = issubclass(built, Resource)
+    type.__setattr__(built, "__init__", _first_init(built, built.__init__, resource))
+    if issubclass(built, Resource) and built.kind:
+        register_resource(built, replace=False)
     return built
 
 
-def _accepting_type_meta(init: Callable[..., None]) -> Callable[..., None]:
-    """Let ``Pod(api_version="v1", kind="Pod", ...)`` work although both are class constants.
+def _first_init(cls: type, attrs_init: Callable[..., None], resource: bool) -> Callable[..., None]:
+    """``cls.__init__`` until its first call, which installs the real one and delegates to it.
 
-    Values equal to the class's are no-ops; others are kept as unknown fields and written by
-    ``to_dict()`` (as for a wire object whose apiVersion/kind differ from its class).
+    The real one (``_codegen.build_init``) converts dicts to models in keyword construction:
+    ``Pod(metadata=dict(name="a"), spec=dict(containers=[dict(name="c")]))`` gives an
+    ``ObjectMeta``, a ``PodSpec`` and a list of ``Container`` (dict keys: attribute or wire
+    names); a value that does not fit raises ``TypeError``/``ValueError`` naming the field path
+    (``Pod.spec.containers[0]: expected Container or dict, got int``). Resources also accept
+    ``api_version``/``kind`` although both are class constants. It is generated lazily because
+    field types name classes defined later in their module. Decoding (``from_dict``) never calls
+    ``__init__``, so none of this is on the decode hot path.
     """
 
+    def __init__(self: Model, *args: Any, **kwargs: Any) -> None:
+        real = cls.__dict__.get("_cc_init")
+        if real is None:
+            from cloudcoil_cache.models import _codegen  # _codegen imports this module
+
+            real = _codegen.build_init(cls) or _keyword_init(attrs_init, resource)
+            type.__setattr__(cls, "_cc_init", real)
+            type.__setattr__(cls, "__init__", real)
+        real(self, *args, **kwargs)
+
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    __init__.__doc__ = _first_init.__doc__
+    return __init__
+
+
+def _keyword_init(init: Callable[..., None], resource: bool) -> Callable[..., None]:
+    """The generic form of the generated ``__init__`` (for classes ``build_init`` declines)."""
+
     @functools.wraps(init)
-    def __init__(self: Resource, *args: Any, api_version: str | None = None,
-                 kind: str | None = None, **kwargs: Any) -> None:
+    def __init__(self: Model, *args: Any, api_version: str | None = None, kind: str | None = None,
+                 **kwargs: Any) -> None:
+        if not resource:
+            if api_version is not None:
+                kwargs["api_version"] = api_version
+            if kind is not None:
+                kwargs["kind"] = kind
+        if kwargs:
+            _convert_kwargs(type(self), kwargs)
         init(self, *args, **kwargs)
-        cls = type(self)
-        extra = {}
-        if api_version is not None and api_version != cls.api_version:
-            extra["apiVersion"] = api_version
-        if kind is not None and kind != cls.kind:
-            extra["kind"] = kind
-        if extra:
-            self._extra = extra
+        if resource and (api_version is not None or kind is not None):
+            from cloudcoil_cache.models._codegen import set_type_meta
+
+            set_type_meta(self, api_version, kind)
 
     return __init__
+
+
+def _convert_kwargs(cls: type, kwargs: dict[str, Any]) -> None:
+    """Convert, in place, the keyword values of fields whose type involves a model (or a Time)."""
+    table = cls.__dict__.get("_cc_init_conv")
+    if table is None:
+        from cloudcoil_cache.models._codegen import init_converters  # _codegen imports this module
+
+        table = init_converters(cls)
+    if table:
+        for key, value in kwargs.items():
+            if value is not None:
+                conv = table.get(key)
+                if conv is not None:
+                    kwargs[key] = conv(value, (cls.__name__, "." + key))
 
 
 def finish_model(cls: type[Model]) -> None:

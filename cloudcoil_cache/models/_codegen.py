@@ -7,6 +7,7 @@ import itertools
 import linecache
 import types
 import typing
+from collections.abc import Mapping
 from typing import Any, Callable, Union
 
 import attrs
@@ -15,11 +16,11 @@ from cloudcoil_cache.models import _time
 from cloudcoil_cache.models._base import Model, Resource
 from cloudcoil_cache.models._frozen import FrozenDict, FrozenList, freeze_json, thaw_json
 
-__all__ = ["build", "shape_of", "wire_name"]
+__all__ = ["build", "format_path", "init_converters", "model_from_mapping", "shape_of", "wire_name"]
 
 # Shapes: ("scalar",), ("json",), ("time",), ("micro",), ("model", cls), ("list", inner),
 # ("dict", inner)
-Shape = tuple
+Shape = tuple[Any, ...]
 
 _SCALARS = (str, int, float, bool)
 _counter = itertools.count()
@@ -327,3 +328,239 @@ _GENERATORS: dict[
     "copy": _gen_copy,
     "copy_sealed": _gen_copy,
 }
+
+
+# ------------------------------------------------------------------ keyword construction
+# ``Pod(metadata=dict(name="a"), spec=dict(containers=[dict(name="c")]))``: values of fields whose
+# type involves a model (or a Time) are converted when an object is built with keywords. Decoding
+# (``from_dict``) never goes through ``__init__``, so none of this is on the decode hot path.
+
+#: A field path, built lazily as a linked tuple ``(parent, segment)`` and formatted only on error.
+Path = Any
+InitConverter = Callable[[Any, Path], Any]
+
+
+def format_path(path: Path) -> str:
+    """``((("Pod", ".spec"), ".containers"), 0)`` → ``"Pod.spec.containers[0]"``.
+
+    A segment is an attribute (".name"), a list index (int) or a dict key (a 1-tuple).
+    """
+    parts: list[str] = []
+    while isinstance(path, tuple):
+        path, segment = path
+        if isinstance(segment, int):
+            segment = f"[{segment}]"
+        elif isinstance(segment, tuple):
+            segment = f"[{segment[0]!r}]"
+        parts.append(segment)
+    parts.append(str(path))
+    return "".join(reversed(parts))
+
+
+def init_converters(cls: type) -> dict[str, InitConverter]:
+    """Per-field functions ``(value, path) -> value`` for keyword construction of ``cls``.
+
+    Only fields whose type involves a model or a Time get one; cached on the class.
+    """
+    table: dict[str, InitConverter] | None = cls.__dict__.get("_cc_init_conv")
+    if table is None:
+        hints = typing.get_type_hints(cls, include_extras=True)
+        table = {}
+        for a in attrs.fields(cls):
+            if a.name == "_extra":
+                continue
+            fn = _init_converter(shape_of(hints[a.name]))
+            if fn is not None:
+                table[a.name] = fn
+        type.__setattr__(cls, "_cc_init_conv", table)
+    return table
+
+
+def _init_names(cls: type) -> dict[str, str]:
+    """Keys a dict may use for a field of ``cls``: the attribute name and the wire name."""
+    names: dict[str, str] | None = cls.__dict__.get("_cc_init_names")
+    if names is None:
+        names = {}
+        for a in attrs.fields(cls):
+            if a.name != "_extra":
+                names[wire_name(cls, a.name)] = a.name
+                names[a.name] = a.name
+        type.__setattr__(cls, "_cc_init_names", names)
+    return names
+
+
+def _type_name(v: Any) -> str:
+    return type(v).__name__
+
+
+def model_from_mapping(cls: type, data: Any, path: Path) -> Any:
+    """Build ``cls`` with keywords from a dict keyed by attribute or wire (camelCase) names."""
+    names = _init_names(cls)
+    convs = init_converters(cls)
+    kwargs: dict[str, Any] = {}
+    for key, value in data.items():
+        attr = names.get(key) if isinstance(key, str) else None
+        if attr is None:
+            if issubclass(cls, Resource) and key in ("apiVersion", "api_version", "kind"):
+                attr = "api_version" if key != "kind" else "kind"
+            else:
+                raise TypeError(f"{format_path(path)}: {cls.__name__} has no field {key!r}")
+        elif value is not None:
+            conv = convs.get(attr)
+            if conv is not None:
+                value = conv(value, (path, "." + attr))
+        if attr in kwargs:
+            raise TypeError(f"{format_path(path)}: field {attr!r} given twice (as {attr!r} and as its "
+                            "wire name)")
+        kwargs[attr] = value
+    return cls(**kwargs)
+
+
+def _init_converter(shape: Shape) -> InitConverter | None:
+    kind = shape[0]
+    if kind == "model":
+        return _model_converter(shape[1])
+    if kind in ("time", "micro"):
+        return _time_converter(kind)
+    if kind in ("list", "dict"):
+        inner = _init_converter(shape[1])
+        if inner is None:
+            return None
+        return _list_converter(inner, shape[1]) if kind == "list" else _dict_converter(inner, shape[1])
+    return None
+
+
+def _describe(shape: Shape) -> str:
+    kind = shape[0]
+    if kind == "model":
+        return f"{shape[1].__name__} or dict"
+    if kind in ("time", "micro"):
+        return "datetime or RFC 3339 string"
+    if kind == "list":
+        return f"a list of {_describe(shape[1])}"
+    if kind == "dict":
+        return f"a dict of {_describe(shape[1])}"
+    return "a JSON value"
+
+
+def _model_converter(target: type) -> InitConverter:
+    def convert_model(value: Any, path: Path) -> Any:
+        if isinstance(value, target):
+            return value
+        if value.__class__ is dict or isinstance(value, Mapping):
+            return model_from_mapping(target, value, path)
+        raise TypeError(f"{format_path(path)}: expected {target.__name__} or dict, got {_type_name(value)}")
+
+    return convert_model
+
+
+def _time_converter(kind: str) -> InitConverter:
+    parse = _time.parse_time if kind == "time" else _time.parse_micro_time
+
+    def convert_time(value: Any, path: Path) -> Any:
+        if isinstance(value, datetime.datetime):
+            return value
+        if isinstance(value, str):
+            try:
+                return parse(value)
+            except ValueError as exc:
+                raise ValueError(f"{format_path(path)}: {exc}") from None
+        raise TypeError(f"{format_path(path)}: expected a datetime or an RFC 3339 string, "
+                        f"got {_type_name(value)}")
+
+    return convert_time
+
+
+def _list_converter(inner: InitConverter, inner_shape: Shape) -> InitConverter:
+    def convert_list(value: Any, path: Path) -> Any:
+        if value.__class__ is not list and not isinstance(value, (list, tuple)):
+            raise TypeError(f"{format_path(path)}: expected a list of {_describe(inner_shape)}, "
+                            f"got {_type_name(value)}")
+        out = [x if x is None else inner(x, (path, i)) for i, x in enumerate(value)]
+        if value.__class__ is list and all(a is b for a, b in zip(out, value)):
+            return value  # nothing converted: keep the caller's list
+        return out
+
+    return convert_list
+
+
+def _dict_converter(inner: InitConverter, inner_shape: Shape) -> InitConverter:
+    def convert_dict(value: Any, path: Path) -> Any:
+        if value.__class__ is not dict and not isinstance(value, Mapping):
+            raise TypeError(f"{format_path(path)}: expected a dict of {_describe(inner_shape)}, "
+                            f"got {_type_name(value)}")
+        out = {k: x if x is None else inner(x, (path, (k,))) for k, x in value.items()}
+        if value.__class__ is dict and all(out[k] is x for k, x in value.items()):
+            return value
+        return out
+
+    return convert_dict
+
+
+def build_init(cls: type) -> Callable[..., None] | None:
+    """A generated keyword ``__init__`` for ``cls`` that converts dicts to models inline.
+
+    Fields whose type involves no model/Time are assigned as attrs would; the others are converted
+    only when given a value of another class. Resources also take ``api_version``/``kind``
+    (see ``_base.set_type_meta``). None when a field is not a plain keyword field with a plain
+    default (then the generic wrapper is used).
+    """
+    fields = [a for a in attrs.fields(cls) if a.name != "_extra"]
+    extra_default = attrs.fields_dict(cls)["_extra"].default
+    for a in fields:
+        if (not a.init or a.converter is not None or a.validator is not None or a.alias != a.name
+                or isinstance(a.default, attrs.Factory) or a.default is attrs.NOTHING):  # type: ignore[arg-type]
+            return None
+    if extra_default is not None:
+        return None
+    hints = typing.get_type_hints(cls, include_extras=True)
+    convs = init_converters(cls)
+    constants: dict[str, Any] = {"_type_meta": set_type_meta}
+    params = []
+    body = ["    self._extra = None"]
+    for i, a in enumerate(fields):
+        constants[f"_d{i}"] = a.default
+        params.append(f"{a.name}=_d{i}")
+        conv = convs.get(a.name)
+        if conv is not None:
+            constants[f"_c{i}"] = conv
+            shape = shape_of(hints[a.name])
+            guard = f"{a.name} is not None"
+            if shape[0] == "model":
+                constants[f"_t{i}"] = shape[1]
+                guard += f" and {a.name}.__class__ is not _t{i}"
+            elif shape[0] in ("time", "micro"):
+                guard += f" and {a.name}.__class__ is not _datetime"
+            body.append(f"    if {guard}:")
+            body.append(f"        {a.name} = _c{i}({a.name}, (self.__class__.__name__, {'.' + a.name!r}))")
+        body.append(f"    self.{a.name} = {a.name}")
+    if issubclass(cls, Resource):
+        params += ["api_version=None", "kind=None"]
+        body.append("    if api_version is not None or kind is not None:")
+        body.append("        _type_meta(self, api_version, kind)")
+    constants["_datetime"] = datetime.datetime
+    source = "def __init__(self, *, " + ", ".join(params) + "):\n" + "\n".join(body) + "\n"
+    if not params:
+        source = "def __init__(self):\n" + "\n".join(body) + "\n"
+    namespace = dict(constants)
+    filename = f"<cloudcoil_cache generated {cls.__qualname__}.__init__ #{next(_counter)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - generated from attrs fields
+    init = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    init.__doc__ = f"Keyword construction of {cls.__name__} (dict values of model fields are converted)."
+    return init  # type: ignore[no-any-return]
+
+
+def set_type_meta(obj: Any, api_version: str | None, kind: str | None) -> None:
+    """``Pod(api_version="v1", kind="Pod")``: values equal to the class constants are no-ops;
+    others are kept as unknown fields and written by ``to_dict()``."""
+    cls = type(obj)
+    extra = {}
+    if api_version is not None and api_version != cls.api_version:
+        extra["apiVersion"] = api_version
+    if kind is not None and kind != cls.kind:
+        extra["kind"] = kind
+    if extra:
+        obj._extra = extra

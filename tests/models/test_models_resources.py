@@ -110,7 +110,10 @@ def test_decode_errors_never_show_the_offending_value() -> None:
 
 
 def test_to_dict_of_a_badly_built_object_raises_type_error() -> None:
-    pod = Pod(spec="oops")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"Pod\.spec: expected PodSpec or dict, got str"):
+        Pod(spec="oops")  # type: ignore[arg-type]
+    pod = Pod()
+    pod.spec = "oops"  # type: ignore[assignment]  # attribute assignment is not checked
     with pytest.raises(TypeError, match="cannot convert Pod to its wire form"):
         pod.to_dict()
 
