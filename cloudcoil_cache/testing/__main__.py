@@ -1,4 +1,4 @@
-"""CLI: ``python -m cloudcoil_cache.testing serve --kubeconfig PATH`` runs the fake API server."""
+"""CLI: ``python -m cloudcoil_cache.testing serve|real --kubeconfig PATH`` runs the fake or a real API server."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import threading
 from typing import Any, Sequence
 
 from ._objects import seed_pods
+from ._real import RealAPIServer
 from ._server import FakeAPIServer
 
 __all__ = ["main"]
@@ -38,11 +39,39 @@ def _parser() -> argparse.ArgumentParser:
         help="serve a custom resource (namespaced unless ':cluster' follows); repeatable",
     )
     serve.add_argument("-v", "--verbose", action="store_true", help="log every request")
+    real = sub.add_parser("real", help="run a real kube-apiserver + etcd until Ctrl-C / SIGTERM")
+    real.add_argument("--kubeconfig", required=True, help="write the admin kubeconfig here once ready")
+    real.add_argument("--assets", help="folder with kube-apiserver, etcd, kubectl (default: KUBEBUILDER_ASSETS, "
+                      "then the cache folder of tools/real-apiserver/build)")
+    real.add_argument("--namespace", default="default", help="the kubeconfig context's namespace")
     return parser
+
+
+def _real(args: argparse.Namespace, done: threading.Event) -> int:
+    try:
+        server = RealAPIServer(args.assets)
+    except RuntimeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    with server:
+        server.write_kubeconfig(args.kubeconfig, namespace=args.namespace)
+        print(server.url, flush=True)
+        print(f"kubeconfig written to {args.kubeconfig}; etcd at {server.etcd_url}; pids {server.pids}; "
+              "Ctrl-C to stop", file=sys.stderr, flush=True)
+        while not done.wait(1.0):
+            if len(server.pids) < 2:
+                print(f"error: a server process exited; logs in {server.workdir}", file=sys.stderr)
+                return 1
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "real":
+        real_done = threading.Event()
+        signal.signal(signal.SIGINT, lambda signum, frame: real_done.set())
+        signal.signal(signal.SIGTERM, lambda signum, frame: real_done.set())
+        return _real(args, real_done)
     if args.pods < 0:
         print("error: --pods must be >= 0", file=sys.stderr)
         return 2

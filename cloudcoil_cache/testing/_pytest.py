@@ -1,4 +1,4 @@
-"""pytest plugin (entry point ``cloudcoil_cache``): fake_api_server and fake_kubeconfig fixtures."""
+"""pytest plugin (entry point ``cloudcoil_cache``): fake_api_server, fake_kubeconfig, real_api_server fixtures."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from typing import Iterator
 
 import pytest
 
+from ._real import RealAPIServer, find_assets
 from ._server import FakeAPIServer
 
-__all__ = ["fake_api_server", "fake_kubeconfig"]
+__all__ = ["fake_api_server", "fake_kubeconfig", "pytest_configure", "real_api_server"]
 
 
 @pytest.fixture
@@ -30,3 +31,19 @@ def fake_api_server() -> Iterator[FakeAPIServer]:
 def fake_kubeconfig(fake_api_server: FakeAPIServer, tmp_path: Path) -> Path:
     """A kubeconfig file (namespace ``default``) whose current context is ``fake_api_server``."""
     return Path(fake_api_server.write_kubeconfig(tmp_path / "kubeconfig"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "real: needs a real kube-apiserver and etcd (the real_api_server fixture)")
+
+
+@pytest.fixture(scope="session")
+def real_api_server() -> Iterator[RealAPIServer]:
+    """A ``RealAPIServer`` (kube-apiserver + etcd on loopback) shared by the session; skips the test
+    with the reason when no binaries are found (see ``RealAPIServer``)."""
+    try:
+        find_assets()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    with RealAPIServer() as server:
+        yield server

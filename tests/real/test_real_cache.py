@@ -1,0 +1,227 @@
+"""The cache against a real kube-apiserver: reference examples, read routing, status, pagination,
+watch resume, 410 relists with deletions, bookmarks and the restricted user's 403."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from cloudcoil_cache._listwatch._listwatch import ListWatch
+from cloudcoil_cache.apimachinery import ObjectMeta
+from cloudcoil_cache.caching import Cache, Tuning
+from cloudcoil_cache.client import Config
+from cloudcoil_cache.errors import CacheUnavailableError, Forbidden
+from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Container, Pod, PodSpec
+from cloudcoil_cache.testing import RealAPIServer
+from cluster_support import FAST, Recorder, names
+
+from _proxy import CuttingProxy
+
+
+def pod(name: str, namespace: str, **labels: str) -> Pod:
+    return Pod(metadata=ObjectMeta(name=name, namespace=namespace, labels=labels or None),
+               spec=PodSpec(containers=[Container(name="web", image="nginx:1.27")]))
+
+
+def create_pods(live: Config, namespace: str, *names_: str, **labels: str) -> list[Pod]:
+    client = Pod.client(live)
+    return [client.create(pod(n, namespace, **labels)) for n in names_]
+
+
+def informer_status(config: Config) -> Any:
+    (status,) = config.cache.status().informers  # type: ignore[union-attr]
+    return status
+
+
+def test_reference_example_sync_and_async_strict_reads(
+        real: RealAPIServer, namespace: str, kubeconfig: str, live: Config,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    create_pods(live, namespace, "a", "b")
+    monkeypatch.setenv("KUBECONFIG", kubeconfig)
+
+    cfg = Config(namespace=namespace, cache=Cache(resources=[Pod], namespaces=[namespace], mode="strict",
+                                                  wait_for_sync=True, max_items_per_resource=0))
+
+    async def pods_in_namespace() -> Any:
+        async with cfg:
+            return await Pod.async_list(namespace=namespace)
+
+    sync_cfg = Config(namespace=namespace, cache=Cache(resources=[Pod], namespaces=[namespace], mode="strict",
+                                                       wait_for_sync=True, max_items_per_resource=0))
+    try:
+        assert names(asyncio.run(pods_in_namespace()).items) == {"a", "b"}
+        with sync_cfg:
+            listed = Pod.list(namespace=namespace)
+            assert names(listed.items) == {"a", "b"}
+            assert listed.metadata.resource_version
+            assert Pod.get("a").metadata.uid == live_uid(live, "a", namespace)
+    finally:
+        cfg.close()
+        sync_cfg.close()
+
+
+def live_uid(live: Config, name: str, namespace: str) -> str:
+    return str(Pod.client(live).get(name, namespace).metadata.uid)
+
+
+def test_strict_and_fallback_routing_and_status(
+        namespace: str, make_config: Callable[..., Config], live: Config) -> None:
+    create_pods(live, namespace, "a", "b", app="web")
+    ConfigMap.client(live).create(ConfigMap(metadata=ObjectMeta(name="cm", namespace=namespace)))
+    strict = make_config(resources=[Pod], namespaces=[namespace], mode="strict")
+    with strict:
+        assert names(Pod.list(namespace=namespace).items) == {"a", "b"}
+        with pytest.raises(CacheUnavailableError, match="not cached"):
+            ConfigMap.list(namespace=namespace)
+        with pytest.raises(CacheUnavailableError, match="namespace"):
+            Pod.list(namespace="default")
+        status = strict.cache.status()  # type: ignore[union-attr]
+        assert status.ready and status.started and status.errors == {}
+        (informer,) = status.informers
+        assert (informer.kind, informer.namespace, informer.synced, informer.object_count) == (
+            "Pod", namespace, True, 2)
+        assert informer.resource_version and informer.relist_count == 1
+    fallback = make_config(resources=[Pod], namespaces=[namespace], mode="fallback")
+    with fallback:
+        assert names(ConfigMap.list(namespace=namespace).items) >= {"cm"}  # from the API server
+        assert Pod.list(namespace="default").items == []
+
+
+def test_paginated_initial_sync_with_a_small_page_size(
+        real: RealAPIServer, namespace: str, make_config: Callable[..., Config], live: Config,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    create_pods(live, namespace, *(f"p{i}" for i in range(11)))
+    pages: list[tuple[str | None, int | None]] = []
+    original = ListWatch.list_page
+
+    def spy(self: Any, **kw: Any) -> Any:
+        pages.append((kw.get("continue_"), kw.get("limit")))
+        return original(self, **kw)
+
+    monkeypatch.setattr(ListWatch, "list_page", spy)
+    config = make_config(tuning=Tuning(**{**_fast(), "page_size": 3}), resources=[Pod],
+                         namespaces=[namespace], mode="strict")
+    with config:
+        assert names(Pod.list(namespace=namespace).items) == {f"p{i}" for i in range(11)}
+    assert len(pages) == 4 and pages[0] == (None, 3) and all(c for c, _ in pages[1:])
+
+
+def _fast() -> dict[str, Any]:
+    return {f: getattr(FAST, f) for f in ("backoff", "watch_timeout", "read_timeout", "min_watch_duration")}
+
+
+def test_an_expired_continue_token_restarts_the_list_without_mixing_snapshots(
+        real: RealAPIServer, namespace: str, make_config: Callable[..., Config], live: Config,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    create_pods(live, namespace, *(f"p{i}" for i in range(7)))
+    calls: list[str | None] = []
+    errors: list[str] = []
+    original = ListWatch.list_page
+
+    def compact_before_the_second_page(self: Any, **kw: Any) -> Any:
+        calls.append(kw.get("continue_"))
+        if kw.get("continue_") and len(calls) == 2:
+            # Between the pages: one object goes, one comes, and etcd forgets the first snapshot.
+            client = Pod.client(live)
+            client.delete("p6", namespace)
+            client.create(pod("late", namespace))
+            real.compact()
+            try:
+                return original(self, **kw)
+            except Exception as exc:
+                errors.append(f"{type(exc).__name__}: {exc}")
+                raise
+        return original(self, **kw)
+
+    monkeypatch.setattr(ListWatch, "list_page", compact_before_the_second_page)
+    config = make_config(tuning=Tuning(**{**_fast(), "page_size": 3}), resources=[Pod],
+                         namespaces=[namespace], mode="strict")
+    with config:
+        listed = names(Pod.list(namespace=namespace).items)
+    assert errors and "410" in errors[0] and "too old" in errors[0], errors
+    # The restarted list is one snapshot: the one after the compaction.
+    assert listed == {f"p{i}" for i in range(6)} | {"late"}
+    assert calls.count(None) == 2  # the list started over from its first page
+
+
+def test_watch_resumes_from_the_last_resource_version_after_the_connection_drops(
+        real: RealAPIServer, namespace: str, make_config: Callable[..., Config], live: Config,
+        tmp_path: Path) -> None:
+    create_pods(live, namespace, "a")
+    with CuttingProxy(real.port) as proxy:
+        kubeconfig = real.write_kubeconfig(tmp_path / "via-proxy", namespace=namespace, server=proxy.url)
+        config = make_config(kubeconfig_path=kubeconfig, resources=[Pod], namespaces=[namespace])
+        informer = config.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
+        recorder = Recorder()
+        recorder.hook(informer)
+        with config:
+            recorder.wait(lambda ev: [k for k, _ in ev] == ["add"])
+            connections = proxy.connections
+            proxy.cut()
+            create_pods(live, namespace, "b")
+            recorder.wait(lambda ev: "b" in recorder.names("add"))
+            assert proxy.connections > connections  # it reconnected through the proxy
+            assert informer_status(config).relist_count == 1  # resumed, not relisted
+            assert recorder.count("delete") == 0
+
+
+def test_a_410_after_a_real_compaction_relists_and_reports_deletions(
+        real: RealAPIServer, namespace: str, make_config: Callable[..., Config], live: Config,
+        tmp_path: Path) -> None:
+    create_pods(live, namespace, "a", "b", "c")
+    with CuttingProxy(real.port) as proxy:
+        kubeconfig = real.write_kubeconfig(tmp_path / "via-proxy", namespace=namespace, server=proxy.url)
+        config = make_config(kubeconfig_path=kubeconfig, resources=[Pod], namespaces=[namespace],
+                             max_staleness=None)
+        informer = config.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
+        recorder = Recorder()
+        recorder.hook(informer)
+        with config:
+            recorder.wait(lambda ev: sorted(recorder.names("add")) == ["a", "b", "c"])
+            proxy.block()  # the informer cannot see what happens next
+            client = Pod.client(live)
+            client.delete("a", namespace)
+            client.delete("b", namespace)
+            create_pods(live, namespace, "d")
+            real.compact()
+            real.restart_apiserver()  # a fresh watch cache: the informer's RV is now too old
+            proxy.unblock()
+            recorder.wait(lambda ev: sorted(recorder.names("delete")) == ["a", "b"]
+                          and "d" in recorder.names("add"), timeout=30)
+            assert informer_status(config).relist_count >= 2
+            assert names(informer.list()) == {"c", "d"}
+            deleted = [v for k, v in recorder.events if k == "delete"]
+            assert all(o.metadata.namespace == namespace and o.metadata.uid for o in deleted)
+
+
+def test_bookmarks_carry_the_resource_version_forward(
+        real: RealAPIServer, namespace: str, live: Config) -> None:
+    created = create_pods(live, namespace, "a")[0]
+    start_rv = created.metadata.resource_version
+    # A write elsewhere moves the global revision; a watch on this namespace sees only a bookmark.
+    other = ConfigMap.client(live).create(ConfigMap(metadata=ObjectMeta(name="elsewhere", namespace="default")))
+    ConfigMap.client(live).delete("elsewhere", "default")
+    seen: list[tuple[str, Any]] = []
+    # kube-apiserver sends a bookmark shortly (~2 s) before the watch's timeoutSeconds end.
+    for event_type, obj in Pod.client(live).watch(namespace=namespace, resource_version=start_rv,
+                                                  timeout_seconds=4, allow_bookmarks=True, read_timeout=20):
+        seen.append((event_type, obj))
+    bookmarks = [o for t, o in seen if t == "BOOKMARK"]
+    assert bookmarks, seen
+    assert int(bookmarks[-1].metadata.resource_version) >= int(other.metadata.resource_version)
+
+
+def test_the_restricted_user_fails_wait_for_sync_at_once_with_403(
+        real: RealAPIServer, namespace: str, make_config: Callable[..., Config], tmp_path: Path) -> None:
+    kubeconfig = real.write_kubeconfig(tmp_path / "restricted", user="restricted", namespace=namespace)
+    config = make_config(kubeconfig_path=kubeconfig, resources=[Pod], namespaces=[namespace], mode="strict",
+                         sync_timeout=30)
+    started = time.monotonic()
+    with pytest.raises(Forbidden, match='User "restricted" cannot list resource "pods"'):
+        with config:
+            pytest.fail("the scope must not be entered")  # pragma: no cover
+    assert time.monotonic() - started < 5
