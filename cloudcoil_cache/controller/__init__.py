@@ -1,0 +1,46 @@
+"""Controllers on the informer cache: a work queue with per-item backoff, reconcile loops with
+``ctx.cached``, a Manager with Lease-based leader election, health and Prometheus metrics.
+
+Sync-first and threaded (client-go's workqueue and leaderelection, controller-runtime's shape)::
+
+    mirror = Controller(ConfigMap, namespace="default", label_selector="mirror=yes").owns(ConfigMap)
+
+    @mirror.reconcile()
+    def sync(cm, ctx):
+        ...
+
+    Manager(mirror, leader_election=LeaderElection("mirror"), health_port=8081).run()
+"""
+
+from cloudcoil_cache.controller._context import CachedResources, Context
+from cloudcoil_cache.controller._controller import Controller
+from cloudcoil_cache.controller._leader import LeaderElection
+from cloudcoil_cache.controller._manager import Manager
+from cloudcoil_cache.controller._outcomes import Result, TerminalError, Wait
+from cloudcoil_cache.controller._queue import QueueHooks, QueueStats, WorkQueue
+from cloudcoil_cache.controller._ratelimit import (
+    BucketRateLimiter,
+    ItemExponentialRateLimiter,
+    MaxOfRateLimiter,
+    RateLimiter,
+    default_rate_limiter,
+)
+
+__all__ = [
+    "BucketRateLimiter",
+    "CachedResources",
+    "Context",
+    "Controller",
+    "ItemExponentialRateLimiter",
+    "LeaderElection",
+    "Manager",
+    "MaxOfRateLimiter",
+    "QueueHooks",
+    "QueueStats",
+    "RateLimiter",
+    "Result",
+    "TerminalError",
+    "Wait",
+    "WorkQueue",
+    "default_rate_limiter",
+]

@@ -1,0 +1,118 @@
+"""What a reconcile function gets besides its object: Context (key, config, logger) and ctx.cached readers."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Generic, Mapping, TypeVar
+
+from cloudcoil_cache.client import Config
+from cloudcoil_cache.controller._informers import Source
+from cloudcoil_cache.controller._keys import split_key
+from cloudcoil_cache.errors import CacheUnavailableError, ResourceNotFound
+
+__all__ = ["CachedResources", "Context"]
+
+T = TypeVar("T")
+
+
+class CachedResources(Generic[T]):
+    """Reads of one kind from a controller's informer: editable deep copies, never an API call.
+
+    Reads go through the cache of the Config that owns the informer in strict mode, so they get
+    what that cache guarantees (no stale data past ``max_staleness``; read-your-writes for writes
+    made through that Config) and raise ``CacheUnavailableError`` when it cannot serve.
+    ``namespace`` defaults to the namespace of the key being reconciled, else the informer's.
+    """
+
+    def __init__(self, source: Source, default_namespace: str | None = None) -> None:
+        self._source = source
+        self._default_namespace = default_namespace
+
+    @property
+    def resource(self) -> Any:
+        return self._source.scope.cls
+
+    def __repr__(self) -> str:
+        return f"<CachedResources {self._source.scope.describe()}>"
+
+    def _namespace(self, namespace: str | None) -> str | None:
+        cls = self.resource
+        if not cls.namespaced:
+            return None
+        watched = self._source.scope.namespace
+        namespace = namespace or self._default_namespace or watched
+        if not namespace:
+            raise ValueError(f"{cls.kind} is namespaced and the controller watches it in all namespaces: "
+                             "pass namespace=")
+        if watched is not None and namespace != watched:
+            raise ValueError(f"{cls.kind} in namespace {namespace!r}: the controller watches only {watched!r}")
+        return namespace
+
+    def get(self, name: str, namespace: str | None = None) -> T | None:
+        """A deep copy of the cached object, or None."""
+        ns = self._namespace(namespace)
+        source = self._source
+        cache = source.config.cache
+        assert cache is not None
+        with cache.strict_mode():
+            try:
+                obj = self.resource.client(source.config, cached=True).get(name, ns)
+            except ResourceNotFound:
+                return None
+            except CacheUnavailableError:
+                # An informer with a label selector cannot say "not found" for the API server; for
+                # the controller, an object outside its selector does not exist.
+                if source.scope.label_selector and source.view.has_synced() \
+                        and source.view.get(name, ns) is None:
+                    return None
+                raise
+        copied: T = obj.copy()
+        return copied
+
+    def list(self, namespace: str | None = None, *, all_namespaces: bool = False,
+             labels: Mapping[str, str] | None = None) -> list[T]:
+        """Deep copies of the cached objects of one namespace (or all the informer watches),
+        whose labels include every pair of ``labels``."""
+        cls = self.resource
+        if namespace is not None and all_namespaces:
+            raise ValueError("namespace and all_namespaces are mutually exclusive")
+        source = self._source
+        cache = source.config.cache
+        assert cache is not None
+        if all_namespaces or not cls.namespaced:
+            ns = source.scope.namespace
+        else:
+            ns = self._namespace(namespace)
+        with cache.strict_mode():
+            result = cls.client(source.config, cached=True).list(
+                namespace=ns, all_namespaces=ns is None, label_selector=source.scope.label_selector)
+        wanted = dict(labels or {})
+        return [obj.copy() for obj in result.items
+                if all((obj.metadata.labels or {}).get(k) == v for k, v in wanted.items())]
+
+
+class Context:
+    """Passed to ``def reconcile(obj, ctx)``: the key, the Config writes go through, a logger with the
+    key bound, and ``cached(Kind)`` over the controller's informers."""
+
+    def __init__(self, controller: str, key: str, config: Config, sources: Mapping[Any, Source],
+                 logger: logging.Logger, retries: int = 0) -> None:
+        self.controller = controller
+        self.key = key
+        self.namespace, self.name = split_key(key)
+        self.config = config
+        self.retries = retries
+        self._sources = sources
+        self.logger = logging.LoggerAdapter(logger, {"controller": controller, "key": key})
+
+    def cached(self, cls: type[T]) -> CachedResources[T]:
+        """Reads of ``cls`` from the controller's informers (primary, owned and watched kinds only)."""
+        source = self._sources.get(cls)
+        if source is None:
+            readable = ", ".join(sorted(c.kind for c in self._sources))
+            raise ValueError(f"{getattr(cls, 'kind', cls)!r} is not watched by controller {self.controller!r}; "
+                             f"it can read: {readable} (declare it with .owns() or .watch())")
+        return CachedResources(source, self.namespace)
+
+    def __repr__(self) -> str:
+        return f"<Context {self.controller} {self.key}>"

@@ -1,0 +1,180 @@
+"""The informers of one controller: one per kind at the widest scope asked for, shared with
+``config.cache`` when it already has the same one, else in caches of the controller's own."""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import time
+from typing import Any, Iterable
+
+import attrs
+
+from cloudcoil_cache.caching import Cache, InformerView
+from cloudcoil_cache.client import Config
+from cloudcoil_cache.errors import CacheSyncTimeout
+
+__all__ = ["InformerSet", "Scope", "Source", "widest"]
+
+log = logging.getLogger(__name__)
+
+
+@attrs.frozen
+class Scope:
+    """What one informer watches: a kind, one namespace or all (``None``), and a label selector."""
+
+    cls: Any
+    namespace: str | None
+    label_selector: str | None = None
+
+    def describe(self) -> str:
+        where = "" if not self.cls.namespaced else f" in {self.namespace or 'all namespaces'}"
+        return f"{self.cls.kind}{where}" + (f" [{self.label_selector}]" if self.label_selector else "")
+
+
+def widest(scopes: Iterable[Scope]) -> Scope:
+    """One scope that covers all of ``scopes`` (all of the same kind)."""
+    scopes = list(scopes)
+    cls = scopes[0].cls
+    namespaces = {s.namespace for s in scopes}
+    selectors = {s.label_selector for s in scopes}
+    namespace = namespaces.pop() if len(namespaces) == 1 and cls.namespaced else None
+    return Scope(cls, namespace, selectors.pop() if len(selectors) == 1 else None)
+
+
+@attrs.define
+class Source:
+    """One informer the controller reads: its scope, a view of its own, and the Config that owns it."""
+
+    scope: Scope
+    config: Config
+    view: InformerView[Any]
+    shared: bool
+
+
+def _cache_has(cache: Cache | None, scope: Scope) -> bool:
+    """Does ``cache`` hold (or create on demand) exactly the informer ``scope`` describes?"""
+    if cache is None or not cache.enabled:
+        return False
+    cls = scope.cls
+    if cache.resources is not None and cls not in cache.resources:
+        return False
+    settings = cache.settings_for(cls)
+    if not settings.enabled or settings.field_selector:
+        return False
+    if (settings.label_selector or None) != scope.label_selector:
+        return False
+    return not cls.namespaced or cache.namespace == scope.namespace
+
+
+def _config_with_cache(config: Config, cache: Cache) -> Config:
+    """A Config with ``config``'s connection settings and ``cache``."""
+    with_cache = getattr(config, "with_cache", None)
+    if with_cache is not None:
+        made: Config = with_cache(cache)
+        return made
+    # Before Config.with_cache existed: the same constructor arguments, another cache.
+    return Config(**getattr(config, "_args"), cache=cache)
+
+
+class InformerSet:
+    """Creates, starts and stops the informers of one controller; maps kinds to them.
+
+    ``scopes`` holds every scope asked for (primary, owned, watched); each kind gets one informer at
+    the widest of its scopes (the controller filters the primary's events by its own scope).
+    """
+
+    def __init__(self, name: str, config: Config, scopes: Iterable[Scope], *, resync_period: float | None,
+                 sync_timeout: float = 30.0) -> None:
+        self.name = name
+        self.config = config
+        self.sync_timeout = sync_timeout
+        by_kind: dict[Any, list[Scope]] = {}
+        for scope in scopes:
+            by_kind.setdefault(scope.cls, []).append(scope)
+        self.scopes = {cls: widest(group) for cls, group in by_kind.items()}
+        self.sources: dict[Any, Source] = {}
+        self._contexts: list[tuple[Config, contextvars.Context]] = []
+        own: dict[str | None, list[Scope]] = {}  # namespace → scopes for a cache of our own
+        for scope in self.scopes.values():
+            if _cache_has(config.cache, scope):
+                self.sources[scope.cls] = self._source(scope, config, shared=True)
+            else:
+                own.setdefault(scope.namespace if scope.cls.namespaced else None, []).append(scope)
+        if own:
+            # A cluster-scoped kind fits in any cache: put those in the first one.
+            cluster_scoped = [s for s in own.get(None, []) if not s.cls.namespaced]
+            if len(own) > 1 and cluster_scoped:
+                own[None] = [s for s in own[None] if s.cls.namespaced]
+                if not own[None]:
+                    del own[None]
+                next(iter(own.values())).extend(cluster_scoped)
+            tuning = config.cache.tuning if config.cache is not None else None
+            for namespace, group in own.items():
+                cache = Cache(resources=[s.cls for s in group], namespaces=namespace,
+                              per_resource={s.cls: {"label_selector": s.label_selector} for s in group},
+                              resync_period=resync_period, wait_for_sync=True, sync_timeout=sync_timeout,
+                              mode="strict", tuning=tuning)
+                own_config = _config_with_cache(config, cache)
+                for scope in group:
+                    self.sources[scope.cls] = self._source(scope, own_config, shared=False)
+
+    @staticmethod
+    def _source(scope: Scope, config: Config, *, shared: bool) -> Source:
+        assert config.cache is not None
+        view = config.cache.get_informer(scope.cls, sync=True)
+        if view is None:  # a disabled cache (never chosen for sharing)
+            raise RuntimeError(f"no informer for {scope.describe()}: the cache is disabled")
+        return Source(scope, config, view, shared)
+
+    def configs(self) -> list[Config]:
+        """Every Config whose cache holds one of the informers (the given one first, when shared)."""
+        seen: list[Config] = []
+        for source in sorted(self.sources.values(), key=lambda s: not s.shared):
+            if not any(c is source.config for c in seen):
+                seen.append(source.config)
+        return seen
+
+    # -------------------------------------------------------------- lifecycle
+    def start(self) -> None:
+        """Enter a scope of every Config (starting their informers) and wait for every informer's sync.
+
+        A hard failure (401/403/404) fails at once with the informer's error; otherwise
+        ``CacheSyncTimeout`` after ``sync_timeout``. On failure, what was started is stopped.
+        """
+        try:
+            for config in self.configs():
+                context = contextvars.Context()
+                context.run(config.activate)
+                self._contexts.append((config, context))
+            deadline = time.monotonic() + self.sync_timeout
+            for source in self.sources.values():
+                remaining = max(deadline - time.monotonic(), 0.0)
+                if not source.view.wait_for_sync(remaining):
+                    raise CacheSyncTimeout(f"controller {self.name!r}: {source.scope.describe()} did not sync "
+                                           f"within {self.sync_timeout:g}s")
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        """Leave the scopes (the last scope of a cache stops its informers and joins their threads)."""
+        while self._contexts:
+            config, context = self._contexts.pop()
+            try:
+                context.run(config.deactivate)
+            except Exception:  # never leave the other scopes open because one failed to close
+                log.exception("controller %r: stopping the informers of %r failed", self.name, config)
+
+    def context_for(self, config: Config) -> contextvars.Context:
+        """A copy of the context in which ``config`` is active (for a worker thread)."""
+        for started, context in self._contexts:
+            if started is config:
+                return context.copy()
+        raise RuntimeError(f"controller {self.name!r}: the informers are not started")
+
+    def close(self) -> None:
+        """Close the Configs of our own (their connection pools)."""
+        for config in self.configs():
+            if config is not self.config:
+                config.close()
