@@ -1,20 +1,25 @@
-"""The README's main job, ``python -m cloudcoil_cache demo``, runs end to end."""
+"""The README's main job, ``python -m cloudcoil_cache demo``, runs end to end (plain output: not a terminal)."""
 
 from __future__ import annotations
+
+import pytest
 
 from cloudcoil_cache.__main__ import main
 
 
-def test_demo_syncs_serves_reads_and_delivers_every_event(capsys):
-    assert main(["demo", "--pods", "40", "--events", "5"]) == 0
+def test_demo_lists_follows_the_churn_recovers_from_faults_and_matches_the_server(capsys):
+    code = main(["demo", "--pods", "60", "--duration", "4", "--rate", "40", "--fault-every", "1"])
     out = capsys.readouterr().out
-    assert "cache synced" in out and "40 objects" in out
-    assert "handlers received 45 adds, 5 updates, 5 deletes" in out
-    assert "every reflector and handler thread stopped and joined" in out
+    assert code == 0, out
+    assert "synced: 60 pods" in out
+    assert "fault: watch connection dropped" in out
+    assert "recovered: watching again" in out
+    assert "handlers received 60 initial objects" in out
+    assert "verified: the cache holds exactly the server's" in out
+    assert out.rstrip().endswith("every thread were shut down and joined")
 
 
 def test_unknown_arguments_are_rejected(capsys):
-    import pytest
     with pytest.raises(SystemExit):
         main(["demo", "--nope"])
     assert "unrecognized arguments" in capsys.readouterr().err

@@ -1,0 +1,72 @@
+"""Command-line errors: one line saying what is wrong and what to do (no traceback without --debug)."""
+
+from __future__ import annotations
+
+from cloudcoil_cache.errors import (
+    APIError,
+    BadRequest,
+    CacheSyncTimeout,
+    CacheUnavailableError,
+    CloudcoilError,
+    ConfigError,
+    ConnectError,
+    Forbidden,
+    ReadTimeout,
+    ResourceNotFound,
+    TransportError,
+    Unauthorized,
+)
+
+__all__ = ["CliError", "explain"]
+
+_CLUSTER_HINT = "pass --kubeconfig PATH or --context NAME, set KUBECONFIG, or try --fake for the embedded cluster"
+
+
+class CliError(Exception):
+    """An error the command line reports as one line (``message``) and exit status ``code``."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+def explain(exc: BaseException) -> tuple[str, int]:
+    """The one-line message and exit status for ``exc``, with what to do about it."""
+    if isinstance(exc, CliError):
+        return exc.message, exc.code
+    if isinstance(exc, ConfigError):
+        text = str(exc).split(". Pass server=", 1)[0].rstrip(".")  # the library's own hint is for code
+        return f"{text}; {_CLUSTER_HINT}", 1
+    if isinstance(exc, ConnectError):
+        return (f"cannot reach the API server ({exc}); check that the cluster is running and that "
+                f"the kubeconfig points at it, or {_CLUSTER_HINT.split(', or ')[-1]}"), 1
+    if isinstance(exc, ReadTimeout):
+        return f"the API server did not answer in time ({exc}); check the cluster's health and retry", 1
+    if isinstance(exc, TransportError):
+        return f"the connection to the API server failed ({exc}); retry, or check the network", 1
+    if isinstance(exc, Unauthorized):
+        return (f"the API server rejected the credentials ({_api_text(exc)}); log in again or pick "
+                "another --context"), 1
+    if isinstance(exc, Forbidden):
+        return (f"forbidden: {_api_text(exc)}; ask for list and watch permission on this resource, "
+                "or pick a namespace you may read (-n)"), 1
+    if isinstance(exc, BadRequest):
+        return f"the API server refused the request: {_api_text(exc)}; check the selectors", 1
+    if isinstance(exc, ResourceNotFound):
+        return f"not found: {_api_text(exc)}", 1
+    if isinstance(exc, APIError):
+        return f"the API server answered {exc}; retry, or check the cluster's health", 1
+    if isinstance(exc, CacheSyncTimeout):
+        return f"{exc}; the cluster may be slow or the kind very large: retry with a larger --timeout", 1
+    if isinstance(exc, CacheUnavailableError):
+        return f"{exc}", 1
+    if isinstance(exc, CloudcoilError):
+        return f"{exc}", 1
+    if isinstance(exc, ValueError):  # bad selectors and options are ValueErrors naming the input
+        return f"{exc}", 2
+    return f"{type(exc).__name__}: {exc} (run again with --debug for the traceback)", 1
+
+
+def _api_text(exc: APIError) -> str:
+    return exc.message or str(exc)
