@@ -5,17 +5,26 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextvars
+import inspect
 import logging
 import threading
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from cloudcoil_cache._threads import hold_executor, release_executor, run_control, submit_control
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client._kubeconfig import Connection, build_transport, load_connection
 from cloudcoil_cache.errors import CloudcoilError, ConfigError
 
+if TYPE_CHECKING:
+    from cloudcoil_cache.client._async_client import AsyncResourceClient
+    from cloudcoil_cache.client._resource_client import ResourceClient
+
 __all__ = ["Config", "current_config"]
+
+#: The connection arguments of ``Config(...)`` (everything but ``cache``).
+_CONNECTION_ARGS = ("kubeconfig", "server", "namespace", "token", "cafile", "certfile", "keyfile", "context",
+                    "skip_verify")
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +91,8 @@ class Config:
             if self._transport is None:
                 if self._closed:
                     raise CloudcoilError("this Config was closed")
-                self._connection = load_connection(**self._args)
+                if self._connection is None:  # else adopted from the Config this one was cloned from
+                    self._connection = load_connection(**self._args)
                 self._transport = build_transport(self._connection)
                 if self._cache is not None:
                     self._cache._bind(self._transport)
@@ -129,6 +139,81 @@ class Config:
         server = self._connection.server if self._connection is not None else self._args["server"]
         return (f"Config(server={server!r}, namespace={self._args['namespace']!r}, source={source!r}, "
                 f"cache={self._cache!r})")
+
+    # --------------------------------------------- cloudcoil-compatible names
+    def clone(self, **overrides: Any) -> Config:
+        """A new Config with this one's constructor arguments, ``overrides`` replacing any of them.
+
+        Without a ``cache`` override the clone gets a new Cache with the same settings (no
+        informers, handlers or state are shared, as in cloudcoil). When no connection argument
+        changes (or only ``namespace``, to another namespace), the clone reuses this config's
+        discovered connection and credentials instead of discovering again; it always has its
+        own connection pool, closed by its own ``close()``.
+
+        Raises:
+            TypeError: an override that is not a ``Config`` argument.
+        """
+        unknown = sorted(set(overrides) - set(_CONNECTION_ARGS) - {"cache"})
+        if unknown:
+            raise TypeError(f"Config.clone() got unknown argument(s) {unknown}; "
+                            f"expected any of {list(_CONNECTION_ARGS) + ['cache']}")
+        args: dict[str, Any] = dict(self._args)
+        args.update((k, v) for k, v in overrides.items() if k != "cache")
+        cache: Cache | bool = overrides["cache"] if "cache" in overrides else _copy_cache(self._cache)
+        new = Config(**args, cache=cache)
+        changed = set(overrides) - {"cache"}
+        if not changed or (changed == {"namespace"} and overrides["namespace"]):
+            with self._lock:
+                new._connection = self._connection
+        return new
+
+    def with_cache(self, cache: Cache | bool) -> Config:
+        """A new Config with the same connection settings (and credentials) and ``cache``.
+
+        ``cache`` is what the constructor takes: ``True`` (``Cache()`` defaults), ``False`` or a
+        ``Cache``. A Cache belongs to one Config: give each its own.
+        """
+        return self.clone(cache=cache)
+
+    def client_for(self, cls: type, sync: bool = True,
+                   cached: bool | None = None) -> ResourceClient[Any] | AsyncResourceClient[Any]:
+        """The client of resource class ``cls`` through this config (cloudcoil's ``client_for``).
+
+        ``sync=True`` gives a ``ResourceClient``, ``sync=False`` an ``AsyncResourceClient``.
+        ``cached=None`` routes reads through the cache when this config has an enabled cache (and
+        it is not paused in the current thread/task); ``cached=False`` gives a live client;
+        ``cached=True`` a cached one. A cached client's reads follow the cache's read policy at
+        read time (see api.md "What the cache can serve"); writes always go to the API server.
+
+        Raises:
+            ConfigError: ``cached=True`` on a config without an enabled cache, or ``cls`` is not
+                a resource class.
+        """
+        from cloudcoil_cache.client._async_client import AsyncResourceClient
+
+        client = self._resource_client(cls, cached)
+        return client if sync else AsyncResourceClient(client)
+
+    async def async_client_for(self, cls: type, cached: bool | None = None) -> AsyncResourceClient[Any]:
+        """``client_for(cls, sync=False, cached=cached)`` after discovery, which runs off the loop."""
+        from cloudcoil_cache.client._async_client import AsyncResourceClient
+
+        return await AsyncResourceClient(self._resource_client(cls, cached)).ready()
+
+    def _resource_client(self, cls: type, cached: bool | None) -> ResourceClient[Any]:
+        from cloudcoil_cache.client._resource_client import ResourceClient
+
+        if cached is None:
+            use_cache = self.cached
+        elif cached:
+            cache = self._cache
+            if cache is None or not (cache.enabled or getattr(cache, "paused", False)):
+                raise ConfigError(f"cannot create a cached client for {getattr(cls, '__name__', cls)}: this "
+                                  "Config has no enabled cache (Config(cache=True) or a Cache)")
+            use_cache = True
+        else:
+            use_cache = False
+        return ResourceClient(cls, self, cached=use_cache)
 
     # ----------------------------------------------------------------- scopes
     def _enter_kind(self, kind: str) -> None:
@@ -330,6 +415,44 @@ class Config:
             transport, self._transport = self._transport, None
         if transport is not None:
             transport.close()
+
+
+_MISSING = object()
+
+
+def _copy_cache(cache: Cache | None) -> Cache | bool:
+    """A new Cache with the settings of ``cache`` (no informers, handlers or state), or False."""
+    if cache is None:
+        return False
+    copier = getattr(cache, "copy_settings", None)
+    if callable(copier):
+        copied = copier()
+        assert isinstance(copied, Cache)
+        return copied
+    # Rebuilt from the validated options: each constructor argument by its name there, so
+    # options added later carry over without a change here.
+    options = cache._options
+    if isinstance(options, Mapping):
+        get = options.get
+    else:
+        def get(name: str, default: Any = None) -> Any:
+            return getattr(options, name, default)
+    kwargs: dict[str, Any] = {}
+    for name in list(inspect.signature(type(cache).__init__).parameters)[1:]:
+        if name == "namespaces":
+            namespace = get("namespace")
+            kwargs[name] = None if namespace is None else [namespace]
+        elif name == "max_items_per_resource":
+            kwargs[name] = get("max_items", _MISSING)
+        elif name == "tuning":
+            kwargs[name] = cache.tuning
+        elif name in ("label_selector", "field_selector"):
+            kwargs[name] = get(name) or None
+        elif name == "mode":
+            kwargs[name] = getattr(cache, "_mode", None) or get("mode", _MISSING)
+        else:
+            kwargs[name] = get(name, _MISSING)
+    return Cache(**{k: v for k, v in kwargs.items() if v is not _MISSING})
 
 
 def _close_at_exit(ref: weakref.ref[Config]) -> None:
