@@ -269,6 +269,14 @@ class Handler(BaseHTTPRequestHandler):
                 )
             self.send_obj(200, doc)
 
+    def _manager(self, query: dict[str, str]) -> str:
+        """The field manager of a write: ``fieldManager``, else the User-Agent's product name."""
+        manager = query.get("fieldManager", "")
+        if manager:
+            return manager
+        agent = (self.headers.get("User-Agent") or "").split("/")[0]
+        return "".join(ch for ch in agent if ch.isprintable())[:128]
+
     def _content_type(self) -> str:
         return (self.headers.get("Content-Type") or "").split(";")[0].strip()
 
@@ -343,26 +351,34 @@ class Handler(BaseHTTPRequestHandler):
             obj = self._parse_json(body)
             if not isinstance(obj, dict):
                 raise _status.bad_request("the request body must be a JSON object")
-            self.send_obj(201, store.create(rtype, obj, ns))
+            self.send_obj(201, store.create(rtype, obj, ns, manager=self._manager(query)))
         elif verb == "update":
             obj = self._parse_json(body)
             if not isinstance(obj, dict):
                 raise _status.bad_request("the request body must be a JSON object")
             assert name is not None
-            self.send_obj(200, store.replace(rtype, name, ns, obj, subresource=route.subresource))
+            self.send_obj(200, store.replace(rtype, name, ns, obj, subresource=route.subresource,
+                                             manager=self._manager(query)))
         elif verb == "patch":
             assert name is not None
             ctype = self._content_type()
+            force = query.get("force")
             if ctype == APPLY_PATCH:
                 manager = query.get("fieldManager", "")
                 if not manager:
                     raise _status.field_manager_required()
                 obj, created = store.apply(
-                    rtype, name, ns, self._parse_yaml(body), manager, route.subresource
+                    rtype, name, ns, self._parse_yaml(body), manager, route.subresource,
+                    force=force in ("true", "1"),
                 )
                 self.send_obj(201 if created else 200, obj)
                 return
-            result = store.patch(rtype, name, ns, ctype, self._parse_json(body), route.subresource)
+            if force is not None:
+                raise _status.invalid_options(
+                    "force", "may not be specified for non-apply patch", kind="PatchOptions"
+                )
+            result = store.patch(rtype, name, ns, ctype, self._parse_json(body), route.subresource,
+                                 manager=self._manager(query))
             self.send_obj(200, result)
         elif verb == "delete":
             assert name is not None

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from ._schema import definition_for
 
 __all__ = ["ResourceType", "ResourceRegistry"]
 
@@ -58,6 +60,15 @@ class ResourceType:
     builtin: bool = True
     has_generation: bool = False
     legacy_field_error: bool = False
+    # A custom resource's openAPIV3Schema (from its CRD), used for validation and ownership.
+    schema: Any = field(default=None, compare=False, hash=False, repr=False)
+
+    def schema_node(self) -> Any:
+        """The root schema node of this kind's objects (None when unknown)."""
+        if not self.builtin:
+            return self.schema
+        name = definition_for(self.api_version, self.kind)
+        return {"$ref": f"#/definitions/{name}"} if name else None
 
     @property
     def api_version(self) -> str:

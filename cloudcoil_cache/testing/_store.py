@@ -16,13 +16,18 @@ import time
 import uuid
 from collections import OrderedDict
 from datetime import datetime, timezone
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from . import _status
+from ._fields import apply as apply_fields
+from ._fields import update_managed
 from ._patch import PatchError, json_patch, merge_patch
 from ._resources import ResourceType
-from ._smp import definition_of, fields_v1, strategic_merge
+from ._smp import definition_of, strategic_merge
 from ._watchers import Event, Watcher
+
+if TYPE_CHECKING:
+    from ._admission import Admission
 
 __all__ = ["Store", "Stored", "Snapshot", "object_key"]
 
@@ -38,6 +43,28 @@ APPLY_PATCH = "application/apply-patch+yaml"
 
 def object_key(namespace: str | None, name: str) -> str:
     return f"{namespace}/{name}" if namespace else name
+
+
+def _same(new: dict[str, Any], current: dict[str, Any]) -> bool:
+    """Whether a write changes nothing but managedFields times (the real server skips those)."""
+    if {k: v for k, v in new.items() if k != "metadata"} != {
+        k: v for k, v in current.items() if k != "metadata"
+    }:
+        return False
+    skip = ("resourceVersion", "managedFields")
+    new_meta, cur_meta = new.get("metadata") or {}, current.get("metadata") or {}
+    if {k: v for k, v in new_meta.items() if k not in skip} != {
+        k: v for k, v in cur_meta.items() if k not in skip
+    }:
+        return False
+    return _timeless(new_meta.get("managedFields")) == _timeless(cur_meta.get("managedFields"))
+
+
+def _timeless(entries: Any) -> Any:
+    if not isinstance(entries, list):
+        return entries
+    return [{k: v for k, v in e.items() if k != "time"} if isinstance(e, dict) else e
+            for e in entries]
 
 
 def _now() -> str:
@@ -95,6 +122,8 @@ class Store:
         self._snapshots: OrderedDict[tuple[ResourceType, int], Snapshot] = OrderedDict()
         self._max_snapshots = max_snapshots
         self._dry_run = False
+        # Validation, defaulting and admission (set by the server; None: store as given).
+        self.admission: Admission | None = None
 
     @contextlib.contextmanager
     def dry_run(self) -> Iterator[None]:
@@ -196,8 +225,16 @@ class Store:
         del self._hist_rvs[:count]
 
     def create(
-        self, rtype: ResourceType, obj: dict[str, Any], namespace: str | None
+        self,
+        rtype: ResourceType,
+        obj: dict[str, Any],
+        namespace: str | None,
+        *,
+        manager: str | None = None,
+        admit: bool = True,
     ) -> dict[str, Any]:
+        """Store a new object. ``admit``: validate and default it (when the store has an
+        admission); ``manager``: record an ``Update`` managedFields entry for it."""
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise _status.bad_request("metadata must be an object")
@@ -232,11 +269,18 @@ class Store:
                 raise _status.already_exists(rtype, meta["name"])
             obj["kind"] = rtype.kind
             obj["apiVersion"] = rtype.api_version
+            for field in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion"):
+                meta.pop(field, None)
+            if admit and self.admission is not None:
+                self.admission.admit(rtype, obj, None, namespace=namespace, subresource=None)
+            meta = obj["metadata"]
             meta["uid"] = str(uuid.uuid4())
             meta["creationTimestamp"] = _now()
             if rtype.has_generation:
                 meta["generation"] = 1
-            meta.pop("deletionTimestamp", None)
+            if manager is not None:
+                update_managed(None, obj, rtype.schema_node(), manager=manager,
+                               api_version=rtype.api_version, has_status=rtype.has_status)
             return self._commit(rtype, "ADDED", key, obj, None)
 
     def replace(
@@ -248,11 +292,16 @@ class Store:
         *,
         subresource: str | None = None,
         keep_status: bool = True,
+        manager: str | None = None,
+        admit: bool = True,
+        managed: list[Any] | None = None,
     ) -> dict[str, Any]:
         """PUT semantics: optimistic concurrency on ``metadata.resourceVersion`` when given.
 
         With ``subresource="status"`` only the status changes; otherwise, for kinds with a status
-        subresource and ``keep_status``, the stored status is kept.
+        subresource and ``keep_status``, the stored status is kept. ``admit``: validate (with
+        the immutability rules) and default; ``manager``: record an ``Update`` managedFields
+        entry. A write that changes nothing is not stored (no new resourceVersion, no event).
         """
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
@@ -288,8 +337,31 @@ class Store:
                         new["status"] = current["status"]
                     else:
                         new.pop("status", None)
-                if rtype.has_generation and new.get("spec") != current.get("spec"):
-                    new_meta["generation"] = int(cur_meta.get("generation", 1)) + 1
+            if managed is not None:  # server-side apply computed them
+                new["metadata"]["managedFields"] = managed
+            for field in ("deletionTimestamp", "deletionGracePeriodSeconds"):
+                if field in cur_meta:
+                    new["metadata"][field] = cur_meta[field]
+                else:
+                    new["metadata"].pop(field, None)
+            if admit and self.admission is not None:
+                self.admission.admit(rtype, new, current, namespace=namespace,
+                                     subresource=subresource)
+            new_meta = new["metadata"]
+            if (subresource is None and rtype.has_generation
+                    and new.get("spec") != current.get("spec")):
+                new_meta["generation"] = int(cur_meta.get("generation", 1)) + 1
+            if manager is not None:
+                update_managed(current, new, rtype.schema_node(), manager=manager,
+                               api_version=rtype.api_version, has_status=rtype.has_status,
+                               subresource=subresource)
+            if _same(new, current):
+                return {**current, "metadata": dict(cur_meta)}
+            if (new_meta.get("deletionTimestamp") and not new_meta.get("finalizers")
+                    and not new_meta.get("deletionGracePeriodSeconds")):
+                # The last finalizer was removed from an object being deleted: it goes now.
+                new_meta["resourceVersion"] = cur_meta.get("resourceVersion")
+                return self._commit(rtype, "DELETED", object_key(namespace, name), new, current)
             return self._commit(rtype, "MODIFIED", object_key(namespace, name), new, current)
 
     def patch(
@@ -300,6 +372,8 @@ class Store:
         content_type: str,
         patch: Any,
         subresource: str | None = None,
+        *,
+        manager: str | None = None,
     ) -> dict[str, Any]:
         """PATCH semantics: merge, strategic merge (built-ins only) or JSON patch, atomically.
 
@@ -324,7 +398,7 @@ class Store:
                 raise _status.StatusError(
                     422, _status.status_body(422, "Invalid", str(exc))
                 ) from None
-            return self._replace_patched(rtype, name, namespace, new, subresource)
+            return self._replace_patched(rtype, name, namespace, new, subresource, manager)
 
     def _replace_patched(
         self,
@@ -333,11 +407,13 @@ class Store:
         namespace: str | None,
         new: Any,
         subresource: str | None,
+        manager: str | None,
     ) -> dict[str, Any]:
         if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
             raise _status.bad_request("the patched object must keep its metadata")
         new["metadata"] = dict(new["metadata"])
-        return self.replace(rtype, name, namespace, new, subresource=subresource)
+        return self.replace(rtype, name, namespace, new, subresource=subresource,
+                            manager=manager)
 
     def apply(
         self,
@@ -347,14 +423,13 @@ class Store:
         applied: Any,
         field_manager: str,
         subresource: str | None = None,
+        *,
+        force: bool = False,
     ) -> tuple[dict[str, Any], bool]:
-        """Server-side apply (simplified): create when missing, else a strategic merge.
+        """Server-side apply: create when missing, else merge with field ownership (``_fields``).
 
-        Returns the object and whether it was created.
-
-        The manager's ``managedFields`` entry (operation ``Apply``) is created or replaced with
-        the fields ``applied`` sets. Not modelled: conflicts between managers (``force`` is
-        accepted and ignored) and removal of fields a manager stops applying.
+        Returns the object and whether it was created. Conflicts with other managers are a 409
+        unless ``force``.
         """
         if not isinstance(applied, dict):
             raise _status.bad_request("an apply patch must be an object")
@@ -373,44 +448,30 @@ class Store:
             )
         if meta.get("managedFields") is not None:
             raise _status.bad_request("metadata.managedFields must be nil")
-        body = {**applied, "metadata": dict(meta)}
-        definition = definition_of(rtype.api_version, rtype.kind)
-        entry: dict[str, Any] = {
-            "manager": field_manager,
-            "operation": "Apply",
-            "apiVersion": rtype.api_version,
-            "time": _now(),
-            "fieldsType": "FieldsV1",
-            "fieldsV1": fields_v1(body, definition),
-        }
-        if subresource:
-            entry["subresource"] = subresource
+        if rtype.namespaced and meta.get("namespace") not in (None, namespace):
+            raise _status.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the "
+                "request"
+            )
+        body = {k: v for k, v in applied.items() if k not in ("apiVersion", "kind")}
+        node = rtype.schema_node()
+        options = {"manager": field_manager, "api_version": rtype.api_version,
+                   "has_status": rtype.has_status, "subresource": subresource, "force": force}
         with self.lock:
             try:
                 current = self.get(rtype, name, namespace).obj
             except _status.StatusError:
                 if subresource:
                     raise
-                created = copy.deepcopy(body)
+                created = apply_fields(None, copy.deepcopy(body), node, **options)
                 created["metadata"]["name"] = name
-                created["metadata"]["managedFields"] = [entry]
                 return self.create(rtype, created, namespace), True
-            try:
-                if rtype.builtin:
-                    new = strategic_merge(current, body, definition)
-                else:
-                    new = merge_patch(current, body)
-            except PatchError as exc:
-                raise _status.StatusError(
-                    422, _status.status_body(422, "Invalid", str(exc))
-                ) from None
-            managed = [
-                m for m in current["metadata"].get("managedFields") or ()
-                if not (m.get("manager") == field_manager and m.get("operation") == "Apply"
-                        and m.get("subresource") == entry.get("subresource"))
-            ]
-            new["metadata"] = {**new["metadata"], "managedFields": [*managed, entry]}
-            return self._replace_patched(rtype, name, namespace, new, subresource), False
+            merged = apply_fields(current, body, node, **options)
+            merged["apiVersion"], merged["kind"] = rtype.api_version, rtype.kind
+            merged["metadata"].pop("resourceVersion", None)
+            managed = merged["metadata"].pop("managedFields", [])
+            return self.replace(rtype, name, namespace, merged, subresource=subresource,
+                                managed=managed), False
 
     def delete(
         self,

@@ -135,7 +135,7 @@ def test_a_custom_resource_supports_every_operation(
         assert patched.spec == {"size": 2, "color": "red"}
         applied = Widget.from_dict({"apiVersion": "example.com/v1", "kind": "Widget",
                                     "metadata": {"name": "w1"}, "spec": {"size": 3}}
-                                   ).apply(field_manager="me")
+                                   ).apply(field_manager="me", force=True)  # size is the client's
         assert applied.spec == {"size": 3, "color": "red"}
         assert applied.metadata.managed_fields[0].fields_v1 == {"f:spec": {"f:size": {}}}
         with pytest.raises(APIError) as info:
