@@ -12,7 +12,7 @@ from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client import AsyncResourceClient, Config, ResourceClient
 from cloudcoil_cache.errors import ConfigError
 from cloudcoil_cache.models.apimachinery import ObjectMeta
-from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
+from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod, Service
 from cloudcoil_cache.testing import FakeAPIServer, make_configmap
 
 from cluster_support import FAST, reads, seed
@@ -82,7 +82,8 @@ def test_with_cache_replaces_the_cache_of_a_cached_config(make_config) -> None:
 def test_clone_copies_the_arguments_and_the_cache_settings(server: FakeAPIServer, make_config) -> None:
     seed(server, 2, namespace="team-a")
     config = make_config(namespace="team-a", resources=[Pod], namespaces=["team-a"], mode="strict",
-                         label_selector="app", sync_timeout=7)
+                         label_selector="app", sync_timeout=7,
+                         per_resource={ConfigMap: {"label_selector": "x=y", "max_items": 5}, Service: None})
     copy = config.clone()
     try:
         assert copy.cache is not config.cache and isinstance(copy.cache, Cache)
@@ -90,6 +91,9 @@ def test_clone_copies_the_arguments_and_the_cache_settings(server: FakeAPIServer
         assert copy.cache.namespace == "team-a"
         assert copy.cache.mode == "strict"
         assert copy.cache.sync_timeout == 7
+        assert copy.cache.settings_for(ConfigMap) == config.cache.settings_for(ConfigMap)
+        assert copy.cache.settings_for(ConfigMap).label_selector == "x=y"
+        assert copy.cache.settings_for(Service).enabled is False
         assert copy.cache.tuning is config.cache.tuning
         assert repr(copy.cache) == repr(config.cache)
         assert copy.namespace == "team-a"
