@@ -16,7 +16,8 @@ from cloudcoil_cache.models import _time
 from cloudcoil_cache.models._base import Model, Resource
 from cloudcoil_cache.models._frozen import FrozenDict, FrozenList, freeze_json, thaw_json
 
-__all__ = ["build", "format_path", "init_converters", "model_from_mapping", "shape_of", "wire_name"]
+__all__ = ["build", "build_init", "format_path", "init_converters", "model_from_mapping", "set_type_meta", "shape_of",
+           "wire_name"]
 
 # Shapes: ("scalar",), ("json",), ("time",), ("micro",), ("model", cls), ("list", inner),
 # ("dict", inner)
