@@ -1,6 +1,6 @@
 """HTTP layer (layer 1): transport, TLS context, credentials protocol, retry policy."""
 
-from ._auth import ClientCertificateSource, Credentials
+from ._auth import ClientCertificateSource, Credentials, MergedRefresh
 from ._retry import RetryPolicy, parse_retry_after
 from ._tls import TLSConfig, build_ssl_context
 from ._transport import DEFAULT_USER_AGENT, LineStream, Response, Transport, normalise_server
@@ -10,6 +10,7 @@ __all__ = [
     "ClientCertificateSource",
     "Credentials",
     "LineStream",
+    "MergedRefresh",
     "Response",
     "RetryPolicy",
     "TLSConfig",

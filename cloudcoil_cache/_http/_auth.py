@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-__all__ = ["ClientCertificateSource", "Credentials"]
+__all__ = ["ClientCertificateSource", "Credentials", "MergedRefresh"]
 
 
 @runtime_checkable
@@ -31,4 +31,24 @@ class ClientCertificateSource(Protocol):
 
     def client_certificate(self) -> tuple[bytes, bytes] | None:
         """``(certificate PEM, key PEM)`` to present, or ``None``; cached by the implementation."""
+        ...
+
+
+@runtime_checkable
+class MergedRefresh(Protocol):
+    """Optional extra for credentials whose refresh is expensive (an exec plugin run).
+
+    Each refresh makes a new *generation*. The transport reads ``generation()`` before it takes the
+    header for a request; after a 401 it calls ``refresh_since(that generation)``, which refreshes
+    only if the credentials are still of that generation, and otherwise (another request already
+    refreshed them, or is doing so now: wait for it) returns at once. So N requests failing together
+    cause one refresh, not N.
+    """
+
+    def generation(self) -> object:
+        """An opaque value that changes on every refresh (compared with ``==``)."""
+        ...
+
+    def refresh_since(self, generation: object) -> bool:
+        """Refresh unless that already happened since ``generation``; ``True`` if a retry may help."""
         ...

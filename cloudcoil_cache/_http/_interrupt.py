@@ -39,7 +39,9 @@ class Interrupter:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._conn: Any = None
-        self._sock: socket.socket | None = None  # a socket being connected (or handshaking)
+        # A duplicate of the socket being connected: TLS wraps the original (which detaches it
+        # from its file descriptor), so only a duplicate can still shut down a TLS handshake.
+        self._sock: socket.socket | None = None
         self.interrupted = False
 
     def attach(self, conn: Any) -> None:
@@ -51,16 +53,22 @@ class Interrupter:
 
     def attach_socket(self, sock: socket.socket) -> bool:
         """Register a socket about to connect; False (and nothing registered) once interrupted."""
+        dup = sock.dup()
         with self._lock:
             if self.interrupted:
-                return False
-            self._sock = sock
-            return True
+                previous, registered = dup, False
+            else:
+                previous, self._sock, registered = self._sock, dup, True
+        if previous is not None:
+            previous.close()
+        return registered
 
     def detach(self) -> None:
         with self._lock:
             self._conn = None
-            self._sock = None
+            sock, self._sock = self._sock, None
+        if sock is not None:
+            sock.close()
 
     def interrupt(self) -> None:
         with self._lock:
@@ -72,6 +80,7 @@ class Interrupter:
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
 
 
 def _shutdown(conn: Any) -> None:

@@ -333,13 +333,14 @@ class Transport:
         attempt = 0
         refreshed = False
         while True:
+            generation = self._credentials_generation()  # what the request below is sent with
             resp = self._send(method, path, params=params, body=body, headers=extra,
                               read_timeout=timeout, stream=False)
             with _error_catcher(method, path):
                 content = resp.content
             if resp.status_code < 400:
                 return Response(resp.status_code, resp.headers, content)
-            if resp.status_code == 401 and not refreshed and self._refresh_credentials():
+            if resp.status_code == 401 and not refreshed and self._refresh_credentials(generation):
                 refreshed = True
                 continue
             error = _api_error(resp.status_code, resp.headers, content, resp.reason)
@@ -366,6 +367,7 @@ class Transport:
         refreshed = False
         while True:
             # Without an interrupter of its own, the one active in this thread (if any) applies.
+            generation = self._credentials_generation()
             with interruptible(interrupter) if interrupter is not None else contextlib.nullcontext():
                 resp = self._send("GET", path, params=params, headers={"Accept-Encoding": "identity"},
                                   read_timeout=read_timeout, stream=True)
@@ -376,7 +378,7 @@ class Transport:
                     content = resp.content
             finally:
                 resp.close()
-            if resp.status_code == 401 and not refreshed and self._refresh_credentials():
+            if resp.status_code == 401 and not refreshed and self._refresh_credentials(generation):
                 refreshed = True
                 continue
             raise _api_error(resp.status_code, resp.headers, content, resp.reason)
@@ -444,10 +446,21 @@ class Transport:
         session.mount("http://", PlainAdapter(pool_maxsize=self._pool_maxsize, max_retries=0))
         return session
 
-    def _refresh_credentials(self) -> bool:
+    def _credentials_generation(self) -> object:
+        """The credentials' generation (read before their header), for a merged refresh after a 401."""
+        generation = getattr(self._credentials, "generation", None)
+        return generation() if callable(generation) else None
+
+    def _refresh_credentials(self, generation: object) -> bool:
+        """After a 401 on a request sent with credentials of ``generation``: refresh them, once for
+        all the requests that failed with that generation (see ``_http._auth.MergedRefresh``)."""
         if self._credentials is None:
             return False
-        refreshed = self._credentials.refresh()
+        refresh_since = getattr(self._credentials, "refresh_since", None)
+        if generation is not None and callable(refresh_since):
+            refreshed = bool(refresh_since(generation))
+        else:
+            refreshed = self._credentials.refresh()
         log.info("401 Unauthorized from %s: credentials reloaded (%s)", self.server,
                  "retrying" if refreshed else "nothing new")
         return refreshed

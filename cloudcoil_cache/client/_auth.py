@@ -184,9 +184,14 @@ class ExecCredentials:
     """Credentials printed by an exec plugin (``client.authentication.k8s.io`` v1 / v1beta1).
 
     The plugin runs on first use; its result is cached until ``status.expirationTimestamp``
-    (forever without one) and it runs again on ``refresh()``, i.e. after a 401. Runs are
-    serialised by a lock. The plugin's stderr passes through to ours, as kubectl does; its
-    stdout (which holds the secret) never appears in logs or errors.
+    (forever without one) and it runs again on ``refresh()``, i.e. after a 401. The plugin's
+    stderr passes through to ours, as kubectl does; its stdout (which holds the secret) never
+    appears in logs or errors.
+
+    Runs are serialised *and merged*: requests that got a 401 with the same credentials
+    (``generation()``) cause one run, whose result serves them all (``refresh_since``); a request
+    that waited for a run that failed gets that failure instead of running the plugin again.
+    Requests that need no run read the cached result without waiting for a run in progress.
     """
 
     def __init__(self, config: ExecConfig, *, clock: Callable[[], float] = time.time,
@@ -195,8 +200,12 @@ class ExecCredentials:
         self._clock = clock
         self._timeout = timeout
         self._stdin_is_tty = stdin_is_tty
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards the fields below; never held while the plugin runs
+        self._run_lock = threading.Lock()  # one plugin run at a time
         self._result: _ExecResult | None = None
+        self._generation = 0  # +1 for every successful run
+        self._attempts = 0  # +1 for every run, successful or not
+        self._last_failure: str | None = None  # the message of the last run, if it failed
 
     def auth_header(self) -> str | None:
         token = self._current().token
@@ -205,16 +214,50 @@ class ExecCredentials:
     def client_certificate(self) -> tuple[bytes, bytes] | None:
         return self._current().cert
 
-    def refresh(self) -> bool:
+    def generation(self) -> object:
         with self._lock:
-            self._result = self._run()
-            return True
+            return self._generation
+
+    def refresh(self) -> bool:
+        self._run_merged(self.generation())
+        return True
+
+    def refresh_since(self, generation: object) -> bool:
+        self._run_merged(generation)
+        return True
+
+    def _usable(self, result: _ExecResult | None) -> bool:
+        return result is not None and (result.expires_at is None or self._clock() < result.expires_at)
 
     def _current(self) -> _ExecResult:
         with self._lock:
-            result = self._result
-            if result is None or (result.expires_at is not None and self._clock() >= result.expires_at):
-                result = self._result = self._run()
+            result, generation = self._result, self._generation
+        if result is not None and self._usable(result):
+            return result
+        return self._run_merged(generation)
+
+    def _run_merged(self, generation: object) -> _ExecResult:
+        """Run the plugin unless a run since ``generation`` already produced a usable result."""
+        with self._lock:
+            attempts = self._attempts
+        with self._run_lock:
+            with self._lock:
+                result = self._result
+                if self._generation != generation and result is not None and self._usable(result):
+                    return result  # another thread's run, made while we waited, serves us too
+                if self._attempts != attempts and self._last_failure is not None:
+                    raise ConfigError(self._last_failure)  # it failed: the same answer, no rerun
+                self._attempts += 1
+            try:
+                result = self._run()
+            except ConfigError as e:
+                with self._lock:
+                    self._last_failure = str(e)
+                raise
+            with self._lock:
+                self._result = result
+                self._generation += 1
+                self._last_failure = None
             return result
 
     def _source_key(self) -> object:
@@ -319,7 +362,9 @@ class ReloadingCredentials:
         self._current = current
         self._reload = reload
         self._source = source
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards _current and _swaps (held only briefly)
+        self._refresh_lock = threading.Lock()  # one refresh at a time; auth_header() never waits for it
+        self._swaps = 0
 
     @property
     def current(self) -> Credentials:
@@ -333,24 +378,46 @@ class ReloadingCredentials:
         cur = self.current
         return cur.client_certificate() if isinstance(cur, ClientCertificateSource) else None
 
-    def refresh(self) -> bool:
-        try:
-            new = self._reload()
-        except ConfigError as e:
-            log.warning("%s: cannot reload credentials after a 401: %s", self._source, e)
-            new = None
+    def generation(self) -> object:
         with self._lock:
-            cur = self._current
-            changed = new is not None and _source_key(new) != _source_key(cur)
-            if changed:
-                self._current = new  # type: ignore[assignment]
-        if not changed:
-            return cur.refresh()
+            swaps, cur = self._swaps, self._current
+        return (swaps, _generation_of(cur))
+
+    def refresh(self) -> bool:
+        return self.refresh_since(self.generation())
+
+    def refresh_since(self, generation: object) -> bool:
+        """Reload after a 401 on a request sent with ``generation``; merged like ``ExecCredentials``."""
+        with self._refresh_lock:
+            if self.generation() != generation:
+                return True  # refreshed since that request was sent: retry with what we have now
+            try:
+                new = self._reload()
+            except ConfigError as e:
+                log.warning("%s: cannot reload credentials after a 401: %s", self._source, e)
+                new = None
+            with self._lock:
+                cur = self._current
+                changed = new is not None and _source_key(new) != _source_key(cur)
+                if changed:
+                    self._current = new  # type: ignore[assignment]
+                    self._swaps += 1
+            if not changed:
+                inner = generation[1] if isinstance(generation, tuple) else None
+                refresh_since = getattr(cur, "refresh_since", None)
+                if inner is not None and callable(refresh_since):
+                    return bool(refresh_since(inner))
+                return cur.refresh()
         log.info("%s: credentials changed in the kubeconfig; using the new ones", self._source)
         return True
 
     def __repr__(self) -> str:
         return f"ReloadingCredentials({self.current!r}, source={self._source!r})"
+
+
+def _generation_of(creds: Credentials) -> object:
+    generation = getattr(creds, "generation", None)
+    return generation() if callable(generation) else None
 
 
 def _source_key(creds: Credentials) -> object:
