@@ -110,7 +110,7 @@ async def drive(server: FakeAPIServer | None, transcript: Transcript, seconds: f
             await transcript.line("3")  # the scope's local read ran before the first change
             server.create("pods", make_pod("web-2", "default"), "default")
             await transcript.line("added default web-2")
-            server.patch("pods", "web-0", {"metadata": {"labels": {"tier": "frontend"}}}, "default")
+            server.patch("pods", "web-0", {"metadata": {"labels": {"tier": "edge"}}}, "default")
             await transcript.line("changed default web-0")
             server.delete("pods", "web-1", "default")
             await transcript.line("removed default web-1")

@@ -39,7 +39,7 @@ def reference_example(server: FakeAPIServer | None, seconds: float) -> list[str]
             # ... handlers run on their own threads while this block runs
             print("cached pods:", len(pods.list()))
             if server is not None:
-                server.patch("pods", "web-0", {"metadata": {"labels": {"tier": "frontend"}}}, "default")
+                server.patch("pods", "web-0", {"metadata": {"labels": {"tier": "edge"}}}, "default")
             if not seen.wait(10 if server is not None else seconds):
                 print("no change seen")
     finally:

@@ -2,7 +2,13 @@
 
 from cloudcoil_cache._listwatch._decode import WatchEvent, decode_event
 from cloudcoil_cache._listwatch._listwatch import ListPage, ListWatch, WatchStream
-from cloudcoil_cache._listwatch._request import collection_path, list_params, object_path, watch_params
+from cloudcoil_cache._listwatch._request import (
+    ListOptions,
+    collection_path,
+    list_params,
+    object_path,
+    watch_params,
+)
 from cloudcoil_cache._listwatch._selectors import (
     FieldSelector,
     check_field_selector,
@@ -15,6 +21,7 @@ __all__ = [
     "FieldSelector",
     "check_field_selector",
     "LabelSelector",
+    "ListOptions",
     "ListPage",
     "ListWatch",
     "WatchEvent",

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from typing import Any
+
+import attrs
 from urllib.parse import quote
 
-__all__ = ["collection_path", "group_version_prefix", "list_params", "object_path", "watch_params"]
+__all__ = ["ListOptions", "collection_path", "group_version_prefix", "list_params", "object_path", "watch_params"]
 
 
 def group_version_prefix(cls: Any) -> str:
@@ -62,3 +64,19 @@ def watch_params(*, label_selector: str | None = None, field_selector: str | Non
     if allow_bookmarks:
         params["allowWatchBookmarks"] = "true"
     return params
+
+
+@attrs.frozen
+class ListOptions:
+    """The options of one list read: scope, selectors and page (one value instead of six arguments)."""
+
+    namespace: str | None = None
+    all_namespaces: bool = False
+    label_selector: str | None = None
+    field_selector: str | None = None
+    limit: int | None = None
+    continue_: str | None = None
+
+    def page(self, continue_: str | None) -> ListOptions:
+        """The same list, at another page."""
+        return attrs.evolve(self, continue_=continue_)

@@ -5,17 +5,22 @@ informer, which lists and watches the API server into a thread-safe store. Reads
 classes (``Pod.list()``) are served from those stores; ``get_informer()`` subscribes handlers.
 """
 
+from cloudcoil_cache.caching._async import AsyncInformer
 from cloudcoil_cache.caching._backoff import Backoff
 from cloudcoil_cache.caching._cache import Cache, CacheStatus
 from cloudcoil_cache.caching._informer import Informer, InformerKey, InformerStatus
+from cloudcoil_cache.caching._options import CacheOptions
+from cloudcoil_cache.caching._policy import Mode
 from cloudcoil_cache.caching._reflector import Tuning
-from cloudcoil_cache.caching._store import Added, Deleted, Notification, Store, Updated
-from cloudcoil_cache.caching._views import HandlerHandle, InformerView, SyncInformer
+from cloudcoil_cache.caching._store import Added, Deleted, Notification, Store, Updated, Writer
+from cloudcoil_cache.caching._views import HandlerHandle, InformerView, StoreView, SyncInformer
 
 __all__ = [
     "Added",
+    "AsyncInformer",
     "Backoff",
     "Cache",
+    "CacheOptions",
     "CacheStatus",
     "Deleted",
     "HandlerHandle",
@@ -23,9 +28,12 @@ __all__ = [
     "InformerKey",
     "InformerStatus",
     "InformerView",
+    "Mode",
     "Notification",
     "Store",
+    "StoreView",
     "SyncInformer",
     "Tuning",
     "Updated",
+    "Writer",
 ]

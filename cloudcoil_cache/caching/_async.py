@@ -1,4 +1,4 @@
-"""AsyncInformer: the asyncio view of a shared informer (coroutine handlers run on the event loop)."""
+"""AsyncInformer: the asyncio view of a shared informer, its handlers fed by one task per view on the loop."""
 
 from __future__ import annotations
 
@@ -7,109 +7,195 @@ import concurrent.futures
 import inspect
 import logging
 import threading
-from typing import Any, Callable, TypeVar
+from typing import Callable, TypeVar
 
-from cloudcoil_cache._threads import run_control
-from cloudcoil_cache.caching._dispatch import Listener
+from cloudcoil_cache._threads import run_blocking, run_control
+from cloudcoil_cache.caching._dispatch import Item, Lane, Registration, describe, handler_args
 from cloudcoil_cache.caching._informer import Informer
 from cloudcoil_cache.caching._store import Notification
-from cloudcoil_cache.caching._views import InformerView, handler_args, sync_invoke
+from cloudcoil_cache.caching._views import InformerView
 
-__all__ = ["AsyncInformer"]
+__all__ = ["AsyncInformer", "AsyncLane"]
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+LoopProvider = Callable[[], "asyncio.AbstractEventLoop | None"]
+
+#: How long stopping waits for a view's task to end after cancelling it (the loop may be busy).
+JOIN_TIMEOUT = 5.0
+
 
 class AsyncInformer(InformerView[T]):
-    """An async view over the same informer, store and threads as ``SyncInformer``.
+    """An async view over the same informer, store and reflector thread as ``SyncInformer``.
 
-    Handlers may be coroutine functions or plain callables. Every handler keeps its own thread
-    and queue (so ordering and isolation are those of sync handlers): a coroutine handler is
-    handed to the event loop with ``run_coroutine_threadsafe`` (``call_soon_threadsafe``
-    underneath) and its thread waits for it before taking the next event; a plain callable runs on
-    that thread, its private executor. ``list()``/``get()`` are synchronous memory reads;
-    ``wait_for_sync()`` is a coroutine.
+    Handlers may be coroutine functions or plain callables; all handlers of the view share one
+    ordered lane, drained by one task on the event loop: coroutine handlers are awaited there,
+    plain callables run in the library's executor (so they may block). ``list()``/``get()`` are
+    synchronous memory reads; ``wait_for_sync()`` is a coroutine.
 
-    The loop is the one running when the handler is registered, else the loop of the latest
-    ``async with config:`` (``loop_provider``), so a Config re-entered under a new
-    ``asyncio.run()`` delivers to the new loop.
+    The loop is the one running when the view was created or its first handler registered, else
+    the loop of the latest ``async with config:`` (``loop_provider``), so a Config re-entered under
+    a new ``asyncio.run()`` delivers to the new loop.
     """
 
-    def __init__(self, informer: Informer[T], loop_provider: Callable[[], asyncio.AbstractEventLoop | None]
-                 = lambda: None) -> None:
-        super().__init__(informer)
+    def __init__(self, informer: Informer[T], loop_provider: LoopProvider = lambda: None,
+                 namespace: str | None = None) -> None:
+        super().__init__(informer, namespace)
         self._loop_provider = loop_provider
+        self._registered_on = _running_loop()
 
-    def _invoke_for(self, handler: Callable[..., Any]) -> Callable[[Notification], None]:
-        if not inspect.iscoroutinefunction(handler):
-            return sync_invoke(handler)
-        try:
-            registered_on: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            registered_on = None
-        return _CoroutineInvoker(handler, registered_on, self._loop_provider)
-
-    def _register(self, event: str, func: Callable[..., Any] | None) -> Any:
-        handle = super()._register(event, func)
-        invoke = handle._listener._invoke if func is not None else None
-        if isinstance(invoke, _CoroutineInvoker):
-            invoke.attach(handle._listener)
-        return handle
+    def _new_lane(self, name: str) -> Lane:
+        registered_on = _running_loop() or self._registered_on
+        return AsyncLane(name, registered_on, self._loop_provider)
 
     async def wait_for_sync(self, timeout: float | None = None) -> bool:  # type: ignore[override]
         """Wait (off the loop) until synced (True) or ``timeout`` (False)."""
         return await run_control(self._informer.wait_for_sync, timeout)
 
 
-class _CoroutineInvoker:
-    """Runs a coroutine handler on its loop and waits for it on the handler's own thread.
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
-    ``cancel()`` (the listener's stop hook) cancels the coroutine in progress, so stopping never
-    waits on a loop that may be gone; events still queued are dropped by the listener itself.
+
+class AsyncLane(Lane):
+    """A lane drained by one task on an event loop (``call_soon_threadsafe`` wakes it).
+
+    The informer queues from its reflector thread; the task takes events in order and runs each
+    handler of the view for it. ``stop()`` drops what is queued and cancels the task (a coroutine
+    handler in progress is cancelled; a plain one in the executor finishes by itself).
     """
 
-    def __init__(self, handler: Callable[..., Any], registered_on: asyncio.AbstractEventLoop | None,
-                 loop_provider: Callable[[], asyncio.AbstractEventLoop | None]) -> None:
-        self._handler = handler
+    def __init__(self, name: str, registered_on: asyncio.AbstractEventLoop | None,
+                 loop_provider: LoopProvider) -> None:
+        super().__init__(name)
         self._registered_on = registered_on
         self._loop_provider = loop_provider
         self._lock = threading.Lock()
-        self._pending: concurrent.futures.Future[Any] | None = None
-        self._listener: Listener | None = None
+        self._running = False
+        self._generation = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: concurrent.futures.Future[None] | None = None
+        self._wake: asyncio.Event | None = None  # created by the task, on its loop
+        self._no_loop_logged = False
 
-    def attach(self, listener: Listener) -> None:
-        self._listener = listener
-        listener.add_stop_hook(self.cancel)
+    @property
+    def running(self) -> bool:
+        return self._running
 
-    def _loop(self) -> asyncio.AbstractEventLoop:
-        loop = self._registered_on
-        if loop is None or loop.is_closed():
-            loop = self._loop_provider()
-        if loop is None or loop.is_closed():
-            raise RuntimeError("no running event loop for an async handler: register it inside "
-                               "a coroutine or enter `async with config:` first")
-        return loop
+    def _resolve_loop(self) -> asyncio.AbstractEventLoop | None:
+        for loop in (self._registered_on, self._loop_provider()):
+            if loop is not None and not loop.is_closed():
+                return loop
+        return None
 
-    def __call__(self, note: Notification) -> None:
-        loop = self._loop()  # first: a closed loop must not leave a never-awaited coroutine behind
-        future = asyncio.run_coroutine_threadsafe(self._handler(*handler_args(note)), loop)
+    def start(self) -> None:
         with self._lock:
-            self._pending = future
-        # stop() clears `running` before it calls cancel(): one of the two always sees the other
-        if self._listener is not None and not self._listener.running:
-            future.cancel()
-        try:
-            future.result()
-        except concurrent.futures.CancelledError:
-            pass  # stopped while it ran
-        finally:
+            if self._running:
+                return
+            self._running = True
+            self._generation += 1
+            self._task = None
+            self._loop = None
+        self._ensure_task()
+
+    def _ensure_task(self) -> None:
+        """Start this run's task on the loop, if there is a loop to run it on (else at the next push)."""
+        with self._lock:
+            if not self._running or self._task is not None:
+                return
+            loop = self._resolve_loop()
+            if loop is None:
+                return
+            self._loop = loop
+            generation = self._generation
+            try:
+                self._task = asyncio.run_coroutine_threadsafe(self._run(generation), loop)
+            except RuntimeError:  # closed between the check and the call
+                self._loop = None
+
+    def _push(self, items: list[Item]) -> None:
+        with self._lock:
+            was_empty = not self._queue
+            self._queue.extend(items)
+            loop, wake = self._loop, self._wake
+        if self._task is None:
+            self._ensure_task()
+            if self._task is None:
+                if not self._no_loop_logged:
+                    self._no_loop_logged = True
+                    log.error("async handlers of %s: no running event loop to deliver to; register "
+                              "them inside a coroutine or enter `async with config:` first", self.name)
+                return
+        if was_empty and loop is not None and wake is not None:
+            try:
+                loop.call_soon_threadsafe(wake.set)
+            except RuntimeError:  # the loop closed: nothing will drain this lane any more
+                pass
+
+    async def _run(self, generation: int) -> None:
+        wake = self._wake = asyncio.Event()
+        queue = self._queue
+        while True:
             with self._lock:
-                self._pending = None
+                if not self._running or self._generation != generation:
+                    return
+                item = queue.popleft() if queue else None
+                if item is None:
+                    wake.clear()
+            if item is None:
+                await wake.wait()
+                continue
+            await self._deliver_async(item)
 
-    def cancel(self) -> None:
+    async def _deliver_async(self, item: Item) -> None:
+        note, targets = item
+        for registration in targets:
+            if not isinstance(note, registration.accepts) or registration not in self._registrations:
+                continue
+            try:
+                await self._invoke_async(registration, note)
+            except asyncio.CancelledError:
+                raise
+            except BaseException:
+                log.exception("event handler %s raised on %s; it keeps receiving events",
+                              registration.name, describe(note))
+
+    async def _invoke_async(self, registration: Registration, note: Notification) -> None:
+        handler = registration.handler
+        args = handler_args(note)
+        if inspect.iscoroutinefunction(handler):
+            await handler(*args)
+        else:
+            result = await run_blocking(handler, *args)
+            if inspect.isawaitable(result):  # a callable object returning a coroutine
+                await result
+
+    def invoke(self, registration: Registration, note: Notification) -> None:
+        raise RuntimeError("an async lane delivers on its event loop")  # pragma: no cover
+
+    def stop(self) -> Callable[[float | None], None] | None:
         with self._lock:
-            pending = self._pending
-        if pending is not None:
-            pending.cancel()
+            self._running = False
+            self._generation += 1
+            self._queue.clear()
+            task, loop = self._task, self._loop
+            self._task = None
+            self._wake = None
+        if task is None or loop is None:
+            return None
+        task.cancel()  # cancels the task on its loop (thread-safe)
+
+        def join(timeout: float | None = None) -> None:
+            if loop.is_closed() or _running_loop() is loop:
+                return  # nothing can run it any more / we are on that loop: do not block it
+            wait = JOIN_TIMEOUT if timeout is None else min(timeout, JOIN_TIMEOUT)
+            done, _ = concurrent.futures.wait([task], wait)
+            if not done:
+                log.warning("async handlers of %s did not stop within %ss (is the event loop blocked?)",
+                            self.name, wait)
+        return join

@@ -2,34 +2,45 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import logging
 import threading
 import time
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import attrs
 
+from cloudcoil_cache._threads import run_control
 from cloudcoil_cache._listwatch import ListWatch, parse_field_selector, parse_label_selector
 from cloudcoil_cache.caching._informer import Informer, InformerKey, InformerStatus
 from cloudcoil_cache.caching._options import (
+    CacheOptions,
     KindSettings,
+    check_mode,
     check_resource_class,
     kind_settings,
     validate_options,
+)
+from cloudcoil_cache.caching._policy import (
+    CacheFacts,
+    Decision,
+    InformerFacts,
+    Mode,
+    ReadRequest,
+    decide,
 )
 from cloudcoil_cache.caching._reflector import Tuning
 from cloudcoil_cache.caching._views import InformerView, SyncInformer
 from cloudcoil_cache.errors import (
     APIError,
     CacheSyncTimeout,
-    CacheUnavailableError,
     CloudcoilError,
     is_hard_failure,
 )
 
-__all__ = ["Cache", "CacheStatus", "CannotServe", "NeedsBlocking"]
+__all__ = ["Cache", "CacheStatus", "ReadPlan"]
 
 log = logging.getLogger(__name__)
 
@@ -52,21 +63,13 @@ class SyncCancelled(CloudcoilError):
     """The wait for a sync was cancelled (an async scope's task was cancelled)."""
 
 
-class NeedsBlocking(Exception):
-    """Internal: answering needs a blocking wait (a lazily created informer must sync first)."""
+@attrs.frozen
+class ReadPlan:
+    """What the read policy decided for one read, and the informer that would answer it."""
 
-
-class CannotServe(Exception):
-    """Internal: the cache cannot serve a read; ``reason`` is the user-facing explanation."""
-
-    def __init__(self, reason: str, last_error: BaseException | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.last_error = last_error
-
-    def to_error(self, what: str) -> CacheUnavailableError:
-        return CacheUnavailableError(f"cannot serve {what} from the cache: {self.reason}",
-                                     reason=self.reason, last_error=self.last_error)
+    decision: Decision
+    informer: Informer[Any] | None
+    request: ReadRequest
 
 
 class Cache:
@@ -74,8 +77,12 @@ class Cache:
 
     Args mirror api.md: ``resources``, ``namespaces`` (one or None), ``label_selector``,
     ``field_selector``, ``resync_period``, ``wait_for_sync``, ``sync_timeout``,
-    ``max_items_per_resource``, ``per_resource``, ``mode`` ("strict"/"fallback"), ``enabled``.
-    ``tuning`` (advanced) sets the reflectors' timing knobs (backoff, watch timeout, read timeout).
+    ``max_items_per_resource``, ``per_resource``, ``mode`` ("strict"/"fallback"), ``enabled``,
+    ``max_staleness``, ``read_your_writes_timeout``, ``transform``. ``tuning`` (advanced) sets the
+    reflectors' timing knobs (backoff, watch timeout, read timeout, clock).
+
+    The Cache keeps the registry of informers and their reference-counted lifecycle; whether a
+    read is served is decided by the pure read policy (``caching._policy.decide``).
 
     Thread safety: every method may be called from any thread. ``_lock`` guards the registry and
     the reference count; it is never held while joining threads or waiting for a sync.
@@ -86,12 +93,16 @@ class Cache:
                  resync_period: float | None = 300, wait_for_sync: bool = True,
                  sync_timeout: float = 30, max_items_per_resource: int = 0,
                  per_resource: Mapping[Any, Mapping[str, Any] | None] | None = None,
-                 mode: str = "fallback", enabled: bool = True, *, tuning: Tuning | None = None) -> None:
-        self._options = validate_options(
+                 mode: str = "fallback", enabled: bool = True, max_staleness: float | None = 60,
+                 read_your_writes_timeout: float = 2.0, transform: Callable[[Any], Any] | None = None, *,
+                 tuning: Tuning | None = None) -> None:
+        self._options: CacheOptions = validate_options(
             resources=resources, namespaces=namespaces, label_selector=label_selector,
             field_selector=field_selector, resync_period=resync_period, wait_for_sync=wait_for_sync,
             sync_timeout=sync_timeout, max_items_per_resource=max_items_per_resource,
-            per_resource=per_resource, mode=mode, enabled=enabled)
+            per_resource=per_resource, mode=mode, enabled=enabled, max_staleness=max_staleness,
+            read_your_writes_timeout=read_your_writes_timeout, transform=transform)
+        self._mode: Mode = self._options.mode
         self.tuning = tuning or Tuning()
         self._settings: dict[Any, KindSettings] = {}
         self._lock = threading.RLock()
@@ -101,28 +112,44 @@ class Cache:
         self._sync_cond = threading.Condition(threading.Lock())  # notified when any informer changes
         self._transport: Any = None
         self._loop: Any = None  # the event loop of the latest async scope (for async handlers)
-        self._mode_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+        self._mode_var: contextvars.ContextVar[Mode | None] = contextvars.ContextVar(
             f"cloudcoil_cache_mode_{id(self)}", default=None)
         self._pause_var: contextvars.ContextVar[bool] = contextvars.ContextVar(
             f"cloudcoil_cache_paused_{id(self)}", default=False)
-        for cls in self._options["resources"] or ():
+        for cls in self._options.resources or ():
             if self.settings_for(cls).enabled:
                 self._informer_for_kind_locked(cls)
 
     # ---------------------------------------------------------------- options
     @property
+    def options(self) -> CacheOptions:
+        """The checked options (frozen)."""
+        return self._options
+
+    @property
     def enabled(self) -> bool:
-        return self._options["enabled"]
+        """False when built disabled, or inside ``pause()`` (for the current thread/task only)."""
+        return self._options.enabled and not self._pause_var.get()
 
     @property
     def namespace(self) -> str | None:
         """The one namespace the cache watches, or None for all."""
-        return self._options["namespace"]
+        return self._options.namespace
 
     @property
     def mode(self) -> str:
-        """The read policy in force in the current thread/task."""
-        return self._mode_var.get() or self._options["mode"]
+        """The read policy in force in the current thread/task ("strict" or "fallback").
+
+        Assigning it (``cache.mode = "strict"``) changes the default for every thread; it is checked.
+        """
+        return (self._mode_var.get() or self._mode).value
+
+    @mode.setter
+    def mode(self, value: str) -> None:
+        self._mode = check_mode(value, "cache.mode = ...: Cache")
+
+    def _mode_now(self) -> Mode:
+        return self._mode_var.get() or self._mode
 
     @property
     def paused(self) -> bool:
@@ -130,15 +157,19 @@ class Cache:
 
     @property
     def wait_for_sync_on_start(self) -> bool:
-        return self._options["wait_for_sync"]
+        return self._options.wait_for_sync
 
     @property
     def sync_timeout(self) -> float:
-        return self._options["sync_timeout"]
+        return self._options.sync_timeout
+
+    @property
+    def read_your_writes_timeout(self) -> float:
+        return self._options.read_your_writes_timeout
 
     @property
     def resources(self) -> list[Any] | None:
-        return self._options["resources"]
+        return self._options.resources
 
     def settings_for(self, cls: Any) -> KindSettings:
         settings = self._settings.get(cls)
@@ -149,8 +180,8 @@ class Cache:
     def __repr__(self) -> str:
         kinds = "all kinds (on first use)" if self.resources is None else \
             [getattr(c, "kind", c) for c in self.resources]
-        return (f"Cache(resources={kinds}, namespace={self.namespace!r}, mode={self._options['mode']!r}, "
-                f"enabled={self.enabled}, started={self._refcount > 0})")
+        return (f"Cache(resources={kinds}, namespace={self.namespace!r}, mode={self._mode.value!r}, "
+                f"enabled={self._options.enabled}, started={self._refcount > 0})")
 
     # ---------------------------------------------------------------- binding
     def _bind(self, transport: Any) -> None:
@@ -179,30 +210,53 @@ class Cache:
             settings = self.settings_for(cls)
             informer = Informer(key, self._source_for, capacity=settings.max_items,
                                 resync_period=settings.resync_period, tuning=self.tuning,
-                                on_change=self._wake)
+                                on_change=self._wake, max_staleness=settings.max_staleness,
+                                transform=settings.transform)
             self._informers[key] = informer
             self._kinds[cls] = key
         return informer
 
-    def get_informer(self, cls: Any, sync: bool = True) -> InformerView[Any]:
-        """A view over the one informer of ``cls`` (created if needed; started with the scope).
+    def get_informer(self, cls: Any, sync: bool | None = None,
+                     namespace: str | None = None) -> InformerView[Any] | None:
+        """A new view over the one informer of ``cls`` (created if needed; started with the scope).
 
-        ``sync=True`` returns a ``SyncInformer`` (handlers on threads); ``sync=False`` an async
-        informer (coroutine handlers on the event loop).
+        ``sync=True`` returns a ``SyncInformer`` (handlers on a thread), ``sync=False`` an
+        ``AsyncInformer`` (handlers on the event loop); ``None`` picks async when called with a
+        running event loop or while the cache is in async use, sync otherwise. ``namespace`` must
+        lie inside the cache's scope: the view then sees that namespace only (same informer, no
+        second watch). Returns None on a disabled (or paused) cache, as cloudcoil does.
         """
         if not self.enabled:
-            raise CloudcoilError("the cache is disabled (Cache(enabled=False))")
+            return None
         check_resource_class(cls, "get_informer()")
         if not self.settings_for(cls).enabled:
-            raise CloudcoilError(f"caching of {cls.kind} is disabled by per_resource")
+            return None
+        if namespace is not None:
+            if not isinstance(namespace, str) or not namespace:
+                raise ValueError(f"get_informer(namespace={namespace!r}): expected a non-empty string")
+            if not cls.namespaced:
+                raise ValueError(f"get_informer({cls.kind}, namespace={namespace!r}): {cls.kind} is "
+                                 "cluster-scoped")
+            if self.namespace is not None and namespace != self.namespace:
+                raise ValueError(f"get_informer({cls.kind}, namespace={namespace!r}): the namespace is outside "
+                                 f"the cache's scope (it watches only {self.namespace!r})")
+        if sync is None:
+            sync = not (_running_loop() is not None or (self._loop is not None and self.started
+                                                         and not self._loop.is_closed()))
         with self._lock:
             informer = self._informer_for_kind_locked(cls)
             if self._refcount > 0:
                 informer.start()  # under _lock: ordered against the last scope's stop
         if sync:
-            return SyncInformer(informer)
+            return SyncInformer(informer, namespace)
         from cloudcoil_cache.caching._async import AsyncInformer
-        return AsyncInformer(informer, lambda: self._loop)
+        return AsyncInformer(informer, lambda: self._loop, namespace)
+
+    def informer_for(self, cls: Any) -> Informer[Any] | None:
+        """The informer that serves reads of ``cls``, if one exists (no side effect)."""
+        with self._lock:
+            key = self._kinds.get(cls)
+            return None if key is None else self._informers.get(key)
 
     def informers(self) -> list[Informer[Any]]:
         with self._lock:
@@ -220,7 +274,7 @@ class Cache:
         (stopping the informers if it was the only one) and the error is raised. Setting ``cancel``
         (an async scope's task was cancelled) abandons the wait the same way.
         """
-        if not self.enabled:
+        if not self._options.enabled:
             return
         if cancel is not None and cancel.is_set():
             raise SyncCancelled("the scope was cancelled before its cache started")
@@ -239,7 +293,7 @@ class Cache:
         try:
             self.wait_synced(informers, self.sync_timeout, cancel)
         except BaseException as exc:
-            if (self._options["mode"] == "strict" or not isinstance(exc, CloudcoilError)
+            if (self._mode is Mode.STRICT or not isinstance(exc, CloudcoilError)
                     or isinstance(exc, SyncCancelled)):
                 self._release()
                 raise
@@ -247,7 +301,7 @@ class Cache:
 
     def _release(self) -> None:
         """One scope fewer: the last stops every informer and joins all their threads."""
-        if not self.enabled:
+        if not self._options.enabled:
             return
         with self._lock:
             if self._refcount == 0:
@@ -289,66 +343,76 @@ class Cache:
             self._sync_cond.notify_all()
 
     # ------------------------------------------------------------------ reads
-    def informer_for_read(self, cls: Any, namespace: str | None, *, all_namespaces: bool,
-                          label_selector: str | None, field_selector: str | None,
-                          for_list: bool, lazy_start: bool = True) -> Informer[Any]:
-        """The informer that can serve this read, or ``CannotServe`` naming why not.
-
-        Pure memory work, except for a kind seen for the first time with ``resources=None``: its
-        informer is created, started and awaited here (``lazy_start=False`` raises
-        ``NeedsBlocking`` instead, so an async caller can move the wait off the event loop).
-        """
-        if not self.enabled:
-            raise CannotServe("the cache is disabled")
+    def plan_read(self, cls: Any, request: ReadRequest, *, writes_waited: bool = False) -> ReadPlan:
+        """Gather the facts for one read (memory only, no waiting) and let the policy decide."""
         settings = self.settings_for(cls)
-        if not settings.enabled:
-            raise CannotServe(f"kind not cached: caching of {cls.kind} is disabled by per_resource")
+        with self._lock:
+            started = self._refcount > 0
+            key = self._kinds.get(cls)
+            informer = self._informers.get(key) if key is not None else None
+        cache_facts = CacheFacts(enabled=self._options.enabled, paused=self._pause_var.get(),
+                                 started=started, kind_enabled=settings.enabled,
+                                 kind_cached=informer is not None, lazy=self.resources is None)
+        facts = None if informer is None else _facts(informer, request)
+        decision = decide(cache_facts, facts, request, self._mode_now(), writes_waited=writes_waited)
+        return ReadPlan(decision, informer, request)
+
+    def sync_lazily(self, cls: Any) -> None:
+        """``resources=None``: create and start the informer of ``cls`` and wait for its first sync.
+
+        Errors are left for the policy to report (the next ``plan_read`` sees them).
+        """
         with self._lock:
             if self._refcount == 0:
-                raise CannotServe("the cache is not started (enter a `with config:` scope)")
-            known = cls in self._kinds
-            lazy = self.resources is None
-            if not known and not lazy:
-                raise CannotServe(f"kind not cached: {cls.kind} is not in Cache(resources=...)")
-            if not known and not lazy_start:
-                raise NeedsBlocking()
+                return
             informer = self._informer_for_kind_locked(cls)
-        if lazy and not informer.has_synced() and informer.last_error is None:
-            # resources=None: the first read of a kind starts its informer and waits for its sync.
-            if not lazy_start:
-                raise NeedsBlocking()
-            with self._lock:
-                if self._refcount == 0:
-                    raise CannotServe("the cache is not started (enter a `with config:` scope)")
-                informer.start()
-            try:
-                informer.sync_or_raise(self.sync_timeout)
-            except CacheSyncTimeout as exc:
-                raise CannotServe(f"not synced yet: {exc}", informer.last_error) from None
-            except CloudcoilError as exc:
-                raise CannotServe(f"informer failing: {exc}", exc) from None
+            informer.start()
+        try:
+            informer.wait_for_sync(self.sync_timeout)
+        except CloudcoilError:
+            pass  # a hard failure: recorded on the informer, reported by the policy
+
+    def will_write(self, cls: Any) -> None:
+        """A write of ``cls`` is about to be sent: from now on its informer remembers recent events,
+        so a write whose event arrives before the writer notes it is not waited for."""
+        if self._options.read_your_writes_timeout > 0:
+            informer = self.informer_for(cls)
+            if informer is not None:
+                informer.track_writes = True
+
+    def note_write(self, cls: Any, obj: Any, *, deleted: bool = False) -> None:
+        """A write through this cache's Config: cached reads of it wait until the watch delivers it.
+
+        Only writes the informer will see are noted: inside its namespace, and (with a label
+        selector) objects that match it now or were stored before.
+        """
+        if self._options.read_your_writes_timeout <= 0 or obj is None:
+            return
+        informer = self.informer_for(cls)
+        meta = getattr(obj, "metadata", None)
+        if informer is None or meta is None or not informer.started or not meta.name:
+            return
         key = informer.key
-        if cls.namespaced and key.namespace is not None:
-            if all_namespaces or not namespace:
-                raise CannotServe(f"namespace outside the cache: the cache watches only {key.namespace!r}, "
-                                  "not all namespaces")
-            if namespace != key.namespace:
-                raise CannotServe(f"namespace outside the cache: {namespace!r} (the cache watches "
-                                  f"{key.namespace!r})")
-        if not informer.has_synced():
-            err = informer.last_error
-            if err is not None:
-                raise CannotServe(f"informer failing: {type(err).__name__}: {err}", err)
-            raise CannotServe(f"not synced yet: {key.describe()}")
-        err = informer.last_error
-        if err is not None:
-            raise CannotServe(f"informer failing: {type(err).__name__}: {err}", err)
-        if not for_list:
-            return informer  # a get is answered by key: what the informer holds matches its selector
-        _check_selector_servable(key, label_selector, field_selector)
-        if not informer.complete:
-            raise CannotServe(informer.incomplete_reason())
-        return informer
+        if key.namespace is not None and meta.namespace != key.namespace:
+            return
+        stored = (meta.namespace or "", meta.name) in informer.store
+        if not stored and not deleted and not _matches(key, obj):
+            return  # the informer will never see it
+        if deleted and not stored:
+            return
+        informer.note_write((meta.namespace or "", meta.name), meta.resource_version,
+                            deleted=deleted or (stored and not _matches(key, obj)))
+
+    def note_delete(self, cls: Any, namespace: str | None, name: str) -> None:
+        """A delete through this cache's Config answered with a Status: reads wait for the deletion."""
+        if self._options.read_your_writes_timeout <= 0:
+            return
+        informer = self.informer_for(cls)
+        if informer is None or not informer.started:
+            return
+        key = (namespace or "", name)
+        if key in informer.store:
+            informer.note_write(key, None, deleted=True)
 
     # ---------------------------------------------------------------- policies
     @contextlib.contextmanager
@@ -363,7 +427,7 @@ class Cache:
     @contextlib.contextmanager
     def strict_mode(self) -> Iterator[None]:
         """Reads in this block (this thread/task only) must be served by the cache."""
-        token = self._mode_var.set("strict")
+        token = self._mode_var.set(Mode.STRICT)
         try:
             yield
         finally:
@@ -372,7 +436,7 @@ class Cache:
     @contextlib.contextmanager
     def fallback_mode(self) -> Iterator[None]:
         """Reads in this block (this thread/task only) the cache cannot serve go to the API server."""
-        token = self._mode_var.set("fallback")
+        token = self._mode_var.set(Mode.FALLBACK)
         try:
             yield
         finally:
@@ -380,9 +444,19 @@ class Cache:
 
     # ------------------------------------------------------------------ status
     def status(self) -> CacheStatus:
+        """Every informer's state; ``errors`` names each one that is not current (never silently empty)."""
         informers = self.informers()
         statuses = [i.status() for i in informers]
-        errors = {f"{s.kind}@{s.namespace or '*'}": s.last_error for s in statuses if s.last_error}
+        errors: dict[str, str] = {}
+        for st in statuses:
+            if st.started and st.state != "current":
+                name = f"{st.kind}@{st.namespace or '*'}"
+                detail = st.last_error or st.state
+                if st.state in ("degraded", "stale") and st.seconds_since_current is not None:
+                    detail = f"{st.state} for {st.seconds_since_current:.0f}s: {detail}"
+                errors[name] = detail
+            elif st.last_error:
+                errors[f"{st.kind}@{st.namespace or '*'}"] = st.last_error
         started = self.started
         return CacheStatus(
             enabled=self.enabled, started=started,
@@ -390,10 +464,57 @@ class Cache:
             mode=self.mode, resource_count=sum(s.object_count for s in statuses),
             informer_count=len(statuses), errors=errors, informers=statuses)
 
+    # ----------------------------------------------- cloudcoil's lifecycle names
+    def start(self) -> None:
+        """Start every informer without a Config scope (one reference; pair with ``stop()``).
 
-def _check_selector_servable(key: InformerKey, label_selector: str | None,
-                             field_selector: str | None) -> None:
-    """Serve selectors in memory when the informer has none, or exactly the same one."""
+        The cache must belong to a Config (``Config(cache=...)``), which gives it its connection.
+        Does not wait for the sync: call ``wait()``.
+        """
+        if self._transport is None:
+            raise CloudcoilError("Cache.start(): the cache is not attached to a Config; create "
+                                 "Config(cache=cache) first (or use `with config:`)")
+        with self._lock:
+            if not self._options.enabled:
+                return
+            self._refcount += 1
+            if self._refcount == 1:
+                for informer in self._informers.values():
+                    informer.start()
+
+    def stop(self) -> None:
+        """Drop the reference taken by ``start()`` (the last one stops and joins every thread)."""
+        self._release()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until every informer synced: True, or False on timeout (a hard failure raises)."""
+        if not self._options.enabled:
+            return True
+        try:
+            self.wait_synced(self.informers(), self.sync_timeout if timeout is None else timeout)
+        except CacheSyncTimeout:
+            return False
+        return True
+
+    def ready(self) -> bool:
+        """True if disabled; False if not started; else whether every informer has synced."""
+        if not self._options.enabled:
+            return True
+        return self.started and all(i.has_synced() for i in self.informers())
+
+    async def async_start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        await run_control(self.start)
+
+    async def async_stop(self) -> None:
+        await run_control(self.stop)
+
+    async def async_wait(self, timeout: float | None = None) -> bool:
+        return await run_control(self.wait, timeout)
+
+
+def _selector_problem(key: InformerKey, label_selector: str | None, field_selector: str | None) -> str | None:
+    """Selectors are served in memory when the informer has none, or exactly the same one."""
     # Compared as sets of requirements: "a=1,b=2" and "b=2, a=1" are the same selector.
     pairs = ((key.label_selector, label_selector, "label",
               lambda t: frozenset(parse_label_selector(t).requirements)),
@@ -401,9 +522,44 @@ def _check_selector_servable(key: InformerKey, label_selector: str | None,
               lambda t: frozenset(parse_field_selector(t).terms)))
     for have, want, what, parse in pairs:
         if have and parse(have) != parse(want):
-            raise CannotServe(f"selector not servable: the informer watches only {what} selector "
-                              f"{have!r}, the read asks for {(want or 'everything')!r}")
+            return (f"selector not servable: the informer watches only {what} selector {have!r}, "
+                    f"the read asks for {(want or 'everything')!r}")
+    return None
 
+
+def _facts(informer: Informer[Any], request: ReadRequest) -> InformerFacts:
+    state, since = informer.state()
+    key = informer.key
+    namespace = None if request.all_namespaces else request.namespace
+    return InformerFacts(
+        describe=key.describe(), namespace=key.namespace, started=informer.started,
+        synced=informer.has_synced(), state=state, seconds_since_current=since,
+        max_staleness=informer.max_staleness, last_error=informer.last_error,
+        complete=informer.complete,
+        incomplete_reason=informer.incomplete_reason() if not informer.complete else "",
+        selector_problem=(None if request.name is not None
+                          else _selector_problem(key, request.label_selector, request.field_selector)),
+        pending_write=informer.pending_writes(namespace, request.name))
+
+
+def _matches(key: InformerKey, obj: Any) -> bool:
+    """Whether the informer's selectors select ``obj`` (so its watch will deliver it)."""
+    if not key.label_selector and not key.field_selector:
+        return True
+    try:
+        if key.label_selector and not parse_label_selector(key.label_selector).matches(obj.metadata.labels):
+            return False
+        fields = parse_field_selector(key.field_selector)
+        return fields.empty or bool(fields.matches(obj))
+    except Exception:  # an object the selector cannot evaluate: do not wait for it
+        return False
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _naming(err: BaseException, what: str) -> BaseException:

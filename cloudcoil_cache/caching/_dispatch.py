@@ -1,4 +1,4 @@
-"""Per-handler delivery: one unbounded queue and one thread per handler (client-go's processorListener)."""
+"""Handler lanes: one ordered queue per informer view, delivering to every handler of that view in event order."""
 
 from __future__ import annotations
 
@@ -7,16 +7,19 @@ import threading
 from collections import deque
 from typing import Any, Callable
 
+import attrs
+
 from cloudcoil_cache.caching._store import Added, Deleted, Notification, Updated
 
-__all__ = ["EVENT_TYPES", "Listener"]
+__all__ = ["EVENT_TYPES", "Lane", "Registration", "ThreadLane", "describe"]
 
 log = logging.getLogger(__name__)
 
-EVENT_TYPES = {"add": Added, "update": Updated, "delete": Deleted}
+EVENT_TYPES: dict[str, type] = {"add": Added, "update": Updated, "delete": Deleted}
 
 
-def _describe(note: Notification) -> str:
+def describe(note: Notification) -> str:
+    """``Added default/web-0``: the event and the object it is about, for log lines."""
     obj = note.new if isinstance(note, Updated) else note.obj
     meta = getattr(obj, "metadata", None)
     name = getattr(meta, "name", None)
@@ -24,54 +27,130 @@ def _describe(note: Notification) -> str:
     return f"{type(note).__name__} {namespace + '/' if namespace else ''}{name}"
 
 
-class Listener:
-    """Delivers one kind of notification (add, update or delete) to one handler, in order.
+@attrs.frozen(eq=False)
+class Registration:
+    """One handler registered on a view for one kind of event (``add``, ``update`` or ``delete``)."""
 
-    The queue is unbounded, so a slow handler never delays the reflector or other handlers; its
-    backlog is visible as ``backlog``. A handler that raises is logged with the event and keeps
-    receiving events. ``stop()`` lets the current call finish and drops what is still queued.
-    The thread exists only between ``start()`` and ``stop()``; a listener can be started again.
+    event: str
+    handler: Callable[..., Any]
+    name: str
+    accepts: type = attrs.field(init=False)
 
-    Args:
-        event: "add", "update" or "delete".
-        handler: the user's function, returned by ``handler`` for handles.
-        invoke: calls the handler for one notification (sync: call it; async: hand it to a loop).
-        name: used for the thread name and log lines.
+    def __attrs_post_init__(self) -> None:
+        if self.event not in EVENT_TYPES:
+            raise ValueError(f"unknown event {self.event!r}; expected one of {sorted(EVENT_TYPES)}")
+        object.__setattr__(self, "accepts", EVENT_TYPES[self.event])
+
+
+#: A queued delivery: the notification and the registrations that get it (those registered when
+#: it was queued, or the one a replay is for).
+Item = tuple[Notification, tuple[Registration, ...]]
+
+
+class Lane:
+    """The ordered delivery lane of one informer view (client-go's processorListener).
+
+    Every handler of the view gets the view's events in the order the informer applied them, so
+    for one object an add or update never follows its delete, whichever handlers see them. The
+    queue is unbounded, so a slow handler never delays the reflector or another view; its backlog
+    is visible. A handler that raises is logged with the event and keeps receiving events.
+    ``stop()`` lets the current call finish and drops what is still queued. Subclasses decide
+    where handlers run (a thread, or a task on an event loop).
+
+    Thread safety: ``enqueue`` is called by the informer under its delivery lock; registration
+    changes come from any thread. The registrations are a tuple replaced on change, so the
+    delivering side reads it without a lock.
     """
 
-    def __init__(self, event: str, handler: Callable[..., Any],
-                 invoke: Callable[[Notification], None], name: str) -> None:
-        if event not in EVENT_TYPES:
-            raise ValueError(f"unknown event {event!r}; expected one of {sorted(EVENT_TYPES)}")
-        self.event = event
-        self.accepts = EVENT_TYPES[event]
-        self.handler = handler
+    def __init__(self, name: str) -> None:
         self.name = name
-        self._invoke = invoke
+        self._registrations: tuple[Registration, ...] = ()
+        self._reg_lock = threading.Lock()
+        self._queue: deque[Item] = deque()
+
+    @property
+    def registrations(self) -> tuple[Registration, ...]:
+        return self._registrations
+
+    @property
+    def backlog(self) -> int:
+        return len(self._queue)
+
+    def add(self, registration: Registration) -> None:
+        with self._reg_lock:
+            self._registrations = (*self._registrations, registration)
+
+    def remove(self, registration: Registration) -> bool:
+        """Stop delivering to ``registration``; True when the lane has no handler left."""
+        with self._reg_lock:
+            self._registrations = tuple(r for r in self._registrations if r is not registration)
+            return not self._registrations
+
+    def enqueue(self, notes: list[Notification], only: Registration | None = None) -> None:
+        """Queue notifications for every current registration (or just ``only``, for a replay)."""
+        targets = (only,) if only is not None else self._registrations
+        if notes and targets:
+            self._push([(note, targets) for note in notes])
+
+    def _push(self, items: list[Item]) -> None:
+        raise NotImplementedError
+
+    def deliver(self, item: Item) -> None:
+        """Call every target handler that accepts this notification, logging what it raises."""
+        note, targets = item
+        for registration in targets:
+            if not isinstance(note, registration.accepts) or registration not in self._registrations:
+                continue  # another kind of event, or removed since
+            try:
+                self.invoke(registration, note)
+            except BaseException:  # SystemExit too: it would end the lane without a trace
+                log.exception("event handler %s raised on %s; it keeps receiving events",
+                              registration.name, describe(note))
+
+    def invoke(self, registration: Registration, note: Notification) -> None:
+        raise NotImplementedError
+
+    # lifecycle: implemented by subclasses
+    @property
+    def running(self) -> bool:
+        raise NotImplementedError
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> Callable[[float | None], None] | None:
+        """Drop queued events and ask the lane to end; returns a ``join(timeout)`` to wait with."""
+        raise NotImplementedError
+
+
+def handler_args(note: Notification) -> tuple[Any, ...]:
+    """What a handler is called with: ``(old, new)`` for an update, ``(obj,)`` otherwise."""
+    return (note.old, note.new) if isinstance(note, Updated) else (note.obj,)
+
+
+class ThreadLane(Lane):
+    """A lane whose handlers run on one named thread, which exists between ``start()`` and ``stop()``."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
         self._cond = threading.Condition(threading.Lock())
-        self._queue: deque[Notification] = deque()
         self._running = False
-        self._generation = 0  # a restarted listener's old thread must not keep running
-        self._stop_hooks: list[Callable[[], None]] = []
+        self._generation = 0  # a restarted lane's old thread must not keep running
         self._thread: threading.Thread | None = None
 
     @property
     def running(self) -> bool:
         return self._running
 
-    @property
-    def backlog(self) -> int:
-        return len(self._queue)
+    def _push(self, items: list[Item]) -> None:
+        with self._cond:
+            wake = not self._queue  # the thread waits only on an empty queue
+            self._queue.extend(items)
+            if wake:
+                self._cond.notify()
 
-    def enqueue(self, notes: list[Notification]) -> None:
-        """Queue the notifications this listener accepts. Never blocks for long; never calls the handler."""
-        mine = [n for n in notes if isinstance(n, self.accepts)]
-        if mine:
-            with self._cond:
-                wake = not self._queue  # the thread waits only on an empty queue
-                self._queue.extend(mine)
-                if wake:
-                    self._cond.notify()
+    def invoke(self, registration: Registration, note: Notification) -> None:
+        registration.handler(*handler_args(note))
 
     def start(self) -> None:
         with self._cond:
@@ -82,28 +161,22 @@ class Listener:
             # The new thread first waits for the previous one to finish its current call, so one
             # handler never runs twice at once, even when a scope is re-entered right away.
             self._thread = threading.Thread(target=self._run, args=(self._generation, self._thread),
-                                            name=f"cloudcoil-handler-{self.name}", daemon=True)
+                                            name=f"cloudcoil-handlers-{self.name}", daemon=True)
             self._thread.start()
 
-    def add_stop_hook(self, hook: Callable[[], None]) -> None:
-        """Call ``hook()`` on every ``stop()`` (an async handler cancels its pending coroutine)."""
-        self._stop_hooks.append(hook)
-
-    def stop(self) -> threading.Thread | None:
-        """Drop queued events and ask the thread to end; returns the thread to join."""
+    def stop(self) -> Callable[[float | None], None] | None:
         with self._cond:
             self._running = False
             self._queue.clear()
             self._cond.notify_all()
             thread = self._thread
-        for hook in self._stop_hooks:
-            hook()
-        return thread
+        if thread is None:
+            return None
 
-    def join(self, timeout: float | None = None) -> None:
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout)
+        def join(timeout: float | None = None) -> None:
+            if thread is not threading.current_thread():
+                thread.join(timeout)
+        return join
 
     def _run(self, generation: int, previous: threading.Thread | None) -> None:
         if previous is not None and previous is not threading.current_thread():
@@ -115,10 +188,5 @@ class Listener:
                     self._cond.wait()
                 if not self._running or self._generation != generation:
                     return
-                note = queue.popleft()
-            # popleft/append on a deque are atomic: the lock is only needed to wait and to stop.
-            try:
-                self._invoke(note)
-            except BaseException:  # SystemExit too: it would end this thread without a trace
-                log.exception("event handler %s raised on %s; it keeps receiving events",
-                              self.name, _describe(note))
+                item = queue.popleft()
+            self.deliver(item)

@@ -1,20 +1,22 @@
-"""Informer: one reflector + one store + its handler listeners, for one (kind, namespace, selectors)."""
+"""Informer: one reflector + one store + its handler lanes, for one (kind, namespace, selectors)."""
 
 from __future__ import annotations
 
 import copy
 import logging
 import threading
-import time
+from collections import OrderedDict
 from typing import Any, Callable, Generic, TypeVar
 
 import attrs
 
+from cloudcoil_cache._clock import SYSTEM_CLOCK, Clock
 from cloudcoil_cache._listwatch import WatchEvent
 from cloudcoil_cache._listwatch._listwatch import ListerWatcher
-from cloudcoil_cache.caching._dispatch import Listener
+from cloudcoil_cache.caching._dispatch import Lane, Registration
 from cloudcoil_cache.caching._reflector import Reflector, Tuning
-from cloudcoil_cache.caching._store import Added, Notification, Store
+from cloudcoil_cache.caching._store import Added, Key, Notification, Store, Writer, key_of
+from cloudcoil_cache.caching._policy import informer_state
 from cloudcoil_cache.errors import CacheSyncTimeout, is_hard_failure
 
 __all__ = ["Informer", "InformerKey", "InformerStatus"]
@@ -22,6 +24,9 @@ __all__ = ["Informer", "InformerKey", "InformerStatus"]
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+#: A function applied to every object before it is stored (``Cache(transform=...)``).
+Transform = Callable[[Any], Any]
 
 
 @attrs.frozen
@@ -36,7 +41,7 @@ class InformerKey:
     def describe(self) -> str:
         scope = self.namespace if self.namespace else "all namespaces"
         sel = ",".join(s for s in (self.label_selector, self.field_selector) if s)
-        return f"{self.cls.kind} in {scope}" + (f" [{sel}]" if sel else "")
+        return f"{self.cls.kind} in {scope}" + (f" [{sel}]" if sel else "")  # type: ignore[attr-defined]
 
 
 @attrs.frozen
@@ -50,6 +55,8 @@ class InformerStatus:
     field_selector: str
     started: bool
     synced: bool
+    state: str
+    seconds_since_current: float | None
     object_count: int
     resource_version: str | None
     last_sync_time: float | None
@@ -60,62 +67,89 @@ class InformerStatus:
     handler_backlogs: dict[str, int]
 
 
+#: How many recent (object, resourceVersion) pairs an informer remembers for read-your-writes.
+_RECENT_EVENTS = 4096
+
+
+@attrs.frozen
+class _PendingWrite:
+    """A write made through the cache's Config that reads must see (read-your-writes)."""
+
+    resource_version: str | None  # the event carrying it satisfies the write
+    at: float  # clock time of the write: a relist that started later satisfies it too
+
+
 class Informer(Generic[T]):
-    """Keeps a store of one kind in one scope in step with the API server and feeds handlers.
+    """Keeps a store of one kind in one scope in step with the API server and feeds handler lanes.
 
     Thread safety: all methods may be called from any thread. ``_deliver_lock`` orders "apply to the
     store and queue the notifications" (reflector thread) against "register a handler and replay the
     store to it" (any thread), like client-go's ``blockDeltas``: a late handler sees every object
     exactly once, either in its replay or as a live event. Queuing never calls user code, so
-    holding it is cheap. It is never taken while the store lock is held.
+    holding it is cheap. It is never taken while the store lock is held. ``_state`` (a Condition)
+    guards the run and health fields; ``_seen`` the pending writes.
     """
 
     def __init__(self, key: InformerKey, source_factory: Callable[[InformerKey], ListerWatcher[T]], *,
                  capacity: int = 0, resync_period: float | None = None,
-                 tuning: Tuning = Tuning(), on_change: Callable[[], None] | None = None) -> None:
+                 tuning: Tuning = Tuning(), on_change: Callable[[], None] | None = None,
+                 max_staleness: float | None = 60.0, transform: Transform | None = None) -> None:
         self.key = key
         self._on_change = on_change or (lambda: None)  # sync state or error changed (never under a lock)
-        self.store: Store[T] = Store(capacity)
+        self._writer: Writer[T] = Writer(capacity)
+        self.store: Store[T] = self._writer.reader  # readers never get replace/apply
         self._source_factory = source_factory
         self._resync_period = resync_period or None
         self._tuning = tuning
+        self._clock: Clock = tuning.clock or SYSTEM_CLOCK
+        self.max_staleness = max_staleness
+        self._transform = transform
         self._deliver_lock = threading.Lock()
-        self._listeners: list[Listener] = []
+        self._lanes: list[Lane] = []
         self._reflector: Reflector | None = None
         self._state = threading.Condition(threading.Lock())  # guards the fields below
         self._synced = False
         self._last_error: BaseException | None = None
+        self._unhealthy_since: float | None = None  # clock time it stopped being current
         self._started = False
         self._generation = 0  # of the current run; see start()
+        self._seen = threading.Condition(threading.Lock())
+        self._writes: dict[Key, _PendingWrite] = {}
+        # (key, resourceVersion) of the latest events applied: a write whose event arrived before
+        # the writer noted it is already seen (only kept while read-your-writes is in use)
+        self._recent: OrderedDict[tuple[Key, str], None] = OrderedDict()
+        self.track_writes = False
         self.name = _informer_name(key)
 
     # -------------------------------------------------------------- lifecycle
     def start(self) -> None:
-        """Start a run: a new reflector and the handler threads (idempotent while running).
+        """Start a run: a new reflector and the handler lanes (idempotent while running).
 
         Each run has a generation; the sink methods ignore a reflector of an older run, so a run
-        that is still winding down can never write into the store of the next one.
+        that is still winding down can never write into the store of the next one. Publishing the
+        reflector happens under ``_state``, so a concurrent ``signal_stop()`` always sees it.
         """
-        with self._state:
-            if self._started:
-                return
-            self._started = True
-            self._synced = False
-            self._last_error = None
-            self._generation += 1
-            generation = self._generation
         with self._deliver_lock:
-            self.store.clear()  # a new run lists from scratch: every object is an add again
-            for listener in self._listeners:
-                listener.start()
-        reflector = Reflector(self.name, self._source_factory(self.key), _RunSink(self, generation),
-                              tuning=self._tuning, resync_period=self._resync_period)
-        self._reflector = reflector
-        reflector.start()
+            with self._state:
+                if self._started:
+                    return
+                self._started = True
+                self._synced = False
+                self._last_error = None
+                self._unhealthy_since = None
+                self._generation += 1
+                generation = self._generation
+                self._writer.clear()  # a new run lists from scratch: every object is an add again
+                for lane in self._lanes:
+                    lane.start()
+                reflector = Reflector(self.name, self._source_factory(self.key), _RunSink(self, generation),
+                                      tuning=self._tuning, resync_period=self._resync_period)
+                self._reflector = reflector
+                reflector.start()
 
-    def stop(self) -> None:
+    def stop(self, timeout: float | None = None) -> None:
         """Stop and join every thread of the current run; forget the objects."""
-        self.join(self.signal_stop())
+        self.join(self.signal_stop(), timeout)
 
     def signal_stop(self) -> _StoppedRun | None:
         """First half of ``stop()``: ask the run's threads to end, without waiting for them.
@@ -123,35 +157,51 @@ class Informer(Generic[T]):
         Returns what ``join()`` must wait for (None if not running), so that stopping many
         informers costs one wait, and a join never waits for threads of a later run.
         """
-        with self._state:
-            if not self._started:
-                return None
-            self._started = False
-            self._synced = False
-            self._state.notify_all()
-            # The stopping reflector's sink now carries a stale generation: whatever it still
-            # delivers is ignored, so no event of this run reaches a handler of the next one.
-            self._generation += 1
-            generation = self._generation
-        reflector = self._reflector
+        with self._deliver_lock:
+            with self._state:
+                if not self._started:
+                    return None
+                self._started = False
+                self._synced = False
+                self._state.notify_all()
+                # The stopping reflector's sink now carries a stale generation: whatever it still
+                # delivers is ignored, so no event of this run reaches a handler of the next one.
+                self._generation += 1
+                generation = self._generation
+                reflector = self._reflector
+            joins = [j for j in (lane.stop() for lane in self._lanes) if j is not None]
         if reflector is not None:
             reflector.stop()
-        with self._deliver_lock:
-            threads = [t for t in (listener.stop() for listener in self._listeners) if t is not None]
-        return _StoppedRun(generation, reflector, threads)
+        with self._seen:
+            self._writes.clear()
+            self._seen.notify_all()
+        return _StoppedRun(generation, reflector, joins)
 
-    def join(self, run: _StoppedRun | None) -> None:
-        """Second half of ``stop()``: wait for that run's threads, then forget its objects."""
+    def join(self, run: _StoppedRun | None, timeout: float | None = None) -> bool:
+        """Second half of ``stop()``: wait for that run's threads, then forget its objects.
+
+        With a ``timeout`` (seconds, for all threads together), returns False if a thread was
+        still running then (it is a daemon thread and ends by itself; it is logged).
+        """
         if run is None:
-            return
+            return True
+        deadline = None if timeout is None else self._clock_now_real() + timeout
+        done = True
         if run.reflector is not None:
-            run.reflector.join()
-        for thread in run.threads:
-            if thread is not threading.current_thread():
-                thread.join()
+            run.reflector.join(_remaining(deadline))
+            if run.reflector.alive:
+                done = False
+                log.warning("%s: the reflector thread did not end within %ss", self.name, timeout)
+        for join in run.joins:
+            join(_remaining(deadline))
         with self._deliver_lock:
             if not self._started and self._generation == run.generation:  # not restarted meanwhile
-                self.store.clear()
+                self._writer.clear()
+        return done
+
+    @staticmethod
+    def _clock_now_real() -> float:
+        return SYSTEM_CLOCK.now()  # joins wait for threads: real time, whatever the informer's clock
 
     @property
     def started(self) -> bool:
@@ -171,8 +221,7 @@ class Informer(Generic[T]):
 
     @property
     def resource_version(self) -> str | None:
-        reflector = self._reflector
-        return reflector.last_rv if reflector is not None else None
+        return self.store.resource_version
 
     @property
     def complete(self) -> bool:
@@ -182,12 +231,23 @@ class Informer(Generic[T]):
         return (f"informer incomplete: {self.key.describe()} evicted {self.store.evictions} objects "
                 "(max_items)")
 
+    def state(self, now: float | None = None) -> tuple[str, float | None]:
+        """``(state, seconds since last current)`` at ``now`` (the informer's clock); see ``informer_state``."""
+        with self._state:
+            started, synced, err, since = self._started, self._synced, self._last_error, self._unhealthy_since
+        return informer_state(started=started, synced=synced, last_error=err, unhealthy_since=since,
+                              max_staleness=self.max_staleness,
+                              now=self._clock.now() if now is None else now)
+
+    def now(self) -> float:
+        return self._clock.now()
+
     def wait_for_sync(self, timeout: float | None = None, *, fail_fast: bool = True) -> bool:
         """Wait until the first list is in the store. True when synced, False on timeout.
 
         With ``fail_fast``, a hard failure (401/403/404) is raised at once instead of waiting.
         """
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = None if timeout is None else SYSTEM_CLOCK.now() + timeout
         with self._state:
             while not self._synced:
                 if fail_fast and self._last_error is not None and is_hard_failure(self._last_error):
@@ -196,7 +256,7 @@ class Informer(Generic[T]):
                     raise copy.copy(self._last_error) from None
                 if not self._started:
                     return False
-                remaining = None if deadline is None else deadline - time.monotonic()
+                remaining = _remaining(deadline)
                 if remaining is not None and remaining <= 0:
                     return False
                 self._state.wait(remaining)
@@ -207,75 +267,169 @@ class Informer(Generic[T]):
             detail = f": last error: {self._last_error}" if self._last_error else ""
             raise CacheSyncTimeout(f"{self.key.describe()} did not sync within {timeout:g}s{detail}")
 
-    # --------------------------------------------------------------- handlers
-    def add_listener(self, listener: Listener) -> None:
-        """Register a listener; if objects are already cached, replay them to it as adds first."""
-        with self._deliver_lock:
-            if self._synced:
-                listener.enqueue([Added(obj, initial=True) for obj in self.store.list()])
-            self._listeners.append(listener)
-            if self._started:
-                listener.start()
+    # ------------------------------------------------------- read-your-writes
+    def note_write(self, key: Key, resource_version: str | None, *, deleted: bool = False) -> None:
+        """A write through this cache's Config: reads of ``key`` wait until it is delivered.
 
-    def remove_listener(self, listener: Listener) -> None:
+        Satisfied by the event carrying ``resource_version``, by a DELETED event for the object
+        (the only way, for a delete), or by a relist that started after now.
+        """
+        if not self._started:
+            return
+        with self._seen:
+            if resource_version is not None and (key, resource_version) in self._recent:
+                return  # its event was applied before the writer got here
+            self._writes[key] = _PendingWrite(None if deleted and resource_version is None
+                                              else resource_version, self._clock.now())
+
+    def pending_writes(self, namespace: str | None, name: str | None) -> bool:
+        """True if a noted write in that scope (one object, or a namespace, or everything) is not seen yet."""
+        writes = self._writes
+        if not writes:  # the common case costs one dict check, no lock
+            return False
+        with self._seen:
+            return self._pending_locked(namespace, name)
+
+    def _pending_locked(self, namespace: str | None, name: str | None) -> bool:
+        if name is not None:
+            return (namespace or "", name) in self._writes
+        if namespace is None:
+            return bool(self._writes)
+        return any(key[0] == namespace for key in self._writes)
+
+    def wait_for_writes(self, namespace: str | None, name: str | None, timeout: float) -> bool:
+        """Wait (real time, at most ``timeout``) until no noted write in that scope is pending."""
+        if not self._writes:
+            return True
+        deadline = SYSTEM_CLOCK.now() + timeout
+        with self._seen:
+            while self._pending_locked(namespace, name):
+                remaining = deadline - SYSTEM_CLOCK.now()
+                if remaining <= 0 or not self._started:
+                    return False
+                self._seen.wait(remaining)
+            return True
+
+    def _observe_event(self, event_type: str, obj: Any, rv: str | None) -> None:
+        key = key_of(obj)
+        with self._seen:
+            recent = self._recent
+            if obj.metadata.resource_version is not None:
+                recent[(key, obj.metadata.resource_version)] = None
+                if len(recent) > _RECENT_EVENTS:
+                    recent.popitem(last=False)
+            if not self._writes:
+                return
+            pending = self._writes.get(key)
+            if pending is not None and (event_type == "DELETED" or (
+                    pending.resource_version is not None
+                    and pending.resource_version in (rv, obj.metadata.resource_version))):
+                del self._writes[key]
+                self._seen.notify_all()
+
+    def _observe_relist(self, started_at: float | None, items: dict[Key, Any]) -> None:
+        if not self._writes:
+            return
+        with self._seen:
+            for key, pending in list(self._writes.items()):
+                obj = items.get(key)
+                if ((started_at is not None and started_at > pending.at)
+                        or (obj is not None and obj.metadata.resource_version == pending.resource_version)):
+                    del self._writes[key]
+            self._seen.notify_all()
+
+    # --------------------------------------------------------------- handlers
+    def register(self, lane: Lane, registration: Registration) -> None:
+        """Add a handler to a view's lane; if objects are already cached, replay them to it as adds."""
         with self._deliver_lock:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-        listener.stop()
-        listener.join()
+            if lane not in self._lanes:
+                self._lanes.append(lane)
+                if self._started:
+                    lane.start()
+            lane.add(registration)
+            if self._synced:
+                lane.enqueue([Added(obj, initial=True) for obj in self.store.list()], only=registration)
+
+    def unregister(self, lane: Lane, registration: Registration) -> None:
+        """Stop delivering to one handler; a lane left without handlers is stopped and joined."""
+        join = None
+        with self._deliver_lock:
+            if lane.remove(registration) and lane in self._lanes:
+                self._lanes.remove(lane)
+                join = lane.stop()
+        if join is not None:
+            join(None)
 
     def handler_backlogs(self) -> dict[str, int]:
-        backlogs: dict[str, int] = {}
         with self._deliver_lock:
-            for listener in self._listeners:
-                key = f"{listener.event}:{listener.name}"
-                if key in backlogs:  # two handlers with one name (e.g. lambdas)
-                    key = f"{key}#{sum(k.startswith(key) for k in backlogs) + 1}"
-                backlogs[key] = listener.backlog
-        return backlogs
+            return {_lane_label(lane): lane.backlog for lane in self._lanes}
 
     def _deliver_locked(self, notes: list[Notification]) -> None:
         if notes:
-            for listener in self._listeners:
-                listener.enqueue(notes)
+            for lane in self._lanes:
+                lane.enqueue(notes)
+
+    def _transformed(self, obj: Any) -> Any:
+        transform = self._transform
+        if transform is None:
+            return obj
+        try:
+            result = transform(obj)
+        except Exception:  # a user's transform must not kill the reflector: store it unchanged
+            log.exception("%s: transform raised on %s/%s; storing the object unchanged", self.name,
+                          obj.metadata.namespace, obj.metadata.name)
+            return obj
+        if result is None:
+            log.error("%s: transform returned None for %s/%s; storing the object unchanged", self.name,
+                      obj.metadata.namespace, obj.metadata.name)
+            return obj
+        return result
 
     # ------------------------------------------- ReflectorSink (reflector thread)
     def replace(self, items: list[T], resource_version: str, *, resync: bool,
-                generation: int | None = None) -> None:
+                generation: int | None = None, started_at: float | None = None) -> None:
+        if self._transform is not None:
+            items = [self._transformed(obj) for obj in items]
         with self._deliver_lock:
             if generation is not None and generation != self._generation:
                 return  # a stopped run's reflector
-            notes = self.store.replace(items, resync=resync)
+            notes = self._writer.replace(items, resource_version, resync=resync)
             self._deliver_locked(notes)
-            # Under _deliver_lock: a handler registered from now on gets the replay (add_listener
+            # Under _deliver_lock: a handler registered from now on gets the replay (register
             # checks _synced under the same lock); one registered before got the notifications.
             with self._state:
                 self._synced = True
                 self._state.notify_all()
+        if self._writes:
+            self._observe_relist(started_at, {key_of(o): o for o in items})
         self._on_change()
 
     def apply(self, event: WatchEvent[T], generation: int | None = None) -> None:
-        obj = event.object
+        obj = self._transformed(event.object)
         with self._deliver_lock:
             if generation is not None and generation != self._generation:
                 return  # a stopped run's reflector
-            if event.type == "DELETED":
-                note = self.store.delete(obj)
-                if note is not None:
-                    self._deliver_locked([note])
-            else:
-                self._deliver_locked([self.store.upsert(obj)])
+            self._deliver_locked(self._writer.apply(event.type, obj, event.resource_version))
+        if self.track_writes:
+            self._observe_event(event.type, obj, event.resource_version)
 
-    def bookmark(self, resource_version: str) -> None:
-        pass  # the reflector keeps the RV; nothing changes in the store
+    def bookmark(self, resource_version: str, generation: int | None = None) -> None:
+        with self._deliver_lock:
+            if generation is not None and generation != self._generation:
+                return
+            self._writer.bookmark(resource_version)
 
     def error(self, exc: BaseException | None, generation: int | None = None) -> None:
         with self._state:
             if generation is not None and generation != self._generation:
                 return
-            if exc is None and self._last_error is None:
+            if exc is None and self._last_error is None and self._unhealthy_since is None:
                 return
             self._last_error = exc
+            if exc is None:
+                self._unhealthy_since = None
+            elif self._unhealthy_since is None:
+                self._unhealthy_since = self._clock.now()
             self._state.notify_all()
         self._on_change()
 
@@ -283,12 +437,14 @@ class Informer(Generic[T]):
     def status(self) -> InformerStatus:
         reflector = self._reflector
         err = self._last_error
+        state, since = self.state()
         return InformerStatus(
-            kind=self.key.cls.kind, api_version=self.key.cls.api_version,
+            kind=self.key.cls.kind, api_version=self.key.cls.api_version,  # type: ignore[attr-defined]
             namespace=self.key.namespace, label_selector=self.key.label_selector,
             field_selector=self.key.field_selector, started=self._started, synced=self._synced,
+            state=state, seconds_since_current=since,
             object_count=len(self.store),
-            resource_version=reflector.last_rv if reflector else None,
+            resource_version=self.store.resource_version,
             last_sync_time=reflector.last_sync_time if reflector else None,
             relist_count=reflector.relist_count if reflector else 0,
             evictions=self.store.evictions, complete=self.complete,
@@ -297,13 +453,23 @@ class Informer(Generic[T]):
         )
 
 
+def _lane_label(lane: Lane) -> str:
+    """``pods@*#3 (add:handler, update:other)``: the view's lane and the handlers it feeds."""
+    handlers = ", ".join(f"{r.event}:{r.name.rpartition(':')[2]}" for r in lane.registrations)
+    return f"{lane.name} ({handlers})"
+
+
+def _remaining(deadline: float | None) -> float | None:
+    return None if deadline is None else max(0.0, deadline - SYSTEM_CLOCK.now())
+
+
 @attrs.frozen
 class _StoppedRun:
     """The threads of a run that was asked to stop (what ``Informer.join`` waits for)."""
 
     generation: int
     reflector: Reflector | None
-    threads: list[threading.Thread]
+    joins: list[Callable[[float | None], None]]
 
 
 @attrs.frozen
@@ -313,23 +479,24 @@ class _RunSink:
     informer: Informer[Any]
     generation: int
 
-    def replace(self, items: list[Any], resource_version: str, *, resync: bool) -> None:
-        self.informer.replace(items, resource_version, resync=resync, generation=self.generation)
+    def replace(self, items: list[Any], resource_version: str, *, resync: bool,
+                started_at: float | None = None) -> None:
+        self.informer.replace(items, resource_version, resync=resync, generation=self.generation,
+                              started_at=started_at)
 
     def apply(self, event: WatchEvent[Any]) -> None:
         self.informer.apply(event, self.generation)
 
     def bookmark(self, resource_version: str) -> None:
-        pass  # the reflector keeps the RV; nothing changes in the store
+        self.informer.bookmark(resource_version, self.generation)
 
     def error(self, exc: BaseException | None) -> None:
         self.informer.error(exc, self.generation)
 
 
 def _informer_name(key: InformerKey) -> str:
-    group = key.cls.api_version.rpartition("/")[0]
-    resource = f"{key.cls.plural}.{group}" if group else key.cls.plural
+    group = key.cls.api_version.rpartition("/")[0]  # type: ignore[attr-defined]
+    resource = f"{key.cls.plural}.{group}" if group else key.cls.plural  # type: ignore[attr-defined]
     scope = key.namespace or "*"
     sel = ",".join(s for s in (key.label_selector, key.field_selector) if s)
     return f"{resource}@{scope}" + (f"[{sel}]" if sel else "")
-

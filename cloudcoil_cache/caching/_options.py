@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import attrs
 
 from cloudcoil_cache._listwatch import parse_field_selector, parse_label_selector
+from cloudcoil_cache.caching._policy import Mode
 
-__all__ = ["KindSettings", "PER_RESOURCE_KEYS", "check_resource_class", "kind_settings", "validate_options"]
+__all__ = ["CacheOptions", "KindSettings", "PER_RESOURCE_KEYS", "check_mode", "check_resource_class",
+           "kind_settings", "validate_options"]
 
-PER_RESOURCE_KEYS = frozenset({"label_selector", "field_selector", "resync_period", "max_items", "enabled"})
-MODES = ("strict", "fallback")
+PER_RESOURCE_KEYS = frozenset({"label_selector", "field_selector", "resync_period", "max_items", "enabled",
+                               "max_staleness", "transform"})
 
 
 @attrs.frozen
@@ -23,6 +25,51 @@ class KindSettings:
     field_selector: str
     resync_period: float | None
     max_items: int
+    max_staleness: float | None = 60.0
+    transform: Callable[[Any], Any] | None = None
+
+
+@attrs.frozen
+class CacheOptions:
+    """Every ``Cache`` option, checked and normalised (see ``validate_options``)."""
+
+    resources: list[Any] | None
+    namespace: str | None
+    label_selector: str
+    field_selector: str
+    resync_period: float | None
+    wait_for_sync: bool
+    sync_timeout: float
+    max_items: int
+    per_resource: Mapping[Any, Mapping[str, Any] | None]
+    mode: Mode
+    enabled: bool
+    max_staleness: float | None
+    read_your_writes_timeout: float
+    transform: Callable[[Any], Any] | None
+
+
+def check_mode(mode: Any, where: str = "Cache") -> Mode:
+    """``"strict"`` / ``"fallback"`` (or a ``Mode``) as a ``Mode``; anything else is a ValueError."""
+    try:
+        return Mode(mode)
+    except ValueError:
+        raise ValueError(f"{where}(mode={mode!r}): not a read mode; expected 'strict' or 'fallback'") from None
+
+
+def _check_staleness(value: Any, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ValueError(f"{where}: expected seconds >= 0 (0: stop serving at the first error) or None "
+                         f"(serve forever), got {value!r}")
+    return float(value)
+
+
+def _check_transform(value: Any, where: str) -> Callable[[Any], Any] | None:
+    if value is not None and not callable(value):
+        raise ValueError(f"{where}: expected a function obj -> obj or None, got {type(value).__name__}")
+    return value  # type: ignore[no-any-return]
 
 
 def _kind_name(cls: Any) -> str:
@@ -66,7 +113,8 @@ def _check_count(value: Any, where: str) -> int:
 def validate_options(*, resources: Iterable[Any] | None, namespaces: Any, label_selector: Any,
                      field_selector: Any, resync_period: Any, wait_for_sync: Any, sync_timeout: Any,
                      max_items_per_resource: Any, per_resource: Mapping[Any, Any] | None,
-                     mode: Any, enabled: Any) -> dict[str, Any]:
+                     mode: Any, enabled: Any, max_staleness: Any = 60, read_your_writes_timeout: Any = 2.0,
+                     transform: Any = None) -> CacheOptions:
     """Check every Cache option; raise ``ValueError`` naming the problem. Returns normalised values."""
     if resources is not None:
         if isinstance(resources, (str, bytes)) or not isinstance(resources, Iterable):
@@ -84,8 +132,11 @@ def validate_options(*, resources: Iterable[Any] | None, namespaces: Any, label_
                 "not a list; use namespaces=['one'] or namespaces=None (all), or one Config per namespace")
         if namespaces and (not isinstance(namespaces[0], str) or not namespaces[0]):
             raise ValueError(f"Cache(namespaces={namespaces!r}): a namespace must be a non-empty string")
-    if mode not in MODES:
-        raise ValueError(f"Cache(mode={mode!r}): expected 'strict' or 'fallback'")
+    checked_mode = check_mode(mode)
+    if (isinstance(read_your_writes_timeout, bool) or not isinstance(read_your_writes_timeout, (int, float))
+            or read_your_writes_timeout < 0):
+        raise ValueError(f"Cache(read_your_writes_timeout={read_your_writes_timeout!r}): expected seconds >= 0 "
+                         "(0 disables)")
     if isinstance(sync_timeout, bool) or not isinstance(sync_timeout, (int, float)) or sync_timeout <= 0:
         raise ValueError(f"Cache(sync_timeout={sync_timeout!r}): expected seconds > 0")
     per: dict[Any, dict[str, Any] | None] = {}
@@ -112,32 +163,41 @@ def validate_options(*, resources: Iterable[Any] | None, namespaces: Any, label_
             checked["max_items"] = _check_count(entry["max_items"], f"{where} max_items")
         if "enabled" in entry:
             checked["enabled"] = bool(entry["enabled"])
+        if "max_staleness" in entry:
+            checked["max_staleness"] = _check_staleness(entry["max_staleness"], f"{where} max_staleness")
+        if "transform" in entry:
+            checked["transform"] = _check_transform(entry["transform"], f"{where} transform")
         per[cls] = checked
-    return {
-        "resources": resources,
-        "namespace": namespaces[0] if namespaces else None,
-        "label_selector": _check_selector(label_selector, "Cache(label_selector=...)", True),
-        "field_selector": _check_selector(field_selector, "Cache(field_selector=...)", False),
-        "resync_period": _check_period(resync_period, "Cache(resync_period=...)"),
-        "wait_for_sync": bool(wait_for_sync),
-        "sync_timeout": float(sync_timeout),
-        "max_items": _check_count(max_items_per_resource, "Cache(max_items_per_resource=...)"),
-        "per_resource": per,
-        "mode": mode,
-        "enabled": bool(enabled),
-    }
+    return CacheOptions(
+        resources=resources,
+        namespace=namespaces[0] if namespaces else None,
+        label_selector=_check_selector(label_selector, "Cache(label_selector=...)", True),
+        field_selector=_check_selector(field_selector, "Cache(field_selector=...)", False),
+        resync_period=_check_period(resync_period, "Cache(resync_period=...)"),
+        wait_for_sync=bool(wait_for_sync),
+        sync_timeout=float(sync_timeout),
+        max_items=_check_count(max_items_per_resource, "Cache(max_items_per_resource=...)"),
+        per_resource=per,
+        mode=checked_mode,
+        enabled=bool(enabled),
+        max_staleness=_check_staleness(max_staleness, "Cache(max_staleness=...)"),
+        read_your_writes_timeout=float(read_your_writes_timeout),
+        transform=_check_transform(transform, "Cache(transform=...)"),
+    )
 
 
-def kind_settings(options: Mapping[str, Any], cls: Any) -> KindSettings:
+def kind_settings(options: CacheOptions, cls: Any) -> KindSettings:
     """Effective settings for ``cls``: per_resource fields override, unset ones inherit (fix)."""
-    per = options["per_resource"]
+    per = options.per_resource
     if cls in per and per[cls] is None:
         return KindSettings(False, "", "", None, 0)
     entry = per.get(cls) or {}
     return KindSettings(
         enabled=entry.get("enabled", True),
-        label_selector=entry.get("label_selector", options["label_selector"]),
-        field_selector=entry.get("field_selector", options["field_selector"]),
-        resync_period=entry.get("resync_period", options["resync_period"]),
-        max_items=entry.get("max_items", options["max_items"]),
+        label_selector=entry.get("label_selector", options.label_selector),
+        field_selector=entry.get("field_selector", options.field_selector),
+        resync_period=entry.get("resync_period", options.resync_period),
+        max_items=entry.get("max_items", options.max_items),
+        max_staleness=entry.get("max_staleness", options.max_staleness),
+        transform=entry.get("transform", options.transform),
     )

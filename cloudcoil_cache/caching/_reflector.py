@@ -7,11 +7,12 @@ import math
 import random
 import threading
 import time
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 import attrs
 
 from cloudcoil_cache import _gc
+from cloudcoil_cache._clock import SYSTEM_CLOCK, Clock
 from cloudcoil_cache._listwatch import ListPage, WatchEvent
 from cloudcoil_cache._listwatch._listwatch import ListerWatcher
 from cloudcoil_cache.caching._backoff import Backoff
@@ -52,8 +53,11 @@ class Tuning:
         min_watch_duration: a watch that ends this fast without an event is "very short" (an error).
         max_list_restarts: consecutive expired-continue restarts of one paginated LIST before failing.
         freeze_gc: after each (re)list and every few hundred watch events, move the objects alive
-            into the collector's permanent generation so collections skip the cache; cyclic
-            garbage is still collected every 5 minutes (see ``cloudcoil_cache._gc``).
+            into the collector's permanent generation so collections skip the cache (see
+            ``cloudcoil_cache._gc`` for the policy).
+        clock: the clock of backoff waits, watch durations, resync and staleness (None: the
+            system's monotonic clock); tests inject ``cloudcoil_cache.testing.FakeClock``.
+        rng: the random source of backoff jitter and watch timeouts (``random.random``).
     """
 
     backoff: Backoff = Backoff()
@@ -63,12 +67,15 @@ class Tuning:
     min_watch_duration: float = 1.0
     max_list_restarts: int = 3
     freeze_gc: bool = True
+    clock: Clock | None = None
+    rng: Callable[[], float] = random.random
 
 
 class ReflectorSink(Protocol):
     """Where the reflector puts what it learns (implemented by the informer)."""
 
-    def replace(self, items: list[Any], resource_version: str, *, resync: bool) -> None: ...
+    def replace(self, items: list[Any], resource_version: str, *, resync: bool,
+                started_at: float | None = None) -> None: ...
     def apply(self, event: WatchEvent[Any]) -> None: ...
     def bookmark(self, resource_version: str) -> None: ...
     def error(self, exc: BaseException | None) -> None: ...
@@ -101,6 +108,7 @@ class Reflector:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._backoff = tuning.backoff
+        self._clock: Clock = tuning.clock or SYSTEM_CLOCK
         # Read by status(); written only by the reflector thread.
         self.last_rv: str | None = None
         self._watch_events = 0  # events the last watch delivered (progress, for the 410 backoff)
@@ -157,9 +165,9 @@ class Reflector:
                         expired_in_a_row = 0
                     expired_in_a_row += 1
                     log.info("%s: %s; relisting", self.name, exc)
+                    self._sink.error(exc)  # degraded while the relist runs (still serving)
                     if expired_in_a_row == 1:
                         continue
-                    self._sink.error(exc)
                 elif _is_watch_retriable(exc) and not need_list:
                     self._sink.error(exc)
                     log.info("%s: watch failed (%s); re-watching after backoff", self.name, exc)
@@ -172,16 +180,17 @@ class Reflector:
 
     def _wait_backoff(self, exc: BaseException) -> bool:
         """Wait out the next backoff step (at least Retry-After); True if stopped meanwhile."""
-        delay, self._backoff = self._backoff.next(time.monotonic())
+        delay, self._backoff = self._backoff.next(self._clock.now(), self._tuning.rng)
         retry_after = retry_after_of(exc)
         if retry_after:  # honoured, but a server asking for an hour does not park us for an hour
             delay = max(delay, min(retry_after, MAX_RETRY_AFTER))
-        return self._stop.wait(delay)
+        return self._clock.wait(self._stop, delay)
 
     # ------------------------------------------------------------------- list
     def _list(self, *, rv_unavailable: bool, resync: bool) -> None:
+        started_at = self._clock.now()
         rv = "" if rv_unavailable or self.last_rv is None else self.last_rv
-        if rv:
+        if rv and not resync:
             try:
                 # A concrete RV without limit is "not older than": cheap, served from the watch cache.
                 page = self._source.list_page(resource_version=rv, limit=None, continue_=None)
@@ -193,9 +202,11 @@ class Reflector:
                          self.name, rv, exc)
                 items, list_rv = self._paginated_list()
         else:
+            # The first list, and periodic resyncs: a consistent paginated LIST, so no single
+            # parse holds the GIL for the whole collection (a resync must not pause the program).
             items, list_rv = self._paginated_list()
         self._check_stop()
-        self._sink.replace(items, list_rv, resync=resync)
+        self._sink.replace(items, list_rv, resync=resync, started_at=started_at)
         del items
         if self._tuning.freeze_gc:
             _gc.freeze()
@@ -203,7 +214,7 @@ class Reflector:
         self.relist_count += 1
         self.last_sync_time = time.time()
         if self._resync_period:
-            self._next_resync = time.monotonic() + self._resync_period
+            self._next_resync = self._clock.now() + self._resync_period
 
     def _paginated_list(self) -> tuple[list[Any], str]:
         """A consistent paginated LIST. An expired continue token restarts it: never mix snapshots."""
@@ -242,11 +253,12 @@ class Reflector:
         normally: the caller re-watches from the last fully applied RV, without a relist.
         """
         assert self.last_rv is not None
-        seconds = int(self._tuning.watch_timeout * (1.0 + random.random()))  # [t, 2t): spread reconnects
+        clock = self._clock
+        seconds = int(self._tuning.watch_timeout * (1.0 + self._tuning.rng()))  # [t, 2t): spread reconnects
         if self._next_resync is not None:  # end the watch when the resync is due (rounded up: once)
-            seconds = min(seconds, math.ceil(self._next_resync - time.monotonic()))
+            seconds = min(seconds, math.ceil(self._next_resync - clock.now()))
         seconds = max(1, seconds)
-        started = time.monotonic()
+        started = clock.now()
         events = self._watch_events = 0
         freeze_gc = self._tuning.freeze_gc
         stream = self._source.watch(resource_version=self.last_rv,
@@ -276,11 +288,11 @@ class Reflector:
             self._watch_events = events
             stream.close()
         self._check_stop()
-        if self._next_resync is not None and time.monotonic() >= self._next_resync:
+        if self._next_resync is not None and clock.now() >= self._next_resync:
             return True
-        if not events and time.monotonic() - started < self._tuning.min_watch_duration:
+        if not events and clock.now() - started < self._tuning.min_watch_duration:
             raise VeryShortWatchError(
-                f"very short watch: the watch ended after {time.monotonic() - started:.3f}s "
+                f"very short watch: the watch ended after {clock.now() - started:.3f}s "
                 f"without an event")
         return False
 

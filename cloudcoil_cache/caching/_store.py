@@ -1,4 +1,5 @@
-"""The thread-safe object store of one informer: a dict, one RLock, a namespace index and custom indexes."""
+"""The object store of one informer: one RLock over the objects, their indexes and the resourceVersion;
+read handles (``Store``) and the one ``Writer`` are separate (kube-rs's Store / Writer)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ __all__ = [
     "Notification",
     "Store",
     "Updated",
+    "Writer",
+    "index_values",
     "key_of",
 ]
 
@@ -26,8 +29,9 @@ log = logging.getLogger(__name__)
 
 #: ``(namespace or "", name)``: structured, never a "ns/name" string.
 Key = tuple[str, str]
-#: An index function: object → index values. Runs under the store lock, so it must be pure and fast.
-IndexFunc = Callable[[Any], Iterable[str]]
+#: An index function: object → one key (``str``), an iterable of keys, or ``None``. Runs under the
+#: store lock, so it must be pure and fast.
+IndexFunc = Callable[[Any], Union[str, Iterable[str], None]]
 
 
 @attrs.frozen(slots=True)
@@ -67,215 +71,319 @@ def _rv(obj: Any) -> str | None:
     return obj.metadata.resource_version
 
 
+def _uid(obj: Any) -> str | None:
+    return obj.metadata.uid
+
+
+def _recreated(old: Any, new: Any) -> bool:
+    """Same name, different object: deleted and created again (a new UID)."""
+    old_uid, new_uid = _uid(old), _uid(new)
+    return old_uid is not None and new_uid is not None and old_uid != new_uid
+
+
+def index_values(result: Any) -> tuple[str, ...]:
+    """Normalise what an index function returned: one key (``str``), an iterable of keys, or None."""
+    if result is None:
+        return ()
+    if isinstance(result, str):
+        return (result,)
+    if isinstance(result, bytes):
+        raise TypeError("an index function must return str keys, not bytes")
+    values = tuple(result)
+    for value in values:
+        if not isinstance(value, str):
+            raise TypeError(f"an index function must return str keys, got {type(value).__name__}")
+    return values
+
+
+class _Data(Generic[T]):
+    """What a store holds, shared by its read handles and its writer; every field guarded by ``lock``."""
+
+    def __init__(self, capacity: int) -> None:
+        self.lock = threading.RLock()
+        self.capacity = max(0, int(capacity))
+        self.items: dict[Key, T] = OrderedDict() if self.capacity else {}
+        self.by_namespace: dict[str, dict[Key, T]] = {}
+        self.indexers: dict[str, IndexFunc] = {}
+        self.indices: dict[str, dict[str, set[Key]]] = {}
+        self.index_values: dict[str, dict[Key, tuple[str, ...]]] = {}
+        self.resource_version: str | None = None  # describes exactly ``items``
+        self.evictions = 0  # cumulative, for status()
+        self.complete = True  # False from an eviction until a (re)list that fits
+
+
 class Store(Generic[T]):
-    """The objects of one informer, shared read-only with every reader.
+    """A read handle over an informer's objects, shared read-only with every reader.
 
-    Thread safety: every method may be called from any thread. Writes come from one writer (the
-    reflector thread); reads from any number of threads.
+    Thread safety: every method may be called from any thread. Readers never get ``replace`` or
+    ``apply``: only the ``Writer`` (the reflector's side) changes what a store holds.
 
-    Locking rule: ``_lock`` (an RLock) guards ``_items``, ``_by_namespace``, ``_indexers``,
-    ``_indices`` and ``_index_values``; it is held for every read and write of them. Methods ending
-    in ``_locked`` must be called with it held. Nothing user-supplied runs under it except index
-    functions, which must be pure and fast. Writes *return* notifications; the caller hands them
-    out after the lock is released.
+    Locking rule: the data's one RLock guards the objects, the namespace index, the custom indexes
+    and the resourceVersion; methods ending in ``_locked`` must be called with it held. Nothing
+    user-supplied runs under it except index functions, which must be pure and fast. Writes
+    *return* notifications; the caller hands them out after the lock is released.
 
     Objects are stored and returned as they are (the reflector stores sealed, read-only objects):
     reads copy nothing.
     """
 
-    def __init__(self, capacity: int = 0) -> None:
-        self._lock = threading.RLock()
-        self._capacity = max(0, int(capacity))
-        self._items: dict[Key, T] = OrderedDict() if self._capacity else {}
-        self._by_namespace: dict[str, dict[Key, T]] = {}
-        self._indexers: dict[str, IndexFunc] = {}
-        self._indices: dict[str, dict[str, set[Key]]] = {}
-        self._index_values: dict[str, dict[Key, tuple[str, ...]]] = {}
-        self.evictions = 0  # cumulative, for status()
-        self._complete = True  # False from an eviction until a (re)list that fits
+    def __init__(self, capacity: int = 0, *, _data: _Data[T] | None = None) -> None:
+        self._d: _Data[T] = _data if _data is not None else _Data(capacity)
 
     # ------------------------------------------------------------------ reads
     def get(self, namespace: str | None, name: str) -> T | None:
         key = (namespace or "", name)
-        with self._lock:
-            obj = self._items.get(key)
-            if obj is not None and self._capacity:
-                self._items.move_to_end(key)  # type: ignore[attr-defined]
+        d = self._d
+        with d.lock:
+            obj = d.items.get(key)
+            if obj is not None and d.capacity:
+                d.items.move_to_end(key)  # type: ignore[attr-defined]
             return obj
 
     def list(self, namespace: str | None = None) -> list[T]:
         """Every object, or the objects of one namespace (through the namespace index)."""
-        with self._lock:
+        return self.snapshot(namespace)[0]
+
+    def snapshot(self, namespace: str | None = None) -> tuple[list[T], str | None]:
+        """The objects (all, or of one namespace) and the resourceVersion that describes exactly them,
+        read in one step under the lock: list-then-watch from that version loses nothing."""
+        d = self._d
+        with d.lock:
             if namespace is None:
-                return list(self._items.values())
-            return list(self._by_namespace.get(namespace, {}).values())
+                return list(d.items.values()), d.resource_version
+            return list(d.by_namespace.get(namespace, {}).values()), d.resource_version
+
+    @property
+    def resource_version(self) -> str | None:
+        with self._d.lock:
+            return self._d.resource_version
 
     def keys(self) -> list[Key]:
-        with self._lock:
-            return list(self._items)
+        with self._d.lock:
+            return list(self._d.items)
 
     def __len__(self) -> int:
-        with self._lock:
-            return len(self._items)
+        with self._d.lock:
+            return len(self._d.items)
+
+    def __contains__(self, key: object) -> bool:
+        with self._d.lock:
+            return key in self._d.items
 
     @property
     def capacity(self) -> int:
-        return self._capacity
+        return self._d.capacity
 
     @property
     def complete(self) -> bool:
         """False when objects were evicted since the last (re)list: a list may miss some."""
-        return self._complete
+        return self._d.complete
+
+    @property
+    def evictions(self) -> int:
+        return self._d.evictions
 
     # ---------------------------------------------------------------- indexes
     def add_index(self, name: str, func: IndexFunc) -> None:
         """Add an index and fill it from the objects already stored."""
-        if not name or not callable(func):
-            raise ValueError("add_index needs a name and a callable")
-        with self._lock:
-            if name in self._indexers:
+        if not isinstance(name, str) or not name or not callable(func):
+            raise ValueError("add_index needs a name (a non-empty string) and a callable")
+        d = self._d
+        with d.lock:
+            if name in d.indexers:
                 raise ValueError(f"index {name!r} already exists")
-            self._indexers[name] = func
-            self._indices[name] = {}
-            self._index_values[name] = {}
-            for key, obj in self._items.items():
-                self._index_add_locked(name, key, obj)
+            d.indexers[name] = func
+            d.indices[name] = {}
+            d.index_values[name] = {}
+            for key, obj in d.items.items():
+                _index_add_locked(d, name, key, obj)
 
     def get_by_index(self, name: str, value: str) -> list[T]:
-        with self._lock:
-            index = self._index_locked(name)
-            return [self._items[k] for k in index.get(value, ()) if k in self._items]
+        d = self._d
+        with d.lock:
+            index = _index_locked(d, name)
+            return [d.items[k] for k in index.get(value, ()) if k in d.items]
 
     def list_index_keys(self, name: str) -> list[str]:
-        with self._lock:
-            return list(self._index_locked(name))
+        with self._d.lock:
+            return list(_index_locked(self._d, name))
 
-    def _index_locked(self, name: str) -> dict[str, set[Key]]:
-        try:
-            return self._indices[name]
-        except KeyError:
-            raise KeyError(f"no index named {name!r}; add it with add_index()") from None
 
-    def _index_add_locked(self, name: str, key: Key, obj: T) -> None:
-        try:
-            values = tuple(self._indexers[name](obj) or ())
-        except Exception:  # a user's index function must not break the store: skip this object
-            log.exception("index function %r raised for %s/%s; the object is left out of the index",
-                          name, key[0], key[1])
-            return
-        if values:
-            self._index_values[name][key] = values
-            index = self._indices[name]
-            for value in values:
-                index.setdefault(value, set()).add(key)
+class Writer(Store[T]):
+    """The one writer of a store (the informer's reflector side); ``reader`` is the handle to share.
 
-    def _index_remove_locked(self, name: str, key: Key) -> None:
-        values = self._index_values[name].pop(key, ())
-        index = self._indices[name]
-        for value in values:
-            keys = index.get(value)
-            if keys is not None:
-                keys.discard(key)
-                if not keys:  # drop empty sets: high-cardinality values must not leak (k8s#84959)
-                    del index[value]
+    Every write sets the resourceVersion under the same lock as the objects, so a reader's
+    ``snapshot()`` always gets a version that describes exactly the objects it got.
+    """
 
-    # ----------------------------------------------------------------- writes
-    def upsert(self, obj: T) -> Notification:
-        """Add or replace one object; returns ``Added`` or ``Updated``."""
+    def __init__(self, capacity: int = 0) -> None:
+        super().__init__(capacity)
+        self.reader: Store[T] = Store(_data=self._d)
+
+    def apply(self, event_type: str, obj: T, resource_version: str | None = None) -> list[Notification]:
+        """Apply one watch event (ADDED, MODIFIED or DELETED) and return what handlers must see.
+
+        An object re-created under a stored name (a new UID) is ``Deleted(old)`` then ``Added(new)``.
+        """
         key = key_of(obj)
-        with self._lock:
-            old = self._items.get(key)
-            self._put_locked(key, obj, old)
-            self._evict_locked()
-        return Added(obj) if old is None else Updated(old, obj)
+        d = self._d
+        with d.lock:
+            old = d.items.get(key)
+            if event_type == "DELETED":
+                if old is not None:
+                    _remove_locked(d, key)
+                notes: list[Notification] = [] if old is None else [Deleted(obj)]
+            else:
+                _put_locked(d, key, obj, old)
+                _evict_locked(d)
+                if old is None:
+                    notes = [Added(obj)]
+                elif _recreated(old, obj):
+                    notes = [Deleted(old, final_state_unknown=True), Added(obj)]
+                else:
+                    notes = [Updated(old, obj)]
+            if resource_version is not None:
+                d.resource_version = resource_version
+        return notes
+
+    def upsert(self, obj: T) -> Notification:
+        """Add or replace one object; returns ``Added`` or ``Updated`` (no resourceVersion change)."""
+        return self.apply("MODIFIED", obj)[-1]
 
     def delete(self, obj: T) -> Deleted | None:
         """Remove the object with ``obj``'s key; ``None`` if it was not stored."""
-        key = key_of(obj)
-        with self._lock:
-            old = self._items.get(key)
-            if old is None:
-                return None
-            self._remove_locked(key)
-        return Deleted(obj)
+        notes = self.apply("DELETED", obj)
+        return notes[0] if notes else None  # type: ignore[return-value]
 
-    def replace(self, items: Iterable[T], *, resync: bool = False) -> list[Notification]:
+    def bookmark(self, resource_version: str) -> None:
+        """The server says the watch reached ``resource_version`` with nothing for us in between."""
+        with self._d.lock:
+            self._d.resource_version = resource_version
+
+    def replace(self, items: Iterable[T], resource_version: str | None = None, *,
+                resync: bool = False) -> list[Notification]:
         """Swap in a complete list in one step and return what changed.
 
         Objects new to the store are ``Added(initial=True)``; objects whose resourceVersion changed
         (every object when ``resync``) are ``Updated``; stored objects missing from ``items`` are
-        ``Deleted(final_state_unknown=True)`` carrying their last known state.
+        ``Deleted(final_state_unknown=True)`` carrying their last known state; an object re-created
+        under a stored name (a new UID) is that ``Deleted`` followed by an ``Added``.
         """
-        fresh: dict[Key, T] = OrderedDict() if self._capacity else {}
+        d = self._d
+        fresh: dict[Key, T] = OrderedDict() if d.capacity else {}
         for obj in items:
             fresh[key_of(obj)] = obj
         notes: list[Notification] = []
-        with self._lock:
-            old_items = self._items
+        with d.lock:
+            old_items = d.items
+            for key, old in old_items.items():
+                new = fresh.get(key)
+                if new is None:
+                    notes.append(Deleted(old, final_state_unknown=True))
+                elif _recreated(old, new):
+                    notes.append(Deleted(old, final_state_unknown=True))
             for key, obj in fresh.items():
                 old = old_items.get(key)
-                if old is None:
+                if old is None or _recreated(old, obj):
                     notes.append(Added(obj, initial=True))
                 elif resync or _rv(old) != _rv(obj):
                     notes.append(Updated(old, obj, resync=resync and _rv(old) == _rv(obj)))
-            for key, old in old_items.items():
-                if key not in fresh:
-                    notes.append(Deleted(old, final_state_unknown=True))
-            self._items = fresh
-            self._complete = True
-            self._rebuild_indexes_locked()
-            self._evict_locked()
+            d.items = fresh
+            d.complete = True
+            if resource_version is not None:
+                d.resource_version = resource_version
+            _rebuild_indexes_locked(d)
+            _evict_locked(d)
         return notes
 
     def clear(self) -> None:
         """Forget everything without notifications (the informer stopped)."""
-        with self._lock:
-            self._items = OrderedDict() if self._capacity else {}
-            self._rebuild_indexes_locked()
-            self.evictions = 0
-            self._complete = True
+        d = self._d
+        with d.lock:
+            d.items = OrderedDict() if d.capacity else {}
+            d.resource_version = None
+            _rebuild_indexes_locked(d)
+            d.evictions = 0
+            d.complete = True
 
-    def _put_locked(self, key: Key, obj: T, old: T | None) -> None:
-        if old is not None:
-            for name in self._indexers:
-                self._index_remove_locked(name, key)
-        self._items[key] = obj
-        if self._capacity:
-            self._items.move_to_end(key)  # type: ignore[attr-defined]
-        self._by_namespace.setdefault(key[0], {})[key] = obj
-        for name in self._indexers:
-            self._index_add_locked(name, key, obj)
 
-    def _remove_locked(self, key: Key) -> None:
-        del self._items[key]
-        bucket = self._by_namespace.get(key[0])
-        if bucket is not None:
-            bucket.pop(key, None)
-            if not bucket:
-                del self._by_namespace[key[0]]
-        for name in self._indexers:
-            self._index_remove_locked(name, key)
+# ------------------------------------------------------------ helpers (lock held)
+def _index_locked(d: _Data[Any], name: str) -> dict[str, set[Key]]:
+    try:
+        return d.indices[name]
+    except KeyError:
+        raise KeyError(f"no index named {name!r}; add it with add_index()") from None
 
-    def _rebuild_indexes_locked(self) -> None:
-        by_namespace: dict[str, dict[Key, T]] = {}
-        for key, obj in self._items.items():
-            bucket = by_namespace.get(key[0])
-            if bucket is None:
-                bucket = by_namespace[key[0]] = {}
-            bucket[key] = obj
-        self._by_namespace = by_namespace
-        for name in self._indexers:
-            self._indices[name] = {}
-            self._index_values[name] = {}
-            for key, obj in self._items.items():
-                self._index_add_locked(name, key, obj)
 
-    def _evict_locked(self) -> None:
-        """Drop least-recently-used objects over capacity. Not a delete: no notification."""
-        if not self._capacity:
-            return
-        while len(self._items) > self._capacity:
-            key = next(iter(self._items))
-            self._remove_locked(key)
-            self.evictions += 1
-            self._complete = False
+def _index_add_locked(d: _Data[Any], name: str, key: Key, obj: Any) -> None:
+    try:
+        values = index_values(d.indexers[name](obj))
+    except Exception:  # a user's index function must not break the store: skip this object
+        log.exception("index function %r raised for %s/%s; the object is left out of the index",
+                      name, key[0], key[1])
+        return
+    if values:
+        d.index_values[name][key] = values
+        index = d.indices[name]
+        for value in values:
+            index.setdefault(value, set()).add(key)
+
+
+def _index_remove_locked(d: _Data[Any], name: str, key: Key) -> None:
+    values = d.index_values[name].pop(key, ())
+    index = d.indices[name]
+    for value in values:
+        keys = index.get(value)
+        if keys is not None:
+            keys.discard(key)
+            if not keys:  # drop empty sets: high-cardinality values must not leak (k8s#84959)
+                del index[value]
+
+
+def _put_locked(d: _Data[T], key: Key, obj: T, old: T | None) -> None:
+    if old is not None:
+        for name in d.indexers:
+            _index_remove_locked(d, name, key)
+    d.items[key] = obj
+    if d.capacity:
+        d.items.move_to_end(key)  # type: ignore[attr-defined]
+    d.by_namespace.setdefault(key[0], {})[key] = obj
+    for name in d.indexers:
+        _index_add_locked(d, name, key, obj)
+
+
+def _remove_locked(d: _Data[Any], key: Key) -> None:
+    del d.items[key]
+    bucket = d.by_namespace.get(key[0])
+    if bucket is not None:
+        bucket.pop(key, None)
+        if not bucket:
+            del d.by_namespace[key[0]]
+    for name in d.indexers:
+        _index_remove_locked(d, name, key)
+
+
+def _rebuild_indexes_locked(d: _Data[Any]) -> None:
+    by_namespace: dict[str, dict[Key, Any]] = {}
+    for key, obj in d.items.items():
+        bucket = by_namespace.get(key[0])
+        if bucket is None:
+            bucket = by_namespace[key[0]] = {}
+        bucket[key] = obj
+    d.by_namespace = by_namespace
+    for name in d.indexers:
+        d.indices[name] = {}
+        d.index_values[name] = {}
+        for key, obj in d.items.items():
+            _index_add_locked(d, name, key, obj)
+
+
+def _evict_locked(d: _Data[Any]) -> None:
+    """Drop least-recently-used objects over capacity. Not a delete: no notification."""
+    if not d.capacity:
+        return
+    while len(d.items) > d.capacity:
+        key = next(iter(d.items))
+        _remove_locked(d, key)
+        d.evictions += 1
+        d.complete = False

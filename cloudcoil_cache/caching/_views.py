@@ -1,16 +1,18 @@
-"""Public informer views: handler registration (decorators returning handles) and local reads."""
+"""Public informer views: handler registration on the view's ordered lane, and local reads."""
 
 from __future__ import annotations
 
 import functools
+import inspect
+import itertools
 from typing import Any, Callable, Generic, TypeVar, overload
 
 from cloudcoil_cache._listwatch import parse_field_selector, parse_label_selector
-from cloudcoil_cache.caching._dispatch import Listener
+from cloudcoil_cache.caching._dispatch import Lane, Registration, ThreadLane
 from cloudcoil_cache.caching._informer import Informer
-from cloudcoil_cache.caching._store import IndexFunc, Notification, Updated
+from cloudcoil_cache.caching._store import IndexFunc, Key
 
-__all__ = ["HandlerHandle", "InformerView", "SyncInformer", "filter_objects", "handler_args", "sync_invoke"]
+__all__ = ["HandlerHandle", "InformerView", "StoreView", "SyncInformer", "filter_objects"]
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -26,46 +28,81 @@ def filter_objects(objs: list[Any], label_selector: str | None, field_selector: 
             if labels.matches(o.metadata.labels) and (fields.empty or fields.matches(o))]
 
 
-def handler_args(note: Notification) -> tuple[Any, ...]:
-    """What a handler is called with: ``(old, new)`` for an update, ``(obj,)`` otherwise."""
-    return (note.old, note.new) if isinstance(note, Updated) else (note.obj,)
-
-
-def sync_invoke(handler: Callable[..., Any]) -> Callable[[Notification], None]:
-    """Call a plain function for one notification."""
-    def invoke(note: Notification) -> None:
-        handler(*handler_args(note))
-    return invoke
-
-
 class HandlerHandle:
     """Returned by ``on_add``/``on_update``/``on_delete``: callable like the function, plus ``remove()``."""
 
-    def __init__(self, informer: Informer[Any], listener: Listener) -> None:
+    def __init__(self, informer: Informer[Any], lane: Lane, registration: Registration) -> None:
         self._informer = informer
-        self._listener = listener
-        functools.update_wrapper(self, listener.handler)  # type: ignore[arg-type]
+        self._lane = lane
+        self._registration = registration
+        functools.update_wrapper(self, registration.handler)  # type: ignore[arg-type]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._listener.handler(*args, **kwargs)
+        return self._registration.handler(*args, **kwargs)
 
     def remove(self) -> None:
-        """Stop delivering events to this handler (idempotent); its current call finishes first."""
-        self._informer.remove_listener(self._listener)
+        """Stop delivering events to this handler (idempotent)."""
+        self._informer.unregister(self._lane, self._registration)
 
     @property
     def backlog(self) -> int:
-        return self._listener.backlog
+        """Events queued on this handler's view (its lane is shared by the view's handlers)."""
+        return self._lane.backlog
 
     def __repr__(self) -> str:
-        return f"<HandlerHandle {self._listener.event} {self._listener.name}>"
+        return f"<HandlerHandle {self._registration.event} {self._registration.name}>"
+
+
+class StoreView(Generic[T]):
+    """A read-only view of an informer's store (``informer.get_store()``): ``get``, ``list``, ``keys``."""
+
+    def __init__(self, view: InformerView[T]) -> None:
+        self._view = view
+
+    def get(self, name: str, namespace: str | None = None) -> T | None:
+        return self._view.get(name, namespace)
+
+    def list(self, namespace: str | None = None) -> list[T]:
+        return self._view.list(namespace)
+
+    def keys(self) -> list[str]:
+        """``namespace/name`` (or ``name`` for cluster-scoped objects), as client-go's store keys."""
+        namespace = self._view._namespace
+        return [_key_text(k) for k in self._view._informer.store.keys() if not namespace or k[0] == namespace]
+
+    def __len__(self) -> int:
+        return len(self.keys())
+
+    def __repr__(self) -> str:
+        return f"<StoreView {self._view._informer.key.describe()}>"
+
+
+def _key_text(key: Key) -> str:
+    return f"{key[0]}/{key[1]}" if key[0] else key[1]
+
+
+_view_numbers = itertools.count(1)
 
 
 class InformerView(Generic[T]):
-    """Local reads and handler registration over one shared informer (sync and async views share it)."""
+    """Local reads and handler registration over one shared informer (sync and async views share it).
 
-    def __init__(self, informer: Informer[T]) -> None:
+    Every ``get_informer()`` call returns a new view; the handlers registered on one view share one
+    ordered lane (created at the first registration), so they see each object's events in order,
+    and a slow view never delays another view or the cache.
+    """
+
+    def __init__(self, informer: Informer[T], namespace: str | None = None) -> None:
         self._informer = informer
+        self._namespace = namespace
+        self._lane: Lane | None = None
+        self._view_number = next(_view_numbers)
+
+    def _new_lane(self, name: str) -> Lane:
+        return ThreadLane(name)
+
+    def _check_handler(self, event: str, func: Callable[..., Any]) -> None:
+        pass
 
     @property
     def resource(self) -> type:
@@ -73,21 +110,24 @@ class InformerView(Generic[T]):
 
     @property
     def namespace(self) -> str | None:
-        return self._informer.key.namespace
+        return self._namespace or self._informer.key.namespace
 
     # -------------------------------------------------------------- handlers
-    def _invoke_for(self, handler: Callable[..., Any]) -> Callable[[Notification], None]:
-        return sync_invoke(handler)
-
     def _register(self, event: str, func: Callable[..., Any] | None) -> Any:
         if func is None:  # used with parentheses: @informer.on_add()
             return lambda f: self._register(event, f)
         if not callable(func):
             raise TypeError(f"on_{event} expects a callable, got {type(func).__name__}")
+        self._check_handler(event, func)
+        handler = func
+        if self._namespace and self._namespace != self._informer.key.namespace:
+            handler = _in_namespace(func, self._namespace)
         name = f"{self._informer.name}:{getattr(func, '__qualname__', type(func).__name__)}"
-        listener = Listener(event, func, self._invoke_for(func), name)
-        self._informer.add_listener(listener)
-        return HandlerHandle(self._informer, listener)
+        if self._lane is None:
+            self._lane = self._new_lane(f"{self._informer.name}#{self._view_number}")
+        registration = Registration(event, handler, name)
+        self._informer.register(self._lane, registration)
+        return HandlerHandle(self._informer, self._lane, registration)
 
     @overload
     def on_add(self, func: F) -> HandlerHandle: ...
@@ -117,7 +157,11 @@ class InformerView(Generic[T]):
     def list(self, namespace: str | None = None, label_selector: str | None = None,
              field_selector: str | None = None) -> list[T]:
         """Cached objects (shared, read-only), optionally of one namespace and matching selectors."""
-        objs = self._informer.store.list(namespace if self.resource.namespaced else None)
+        if self.resource.namespaced:
+            namespace = namespace or self._namespace
+        else:
+            namespace = None
+        objs = self._informer.store.list(namespace)
         return filter_objects(objs, label_selector, field_selector)
 
     def get(self, name: str, namespace: str | None = None) -> T | None:
@@ -139,8 +183,15 @@ class InformerView(Generic[T]):
         """Block until synced (True) or ``timeout`` (False); raises a hard 401/403/404 at once."""
         return self._informer.wait_for_sync(timeout)
 
+    def get_store(self) -> StoreView[T]:
+        """A read-only view of the store (``get``, ``list``, ``keys``), as cloudcoil's ``get_store()``."""
+        return StoreView(self)
+
     def add_index(self, name: str, func: IndexFunc) -> None:
-        """Add an index: ``func(obj) -> list of str`` (runs under the store lock: keep it pure and fast)."""
+        """Add an index: ``func(obj)`` returns one key (str), an iterable of keys, or None.
+
+        It runs under the store lock: keep it pure and fast.
+        """
         self._informer.store.add_index(name, func)
 
     def get_by_index(self, name: str, value: str) -> list[T]:
@@ -157,4 +208,29 @@ class InformerView(Generic[T]):
 
 
 class SyncInformer(InformerView[T]):
-    """A sync view: handlers run on their own threads, one per handler."""
+    """A sync view: the view's handlers run in event order on one thread of their own."""
+
+    def _check_handler(self, event: str, func: Callable[..., Any]) -> None:
+        if inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(getattr(func, "__call__", None)):
+            raise TypeError(
+                f"on_{event}: {getattr(func, '__qualname__', func)!r} is a coroutine function, and this is a "
+                "sync informer (its handlers run on a thread and the coroutine would never be awaited); "
+                "use get_informer(Kind, sync=False) for async handlers")
+
+
+def _in_namespace(func: Callable[..., Any], namespace: str) -> Callable[..., Any]:
+    """Wrap a handler so that it sees only objects of ``namespace`` (a namespaced view of a wider informer)."""
+    if inspect.iscoroutinefunction(func):
+        @functools.wraps(func)
+        async def coroutine_handler(*args: Any) -> Any:
+            if args[-1].metadata.namespace == namespace:
+                return await func(*args)
+            return None
+        return coroutine_handler
+
+    @functools.wraps(func)
+    def handler(*args: Any) -> Any:
+        if args[-1].metadata.namespace == namespace:
+            return func(*args)
+        return None
+    return handler

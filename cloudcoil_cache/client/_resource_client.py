@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, Mapping, Typ
 
 from cloudcoil_cache import _json
 from cloudcoil_cache._listwatch import (
+    ListOptions,
     collection_path,
     decode_event,
     list_params,
@@ -82,6 +83,10 @@ class ResourceClient(Generic[T]):
 
     def _request(self, method: str, path: str, *, params: Mapping[str, str] | None = None,
                  body: bytes | None = None, content_type: str | None = None) -> Any:
+        if method != "GET":
+            cache = self.config.cache
+            if cache is not None:
+                cache.will_write(self.cls)
         return self.config.transport.request(method, path, params=params, body=body,
                                              content_type=content_type).json()
 
@@ -106,28 +111,35 @@ class ResourceClient(Generic[T]):
              label_selector: str | None = None, field_selector: str | None = None,
              limit: int | None = None, continue_: str | None = None) -> ObjectList[T]:
         """A list result: ``items``, ``metadata``; iterating it walks every page."""
+        return self.list_with(ListOptions(namespace, all_namespaces, label_selector, field_selector,
+                                          limit, continue_))
+
+    def list_with(self, opts: ListOptions) -> ObjectList[T]:
+        """``list()`` with its options as one ``ListOptions`` value."""
         if self.cached:
             from cloudcoil_cache.client._reads import cached_list
-            return cached_list(self, namespace, all_namespaces, label_selector, field_selector,
-                               limit, continue_)
-        return self.live_list(namespace, all_namespaces, label_selector, field_selector, limit,
-                              continue_)
+            return cached_list(self, opts)
+        return self.live_list_with(opts)
 
     def live_list(self, namespace: str | None = None, all_namespaces: bool = False,
                   label_selector: str | None = None, field_selector: str | None = None,
                   limit: int | None = None, continue_: str | None = None) -> ObjectList[T]:
-        self.check_list(limit)
-        ns = None if all_namespaces else self._namespace(namespace)
+        return self.live_list_with(ListOptions(namespace, all_namespaces, label_selector, field_selector,
+                                               limit, continue_))
+
+    def live_list_with(self, opts: ListOptions) -> ObjectList[T]:
+        """A LIST from the API server."""
+        self.check_list(opts.limit)
+        ns = None if opts.all_namespaces else self._namespace(opts.namespace)
         path = collection_path(self.cls, ns)
-        params = list_params(label_selector=label_selector, field_selector=field_selector, limit=limit,
-                             continue_=continue_)
+        params = list_params(label_selector=opts.label_selector, field_selector=opts.field_selector,
+                             limit=opts.limit, continue_=opts.continue_)
         body = self._request("GET", path, params=params)
         items = [self.cls.from_dict(item) for item in body.get("items") or ()]
         next_page: Callable[[str], ObjectList[T]] | None = None
-        if limit:
+        if opts.limit:
             def next_page(token: str) -> ObjectList[T]:
-                return self.live_list(namespace, all_namespaces, label_selector, field_selector,
-                                      limit, token)
+                return self.live_list_with(opts.page(token))
         return ObjectList(self.cls, items, body.get("metadata") or {}, next_page,
                           kind=body.get("kind"), api_version=body.get("apiVersion"))
 
@@ -165,7 +177,7 @@ class ResourceClient(Generic[T]):
         params = _write_params(dry_run, field_manager)
         data = self._request("POST", collection_path(self.cls, namespace), params=params,
                              body=_body(obj), content_type="application/json")
-        return self.cls.from_dict(data)
+        return self._written(self.cls.from_dict(data), dry_run)
 
     def update(self, obj: Any, *, dry_run: bool = False, field_manager: str | None = None) -> T:
         """PUT ``obj`` (a stale resourceVersion raises ``ResourceConflict``)."""
@@ -180,7 +192,7 @@ class ResourceClient(Generic[T]):
         path = self._path(obj.metadata.name, obj.metadata.namespace, sub)
         data = self._request("PUT", path, params=_write_params(dry_run, field_manager),
                              body=_body(obj), content_type="application/json")
-        return self.cls.from_dict(data)
+        return self._written(self.cls.from_dict(data), dry_run)
 
     def patch(self, name: str, patch: Any, *, namespace: str | None = None,
               patch_type: str = "merge", field_manager: str | None = None, force: bool = False,
@@ -198,7 +210,7 @@ class ResourceClient(Generic[T]):
             params["force"] = "true"
         data = self._request("PATCH", self._path(name, namespace, subresource), params=params,
                              body=_body(patch), content_type=content_type)
-        return self.cls.from_dict(data)
+        return self._written(self.cls.from_dict(data), dry_run)
 
     def apply(self, obj: Any, *, field_manager: str = "cloudcoil-cache", force: bool = False) -> T:
         """Server-side apply ``obj`` (a PATCH of type apply, recorded under ``field_manager``).
@@ -240,7 +252,10 @@ class ResourceClient(Generic[T]):
             options["dryRun"] = ["All"]
         data = self._request("DELETE", self._path(name, namespace), body=_json.dumps(options),
                              content_type="application/json")
-        return self._to_obj(data)
+        result = self._to_obj(data)
+        if not dry_run:
+            self._note_delete(name, namespace, result)
+        return result
 
     def scale(self, name: str, replicas: int, namespace: str | None = None) -> Any:
         """Set ``spec.replicas`` through the ``scale`` subresource; returns the updated object."""
@@ -249,7 +264,25 @@ class ResourceClient(Generic[T]):
         self._request("PATCH", self._path(name, namespace, "scale"),
                       body=_json.dumps({"spec": {"replicas": replicas}}),
                       content_type=PATCH_TYPES["merge"])
-        return self.live_get(name, namespace)
+        return self._written(self.live_get(name, namespace), False)
+
+    # ------------------------------------------------------- read-your-writes
+    def _written(self, obj: T, dry_run: bool) -> T:
+        """Tell the config's cache about a write, so cached reads that follow it see it."""
+        cache = self.config.cache
+        if cache is not None and not dry_run:
+            cache.note_write(self.cls, obj)
+        return obj
+
+    def _note_delete(self, name: str, namespace: str | None, result: Any) -> None:
+        cache = self.config.cache
+        if cache is None:
+            return
+        if isinstance(result, self.cls) and getattr(result, "metadata", None) is not None:
+            # still there (finalizers, graceful deletion): its update or its deletion satisfies reads
+            cache.note_write(self.cls, result, deleted=True)
+        else:
+            cache.note_delete(self.cls, self._namespace(namespace), name)
 
 
 class LiveWatch(Generic[T]):

@@ -56,7 +56,7 @@ def test_threaded_handlers_run_the_update_handler_on_its_own_thread(load_example
     assert len(threads) == 1 and threads[0].startswith("cloudcoil-handler")
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "cached pods: 3"
-    assert out[1].startswith("changed default web-0 labels {") and "'tier': 'frontend'" in out[1]
+    assert out[1].startswith("changed default web-0 labels {") and "'tier': 'edge'" in out[1]
     assert out[1].endswith("on a handler thread")
 
 

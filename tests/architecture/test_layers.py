@@ -14,12 +14,13 @@ PACKAGE = Path(cloudcoil_cache.__file__).parent
 
 # layer of each top-level module/package of cloudcoil_cache (higher may import lower)
 LAYERS = {
-    "errors": 0, "_json": 0, "_gc": 0, "_threads": 0, "models": 0, "apimachinery": 0, "resources": 0,
+    "errors": 0, "_json": 0, "_gc": 0, "_clock": 0, "_threads": 0, "models": 0, "apimachinery": 0, "resources": 0,
     "_http": 1,
     "_listwatch": 2,
     "caching": 3,
     "client": 4,
     "aio": 5,
+    "controller": 6,
     "testing": 8,  # a leaf: only the command line may import it
     "__main__": 9,
     "cli": 9,  # the command line: may import every layer
@@ -71,7 +72,7 @@ def test_module_imports_only_from_its_layer_or_below(path):
 
 
 @pytest.mark.parametrize("module", ["cloudcoil_cache.errors", "cloudcoil_cache.caching",
-                                    "cloudcoil_cache.client", "cloudcoil_cache.aio",
+                                    "cloudcoil_cache.client", "cloudcoil_cache.aio", "cloudcoil_cache.controller",
                                     "cloudcoil_cache.testing", "cloudcoil_cache.models",
                                     "cloudcoil_cache.apimachinery", "cloudcoil_cache.resources"])
 def test_public_modules_export_exactly_their_public_names(module):

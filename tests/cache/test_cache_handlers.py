@@ -135,9 +135,10 @@ def test_after_remove_a_handler_receives_no_more_events(server, make_config, eve
     assert removed.count(event) == (2 if event == "add" else 0)
 
 
-def test_a_slow_handlers_backlog_shows_in_cache_status_and_does_not_delay_other_handlers(server, make_config):
+def test_a_slow_views_backlog_shows_in_cache_status_and_does_not_delay_other_views(server, make_config):
     config = make_config(resources=[Pod])
     informer = config.cache.get_informer(Pod)  # type: ignore[union-attr]
+    other_view = config.cache.get_informer(Pod)  # type: ignore[union-attr]
     release, entered = threading.Event(), threading.Event()
 
     def slow(pod: Any) -> None:
@@ -146,7 +147,7 @@ def test_a_slow_handlers_backlog_shows_in_cache_status_and_does_not_delay_other_
 
     informer.on_add(slow)
     fast = Recorder()
-    informer.on_add(lambda pod: fast.add("add", pod))
+    other_view.on_add(lambda pod: fast.add("add", pod))
     with config:
         try:
             for i in range(6):
@@ -155,13 +156,13 @@ def test_a_slow_handlers_backlog_shows_in_cache_status_and_does_not_delay_other_
             assert entered.wait(5)
             status = config.cache.status()  # type: ignore[union-attr]
             backlogs = status.informers[0].handler_backlogs
-            slow_backlog = [v for k, v in backlogs.items() if k.endswith(".slow")]
-            fast_backlog = [v for k, v in backlogs.items() if k.endswith("<lambda>")]
+            slow_backlog = [v for k, v in backlogs.items() if ".slow" in k]
+            fast_backlog = [v for k, v in backlogs.items() if "<lambda>" in k]
         finally:
             release.set()
     assert slow_backlog == [5]  # blocked on pod-0, five more queued
     assert fast_backlog == [0]
-    assert all(key.startswith("add:") for key in backlogs)
+    assert all("add:" in key for key in backlogs)
 
 
 def test_a_handler_that_raises_is_logged_with_the_event_and_keeps_receiving_events(

@@ -265,17 +265,23 @@ def test_the_last_exit_lets_a_handlers_current_call_finish_and_drops_its_queued_
         entered.set()
         release.wait(10)
 
+    canary_threads: list[threading.Thread] = []
+    canary_called = threading.Event()
+
     def canary(pod) -> None:
-        pass
+        canary_threads.append(threading.current_thread())
+        canary_called.set()
 
     handle = informer.on_add(slow)
-    informer.on_add(canary)  # registered after `slow`, so stopped after it
+    # another view, registered after `slow`'s: its lane is stopped after slow's
+    config.cache.get_informer(Pod).on_add(canary)  # type: ignore[union-attr]
     config.activate()
     try:
         for i in range(5):
             server.create("pods", make_pod(f"pod-{i}"))
         assert entered.wait(5)
-        canary_thread = next(t for t in cloudcoil_threads() if t.name.endswith(".canary"))
+        assert canary_called.wait(5)
+        canary_thread = canary_threads[0]
 
         def release_once_the_listeners_are_stopped() -> None:
             canary_thread.join(10)  # the canary's thread ends once the exit stopped the listeners

@@ -7,8 +7,7 @@ from typing import Any
 
 from cloudcoil_cache._listwatch import WatchEvent
 from cloudcoil_cache.caching import Informer, InformerKey
-from cloudcoil_cache.caching._dispatch import Listener
-from cloudcoil_cache.caching._views import sync_invoke
+from cloudcoil_cache.caching import SyncInformer
 from cloudcoil_cache.errors import ProtocolError
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 
@@ -41,7 +40,7 @@ def test_a_stopped_runs_late_deliveries_are_dropped_and_never_reach_the_next_run
         seen.append(o.metadata.name)
         got.set()
 
-    informer.add_listener(Listener("add", record, sync_invoke(record), "record"))
+    SyncInformer(informer).on_add(record)
     informer.start()
     old_sink = informer._reflector._sink  # what the first run's reflector delivers through
     run = informer.signal_stop()

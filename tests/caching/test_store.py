@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from cloudcoil_cache.caching import Added, Deleted, Store, Updated
+from cloudcoil_cache.caching import Added, Deleted, Updated, Writer
 
 from _objects import obj
 
 
 def test_replace_reports_adds_updates_and_deletes_of_vanished_keys():
-    store = Store()
+    store = Writer()
     a1, b1, c1 = obj("a", rv="1"), obj("b", rv="1"), obj("c", rv="1")
     first = store.replace([a1, b1, c1])
     assert [type(n) for n in first] == [Added, Added, Added]
@@ -26,7 +26,7 @@ def test_replace_reports_adds_updates_and_deletes_of_vanished_keys():
 
 
 def test_resync_replace_redelivers_every_object_as_update():
-    store = Store()
+    store = Writer()
     a = obj("a")
     store.replace([a])
     notes = store.replace([a], resync=True)
@@ -34,7 +34,7 @@ def test_resync_replace_redelivers_every_object_as_update():
 
 
 def test_upsert_and_delete_keep_the_namespace_index_in_step():
-    store = Store()
+    store = Writer()
     assert store.upsert(obj("a", "ns1")) == Added(store.get("ns1", "a"))
     store.upsert(obj("b", "ns2"))
     assert [o.metadata.name for o in store.list("ns1")] == ["a"]
@@ -46,7 +46,7 @@ def test_upsert_and_delete_keep_the_namespace_index_in_step():
 
 
 def test_custom_index_follows_updates_and_drops_empty_values():
-    store = Store()
+    store = Writer()
     store.upsert(obj("a", app="web"))
     store.add_index("by_app", lambda o: [o.metadata.labels["app"]] if "app" in o.metadata.labels else [])
     store.upsert(obj("b", app="web"))
@@ -60,7 +60,7 @@ def test_custom_index_follows_updates_and_drops_empty_values():
 
 
 def test_capacity_evicts_least_recently_used_without_delete_notifications():
-    store = Store(capacity=2)
+    store = Writer(capacity=2)
     store.upsert(obj("a"))
     store.upsert(obj("b"))
     store.get("default", "a")  # a is now more recent than b

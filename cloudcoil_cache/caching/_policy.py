@@ -1,0 +1,200 @@
+"""The read policy as pure functions: informer state from its health facts, and serve / read live / wait / refuse."""
+
+from __future__ import annotations
+
+import enum
+from typing import Union
+
+import attrs
+
+from cloudcoil_cache.errors import Forbidden, ResourceNotFound
+
+__all__ = [
+    "CacheFacts",
+    "Decision",
+    "InformerFacts",
+    "Mode",
+    "ReadLive",
+    "ReadRequest",
+    "Refuse",
+    "Serve",
+    "WaitForSync",
+    "WaitForWrites",
+    "decide",
+    "informer_state",
+    "refuses_reads",
+]
+
+
+class Mode(str, enum.Enum):
+    """What a read does when the cache cannot serve it."""
+
+    STRICT = "strict"      # raise CacheUnavailableError naming the reason
+    FALLBACK = "fallback"  # read from the API server
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def refuses_reads(exc: BaseException | None) -> bool:
+    """403 (permission revoked) and 404 (the resource type is gone): the data must not be read any more."""
+    return isinstance(exc, (Forbidden, ResourceNotFound))
+
+
+def informer_state(*, started: bool, synced: bool, last_error: BaseException | None,
+                   unhealthy_since: float | None, max_staleness: float | None,
+                   now: float) -> tuple[str, float | None]:
+    """``(state, seconds since the informer was last current)``.
+
+    States: ``stopped``, ``syncing`` (first list not in yet), ``current`` (a healthy open watch),
+    ``degraded`` (a transient failure, within ``max_staleness``: still serving), ``stale`` (past
+    it), ``failing`` (403/404: the data must not be read).
+    """
+    elapsed = None if unhealthy_since is None else max(0.0, now - unhealthy_since)
+    if not started:
+        return "stopped", elapsed
+    if refuses_reads(last_error):
+        return "failing", elapsed
+    if not synced:
+        return "syncing", elapsed
+    if last_error is None and unhealthy_since is None:
+        return "current", 0.0
+    if max_staleness is not None and elapsed is not None and (max_staleness == 0 or elapsed > max_staleness):
+        return "stale", elapsed
+    return "degraded", elapsed
+
+
+@attrs.frozen
+class ReadRequest:
+    """One cached read: a get (``name`` set) or a list, in a namespace or all of them."""
+
+    kind: str
+    namespace: str | None
+    name: str | None = None
+    all_namespaces: bool = False
+    label_selector: str | None = None
+    field_selector: str | None = None
+
+    @property
+    def what(self) -> str:
+        if self.name is not None:
+            return f"get {self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
+        return f"list {self.kind} in {self.namespace or 'all namespaces'}"
+
+
+@attrs.frozen
+class InformerFacts:
+    """What the policy needs to know about the informer that would answer (read in one step)."""
+
+    describe: str
+    namespace: str | None          # the informer's scope (None: all namespaces)
+    started: bool
+    synced: bool
+    state: str
+    seconds_since_current: float | None
+    max_staleness: float | None
+    last_error: BaseException | None
+    complete: bool
+    incomplete_reason: str
+    selector_problem: str | None   # why the request's selectors cannot be answered, if they cannot
+    pending_write: bool            # a write through this Config in the request's scope is not seen yet
+
+
+@attrs.frozen
+class CacheFacts:
+    """What the policy needs to know about the cache itself."""
+
+    enabled: bool
+    paused: bool
+    started: bool
+    kind_enabled: bool
+    kind_cached: bool   # an informer exists for the kind
+    lazy: bool          # Cache(resources=None): a first read creates the informer and waits for it
+
+
+@attrs.frozen
+class Serve:
+    """Answer from the informer's store."""
+
+
+@attrs.frozen
+class ReadLive:
+    """Read from the API server; ``bypass``: the cache is off for this read (disabled or paused)."""
+
+    reason: str
+    bypass: bool = False
+
+
+@attrs.frozen
+class Refuse:
+    """Raise ``CacheUnavailableError`` (strict mode) naming the reason."""
+
+    reason: str
+    last_error: BaseException | None = None
+
+
+@attrs.frozen
+class WaitForSync:
+    """A lazily created informer must sync first (start it, wait at most ``sync_timeout``, decide again)."""
+
+
+@attrs.frozen
+class WaitForWrites:
+    """A write through this Config is not delivered yet: wait (``read_your_writes_timeout``), decide again."""
+
+
+Decision = Union[Serve, ReadLive, Refuse, WaitForSync, WaitForWrites]
+
+
+def _cannot(reason: str, mode: Mode, last_error: BaseException | None = None) -> Decision:
+    return Refuse(reason, last_error) if mode is Mode.STRICT else ReadLive(reason)
+
+
+def decide(cache: CacheFacts, informer: InformerFacts | None, request: ReadRequest, mode: Mode, *,
+           writes_waited: bool = False) -> Decision:
+    """The read policy (api.md "What the cache can serve"): one pure function of the facts."""
+    if not cache.enabled:
+        return ReadLive("the cache is disabled", bypass=True)
+    if cache.paused:
+        return ReadLive("the cache is paused", bypass=True)
+    if not cache.kind_enabled:
+        return _cannot(f"kind not cached: caching of {request.kind} is disabled by per_resource", mode)
+    if not cache.started:
+        return _cannot("the cache is not started (enter a `with config:` scope)", mode)
+    if informer is None or (cache.lazy and not informer.synced and informer.last_error is None):
+        if cache.lazy:
+            return WaitForSync()
+        return _cannot(f"kind not cached: {request.kind} is not in Cache(resources=...)", mode)
+    scope = informer.namespace
+    if scope is not None:
+        if request.all_namespaces or not request.namespace:
+            return _cannot(f"namespace outside the cache: the cache watches only {scope!r}, not all "
+                           "namespaces", mode)
+        if request.namespace != scope:
+            return _cannot(f"namespace outside the cache: {request.namespace!r} (the cache watches "
+                           f"{scope!r})", mode)
+    err = informer.last_error
+    if not informer.synced:
+        if err is not None:
+            return _cannot(f"informer failing: {type(err).__name__}: {err}", mode, err)
+        return _cannot(f"not synced yet: {informer.describe}", mode)
+    if informer.state == "failing":
+        return _cannot(f"informer failing: {type(err).__name__}: {err}", mode, err)
+    if informer.state == "stale":
+        since = informer.seconds_since_current or 0.0
+        return _cannot(f"informer stale: no healthy watch for {since:.0f} s (max_staleness "
+                       f"{informer.max_staleness:g} s); last error: {type(err).__name__}: {err}"
+                       if err is not None else
+                       f"informer stale: no healthy watch for {since:.0f} s", mode, err)
+    if request.name is None:
+        if informer.selector_problem is not None:
+            return _cannot(informer.selector_problem, mode)
+        if not informer.complete:
+            return _cannot(informer.incomplete_reason, mode)
+    if informer.pending_write:
+        if writes_waited:
+            return _cannot(f"write not yet observed: a write made through this Config to "
+                           f"{informer.describe} was not delivered by the watch in time "
+                           "(read_your_writes_timeout)", mode)
+        return WaitForWrites()
+    return Serve()
