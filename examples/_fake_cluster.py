@@ -7,6 +7,7 @@ import os
 import tempfile
 from typing import Iterator, Mapping, Sequence
 
+from cloudcoil_cache.errors import ResourceConflict
 from cloudcoil_cache.testing import FakeAPIServer, make_pod
 
 #: The pods every example starts with (namespace → names).
@@ -24,6 +25,8 @@ def cluster(pods: Mapping[str, Sequence[str]] = PODS) -> Iterator[FakeAPIServer 
     previous = os.environ.get("KUBECONFIG")
     with FakeAPIServer(bookmark_interval=1.0) as server, tempfile.TemporaryDirectory() as tmp:
         for namespace, names in pods.items():
+            with contextlib.suppress(ResourceConflict):  # the server may create "default" itself
+                server.create("namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
             for index, name in enumerate(names):
                 server.create("pods", make_pod(name, namespace, index=index), namespace)
         os.environ["KUBECONFIG"] = server.write_kubeconfig(os.path.join(tmp, "kubeconfig"))
