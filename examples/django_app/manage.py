@@ -1,0 +1,13 @@
+#!/usr/bin/env python
+"""Django's command-line utility for the example (``python manage.py check``)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+if __name__ == "__main__":
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "podsite.settings")
+    from django.core.management import execute_from_command_line
+
+    execute_from_command_line(sys.argv)

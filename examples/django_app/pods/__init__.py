@@ -1,0 +1,1 @@
+"""The ``pods`` app: views that read pods from the informer cache."""
