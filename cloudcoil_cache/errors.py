@@ -9,6 +9,7 @@ Hierarchy::
     │   ├── ConnectError                 connection refused / DNS / TLS handshake failure
     │   ├── ReadTimeout                  the server sent nothing for the read timeout
     │   └── ProtocolError                connection dropped mid-response, truncated chunked body
+    │       └── LineTooLong              a watch line longer than the limit (.limit, in bytes)
     ├── APIError                         the API server answered with an error Status (has .code, .status)
     │   ├── BadRequest                   400
     │   ├── Unauthorized                 401
@@ -49,6 +50,7 @@ __all__ = [
     "ConnectError",
     "DecodeError",
     "Forbidden",
+    "LineTooLong",
     "NotAcceptable",
     "ProtocolError",
     "ReadOnlyError",
@@ -97,6 +99,25 @@ class ReadTimeout(TransportError):
 
 class ProtocolError(TransportError):
     """The connection broke while a response was read (reset, truncated chunked body)."""
+
+
+class LineTooLong(ProtocolError):
+    """A watch stream sent more than ``limit`` bytes without a newline; the stream was closed.
+
+    The limit bounds the memory one watch can take (a server or proxy that never ends a line must
+    not exhaust it). ``limit`` is the transport's ``max_line_bytes``.
+    """
+
+    def __init__(self, message: str, *, limit: int) -> None:
+        self.limit = limit
+        super().__init__(message)
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_line_too_long, (str(self), self.limit))
+
+
+def _rebuild_line_too_long(message: str, limit: int) -> LineTooLong:
+    return LineTooLong(message, limit=limit)
 
 
 class APIError(CloudcoilError):

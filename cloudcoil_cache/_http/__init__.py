@@ -3,10 +3,11 @@
 from ._auth import ClientCertificateSource, Credentials, MergedRefresh
 from ._retry import RetryPolicy, parse_retry_after
 from ._tls import TLSConfig, build_ssl_context
-from ._transport import DEFAULT_USER_AGENT, LineStream, Response, Transport, normalise_server
+from ._transport import DEFAULT_USER_AGENT, MAX_LINE_BYTES, LineStream, Response, Transport, normalise_server
 
 __all__ = [
     "DEFAULT_USER_AGENT",
+    "MAX_LINE_BYTES",
     "ClientCertificateSource",
     "Credentials",
     "LineStream",

@@ -26,6 +26,7 @@ from ..errors import (
     ConfigError,
     ConnectError,
     DecodeError,
+    LineTooLong,
     ProtocolError,
     ReadTimeout,
     TransportError,
@@ -36,7 +37,7 @@ from ._retry import RetryPolicy, parse_retry_after
 from ._interrupt import Interrupter, interruptible
 from ._tls import PlainAdapter, TLSAdapter, TLSConfig, build_ssl_context
 
-__all__ = ["DEFAULT_USER_AGENT", "LineStream", "Response", "Transport", "normalise_server"]
+__all__ = ["DEFAULT_USER_AGENT", "MAX_LINE_BYTES", "LineStream", "Response", "Transport", "normalise_server"]
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,10 @@ DEFAULT_USER_AGENT = f"cloudcoil-cache/{__version__}"
 # A watch is read in chunks of up to this size (one read1() per chunk): reading big chunks is
 # 6-15x faster than requests' iter_lines() with its 512-byte default.
 _READ_SIZE = 256 * 1024
+# The longest watch line accepted (``Transport(max_line_bytes=...)``): one line is one object, and
+# the API server's own limit for a request is 3 MiB (etcd's 1.5 MiB per object), so 64 MiB leaves
+# room for any real object while a stream that never sends a newline cannot exhaust memory.
+MAX_LINE_BYTES = 64 * 1024 * 1024
 # An error message built from a non-JSON body shows at most this many characters of it.
 _MESSAGE_LIMIT = 200
 
@@ -134,7 +139,8 @@ class LineStream:
     Iteration yields each complete line (without ``b"\\n"``; empty lines skipped). A line is only
     ever yielded whole: if the body ends (cleanly or not) after a partial line, iteration raises
     ``errors.ProtocolError``; a read timeout raises ``errors.ReadTimeout``. A clean end of the body
-    simply stops iteration.
+    simply stops iteration. A line longer than ``max_line`` bytes closes the stream and raises
+    ``errors.LineTooLong`` as soon as the limit is passed (at most one read chunk later).
 
     ``close()`` may be called from any thread, also while another thread is blocked reading: it
     shuts the socket down so that the read returns at once, and the iteration then **ends
@@ -142,7 +148,9 @@ class LineStream:
     close from the server ending the stream by its own stop flag (or ``closed``).
     """
 
-    def __init__(self, response: requests.Response, method: str, path: str) -> None:
+    def __init__(self, response: requests.Response, method: str, path: str, *,
+                 max_line: int = MAX_LINE_BYTES) -> None:
+        self.max_line = max_line
         self.status_code = response.status_code
         self.headers: Mapping[str, str] = response.headers
         self._response = response
@@ -172,6 +180,8 @@ class LineStream:
 
     def _lines(self) -> Iterator[bytes]:
         pending: list[bytes] = []  # pieces of the current, still incomplete line
+        pending_size = 0
+        limit = self.max_line
         while True:
             chunk = self._read_chunk()
             if not chunk:
@@ -179,17 +189,25 @@ class LineStream:
             parts = chunk.split(b"\n")
             if len(parts) == 1:
                 pending.append(chunk)
+                pending_size += len(chunk)
+                if pending_size > limit:
+                    self._too_long(pending_size)
                 continue
             if pending:
                 pending.append(parts[0])
                 parts[0] = b"".join(pending)
                 pending.clear()
             tail = parts.pop()
+            pending_size = len(tail)
             if tail:
                 pending.append(tail)
             for line in parts:
+                if len(line) > limit:
+                    self._too_long(len(line))
                 if line:
                     yield line
+            if pending_size > limit:
+                self._too_long(pending_size)
         if self._closed:
             return
         self.close()
@@ -197,6 +215,12 @@ class LineStream:
             size = sum(len(p) for p in pending)
             raise ProtocolError(f"{self._method} {self._path}: the stream ended inside a line "
                                 f"({size} bytes without a newline were discarded)")
+
+    def _too_long(self, size: int) -> None:
+        self.close()
+        raise LineTooLong(f"{self._method} {self._path}: a watch line is longer than the limit of "
+                          f"{self.max_line} bytes (max_line_bytes; {size} bytes read without a "
+                          "newline): the stream was closed", limit=self.max_line)
 
     def read_all(self) -> bytes:
         """Read the whole remaining body (a LIST read this way can be interrupted by ``close()``).
@@ -269,6 +293,7 @@ class Transport:
         user_agent: str = DEFAULT_USER_AGENT,
         stop_event: threading.Event | None = None,
         pool_maxsize: int = 32,
+        max_line_bytes: int = MAX_LINE_BYTES,
     ) -> None:
         self.server = normalise_server(server)
         for name, value in (("connect_timeout", connect_timeout), ("read_timeout", read_timeout),
@@ -277,6 +302,9 @@ class Transport:
                 raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
         if not isinstance(max_retries, int) or max_retries < 0:
             raise ValueError(f"max_retries must be an int >= 0, got {max_retries!r}")
+        if isinstance(max_line_bytes, bool) or not isinstance(max_line_bytes, int) or max_line_bytes < 1:
+            raise ValueError(f"max_line_bytes must be a positive int, got {max_line_bytes!r}")
+        self.max_line_bytes = max_line_bytes
         self._tls = tls or TLSConfig()
         self._credentials = credentials
         self._cert_source = credentials if isinstance(credentials, ClientCertificateSource) else None
@@ -293,6 +321,10 @@ class Transport:
         self._session = self._new_session(self._tls)
         if self._tls.insecure_skip_verify:
             _silence_insecure_warning(self.server)
+            if self.server.startswith("https:"):
+                log.warning("TLS verification is disabled for %s (insecure-skip-tls-verify): the "
+                            "server's identity is not checked and credentials may be sent to an "
+                            "impostor", self.server)
 
     def __repr__(self) -> str:
         return (f"Transport({self.server!r}, tls={self._tls!r}, credentials={self._credentials!r}, "
@@ -372,7 +404,7 @@ class Transport:
                 resp = self._send("GET", path, params=params, headers={"Accept-Encoding": "identity"},
                                   read_timeout=read_timeout, stream=True)
             if resp.status_code < 400:
-                return LineStream(resp, "GET", path)
+                return LineStream(resp, "GET", path, max_line=self.max_line_bytes)
             try:
                 with _error_catcher("GET", path):
                     content = resp.content
@@ -407,6 +439,10 @@ class Transport:
               body: bytes | None = None) -> requests.Response:
         if not path.startswith("/"):
             raise ValueError(f"path must start with '/', got {path!r}")
+        bad = [seg for seg in path.split("?", 1)[0].split("/")[1:] if seg in (".", "..")]
+        if bad:  # a name or namespace "." / ".." would address another resource (client-go refuses it)
+            raise ValueError(f"{method} {path.split('?', 1)[0]}: a path segment is {bad[0]!r}: "
+                             "'.' and '..' are not valid names or namespaces")
         session = self._current_session(method, path)
         all_headers = {"User-Agent": self._user_agent, "Accept": "application/json", **headers}
         auth = self._credentials.auth_header() if self._credentials is not None else None
