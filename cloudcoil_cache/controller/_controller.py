@@ -223,31 +223,31 @@ class Controller:
         return source.config
 
     # -------------------------------------------------------------- events
-    def _subscribe(self, cls: Any, source: Source) -> list[Any]:
-        is_primary = cls is self.kind
-        is_owned = cls in self._owned
-        mappers = [m for k, m in self._watches if k is cls]
+    def keys_for(self, obj: Any) -> list[str]:
+        """The keys an event for ``obj`` queues: itself if it is a primary, the primary named by its
+        controller ownerReference (owned kinds), and what the mappers of its kind return."""
+        keys: dict[str, None] = {}  # (cached objects are instances of a sealed subclass: isinstance)
+        if isinstance(obj, self.kind) and self.in_scope(obj):
+            keys[key_of(obj)] = None
+        if any(isinstance(obj, kind) for kind in self._owned):
+            keys.update(dict.fromkeys(self._owner_keys(obj)))
+        for kind, mapper in self._watches:
+            if isinstance(obj, kind):
+                keys.update(dict.fromkeys(self._mapped_keys(mapper, obj)))
+        return list(keys)
 
-        def handle(old: Any, new: Any) -> None:
-            keys: set[str] = set()
-            for obj in (old, new):
-                if obj is None:
-                    continue
-                if is_primary and self.in_scope(obj):
-                    keys.add(key_of(obj))
-                if is_owned:
-                    keys.update(self._owner_keys(obj))
-                for mapper in mappers:
-                    keys.update(self._mapped_keys(mapper, obj))
+    def _subscribe(self, cls: Any, source: Source) -> list[Any]:
+        def handle(*objs: Any) -> None:
+            keys: dict[str, None] = {}
+            for obj in objs:
+                keys.update(dict.fromkeys(self.keys_for(obj)))
             queue = self._queue
             if queue is not None:
                 for key in keys:
                     queue.add(key)
 
         view = source.view
-        return [view.on_add(lambda obj: handle(None, obj)),
-                view.on_update(lambda old, new: handle(old, new)),
-                view.on_delete(lambda obj: handle(None, obj))]
+        return [view.on_add(handle), view.on_update(handle), view.on_delete(handle)]
 
     def _owner_keys(self, obj: Any) -> list[str]:
         primary = self.sources.get(self.kind)
@@ -320,7 +320,8 @@ class Controller:
 
     def _stop_workers(self, timeout: float | None = None) -> bool:
         """Stop taking keys, wait up to ``timeout`` (default ``shutdown_timeout``) for reconciles in
-        flight, join the workers. False when some did not finish in time (they are left to end)."""
+        flight, join the workers. False when some did not finish in time: coroutine reconciles are
+        then cancelled; a plain function cannot be interrupted, its thread is left to end."""
         timeout = self.shutdown_timeout if timeout is None else timeout
         with self._lock:
             queue, self._queue = self._queue, None
@@ -335,6 +336,7 @@ class Controller:
         for thread in threads:
             thread.join(max(deadline - time.monotonic(), 0.0))
         late = [t for t in threads if t.is_alive()]
+        in_time = not late
         if loop is not None:
             if late:  # coroutine reconciles still running: cancel them, then the workers end
                 loop.cancel_all()
@@ -345,9 +347,12 @@ class Controller:
         if late:
             self.logger.warning("controller %s: %d reconcile(s) still running %gs after stop: %s", self.name,
                                 len(late), timeout, ", ".join(t.name for t in late))
-            return False
-        self.logger.info("controller %s: workers stopped", self.name)
-        return True
+        elif not in_time:
+            self.logger.warning("controller %s: reconciles running past the shutdown timeout (%gs) were "
+                                "cancelled", self.name, timeout)
+        else:
+            self.logger.info("controller %s: workers stopped", self.name)
+        return in_time
 
     def queue_stats(self) -> QueueStats | None:
         """The current run's queue measurements (None while the workers are not running)."""

@@ -14,7 +14,7 @@ from cloudcoil_cache.controller import (
     WorkQueue,
     default_rate_limiter,
 )
-from _support import FakeClock
+from _controller_support import FakeClock
 
 
 def make_queue(**kwargs):

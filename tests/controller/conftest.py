@@ -1,0 +1,42 @@
+"""Fixtures for the controller tests: a Config on the fake API server whose caches use fast timings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from cloudcoil_cache.caching import Cache
+from cloudcoil_cache.client import Config
+from cloudcoil_cache.testing import FakeAPIServer
+from cluster_support import FAST
+
+
+@pytest.fixture
+def config(fake_kubeconfig: Path) -> Iterator[Config]:
+    """A Config (namespace ``default``) with an empty cache of fast timings, which the controllers'
+    own caches inherit."""
+    cfg = Config(kubeconfig=str(fake_kubeconfig), namespace="default", cache=Cache(resources=[], tuning=FAST))
+    yield cfg
+    cfg.close()
+
+
+@pytest.fixture
+def make_cm(fake_api_server: FakeAPIServer) -> Callable[..., dict[str, Any]]:
+    """``make_cm(name, data=None, labels=None, owner=None, namespace="default")`` creates a ConfigMap on
+    the server; ``owner`` (a server dict) adds a controller ownerReference to it."""
+
+    def make(name: str, data: dict[str, str] | None = None, labels: dict[str, str] | None = None,
+             owner: dict[str, Any] | None = None, namespace: str = "default", **owner_ref: Any) -> dict[str, Any]:
+        meta: dict[str, Any] = {"name": name, "namespace": namespace}
+        if labels:
+            meta["labels"] = labels
+        if owner is not None:
+            ref = {"apiVersion": owner.get("apiVersion", "v1"), "kind": owner.get("kind", "ConfigMap"),
+                   "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"], "controller": True}
+            ref.update(owner_ref)
+            meta["ownerReferences"] = [ref]
+        return fake_api_server.create("configmaps", {"metadata": meta, "data": data or {}}, namespace)
+
+    return make
