@@ -191,7 +191,7 @@ class Faults(threading.Thread):
         if self._every <= 0:
             return
         faults: list[tuple[str, Callable[[], None]]] = [
-            ("watch connection dropped", lambda: self._server.drop_watches()),
+            ("watch connection dropped", self._drop),
             ("watch stalled, history compacted, watch dropped: the rewatch gets 410 Gone, the informer relists",
              self._gone),
             ("watch dropped and the next 3 watch requests answered 503: retries with backoff",
@@ -207,6 +207,9 @@ class Faults(threading.Thread):
             inject()
             self._state.note("FAULT", what)
             self._await_recovery(started, before.relist_count if before else 0, watches)
+
+    def _drop(self) -> None:
+        self._server.drop_watches()
 
     def _gone(self) -> None:
         # Changes made while the watch is stalled never reach the informer; compacting them away makes
@@ -294,6 +297,7 @@ def run_demo(args: Any, out: TextIO | None = None) -> int:
         config = Config(kubeconfig=kubeconfig, cache=Cache(resources=[Pod], wait_for_sync=False, resync_period=None))
         assert config.cache is not None
         informer = config.cache.get_informer(Pod, sync=True)
+        assert informer is not None  # None only for a disabled cache
         informer.on_add(lambda pod: state.event("added", pod))
         informer.on_update(lambda old, new: state.event("modified", new, _update_detail(old, new)))
         informer.on_delete(lambda pod: state.event("deleted", pod))

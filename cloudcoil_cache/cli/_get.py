@@ -130,6 +130,7 @@ def run_get(args: Any, out: TextIO | None = None) -> int:
         printer = _Printer(kind, args.output, args.all_namespaces, out, args.output_watch_events)
         assert config.cache is not None
         informer = config.cache.get_informer(kind.cls, sync=True)
+        assert informer is not None  # None only for a disabled cache
         with config:
             if args.name:
                 found = informer.get(args.name, namespace)

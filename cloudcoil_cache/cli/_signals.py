@@ -24,7 +24,7 @@ def stop_on_signals(stop: threading.Event) -> Iterator[threading.Event]:
     def handler(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
-    previous: dict[int, Any] = {}
+    previous: dict[signal.Signals, Any] = {}
     for sig in (signal.SIGINT, signal.SIGTERM):
         previous[sig] = signal.signal(sig, handler)
     try:
