@@ -175,8 +175,7 @@ class Manager:
         try:
             self.start()
             try:
-                while not stop_event.wait(0.5 if previous else None):
-                    pass  # a timeout lets the main thread run signal handlers promptly
+                stop_event.wait()  # interrupted by signals: their handlers run in this (main) thread
             finally:
                 self.stop()
         finally:
