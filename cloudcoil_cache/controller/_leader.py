@@ -99,8 +99,15 @@ class LeaderElection:
     def _start(self, config: Config, started: Callable[[], Any] | None = None,
                stopped: Callable[[], Any] | None = None) -> None:
         """Campaign (a thread doing the Lease I/O) and act on leadership (a thread calling callbacks)."""
+        if self._elector is not None and self._elector.is_alive():
+            raise RuntimeError(f"leader election {self.name!r} is already running")
         self._config = config
         self.namespace = self.namespace or config.namespace
+        with self._cond:  # a fresh campaign (the election may be started again after a stop)
+            self._stop_event = threading.Event()
+            self._stopped = self._closing = self._leading = False
+            self._renewed_at = None
+            self._leader_events.clear()
         self._started_cb = started or (lambda: None)
         self._stopped_cb = stopped or (lambda: None)
         self._elector = threading.Thread(target=self._campaign, name=f"leader-election-{self.name}", daemon=True)
