@@ -54,6 +54,7 @@ class Interrupter:
     def attach_socket(self, sock: socket.socket) -> bool:
         """Register a socket about to connect; False (and nothing registered) once interrupted."""
         dup = sock.dup()
+        previous: socket.socket | None
         with self._lock:
             if self.interrupted:
                 previous, registered = dup, False
