@@ -136,14 +136,15 @@ def main() -> dict[str, Any]:
 
 def serve(port: int) -> None:
     """Serve the app under waitress (8 threads) until Ctrl-C."""
-    import waitress
+    from waitress.server import create_server
 
     with cluster():
         config = Config(cache=Cache(resources=[Pod]))
         config.set_default()
         try:
+            server = create_server(app, host="127.0.0.1", port=port, threads=8)  # listening from here
             print(f"serving on http://127.0.0.1:{port}/ (Ctrl-C to stop)", flush=True)
-            waitress.serve(app, host="127.0.0.1", port=port, threads=8)
+            server.run()  # until Ctrl-C; then waitress stops its worker threads
         finally:
             config.close()
 

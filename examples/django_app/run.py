@@ -84,16 +84,17 @@ def main(clients: int = 8, per_client: int = 100) -> dict[str, Any]:
 
 def serve(port: int) -> None:
     import django
-    import waitress
     from django.core.wsgi import get_wsgi_application
+    from waitress.server import create_server
 
     with cluster():
         django.setup()
         from pods.cluster import config
 
         try:
+            server = create_server(get_wsgi_application(), host="127.0.0.1", port=port, threads=8)
             print(f"serving on http://127.0.0.1:{port}/ (Ctrl-C to stop)", flush=True)
-            waitress.serve(get_wsgi_application(), host="127.0.0.1", port=port, threads=8)
+            server.run()  # until Ctrl-C
         finally:
             config.close()
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import threading
+from pathlib import Path
 from typing import Any
 
-__all__ = ["LineReader", "one_line_error"]
+__all__ = ["ROOT", "LineReader", "one_line_error"]
+
+ROOT = Path(__file__).resolve().parents[2]  # the repository: commands run from here
 
 
 def one_line_error(result: subprocess.CompletedProcess[str]) -> str:

@@ -10,7 +10,7 @@ from typing import Callable
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from _cli_support import ROOT
 
 
 @pytest.fixture

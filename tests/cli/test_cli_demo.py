@@ -13,7 +13,8 @@ import termios
 import threading
 from pathlib import Path
 
-from conftest import ROOT
+from _cli_support import ROOT
+
 
 
 def test_demo_piped_prints_plain_progress_faults_recovery_and_a_verified_end(cli):

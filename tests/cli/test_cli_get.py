@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from _cli_support import LineReader, one_line_error
-from conftest import ROOT
+from _cli_support import LineReader, ROOT, one_line_error
 
 from cloudcoil_cache.cli import main
 from cloudcoil_cache.testing import FakeAPIServer, make_pod

@@ -7,8 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _cli_support import LineReader, one_line_error
-from conftest import ROOT
+from _cli_support import LineReader, ROOT, one_line_error
 
 from cloudcoil_cache import testing
 from cloudcoil_cache.testing import FakeAPIServer

@@ -10,8 +10,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-ARTIFACTS = Path(__file__).resolve().parent / "artifacts"  # screenshots and load figures (git-ignored)
+from _examples_support import ARTIFACTS, EXAMPLES
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import EXAMPLES
+from _examples_support import EXAMPLES
 
 
 def test_django_views_read_pods_from_the_cache_under_the_test_client_and_waitress(capsys):

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import EXAMPLES
+from _examples_support import EXAMPLES
 
 
 def test_cached_reads_serve_list_and_get_from_memory(load_example, capsys):
