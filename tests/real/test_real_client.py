@@ -117,7 +117,7 @@ def _wait_established(real: RealAPIServer, name: str) -> None:
         headers={"Authorization": f"Bearer {real.tokens['admin']}"})
     with urllib.request.urlopen(request, timeout=35, context=real.ssl_context()) as stream:
         for line in stream:
-            conditions = json.loads(line)["object"].get("status", {}).get("conditions", [])
+            conditions = (json.loads(line)["object"].get("status") or {}).get("conditions") or []
             if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
                 return
     raise AssertionError(f"CRD {name} not established within 30 s")
