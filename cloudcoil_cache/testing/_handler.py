@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from . import _status
+from ._admission import request_context
 from ._list import list_body, parse_filters, parse_rv, wait_not_too_large
 from ._routing import Route, derive_verb, parse_route
 from ._scale import get_scale, patch_scale, update_scale
@@ -86,6 +87,8 @@ class Handler(BaseHTTPRequestHandler):
         content_type: str = "application/json",
     ) -> None:
         self.send_response(code)
+        for warning in getattr(self, "warnings", ()):
+            self.send_header("Warning", '299 - "' + warning.replace('"', '\\"') + '"')
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-cache, private")
@@ -123,6 +126,7 @@ class Handler(BaseHTTPRequestHandler):
     def _dispatch(self, method: str) -> None:
         api = self.api
         self.streaming = False
+        self.warnings: list[str] = []
         split = urlsplit(self.path)
         path = unquote(split.path)
         query = {k: v[0] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
@@ -323,11 +327,19 @@ class Handler(BaseHTTPRequestHandler):
             options = self._parse_json(body)  # DeleteOptions may carry dryRun too
             if isinstance(options, dict) and "All" in (options.get("dryRun") or ()):
                 dry_run = "All"
-        if dry_run and verb in _WRITES:
-            with store.dry_run():
+        validation = query.get("fieldValidation", "")
+        if validation not in ("", "Ignore", "Warn", "Strict"):
+            raise _status.bad_request(
+                f'fieldValidation parameter unsupported: "{validation}". Supported values are: '
+                '"Ignore", "Warn", "Strict"'
+            )
+        with request_context(validation) as warnings:
+            self.warnings = warnings if validation != "Ignore" else []
+            if dry_run and verb in _WRITES:
+                with store.dry_run():
+                    self._serve_resource(verb, route, query, body)
+            else:
                 self._serve_resource(verb, route, query, body)
-        else:
-            self._serve_resource(verb, route, query, body)
 
     def _serve_resource(self, verb: str, route: Route, query: dict[str, str], body: bytes) -> None:
         api, store = self.api, self.api._store
@@ -351,7 +363,8 @@ class Handler(BaseHTTPRequestHandler):
             obj = self._parse_json(body)
             if not isinstance(obj, dict):
                 raise _status.bad_request("the request body must be a JSON object")
-            self.send_obj(201, store.create(rtype, obj, ns, manager=self._manager(query)))
+            self.send_obj(201, store.create(rtype, obj, ns, manager=self._manager(query),
+                                            reset_status=True))
         elif verb == "update":
             obj = self._parse_json(body)
             if not isinstance(obj, dict):

@@ -60,6 +60,7 @@ class ResourceType:
     builtin: bool = True
     has_generation: bool = False
     legacy_field_error: bool = False
+    categories: tuple[str, ...] = ()
     # A custom resource's openAPIV3Schema (from its CRD), used for validation and ownership.
     schema: Any = field(default=None, compare=False, hash=False, repr=False)
 

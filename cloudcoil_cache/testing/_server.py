@@ -15,6 +15,7 @@ from typing import Any, Callable
 import yaml
 
 from ..errors import WaitTimeout
+from ._admission import Admission
 from ._fault_api import FaultInjection
 from ._faults import FaultState
 from ._handler import Handler
@@ -29,6 +30,7 @@ __all__ = ["FakeAPIServer"]
 log = logging.getLogger(__name__)
 
 _JOIN_SECONDS = 5.0
+_SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 _HANDSHAKE_SECONDS = 5.0
 
 
@@ -197,6 +199,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         ca_cert: bytes | str | os.PathLike[str] | None = None,
         client_ca: bytes | str | os.PathLike[str] | None = None,
         require_client_cert: bool = False,
+        namespace_lifecycle: bool = False,
     ) -> None:
         if expired_watch_mode not in ("event", "http"):
             raise ValueError(
@@ -231,6 +234,12 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         self.clock_skew = 0.0
         self.registry = ResourceRegistry()
         self._store = Store(max_history=max_history)
+        self.namespace_lifecycle = namespace_lifecycle
+        self._store.admission = Admission(
+            self._store, self.registry, namespace_lifecycle=namespace_lifecycle
+        )
+        if namespace_lifecycle:
+            self._preload_namespaces()
         self._faults = FaultState()
         self._log = RequestLog()
         self._requested_port = port
@@ -239,6 +248,17 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         self._stopping = threading.Event()
         self._watch_cond = threading.Condition()
         self._active: set[Watcher] = set()
+
+    def _preload_namespaces(self) -> None:
+        """The namespaces every cluster starts with, present before any history (revision 1)."""
+        rtype = self.registry.get("", "v1", "namespaces")
+        assert rtype is not None
+        for name in _SYSTEM_NAMESPACES:
+            self._store.preload(rtype, {
+                "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
+                "spec": {"finalizers": ["kubernetes"]},
+                "status": {"phase": "Active"},
+            })
 
     def _build_ssl_context(
         self,
@@ -393,8 +413,16 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         *,
         singular: str = "",
         status_subresource: bool = True,
+        schema: dict[str, Any] | None = None,
+        short_names: tuple[str, ...] = (),
+        categories: tuple[str, ...] = (),
     ) -> ResourceType:
-        """Serve a custom resource at ``/apis/{group}/{version}/...`` (LIST items carry kind)."""
+        """Serve a custom resource at ``/apis/{group}/{version}/...`` (LIST items carry kind).
+
+        ``schema`` (an ``openAPIV3Schema``) makes writes validated against it (types, required,
+        enums) and pruned of undeclared fields, as for a CRD. Creating a
+        CustomResourceDefinition object registers its served versions the same way.
+        """
         if not group or not version or not kind or not plural:
             raise ValueError("register_resource needs a non-empty group, version, kind and plural")
         rtype = ResourceType(
@@ -407,6 +435,9 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
             has_status=status_subresource,
             builtin=False,
             has_generation=True,
+            short_names=tuple(short_names),
+            categories=tuple(categories),
+            schema=schema,
         )
         self.registry.add(rtype)
         return rtype

@@ -232,9 +232,12 @@ class Store:
         *,
         manager: str | None = None,
         admit: bool = True,
+        reset_status: bool = False,
     ) -> dict[str, Any]:
         """Store a new object. ``admit``: validate and default it (when the store has an
-        admission); ``manager``: record an ``Update`` managedFields entry for it."""
+        admission); ``manager``: record an ``Update`` managedFields entry for it;
+        ``reset_status``: drop the status a kind with a status subresource was sent with (as
+        the real server's create strategies do)."""
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise _status.bad_request("metadata must be an object")
@@ -271,6 +274,8 @@ class Store:
             obj["apiVersion"] = rtype.api_version
             for field in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion"):
                 meta.pop(field, None)
+            if reset_status and rtype.has_status:
+                obj.pop("status", None)
             if admit and self.admission is not None:
                 self.admission.admit(rtype, obj, None, namespace=namespace, subresource=None)
             meta = obj["metadata"]
@@ -282,6 +287,18 @@ class Store:
                 update_managed(None, obj, rtype.schema_node(), manager=manager,
                                api_version=rtype.api_version, has_status=rtype.has_status)
             return self._commit(rtype, "ADDED", key, obj, None)
+
+    def preload(self, rtype: ResourceType, obj: dict[str, Any]) -> None:
+        """Store an object that existed before any history (no event, the current revision)."""
+        with self.lock:
+            meta = obj["metadata"]
+            meta.setdefault("uid", str(uuid.uuid4()))
+            meta.setdefault("creationTimestamp", _now())
+            meta["resourceVersion"] = str(self.revision)
+            obj["kind"], obj["apiVersion"] = rtype.kind, rtype.api_version
+            key = object_key(meta.get("namespace"), meta["name"])
+            self._objects.setdefault(rtype, {})[key] = Stored(obj)
+            self._snapshots.clear()
 
     def replace(
         self,

@@ -37,8 +37,16 @@ BASE: dict[str, Any] = {
 
 
 def strategic(server: FakeAPIServer, config: Config, patch: dict[str, Any]) -> dict[str, Any]:
-    server.create("pods", BASE, "default")
-    return Pod.client(config).patch("web", patch, patch_type="strategic").to_dict()
+    """Patch BASE's spec as a Deployment's pod template (a pod's containers are immutable on a
+    real server); the result is pod-shaped."""
+    labels = {"app": "web"}
+    server.create("deployments", {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": BASE["metadata"],
+        "spec": {"selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": labels}, "spec": BASE["spec"]}}}, "default")
+    body = {k: ({"template": {"spec": v}} if k == "spec" else v) for k, v in patch.items()}
+    result = Deployment.client(config).patch("web", body, patch_type="strategic").to_dict()
+    return {"metadata": result["metadata"], "spec": result["spec"]["template"]["spec"]}
 
 
 def containers(obj: dict[str, Any]) -> dict[str, Any]:

@@ -29,10 +29,11 @@ def test_class_and_instance_methods_do_a_full_lifecycle_in_a_scope(
         assert status.status.phase == "Running"
         patched = status.patch({"metadata": {"labels": {"w": "3"}}})
         assert patched.metadata.labels == {"v": "2", "w": "3"}
-        strategic = patched.patch({"spec": {"containers": [{"name": "log", "image": "busybox"}]}},
+        # A pod's containers are immutable but for their images (as on a real server).
+        strategic = patched.patch({"spec": {"containers": [{"name": "web", "image": "nginx:2"}]}},
                                   patch_type="strategic")
-        assert [c.name for c in strategic.spec.containers] == ["web", "log"]
-        applied = pod("web", labels={"x": "4"}).apply(field_manager="me")
+        assert [(c.name, c.image) for c in strategic.spec.containers] == [("web", "nginx:2")]
+        applied = pod("web", labels={"x": "4"}, image="nginx:2").apply(field_manager="me")
         assert applied.metadata.managed_fields[0].manager == "me"
         removed = applied.remove()
         assert removed.metadata.uid == created.metadata.uid

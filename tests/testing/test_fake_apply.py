@@ -117,24 +117,36 @@ def test_a_no_op_apply_writes_nothing(fake_api_server: FakeAPIServer) -> None:
     assert again["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
 
 
+def deployment(*containers: dict[str, Any]) -> dict[str, Any]:
+    labels = {"app": "d"}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels},
+                                  "spec": {"containers": list(containers)}}}}
+
+
 def test_keyed_lists_are_owned_per_item_and_merged_by_their_keys(
         fake_api_server: FakeAPIServer) -> None:
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-           "spec": {"containers": [{"name": "web", "image": "nginx:1",
-                                    "ports": [{"containerPort": 80}]}]}}
-    obj = apply(fake_api_server, f"{PODS}/p", pod, "alice").json()
+    path = "/apis/apps/v1/namespaces/default/deployments/d"
+    web = {"name": "web", "image": "nginx:1", "ports": [{"containerPort": 80}]}
+    obj = apply(fake_api_server, path, deployment(web), "alice").json()
     fields = managers(obj)[("alice", "Apply")]
-    assert fields["f:spec"]["f:containers"] == {'k:{"name":"web"}': {
+    assert fields["f:spec"]["f:template"]["f:spec"]["f:containers"] == {'k:{"name":"web"}': {
         ".": {}, "f:image": {}, "f:name": {},
         "f:ports": {'k:{"containerPort":80,"protocol":"TCP"}': {".": {}, "f:containerPort": {}}}}}
-    sidecar = {**pod, "spec": {"containers": [{"name": "sidecar", "image": "envoy"}]}}
-    merged = apply(fake_api_server, f"{PODS}/p", sidecar, "bob").json()
-    assert [c["name"] for c in merged["spec"]["containers"]] == ["web", "sidecar"]
-    conflict = apply(fake_api_server, f"{PODS}/p", {**pod, "spec": {"containers": [
-        {"name": "web", "image": "nginx:2"}]}}, "bob")
+    merged = apply(fake_api_server, path, deployment({"name": "sidecar", "image": "envoy"}),
+                   "bob").json()
+    assert [c["name"] for c in merged["spec"]["template"]["spec"]["containers"]] == [
+        "web", "sidecar"]
+    conflict = apply(fake_api_server, path, deployment({"name": "web", "image": "nginx:2"}), "bob")
     assert conflict.status_code == 409, conflict.json()
     assert conflict.json()["message"] == (
-        'Apply failed with 1 conflict: conflict with "alice": .spec.containers[name="web"].image')
+        'Apply failed with 1 conflict: conflict with "alice": '
+        '.spec.template.spec.containers[name="web"].image')
+    # bob's sidecar is gone with its last applier; the refused apply changed nothing.
+    dropped = apply(fake_api_server, path, deployment({"name": "web", "image": "nginx:1"}),
+                    "bob").json()
+    assert [c["name"] for c in dropped["spec"]["template"]["spec"]["containers"]] == ["web"]
 
 
 def test_force_is_refused_on_other_patch_types(fake_api_server: FakeAPIServer) -> None:

@@ -267,6 +267,9 @@ def test_main_resource_put_ignores_status_and_status_put_ignores_spec(
     created = post(
         fake_api_server, "/apis/apps/v1/namespaces/default/deployments", make_deployment("d")
     ).json()
+    assert "status" not in created or created["status"] == {}  # a create's status is dropped
+    created = fake_api_server.patch("deployments", "d", {"status": {"replicas": 3}}, "default",
+                                    subresource="status")
     main = {**created, "spec": {**created["spec"], "replicas": 5}, "status": {"replicas": 99}}
     updated = requests.put(fake_api_server.url + path, json=main, timeout=5).json()
     assert updated["spec"]["replicas"] == 5 and updated["status"]["replicas"] == 3
@@ -450,6 +453,23 @@ def test_the_direct_api_returns_copies_that_do_not_change_the_server(
     assert fake_api_server.get("configmaps", "c")["data"] == {"a": "1"}
 
 
+_LABELS = {"app": "x"}
+_TEMPLATE = {"metadata": {"labels": _LABELS},
+             "spec": {"containers": [{"name": "c", "image": "busybox:1"}]}}
+# The least each kind needs to pass validation.
+MINIMAL: dict[str, dict[str, Any]] = {
+    "Pod": {"spec": _TEMPLATE["spec"]},
+    "Service": {"spec": {"ports": [{"port": 80}]}},
+    "Event": {"involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"}},
+    "Deployment": {"spec": {"selector": {"matchLabels": _LABELS}, "template": _TEMPLATE}},
+    "ReplicaSet": {"spec": {"selector": {"matchLabels": _LABELS}, "template": _TEMPLATE}},
+    "StatefulSet": {"spec": {"selector": {"matchLabels": _LABELS}, "template": _TEMPLATE,
+                             "serviceName": "x"}},
+    "DaemonSet": {"spec": {"selector": {"matchLabels": _LABELS}, "template": _TEMPLATE}},
+    "Job": {"spec": {"template": {"spec": {**_TEMPLATE["spec"], "restartPolicy": "Never"}}}},
+}
+
+
 @pytest.mark.parametrize(
     ("collection", "kind"),
     [
@@ -472,8 +492,8 @@ def test_the_direct_api_returns_copies_that_do_not_change_the_server(
 def test_every_built_in_kind_is_served(
     fake_api_server: FakeAPIServer, collection: str, kind: str
 ) -> None:
-    created = post(fake_api_server, collection, {"metadata": {"name": "x"}})
-    assert created.status_code == 201 and created.json()["kind"] == kind
+    created = post(fake_api_server, collection, {"metadata": {"name": "x"}, **MINIMAL.get(kind, {})})
+    assert created.status_code == 201 and created.json()["kind"] == kind, created.json()
     listed = requests.get(fake_api_server.url + collection, timeout=5).json()
     assert listed["kind"] == f"{kind}List" and len(listed["items"]) == 1
     got = requests.get(f"{fake_api_server.url}{collection}/x", timeout=5).json()
