@@ -69,9 +69,9 @@ def _ref_name(node: Any) -> str | None:
     if not isinstance(node, dict):
         return None
     ref = node.get("$ref")
-    if ref is None and len(node.get("allOf") or ()) == 1:
+    if ref is None and "allOf" in node and len(node["allOf"]) == 1:
         ref = node["allOf"][0].get("$ref")
-    return ref.rsplit("/", 1)[-1] if isinstance(ref, str) else None
+    return ref[14:] if isinstance(ref, str) else None  # after "#/definitions/"
 
 
 def _type_ok(value: Any, wanted: str) -> bool:
@@ -158,6 +158,8 @@ class _Walk:
             for key in schema.get("required") or ():
                 if _missing(value.get(key)) and not (top and key in _TOP_LEVEL):
                     self.errs.required(f"{path}.{key}" if path else key)
+            if self.rtype.builtin and defname in _rules.TYPE_RULES:
+                _rules.TYPE_RULES[defname](value, path, self.errs)
         elif isinstance(value, list):
             items = schema.get("items")
             for i, entry in enumerate(value):
@@ -171,26 +173,6 @@ class _Walk:
         got = {str: "string", bool: "boolean", int: "integer", float: "number", dict: "object",
                list: "array"}.get(type(value), "null")
         self.errs.invalid(path, got, f"{path} in body must be of type {wanted}: {_rules.render(got)}")
-
-
-def _rules_walk(value: Any, node: Any, path: str, errs: _rules.Errors) -> None:
-    """Run the per-definition rules of ``_rules.TYPE_RULES`` wherever their types appear."""
-    defname = _ref_name(node)
-    schema = resolve(node)
-    if schema is None:
-        return
-    if isinstance(value, dict):
-        if defname in _rules.TYPE_RULES:
-            _rules.TYPE_RULES[defname](value, path, errs)
-        props = schema.get("properties") or {}
-        for key, sub in value.items():
-            if key in props and isinstance(sub, (dict, list)):
-                _rules_walk(sub, props[key], f"{path}.{key}" if path else key, errs)
-    elif isinstance(value, list):
-        items = schema.get("items")
-        if isinstance(items, dict) and (_ref_name(items) or "properties" in items):
-            for i, entry in enumerate(value):
-                _rules_walk(entry, items, f"{path}[{i}]", errs)
 
 
 class Admission:
@@ -225,18 +207,89 @@ class Admission:
         if old is None:
             self._on_create(rtype, obj)
             _rules.check_name(rtype.group, rtype.kind, str(meta.get("name", "")), errs)
+            if rtype.builtin and rtype.kind == "CustomResourceDefinition":
+                self._crd_on_create(obj, errs)
         _rules.label_errors(meta, "metadata", errs)
-        if rtype.builtin and node is not None:
-            _rules_walk(obj, node, "", errs)
         rule = _rules.OBJECT_RULES.get((rtype.group, rtype.kind))
         if rule is not None:
             rule(obj, errs)
+        if old is not None and old["metadata"].get("deletionTimestamp"):
+            added = [f for f in meta.get("finalizers") or ()
+                     if f not in (old["metadata"].get("finalizers") or ())]
+            if added:
+                listed = ", ".join(_rules.render(f) for f in added)
+                errs.forbidden("metadata.finalizers", "no new finalizers can be added if the "
+                               f"object is being deleted, found new finalizers []string{{{listed}}}")
         if old is not None and subresource is None:
             immutable = _rules.IMMUTABLE.get((rtype.group, rtype.kind))
             if immutable is not None:
                 immutable(old, obj, errs)
         if errs:
             raise _invalid(rtype, str(meta.get("name", "")), errs)
+
+    # -- custom resource definitions -------------------------------------------------------
+
+    def committed(self, rtype: ResourceType, etype: str, obj: dict[str, Any]) -> None:
+        """After a stored change (lock held): a CRD's change (un)registers its types."""
+        if not (rtype.builtin and rtype.kind == "CustomResourceDefinition"):
+            return
+        spec = obj.get("spec") or {}
+        group, names = spec.get("group", ""), spec.get("names") or {}
+        plural = names.get("plural", "")
+        served = {v.get("name") for v in spec.get("versions") or () if v.get("served", True)}
+        if etype == "DELETED":
+            served = set()
+        for known in self.registry.all():
+            if known.group == group and known.plural == plural and not known.builtin \
+                    and known.version not in served:
+                self.registry.remove(known.group, known.version, known.plural)
+                if etype == "DELETED":
+                    self.store.drop_all_locked(known)
+        for version in spec.get("versions") or ():
+            if version.get("name") not in served:
+                continue
+            subs = version.get("subresources") or {}
+            extra: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = ()
+            if "scale" in subs:
+                extra = (("scale", "autoscaling", "v1", "Scale", ("get", "patch", "update")),)
+            self.registry.add(ResourceType(
+                group=group, version=version["name"], kind=names.get("kind", ""), plural=plural,
+                namespaced=spec.get("scope", "Namespaced") == "Namespaced",
+                singular=names.get("singular", ""),
+                short_names=tuple(names.get("shortNames") or ()),
+                categories=tuple(names.get("categories") or ()),
+                has_status="status" in subs, builtin=False, has_generation=True,
+                subresources=extra,
+                schema=(version.get("schema") or {}).get("openAPIV3Schema"),
+            ))
+
+    @staticmethod
+    def _crd_on_create(obj: dict[str, Any], errs: _rules.Errors) -> None:
+        spec = obj.get("spec") or {}
+        names = spec.get("names") or {}
+        wanted = f"{names.get('plural', '')}.{spec.get('group', '')}"
+        name = obj["metadata"].get("name", "")
+        if name != wanted:
+            errs.invalid("metadata.name", name, 'must be spec.names.plural+"."+spec.group')
+        storage = [v.get("name") for v in spec.get("versions") or () if v.get("storage")]
+        if len(storage) != 1:
+            errs.invalid("spec.versions", [v.get("name") for v in spec.get("versions") or ()],
+                         "must have exactly one version marked as storage version")
+        now = _now()
+        accepted = {**names}
+        accepted.setdefault("singular", str(names.get("kind", "")).lower())
+        accepted.setdefault("listKind", f"{names.get('kind', '')}List")
+        spec["names"] = accepted
+        obj["status"] = {
+            "acceptedNames": accepted,
+            "conditions": [
+                {"type": "NamesAccepted", "status": "True", "lastTransitionTime": now,
+                 "reason": "NoConflicts", "message": "no conflicts found"},
+                {"type": "Established", "status": "True", "lastTransitionTime": now,
+                 "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"},
+            ],
+            "storedVersions": storage[:1],
+        }
 
     # -- namespace lifecycle -------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from . import _status
 from ._admission import request_context
 from ._list import list_body, parse_filters, parse_rv, wait_not_too_large
+from ._reviews import review
 from ._routing import Route, derive_verb, parse_route
 from ._scale import get_scale, patch_scale, update_scale
 from ._store import APPLY_PATCH
@@ -346,6 +347,12 @@ class Handler(BaseHTTPRequestHandler):
         rtype = route.rtype
         assert rtype is not None
         ns, name = route.namespace, route.name
+        if route.subresource is None and verb not in rtype.served_verbs:
+            raise _method_not_allowed()
+        if verb == "create" and rtype.verbs == ("create",):
+            self.send_obj(201, review(api, rtype, self._parse_json(body), ns,
+                                      self._user() or "system:admin"))
+            return
         if route.subresource == "scale":
             self._scale(verb, route, body)
         elif verb == "watch":
@@ -408,7 +415,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_obj(
                 200,
                 store.delete(
-                    rtype, name, ns, preconditions if isinstance(preconditions, dict) else None
+                    rtype, name, ns, preconditions if isinstance(preconditions, dict) else None,
+                    grace_period=_grace_period(options, query), kubelet=api.kubelet,
                 ),
             )
         elif verb == "deletecollection":
@@ -417,9 +425,21 @@ class Handler(BaseHTTPRequestHandler):
                 for entry in list(store.all_objects(rtype)):
                     meta = entry.obj["metadata"]
                     if (ns is None or meta.get("namespace") == ns) and filters.matches(entry.obj):
-                        store.delete(rtype, meta["name"], meta.get("namespace"))
+                        store.delete(rtype, meta["name"], meta.get("namespace"),
+                                     grace_period=_grace_period({}, query), kubelet=api.kubelet)
             self.send_obj(
                 200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
             )
         else:
             raise _method_not_allowed()
+
+
+def _grace_period(options: dict[str, Any], query: dict[str, str]) -> int | None:
+    """``gracePeriodSeconds`` from DeleteOptions or the query (None: the object's default)."""
+    value = options.get("gracePeriodSeconds", query.get("gracePeriodSeconds"))
+    if value is None or value == "":
+        return None
+    try:
+        return max(0, int(value))
+    except (TypeError, ValueError):
+        raise _status.bad_request(f"invalid gracePeriodSeconds {value!r}") from None

@@ -26,6 +26,7 @@ class ObjectAPI:
 
     _store: Store
     registry: ResourceRegistry
+    kubelet: bool
 
     def _type(self, resource: str) -> ResourceType:
         try:
@@ -141,12 +142,28 @@ class ObjectAPI:
             raise self._raise(exc) from None
         return self._loads(Stored(stored).full())
 
-    def delete(self, resource: str, name: str, namespace: str | None = None) -> dict[str, Any]:
-        """Delete an object; returns its last state (with the deletion's resourceVersion)."""
+    def delete(
+        self,
+        resource: str,
+        name: str,
+        namespace: str | None = None,
+        *,
+        grace_period_seconds: int | None = 0,
+    ) -> dict[str, Any]:
+        """Delete an object; returns its last state (with the deletion's resourceVersion), or,
+        when finalizers (or a pod's graceful termination) keep it, the object with its
+        ``deletionTimestamp``.
+
+        Unlike an HTTP DELETE, the default is a forced deletion (``grace_period_seconds=0``, as
+        ``kubectl delete --force --grace-period=0``): a pod on a node goes at once. Pass ``None``
+        for the pod's own grace period, as a plain HTTP DELETE has.
+        """
         rtype = self._type(resource)
         try:
             return self._loads(
-                Stored(self._store.delete(rtype, name, self._ns(rtype, namespace))).full()
+                Stored(self._store.delete(rtype, name, self._ns(rtype, namespace),
+                                          grace_period=grace_period_seconds,
+                                          kubelet=self.kubelet)).full()
             )
         except _status.StatusError as exc:
             raise self._raise(exc) from None

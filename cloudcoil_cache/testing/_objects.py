@@ -359,7 +359,7 @@ def seed_pods(
             name = f"{app}-{_hex(f'{namespace}/{app}', 10)}-{i:05d}"
             pod = make_pod(name, namespace, phase=_PHASES[i % len(_PHASES)], index=i)
             # make_pod builds fresh dicts, so the store may own them without create()'s copy.
-            server._store.create(rtype, pod, namespace)
+            server._store.create(rtype, pod, namespace, admit=False)
             keys.append(f"{namespace}/{name}")
     finally:
         if gc_was_enabled:

@@ -33,7 +33,8 @@ _SCALABLE = frozenset(
 
 def has_scale(rtype: ResourceType) -> bool:
     """Whether ``rtype`` serves the ``scale`` subresource."""
-    return rtype.builtin and (rtype.group, rtype.kind) in _SCALABLE
+    return (rtype.builtin and (rtype.group, rtype.kind) in _SCALABLE) or any(
+        s[0] == "scale" for s in rtype.subresources)
 
 
 def _subresource_ok(subresource: str, rtype: ResourceType) -> bool:

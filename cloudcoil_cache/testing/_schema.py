@@ -103,27 +103,59 @@ def definition(name: str) -> dict[str, Any] | None:
     return _data()["definitions"].get(name)  # type: ignore[no-any-return]
 
 
+def _ref_of(node: dict[str, Any]) -> str | None:
+    ref = node.get("$ref")
+    if ref is None:
+        all_of = node.get("allOf")
+        if all_of and len(all_of) == 1:
+            ref = all_of[0].get("$ref")
+    return ref if isinstance(ref, str) and ref.startswith(_REF) else None
+
+
+_resolved: dict[str, dict[str, Any] | None] = {}
+
+
 def resolve(node: dict[str, Any] | None) -> dict[str, Any] | None:
     """Follow a ``$ref`` (also inside a one-element ``allOf``) to its definition."""
+    if node is None:
+        return None
+    ref = _ref_of(node)
+    if ref is None:
+        return node
+    if ref in _resolved:
+        return _resolved[ref]
+    found: dict[str, Any] | None = node
     seen = 0
-    while node is not None and seen < 8:
-        ref = node.get("$ref")
-        if ref is None and len(node.get("allOf") or ()) == 1:
-            ref = node["allOf"][0].get("$ref")
-        if not isinstance(ref, str) or not ref.startswith(_REF):
-            return node
-        name = ref[len(_REF):]
+    while found is not None and seen < 8:
+        inner = _ref_of(found)
+        if inner is None:
+            break
+        name = inner[len(_REF):]
         if name in _ATOMIC_DEFS:
-            return {"x-fake-atomic": True}
-        node = definition(name)
+            found = {"x-fake-atomic": True}
+            break
+        found = definition(name)
         seen += 1
-    return node
+    _resolved[ref] = found
+    return found
 
 
 def shape(node: dict[str, Any] | None) -> str:
     """How values under ``node`` merge and are owned (see the module docstring); ``unknown``
     when there is no schema (a dict is then treated as a map)."""
-    node = resolve(node)
+    ref = _ref_of(node) if node is not None else None
+    if ref is not None:
+        cached = _shapes.get(ref)
+        if cached is None:
+            cached = _shapes[ref] = _shape(resolve(node))
+        return cached
+    return _shape(node)
+
+
+_shapes: dict[str, str] = {}
+
+
+def _shape(node: dict[str, Any] | None) -> str:
     if node is None:
         return "unknown"
     if node.get("x-fake-atomic") or node.get("x-kubernetes-int-or-string"):

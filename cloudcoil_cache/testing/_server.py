@@ -200,6 +200,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         client_ca: bytes | str | os.PathLike[str] | None = None,
         require_client_cert: bool = False,
         namespace_lifecycle: bool = False,
+        kubelet: bool = True,
     ) -> None:
         if expired_watch_mode not in ("event", "http"):
             raise ValueError(
@@ -235,6 +236,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         self.registry = ResourceRegistry()
         self._store = Store(max_history=max_history)
         self.namespace_lifecycle = namespace_lifecycle
+        self.kubelet = kubelet
         self._store.admission = Admission(
             self._store, self.registry, namespace_lifecycle=namespace_lifecycle
         )

@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from . import _status
@@ -215,6 +215,8 @@ class Store:
         for watcher in self._watchers.get(rtype, ()):
             watcher.offer(event)
         self.changed.notify_all()
+        if self.admission is not None:
+            self.admission.committed(rtype, etype, obj)
         return obj
 
     def _trim(self, count: int) -> None:
@@ -378,7 +380,9 @@ class Store:
                     and not new_meta.get("deletionGracePeriodSeconds")):
                 # The last finalizer was removed from an object being deleted: it goes now.
                 new_meta["resourceVersion"] = cur_meta.get("resourceVersion")
-                return self._commit(rtype, "DELETED", object_key(namespace, name), new, current)
+                gone = self._commit(rtype, "DELETED", object_key(namespace, name), new, current)
+                self._after_delete_locked(gone)
+                return gone
             return self._commit(rtype, "MODIFIED", object_key(namespace, name), new, current)
 
     def patch(
@@ -496,8 +500,21 @@ class Store:
         name: str,
         namespace: str | None,
         preconditions: dict[str, Any] | None = None,
+        *,
+        grace_period: int | None = None,
+        kubelet: bool = True,
     ) -> dict[str, Any]:
-        """Delete now (no graceful deletion); ``preconditions`` (uid, resourceVersion) → 409."""
+        """Delete as kube-apiserver does; returns the object (its last state when removed).
+
+        ``preconditions`` (uid, resourceVersion) → 409. An object with finalizers gets
+        ``deletionTimestamp`` (and ``deletionGracePeriodSeconds: 0``) and stays until an update
+        removes the last finalizer. A pod on a node is deleted gracefully (``grace_period``, else
+        its ``terminationGracePeriodSeconds``): it gets ``deletionTimestamp`` in the future and
+        ``deletionGracePeriodSeconds``; with ``kubelet`` the simulated kubelet then removes it at
+        once (both events are sent), without, it stays until deleted with grace period 0. A pod
+        not on a node, or finished, goes at once. A namespace becomes ``Terminating``, its content
+        is deleted, and it goes when nothing is left in it.
+        """
         with self.lock:
             current = self.get(rtype, name, namespace).obj
             cur_meta = current["metadata"]
@@ -507,8 +524,98 @@ class Store:
                     raise _status.precondition_failed(
                         rtype, name, field, str(wanted), str(cur_meta.get(key))
                     )
-            last = {**current, "metadata": dict(cur_meta)}
-            return self._commit(rtype, "DELETED", object_key(namespace, name), last, current)
+            key = object_key(namespace, name)
+            is_pod = rtype.builtin and rtype.group == "" and rtype.kind == "Pod"
+            is_namespace = rtype.builtin and rtype.group == "" and rtype.kind == "Namespace"
+            if cur_meta.get("finalizers") and not is_namespace:
+                if cur_meta.get("deletionTimestamp"):
+                    return current
+                return self._mark_deleting(rtype, key, current, 0)
+            if is_namespace:
+                return self._delete_namespace(rtype, key, current, kubelet)
+            if is_pod:
+                spec = current.get("spec") or {}
+                phase = (current.get("status") or {}).get("phase")
+                grace = grace_period
+                if grace is None:
+                    grace = spec.get("terminationGracePeriodSeconds", 30)
+                    if cur_meta.get("deletionGracePeriodSeconds") is not None:
+                        grace = cur_meta["deletionGracePeriodSeconds"]
+                if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
+                    grace = 0
+                if isinstance(grace, int) and grace > 0:
+                    if cur_meta.get("deletionTimestamp") and grace >= int(
+                            cur_meta.get("deletionGracePeriodSeconds") or 0):
+                        return current  # already terminating, no sooner
+                    marked = self._mark_deleting(rtype, key, current, grace)
+                    if not kubelet or self._dry_run:
+                        return marked
+                    current = self._objects[rtype][key].obj  # the kubelet is done at once
+            last = {**current, "metadata": dict(current["metadata"])}
+            gone = self._commit(rtype, "DELETED", key, last, current)
+            self._after_delete_locked(gone)
+            return gone
+
+    def _mark_deleting(
+        self, rtype: ResourceType, key: str, current: dict[str, Any], grace: int
+    ) -> dict[str, Any]:
+        stamp = datetime.now(timezone.utc) + timedelta(seconds=grace)
+        new = {**current, "metadata": {
+            **current["metadata"],
+            "deletionTimestamp": stamp.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "deletionGracePeriodSeconds": grace,
+        }}
+        if current["metadata"].get("generation") is not None and rtype.has_generation:
+            new["metadata"]["generation"] = int(current["metadata"]["generation"]) + 1
+        return self._commit(rtype, "MODIFIED", key, new, current)
+
+    def _delete_namespace(
+        self, rtype: ResourceType, key: str, current: dict[str, Any], kubelet: bool
+    ) -> dict[str, Any]:
+        """Mark a namespace Terminating and (as the namespace controller) delete its content."""
+        name = current["metadata"]["name"]
+        if not current["metadata"].get("deletionTimestamp"):
+            terminating = {**current, "status": {**(current.get("status") or {}),
+                                                 "phase": "Terminating"}}
+            current = self._mark_deleting(rtype, key, terminating, 0)
+        if self._dry_run:
+            return current
+        for other in list(self._objects):
+            if not other.namespaced:
+                continue
+            for entry in [e for e in self._objects[other].values()
+                          if e.obj["metadata"].get("namespace") == name]:
+                meta = entry.obj["metadata"]
+                if meta.get("deletionTimestamp") and meta.get("finalizers"):
+                    continue
+                self.delete(other, meta["name"], name, grace_period=0, kubelet=kubelet)
+        return self._finish_namespace_locked(rtype, name) or self._objects[rtype][key].obj
+
+    def _finish_namespace_locked(self, rtype: ResourceType, name: str) -> dict[str, Any] | None:
+        """Remove a terminating namespace once nothing is left in it; its last state or None."""
+        entry = self._objects.get(rtype, {}).get(name)
+        if entry is None or not entry.obj["metadata"].get("deletionTimestamp"):
+            return None
+        for other, objects in self._objects.items():
+            if other.namespaced and any(
+                    e.obj["metadata"].get("namespace") == name for e in objects.values()):
+                return None
+        current = entry.obj
+        if current["metadata"].get("finalizers"):
+            return None
+        last = {**current, "metadata": dict(current["metadata"]),
+                "spec": {**(current.get("spec") or {}), "finalizers": []}}
+        return self._commit(rtype, "DELETED", name, last, current)
+
+    def _after_delete_locked(self, gone: dict[str, Any]) -> None:
+        """A namespaced object went: finish its namespace if it was waiting for it."""
+        namespace = gone["metadata"].get("namespace")
+        if not namespace or self._dry_run:
+            return
+        ns_type = next((t for t in self._objects if t.builtin and t.kind == "Namespace"
+                        and t.group == ""), None)
+        if ns_type is not None:
+            self._finish_namespace_locked(ns_type, namespace)
 
     # -- watchers ------------------------------------------------------------------------------
 
@@ -584,6 +691,13 @@ class Store:
     def wake_waiters(self) -> None:
         with self.changed:
             self.changed.notify_all()
+
+    def drop_all_locked(self, rtype: ResourceType) -> None:
+        """Delete every object of ``rtype`` (its CRD went), each with a DELETED event."""
+        for key, entry in sorted(self._objects.get(rtype, {}).items()):
+            current = entry.obj
+            self._commit(rtype, "DELETED", key, {**current, "metadata": dict(current["metadata"])},
+                         current)
 
     def all_objects(self, rtype: ResourceType) -> Iterable[Stored]:
         with self.lock:

@@ -62,9 +62,17 @@ def test_the_core_resource_list_describes_pods_like_the_real_server(
 
 def test_the_group_list_names_every_built_in_group(fake_api_server: FakeAPIServer) -> None:
     doc = requests.get(fake_api_server.url + "/apis", timeout=5).json()
-    assert {g["name"] for g in doc["groups"]} == {"apps", "batch", "coordination.k8s.io"}
+    assert {g["name"] for g in doc["groups"]} == {
+        "admissionregistration.k8s.io", "apiextensions.k8s.io", "apiregistration.k8s.io", "apps",
+        "authentication.k8s.io", "authorization.k8s.io", "autoscaling", "batch",
+        "certificates.k8s.io", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io",
+        "flowcontrol.apiserver.k8s.io", "networking.k8s.io", "node.k8s.io", "policy",
+        "rbac.authorization.k8s.io", "scheduling.k8s.io", "storage.k8s.io"}
     apps = next(g for g in doc["groups"] if g["name"] == "apps")
     assert apps["preferredVersion"] == {"groupVersion": "apps/v1", "version": "v1"}
+    autoscaling = next(g for g in doc["groups"] if g["name"] == "autoscaling")
+    assert [v["version"] for v in autoscaling["versions"]] == ["v2", "v1"]
+    assert autoscaling["preferredVersion"]["version"] == "v2"
 
 
 def test_a_registered_custom_resource_appears_in_discovery_and_is_served(

@@ -34,7 +34,7 @@ def test_a_watch_from_rv_n_replays_only_later_changes(fake_api_server: FakeAPISe
     rv = fake_api_server.revision
     fake_api_server.create("pods", make_pod("b"))
     fake_api_server.patch("pods", "a", {"metadata": {"labels": {"x": "1"}}})
-    fake_api_server.delete("pods", "b")
+    fake_api_server.delete("pods", "b", grace_period_seconds=0)  # forced: no graceful MODIFIED
     with watch(fake_api_server.url, PODS, resourceVersion=rv, timeoutSeconds=5) as resp:
         events = read_events(resp, 3)
     assert names(events) == [("ADDED", "b"), ("MODIFIED", "a"), ("DELETED", "b")]
@@ -47,7 +47,7 @@ def test_a_deleted_event_carries_the_last_state_at_the_deletions_rv(
 ) -> None:
     fake_api_server.create("pods", make_pod("a", labels={"keep": "me"}))
     rv = fake_api_server.revision
-    fake_api_server.delete("pods", "a")
+    fake_api_server.delete("pods", "a", grace_period_seconds=0)
     with watch(fake_api_server.url, PODS, resourceVersion=rv, timeoutSeconds=5) as resp:
         (event,) = read_events(resp, 1)
     assert event["type"] == "DELETED"
