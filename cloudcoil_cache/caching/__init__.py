@@ -11,6 +11,7 @@ from cloudcoil_cache.caching._cache import Cache, CacheStatus
 from cloudcoil_cache.caching._informer import Informer, InformerKey, InformerStatus
 from cloudcoil_cache.caching._options import CacheOptions
 from cloudcoil_cache.caching._policy import Mode
+from cloudcoil_cache.caching._reader import CachedResources
 from cloudcoil_cache.caching._reflector import Tuning
 from cloudcoil_cache.caching._store import Added, Deleted, Notification, Store, Updated, Writer
 from cloudcoil_cache.caching._views import HandlerHandle, InformerView, StoreView, SyncInformer
@@ -22,6 +23,7 @@ __all__ = [
     "Cache",
     "CacheOptions",
     "CacheStatus",
+    "CachedResources",
     "Deleted",
     "HandlerHandle",
     "Informer",

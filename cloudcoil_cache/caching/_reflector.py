@@ -146,9 +146,10 @@ class Reflector:
         while not self._stop.is_set():
             try:
                 if need_list:
+                    # A successful list does not clear the error: only an open watch makes the
+                    # informer current again (a list that works while every watch fails is stale).
                     self._list(rv_unavailable=rv_unavailable, resync=resync)
                     need_list = rv_unavailable = resync = False
-                    self._sink.error(None)
                 if self._watch():
                     need_list = resync = True
             except _Stopped:

@@ -126,7 +126,7 @@ class FakeListWatch:
     """
 
     def __init__(self, objects: list[Any] | None = None, *, start_rv: int = 1) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        self._cond = threading.Condition(threading.RLock())  # RLock: wait_for predicates may call in
         self._rv = start_rv
         self._objects: dict[tuple[str, str], Any] = {}
         self._streams: list[_Stream] = []

@@ -22,10 +22,6 @@ from cloudcoil_cache.testing import FakeAPIServer, make_configmap, make_pod
 from cluster_support import FAST, Recorder, names, reads, seed
 
 
-def pending(feature: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=False, reason=f"pending lead: {feature}")
-
-
 def _seed_apps(server: FakeAPIServer) -> None:
     for name, app in (("web-0", "web"), ("web-1", "web"), ("db-0", "db")):
         server.create("pods", make_pod(name, labels={"app": app}))
@@ -51,7 +47,6 @@ def test_informer_get_list_and_a_multi_key_index(server: FakeAPIServer, make_con
         assert all(is_sealed(p) for p in informer.list())
 
 
-@pending("index functions returning a str (gap 5)")
 def test_an_index_function_may_return_one_key_as_a_string(server: FakeAPIServer, make_config) -> None:
     _seed_apps(server)
     config = make_config(resources=[Pod], namespaces=["default"])
@@ -64,7 +59,6 @@ def test_an_index_function_may_return_one_key_as_a_string(server: FakeAPIServer,
         assert informer.list_index_keys("none") == []
 
 
-@pending("informer.get_store() (gap 1)")
 def test_get_store_is_a_read_only_view(server: FakeAPIServer, make_config) -> None:
     _seed_apps(server)
     config = make_config(resources=[Pod], namespaces=["default"])
@@ -81,7 +75,6 @@ def test_get_store_is_a_read_only_view(server: FakeAPIServer, make_config) -> No
             assert not hasattr(store, mutator), mutator
 
 
-@pending("CachedResources exported (gap 1)")
 def test_cached_resources_is_exported() -> None:
     from cloudcoil_cache import caching
 
@@ -114,7 +107,6 @@ def test_fallback_reads_what_the_cache_cannot_serve_from_the_api(server: FakeAPI
         assert [r.verb for r in reads(server)] == ["get"]
 
 
-@pending("strict miss message contains 'not found in cache' (gap 6)")
 def test_strict_miss_says_not_found_in_cache(server: FakeAPIServer, make_config) -> None:
     seed(server, 1)
     config = make_config(resources=[Pod], mode="strict")
@@ -139,7 +131,6 @@ def test_strict_and_fallback_blocks_change_the_policy_of_reads_inside(server: Fa
         assert ConfigMap.get("cm").name == "cm"
 
 
-@pending("cache.mode assignable and validated (gap 6)")
 def test_mode_is_assignable_and_validated(make_config) -> None:
     config = make_config(resources=[Pod])
     config.cache.mode = "strict"
@@ -164,7 +155,6 @@ def test_pause_reads_go_to_the_api(server: FakeAPIServer, make_config) -> None:
         assert reads(server) == []
 
 
-@pending("cache.enabled reads False inside pause(), for the current thread only (gap 6)")
 def test_enabled_is_false_inside_pause_for_this_thread_only(make_config) -> None:
     config = make_config(resources=[Pod])
     seen_elsewhere: list[bool] = []
@@ -213,7 +203,6 @@ def test_nested_scopes_share_the_cache_until_the_last_exits(server: FakeAPIServe
 # --------------------------------------------------------------- lifecycle methods on Cache
 
 
-@pending("Cache.start()/stop()/wait()/ready() (gap 1)")
 def test_cache_start_wait_ready_stop(server: FakeAPIServer, make_config) -> None:
     seed(server, 2)
     config = make_config(resources=[Pod])
@@ -230,7 +219,6 @@ def test_cache_start_wait_ready_stop(server: FakeAPIServer, make_config) -> None
     assert cache.status().started is False
 
 
-@pending("Cache.start()/stop()/wait()/ready() (gap 1)")
 def test_a_disabled_cache_is_ready_and_waits_at_once(kubeconfig: str) -> None:
     cache = Cache(enabled=False)
     config = Config(kubeconfig=kubeconfig, cache=cache)
@@ -241,7 +229,6 @@ def test_a_disabled_cache_is_ready_and_waits_at_once(kubeconfig: str) -> None:
         config.close()
 
 
-@pending("Cache.async_start()/async_stop()/async_wait() (gap 1)")
 def test_cache_async_lifecycle(server: FakeAPIServer, make_config) -> None:
     seed(server, 2)
     config = make_config(resources=[Pod])
@@ -264,7 +251,6 @@ def test_cache_async_lifecycle(server: FakeAPIServer, make_config) -> None:
 # ------------------------------------------------------------------------------ get_informer
 
 
-@pending("get_informer on a disabled cache returns None (gap 6)")
 def test_get_informer_on_a_disabled_cache_is_none(kubeconfig: str) -> None:
     config = Config(kubeconfig=kubeconfig, cache=Cache(enabled=False))
     try:
@@ -273,7 +259,6 @@ def test_get_informer_on_a_disabled_cache_is_none(kubeconfig: str) -> None:
         config.close()
 
 
-@pending("get_informer(Kind, namespace=...) (gap 4)")
 def test_get_informer_with_a_namespace_inside_the_scope(server: FakeAPIServer, make_config) -> None:
     seed(server, 2)
     config = make_config(resources=[Pod], namespaces=["default"])
@@ -295,7 +280,6 @@ def test_get_informer_default_is_sync_without_a_running_loop(make_config) -> Non
     assert isinstance(config.cache.get_informer(Pod), SyncInformer)
 
 
-@pending("get_informer(sync=None) default (gap 3)")
 def test_get_informer_default_is_async_under_a_running_loop(make_config) -> None:
     from cloudcoil_cache.caching import SyncInformer
 
@@ -309,7 +293,6 @@ def test_get_informer_default_is_async_under_a_running_loop(make_config) -> None
     assert type(view).__name__ == "AsyncInformer"
 
 
-@pending("a coroutine handler on a sync view is a TypeError (gap 3)")
 def test_a_coroutine_handler_on_a_sync_view_is_a_type_error(make_config) -> None:
     config = make_config(resources=[Pod])
     informer = config.cache.get_informer(Pod, sync=True)

@@ -1,0 +1,91 @@
+"""The read policy is one pure function of (cache facts, informer facts, request, mode): a table test."""
+
+from __future__ import annotations
+
+import pytest
+
+from cloudcoil_cache.caching._policy import (
+    CacheFacts,
+    InformerFacts,
+    Mode,
+    ReadLive,
+    ReadRequest,
+    Refuse,
+    Serve,
+    WaitForSync,
+    WaitForWrites,
+    decide,
+    informer_state,
+)
+from cloudcoil_cache.errors import Forbidden, ServerError
+
+CACHE = CacheFacts(enabled=True, paused=False, started=True, kind_enabled=True, kind_cached=True, lazy=False)
+LIST = ReadRequest("Pod", "default")
+GET = ReadRequest("Pod", "default", name="web-0")
+ERR = ServerError("503 Service Unavailable", code=503)
+
+
+def facts(**changes: object) -> InformerFacts:
+    base = dict(describe="Pod in all namespaces", namespace=None, started=True, synced=True, state="current",
+                seconds_since_current=0.0, max_staleness=60.0, last_error=None, complete=True,
+                incomplete_reason="", selector_problem=None, pending_write=False)
+    base.update(changes)
+    return InformerFacts(**base)  # type: ignore[arg-type]
+
+
+ROWS = [
+    ("current", CACHE, facts(), LIST, Serve, Serve),
+    ("degraded within max_staleness", CACHE, facts(state="degraded", seconds_since_current=30.0, last_error=ERR),
+     LIST, Serve, Serve),
+    ("stale", CACHE, facts(state="stale", seconds_since_current=62.0, last_error=ERR), LIST, Refuse, ReadLive),
+    ("failing 403", CACHE, facts(state="failing", last_error=Forbidden("no", code=403)), GET, Refuse, ReadLive),
+    ("not synced", CACHE, facts(synced=False, state="syncing"), LIST, Refuse, ReadLive),
+    ("namespace outside", CACHE, facts(namespace="other"), LIST, Refuse, ReadLive),
+    ("selector not servable", CACHE, facts(selector_problem="selector not servable: x"), LIST, Refuse, ReadLive),
+    ("incomplete list", CACHE, facts(complete=False, incomplete_reason="informer incomplete"), LIST, Refuse,
+     ReadLive),
+    ("incomplete get is served", CACHE, facts(complete=False, incomplete_reason="x"), GET, Serve, Serve),
+    ("pending write", CACHE, facts(pending_write=True), GET, WaitForWrites, WaitForWrites),
+    ("kind not cached", CACHE, None, LIST, Refuse, ReadLive),
+    ("lazy first read", CacheFacts(True, False, True, True, False, True), None, LIST, WaitForSync, WaitForSync),
+    ("not started", CacheFacts(True, False, False, True, True, False), facts(), LIST, Refuse, ReadLive),
+    ("paused", CacheFacts(True, True, True, True, True, False), facts(), LIST, ReadLive, ReadLive),
+    ("disabled", CacheFacts(False, False, True, True, True, False), facts(), LIST, ReadLive, ReadLive),
+]
+
+
+@pytest.mark.parametrize("name, cache, informer, request_, strict, fallback", ROWS, ids=[r[0] for r in ROWS])
+def test_the_policy_decides_by_the_facts_alone(name, cache, informer, request_, strict, fallback):
+    assert type(decide(cache, informer, request_, Mode.STRICT)) is strict
+    assert type(decide(cache, informer, request_, Mode.FALLBACK)) is fallback
+
+
+def test_a_stale_refusal_names_the_seconds_and_the_last_error():
+    decision = decide(CACHE, facts(state="stale", seconds_since_current=62.4, last_error=ERR), LIST, Mode.STRICT)
+    assert isinstance(decision, Refuse)
+    assert decision.reason.startswith("informer stale: no healthy watch for 62 s")
+    assert "last error: ServerError: 503" in decision.reason and decision.last_error is ERR
+
+
+def test_a_write_not_seen_after_the_wait_is_refused_or_read_live():
+    decision = decide(CACHE, facts(pending_write=True), GET, Mode.STRICT, writes_waited=True)
+    assert isinstance(decision, Refuse) and decision.reason.startswith("write not yet observed")
+    assert isinstance(decide(CACHE, facts(pending_write=True), GET, Mode.FALLBACK, writes_waited=True), ReadLive)
+
+
+@pytest.mark.parametrize("limit, elapsed, state", [
+    (60.0, 0.0, "degraded"), (60.0, 60.0, "degraded"), (60.0, 60.5, "stale"),
+    (0.0, 0.0, "stale"), (None, 10**6, "degraded"),
+])
+def test_informer_state_counts_from_when_it_was_last_current(limit, elapsed, state):
+    assert informer_state(started=True, synced=True, last_error=ERR, unhealthy_since=100.0, max_staleness=limit,
+                          now=100.0 + elapsed) == (state, elapsed)
+
+
+def test_hard_failures_fail_at_once_and_a_healthy_informer_is_current():
+    assert informer_state(started=True, synced=True, last_error=Forbidden("x", code=403), unhealthy_since=5.0,
+                          max_staleness=60, now=5.0)[0] == "failing"
+    assert informer_state(started=True, synced=True, last_error=None, unhealthy_since=None, max_staleness=60,
+                          now=9.0) == ("current", 0.0)
+    assert informer_state(started=False, synced=False, last_error=None, unhealthy_since=None, max_staleness=60,
+                          now=9.0)[0] == "stopped"
