@@ -4,6 +4,7 @@ from cloudcoil_cache._listwatch._decode import WatchEvent, decode_event
 from cloudcoil_cache._listwatch._listwatch import ListPage, ListWatch, WatchStream
 from cloudcoil_cache._listwatch._request import (
     ListOptions,
+    check_path_segment,
     collection_path,
     list_params,
     object_path,
@@ -20,6 +21,7 @@ from cloudcoil_cache._listwatch._selectors import (
 __all__ = [
     "FieldSelector",
     "check_field_selector",
+    "check_path_segment",
     "LabelSelector",
     "ListOptions",
     "ListPage",

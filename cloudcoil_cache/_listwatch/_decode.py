@@ -44,7 +44,12 @@ def decode_event(line: bytes, structure: Callable[[dict[str, Any]], T]) -> Watch
         raise DecodeError(f"watch event {etype!r} carries no object: {_preview(line)}")
     if etype == "ERROR":
         code = raw.get("code") or 500
-        raise api_error_from_status(int(code), raw, fallback_message="watch ERROR event")
+        try:
+            status_code = int(code)
+        except (TypeError, ValueError):
+            raise DecodeError(f"a watch ERROR event carries a Status whose code is not a number: "
+                              f"{str(code)[:40]!r}") from None
+        raise api_error_from_status(status_code, raw, fallback_message="watch ERROR event")
     metadata = raw.get("metadata")
     rv = metadata.get("resourceVersion") if isinstance(metadata, dict) else None
     if not rv:

@@ -7,7 +7,15 @@ from typing import Any
 import attrs
 from urllib.parse import quote
 
-__all__ = ["ListOptions", "collection_path", "group_version_prefix", "list_params", "object_path", "watch_params"]
+__all__ = [
+    "ListOptions",
+    "check_path_segment",
+    "collection_path",
+    "group_version_prefix",
+    "list_params",
+    "object_path",
+    "watch_params",
+]
 
 
 def group_version_prefix(cls: Any) -> str:
@@ -16,10 +24,21 @@ def group_version_prefix(cls: Any) -> str:
     return f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
 
 
+def check_path_segment(value: str, what: str) -> str:
+    """A name or namespace must be usable as one URL path segment (client-go's IsValidPathSegmentName)."""
+    if value in (".", ".."):
+        raise ValueError(f"{what} {value!r} may not be '.' or '..' (it is not a valid path segment)")
+    for bad in ("/", "%"):
+        if bad in value:
+            raise ValueError(f"{what} {value!r} may not contain {bad!r} (it is not a valid path segment)")
+    return value
+
+
 def collection_path(cls: Any, namespace: str | None) -> str:
     """The LIST/WATCH path: all namespaces when ``namespace`` is None or the kind is cluster-scoped."""
     prefix = group_version_prefix(cls)
     if cls.namespaced and namespace:
+        check_path_segment(namespace, "namespace")
         return f"{prefix}/namespaces/{quote(namespace, safe='')}/{cls.plural}"
     return f"{prefix}/{cls.plural}"
 
@@ -30,6 +49,7 @@ def object_path(cls: Any, name: str, namespace: str | None, subresource: str | N
         raise ValueError(f"{cls.kind}: a name is required")
     if cls.namespaced and not namespace:
         raise ValueError(f"{cls.kind} is namespaced: a namespace is required for {name!r}")
+    check_path_segment(name, f"{cls.kind} name")
     path = f"{collection_path(cls, namespace)}/{quote(name, safe='')}"
     return f"{path}/{subresource}" if subresource else path
 

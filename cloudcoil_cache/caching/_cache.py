@@ -310,8 +310,8 @@ class Cache:
             if self._refcount:
                 return
             runs = [(informer, informer.signal_stop()) for informer in self._informers.values()]
-        for informer, run in runs:  # joined outside the lock; only this run's threads
-            informer.join(run)
+        for informer, run in runs:  # joined outside the lock; only this run's threads, bounded
+            informer.join(run, self.tuning.stop_timeout)
 
     def wait_synced(self, informers: list[Informer[Any]], timeout: float,
                     cancel: threading.Event | None = None) -> None:

@@ -6,7 +6,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import attrs
 
-from cloudcoil_cache._listwatch import parse_field_selector, parse_label_selector
+from cloudcoil_cache._listwatch import check_path_segment, parse_field_selector, parse_label_selector
 from cloudcoil_cache.caching._policy import Mode
 
 __all__ = ["CacheOptions", "KindSettings", "PER_RESOURCE_KEYS", "check_mode", "check_resource_class",
@@ -132,6 +132,11 @@ def validate_options(*, resources: Iterable[Any] | None, namespaces: Any, label_
                 "not a list; use namespaces=['one'] or namespaces=None (all), or one Config per namespace")
         if namespaces and (not isinstance(namespaces[0], str) or not namespaces[0]):
             raise ValueError(f"Cache(namespaces={namespaces!r}): a namespace must be a non-empty string")
+        if namespaces:
+            try:
+                check_path_segment(namespaces[0], "namespace")
+            except ValueError as exc:
+                raise ValueError(f"Cache(namespaces={namespaces!r}): {exc}") from None
     checked_mode = check_mode(mode)
     if (isinstance(read_your_writes_timeout, bool) or not isinstance(read_your_writes_timeout, (int, float))
             or read_your_writes_timeout < 0):

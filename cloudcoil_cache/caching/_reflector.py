@@ -20,6 +20,7 @@ from cloudcoil_cache.errors import (
     APIError,
     CloudcoilError,
     ConnectError,
+    LineTooLong,
     ProtocolError,
     ReadTimeout,
     TooManyRequests,
@@ -58,6 +59,8 @@ class Tuning:
         clock: the clock of backoff waits, watch durations, resync and staleness (None: the
             system's monotonic clock); tests inject ``cloudcoil_cache.testing.FakeClock``.
         rng: the random source of backoff jitter and watch timeouts (``random.random``).
+        stop_timeout: how long the last scope's exit waits for each informer's threads (a thread
+            still running then is a daemon thread that ends by itself; it is logged).
     """
 
     backoff: Backoff = Backoff()
@@ -69,6 +72,7 @@ class Tuning:
     freeze_gc: bool = True
     clock: Clock | None = None
     rng: Callable[[], float] = random.random
+    stop_timeout: float = 10.0
 
 
 class ReflectorSink(Protocol):
@@ -279,6 +283,9 @@ class Reflector:
                 self.last_rv = event.resource_version
                 if self._stop.is_set():
                     break
+        except LineTooLong:
+            self._check_stop()
+            raise  # not the stream ending: an error (logged, in status, backoff and relist)
         except (ProtocolError, ReadTimeout) as exc:
             self._check_stop()
             log.debug("%s: watch stream ended (%s); re-watching from %s", self.name, exc, self.last_rv)

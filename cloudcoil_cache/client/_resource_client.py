@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, Mapping, Typ
 from cloudcoil_cache import _json
 from cloudcoil_cache._listwatch import (
     ListOptions,
+    check_path_segment,
     collection_path,
     decode_event,
     list_params,
@@ -66,12 +67,14 @@ class ResourceClient(Generic[T]):
             raise TypeError(f"namespace must be a string, got {type(namespace).__name__}")
         if not self.cls.namespaced:
             return None
-        return namespace or self.config.namespace
+        namespace = namespace or self.config.namespace
+        return None if namespace is None else check_path_segment(namespace, "namespace")
 
     def check_get(self, name: str) -> None:
         """Reject a bad name the same way whether the cache or the API would answer."""
         if not isinstance(name, str) or not name:
             raise ValueError(f"{self.cls.kind}: a name is required (a non-empty string), got {name!r}")
+        check_path_segment(name, f"{self.cls.kind} name")
 
     def check_list(self, limit: int | None) -> None:
         """Reject a bad limit the same way whether the cache or the API would answer."""

@@ -73,9 +73,7 @@ ROWS: list[Any] = [
     ("watch-no-resource-version", watch_lines(b'{"type": "ADDED", "object": {"metadata": {}}}'), WATCH,
      DecodeError, r"has no metadata.resourceVersion"),
     pytest.param("watch-error-event-garbage-code", watch_lines(b'{"type": "ERROR", "object": {"code": "x"}}'),
-                 WATCH, DecodeError, r"code", marks=pytest.mark.xfail(
-                     strict=True, reason="lead: _listwatch/_decode.py int(code) of an ERROR event's "
-                     "Status raises a bare ValueError; it should be a DecodeError naming the code")),
+                 WATCH, DecodeError, r"code"),
 ]
 
 
@@ -187,9 +185,6 @@ def test_lines_up_to_the_limit_pass_and_one_byte_more_fails():
             assert seen == [len(ok), limit]
 
 
-@pytest.mark.xfail(strict=True, reason="lead: the reflector treats the watch's LineTooLong (a ProtocolError) as "
-                   "the watch ending and reports 'very short watch ... without an event': the limit "
-                   "and the cause never reach the log or status().last_error")
 def test_a_cache_whose_watch_sends_an_endless_line_reports_it_and_stops_cleanly(caplog):
     limit = 256 * 1024
     watches = threading.Condition()
