@@ -300,6 +300,8 @@ class RealAPIServer:
             self._terminate(self._etcd)
             self._etcd = None
             self._start_etcd(keep_ports=True)
+            if self._apiserver is not None:
+                self._wait_apiserver()
 
     def set_token(self, user: User, token: str) -> None:
         """Change ``user``'s bearer token in the static token file; takes effect at the next
@@ -347,16 +349,22 @@ class RealAPIServer:
 
     def write_kubeconfig(
         self, path: str | os.PathLike[str], *, user: User = "admin", namespace: str = "default",
-        server: str | None = None,
+        server: str | None = None, token_file: str | os.PathLike[str] | None = None,
     ) -> str:
         """Write a kubeconfig (CA data, the user's bearer token) for this server; returns the path.
 
         ``user="admin"`` is in ``system:masters``; ``user="restricted"`` is authenticated but has no
         RBAC grants (every LIST of a namespaced kind gets 403). ``server`` replaces the URL (a proxy
         in front of this server on 127.0.0.1: the serving certificate is for 127.0.0.1 and localhost).
+        ``token_file``: write the user's token to this file and reference it as ``tokenFile`` (clients
+        re-read it after a 401; see ``set_token``) instead of embedding the token.
         """
         if user not in self.tokens:
             raise ValueError(f"user must be one of {sorted(self.tokens)}, got {user!r}")
+        credentials: dict[str, str] = {"token": self.tokens[user]}
+        if token_file is not None:
+            Path(token_file).write_text(self.tokens[user])
+            credentials = {"tokenFile": os.fspath(token_file)}
         config = {
             "apiVersion": "v1",
             "kind": "Config",
@@ -365,7 +373,7 @@ class RealAPIServer:
                 "server": server or self.url,
                 "certificate-authority-data": base64.b64encode(self.ca_cert).decode(),
             }}],
-            "users": [{"name": user, "user": {"token": self.tokens[user]}}],
+            "users": [{"name": user, "user": credentials}],
             "contexts": [{"name": "real", "context": {"cluster": "real", "user": user, "namespace": namespace}}],
             "current-context": "real",
         }
@@ -526,6 +534,10 @@ class RealAPIServer:
             *self.apiserver_flags,
         ]
         self._apiserver = self._spawn("kube-apiserver", argv)
+        self._wait_apiserver()
+
+    def _wait_apiserver(self) -> None:
+        assert self._apiserver is not None
         context = self.ssl_context()
 
         def get(path: str) -> int:

@@ -31,6 +31,7 @@ class CuttingProxy:
         self._blocked = False
         self._closing = False
         self.connections = 0
+        self._accepted: list[socket.socket] = []
         self._thread = threading.Thread(target=self._run, name="CuttingProxy", daemon=True)
         self._thread.start()
 
@@ -38,8 +39,9 @@ class CuttingProxy:
     def url(self) -> str:
         return f"https://127.0.0.1:{self.port}"
 
-    def cut(self) -> None:
-        self._ask("cut")
+    def cut(self, latest_only: bool = False) -> None:
+        """Close every open connection, or only the one accepted last (``latest_only``)."""
+        self._ask("cut-latest" if latest_only else "cut")
 
     def block(self) -> None:
         with self._lock:
@@ -85,7 +87,16 @@ class CuttingProxy:
                     with self._lock:
                         requests, self._requests = self._requests, []
                         done = self._done
-                    self._drop_all()
+                    if requests == ["cut-latest"]:
+                        if self._accepted:
+                            latest = self._accepted[-1]
+                            for sock in (latest, self._pairs.get(latest)):
+                                if sock is not None and sock in self._pairs:
+                                    self._sel.unregister(sock)
+                                    del self._pairs[sock]
+                                    sock.close()
+                    else:
+                        self._drop_all()
                     if "close" in requests:
                         self._sel.close()
                         self._listener.close()
@@ -110,6 +121,7 @@ class CuttingProxy:
                         client.close()
                         continue
                     self.connections += 1
+                    self._accepted = [c for c in self._accepted if c in self._pairs] + [client]
                     for a, b in ((client, upstream), (upstream, client)):
                         a.setblocking(True)
                         self._pairs[a] = b

@@ -123,6 +123,7 @@ def test_the_cache_answers_every_selector_as_the_server_does(
     answers = {}
     with cached:
         informer = cached.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
+        assert informer is not None
         assert informer.wait_for_sync(30) and len(informer.list()) == len(PODS)
         for label, field in cases:
             expected = server_answer(real, ns, label, field)

@@ -21,8 +21,6 @@ from cloudcoil_cache.testing import FakeAPIServer, RealAPIServer
 
 #: step id → why the fake answers differently (the KNOWN_DIFFERENCES.md table, one row each).
 KNOWN: dict[str, str] = {
-    "create-422-bad-name": "the fake does not validate object names (RFC 1123): it creates 'Bad_Name' "
-                           "where kube-apiserver answers 422 Invalid with a metadata.name cause",
     "create-wrong-kind-body": "the fake stores a body whose kind differs from the URL's resource; kube-apiserver "
                               "answers 400 BadRequest ('Secret ... cannot be handled as a ConfigMap')",
     "list-label idx>x": "label selector parse errors: same 400 BadRequest, different message text",
@@ -121,7 +119,7 @@ def normalise(value: Any) -> Any:
     return value
 
 
-def names_of(answer: Answer) -> Answer:
+def names_of(answer: Answer) -> list[Any]:
     status, body = answer
     if status == 200 and isinstance(body, dict) and "items" in body:
         return [status, sorted(i["metadata"]["name"] for i in body["items"])]
