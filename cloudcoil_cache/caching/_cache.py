@@ -8,7 +8,7 @@ import contextvars
 import logging
 import threading
 import time
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple
 
 import attrs
 
@@ -63,8 +63,7 @@ class SyncCancelled(CloudcoilError):
     """The wait for a sync was cancelled (an async scope's task was cancelled)."""
 
 
-@attrs.frozen
-class ReadPlan:
+class ReadPlan(NamedTuple):
     """What the read policy decided for one read, and the informer that would answer it."""
 
     decision: Decision
@@ -108,6 +107,8 @@ class Cache:
         self._lock = threading.RLock()
         self._informers: dict[InformerKey, Informer[Any]] = {}
         self._kinds: dict[type, InformerKey] = {}  # the informer that serves reads of a kind
+        self._by_kind: dict[type, Informer[Any]] = {}  # the same, by class (reads look it up without a lock)
+        self._cache_facts: dict[tuple[bool, bool, bool, bool], CacheFacts] = {}
         self._refcount = 0
         self._sync_cond = threading.Condition(threading.Lock())  # notified when any informer changes
         self._transport: Any = None
@@ -214,6 +215,7 @@ class Cache:
                                 transform=settings.transform)
             self._informers[key] = informer
             self._kinds[cls] = key
+            self._by_kind[cls] = informer
         return informer
 
     def get_informer(self, cls: Any, sync: bool | None = None,
@@ -344,17 +346,18 @@ class Cache:
 
     # ------------------------------------------------------------------ reads
     def plan_read(self, cls: Any, request: ReadRequest, *, writes_waited: bool = False) -> ReadPlan:
-        """Gather the facts for one read (memory only, no waiting) and let the policy decide."""
-        settings = self.settings_for(cls)
-        with self._lock:
-            started = self._refcount > 0
-            key = self._kinds.get(cls)
-            informer = self._informers.get(key) if key is not None else None
-        cache_facts = CacheFacts(enabled=self._options.enabled, paused=self._pause_var.get(),
-                                 started=started, kind_enabled=settings.enabled,
-                                 kind_cached=informer is not None, lazy=self.resources is None)
+        """Gather the facts for one read (memory only, no waiting, no lock) and let the policy decide."""
+        settings = self._settings.get(cls) or self.settings_for(cls)
+        informer = self._by_kind.get(cls)
+        key = (self._pause_var.get(), self._refcount > 0, settings.enabled, informer is not None)
+        cache_facts = self._cache_facts.get(key)
+        if cache_facts is None:  # a handful of combinations: made once each
+            cache_facts = self._cache_facts[key] = CacheFacts(
+                enabled=self._options.enabled, paused=key[0], started=key[1], kind_enabled=key[2],
+                kind_cached=key[3], lazy=self.resources is None)
         facts = None if informer is None else _facts(informer, request)
-        decision = decide(cache_facts, facts, request, self._mode_now(), writes_waited=writes_waited)
+        decision = decide(cache_facts, facts, request, self._mode_var.get() or self._mode,
+                          writes_waited=writes_waited)
         return ReadPlan(decision, informer, request)
 
     def sync_lazily(self, cls: Any) -> None:
@@ -530,16 +533,16 @@ def _selector_problem(key: InformerKey, label_selector: str | None, field_select
 def _facts(informer: Informer[Any], request: ReadRequest) -> InformerFacts:
     state, since = informer.state()
     key = informer.key
-    namespace = None if request.all_namespaces else request.namespace
+    is_get = request.name is not None
     return InformerFacts(
-        describe=key.describe(), namespace=key.namespace, started=informer.started,
+        key=key, namespace=key.namespace, started=informer.started,
         synced=informer.has_synced(), state=state, seconds_since_current=since,
         max_staleness=informer.max_staleness, last_error=informer.last_error,
-        complete=informer.complete,
-        incomplete_reason=informer.incomplete_reason() if not informer.complete else "",
-        selector_problem=(None if request.name is not None
+        complete=is_get or informer.complete, incomplete_reason=informer.incomplete_reason,
+        selector_problem=(None if is_get or not (key.label_selector or key.field_selector)
                           else _selector_problem(key, request.label_selector, request.field_selector)),
-        pending_write=informer.pending_writes(namespace, request.name))
+        pending_write=informer.pending_writes(None if request.all_namespaces else request.namespace,
+                                              request.name))
 
 
 def _matches(key: InformerKey, obj: Any) -> bool:

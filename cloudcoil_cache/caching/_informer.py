@@ -233,6 +233,9 @@ class Informer(Generic[T]):
 
     def state(self, now: float | None = None) -> tuple[str, float | None]:
         """``(state, seconds since last current)`` at ``now`` (the informer's clock); see ``informer_state``."""
+        err, since = self._last_error, self._unhealthy_since
+        if err is None and since is None and self._synced and self._started:
+            return "current", 0.0  # the common case: no clock read, no lock
         with self._state:
             started, synced, err, since = self._started, self._synced, self._last_error, self._unhealthy_since
         return informer_state(started=started, synced=synced, last_error=err, unhealthy_since=since,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from typing import Union
+from typing import Any, Callable, NamedTuple, Union
 
 import attrs
 
@@ -64,8 +64,7 @@ def informer_state(*, started: bool, synced: bool, last_error: BaseException | N
     return "degraded", elapsed
 
 
-@attrs.frozen
-class ReadRequest:
+class ReadRequest(NamedTuple):
     """One cached read: a get (``name`` set) or a list, in a namespace or all of them."""
 
     kind: str
@@ -86,7 +85,7 @@ class ReadRequest:
 class InformerFacts:
     """What the policy needs to know about the informer that would answer (read in one step)."""
 
-    describe: str
+    key: Any                       # the InformerKey (``describe()`` for messages)
     namespace: str | None          # the informer's scope (None: all namespaces)
     started: bool
     synced: bool
@@ -95,13 +94,16 @@ class InformerFacts:
     max_staleness: float | None
     last_error: BaseException | None
     complete: bool
-    incomplete_reason: str
+    incomplete_reason: Callable[[], str]
     selector_problem: str | None   # why the request's selectors cannot be answered, if they cannot
     pending_write: bool            # a write through this Config in the request's scope is not seen yet
 
+    @property
+    def describe(self) -> str:
+        return str(self.key.describe())
 
-@attrs.frozen
-class CacheFacts:
+
+class CacheFacts(NamedTuple):
     """What the policy needs to know about the cache itself."""
 
     enabled: bool
@@ -145,6 +147,10 @@ class WaitForWrites:
 
 Decision = Union[Serve, ReadLive, Refuse, WaitForSync, WaitForWrites]
 
+_SERVE = Serve()
+_WAIT_FOR_SYNC = WaitForSync()
+_WAIT_FOR_WRITES = WaitForWrites()
+
 
 def _cannot(reason: str, mode: Mode, last_error: BaseException | None = None) -> Decision:
     return Refuse(reason, last_error) if mode is Mode.STRICT else ReadLive(reason)
@@ -163,7 +169,7 @@ def decide(cache: CacheFacts, informer: InformerFacts | None, request: ReadReque
         return _cannot("the cache is not started (enter a `with config:` scope)", mode)
     if informer is None or (cache.lazy and not informer.synced and informer.last_error is None):
         if cache.lazy:
-            return WaitForSync()
+            return _WAIT_FOR_SYNC
         return _cannot(f"kind not cached: {request.kind} is not in Cache(resources=...)", mode)
     scope = informer.namespace
     if scope is not None:
@@ -190,11 +196,11 @@ def decide(cache: CacheFacts, informer: InformerFacts | None, request: ReadReque
         if informer.selector_problem is not None:
             return _cannot(informer.selector_problem, mode)
         if not informer.complete:
-            return _cannot(informer.incomplete_reason, mode)
+            return _cannot(informer.incomplete_reason(), mode)
     if informer.pending_write:
         if writes_waited:
             return _cannot(f"write not yet observed: a write made through this Config to "
                            f"{informer.describe} was not delivered by the watch in time "
                            "(read_your_writes_timeout)", mode)
-        return WaitForWrites()
-    return Serve()
+        return _WAIT_FOR_WRITES
+    return _SERVE

@@ -17,7 +17,9 @@ from cloudcoil_cache.caching._policy import (
     decide,
     informer_state,
 )
+from cloudcoil_cache.caching import InformerKey
 from cloudcoil_cache.errors import Forbidden, ServerError
+from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 
 CACHE = CacheFacts(enabled=True, paused=False, started=True, kind_enabled=True, kind_cached=True, lazy=False)
 LIST = ReadRequest("Pod", "default")
@@ -26,9 +28,9 @@ ERR = ServerError("503 Service Unavailable", code=503)
 
 
 def facts(**changes: object) -> InformerFacts:
-    base = dict(describe="Pod in all namespaces", namespace=None, started=True, synced=True, state="current",
+    base = dict(key=InformerKey(Pod, None), namespace=None, started=True, synced=True, state="current",
                 seconds_since_current=0.0, max_staleness=60.0, last_error=None, complete=True,
-                incomplete_reason="", selector_problem=None, pending_write=False)
+                incomplete_reason=lambda: "informer incomplete", selector_problem=None, pending_write=False)
     base.update(changes)
     return InformerFacts(**base)  # type: ignore[arg-type]
 
@@ -42,9 +44,9 @@ ROWS = [
     ("not synced", CACHE, facts(synced=False, state="syncing"), LIST, Refuse, ReadLive),
     ("namespace outside", CACHE, facts(namespace="other"), LIST, Refuse, ReadLive),
     ("selector not servable", CACHE, facts(selector_problem="selector not servable: x"), LIST, Refuse, ReadLive),
-    ("incomplete list", CACHE, facts(complete=False, incomplete_reason="informer incomplete"), LIST, Refuse,
+    ("incomplete list", CACHE, facts(complete=False), LIST, Refuse,
      ReadLive),
-    ("incomplete get is served", CACHE, facts(complete=False, incomplete_reason="x"), GET, Serve, Serve),
+    ("incomplete get is served", CACHE, facts(complete=False), GET, Serve, Serve),
     ("pending write", CACHE, facts(pending_write=True), GET, WaitForWrites, WaitForWrites),
     ("kind not cached", CACHE, None, LIST, Refuse, ReadLive),
     ("lazy first read", CacheFacts(True, False, True, True, False, True), None, LIST, WaitForSync, WaitForSync),
