@@ -14,6 +14,7 @@ from cloudcoil_cache.caching._policy import Mode
 from cloudcoil_cache.caching._reader import CachedResources
 from cloudcoil_cache.caching._reflector import Tuning
 from cloudcoil_cache.caching._store import Added, Deleted, Notification, Store, Updated, Writer
+from cloudcoil_cache.caching._transform import strip_managed_fields
 from cloudcoil_cache.caching._views import HandlerHandle, InformerView, StoreView, SyncInformer
 
 __all__ = [
@@ -38,4 +39,5 @@ __all__ = [
     "Tuning",
     "Updated",
     "Writer",
+    "strip_managed_fields",
 ]

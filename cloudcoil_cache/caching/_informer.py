@@ -15,6 +15,7 @@ from cloudcoil_cache._listwatch import WatchEvent
 from cloudcoil_cache._listwatch._listwatch import ListerWatcher
 from cloudcoil_cache.caching._dispatch import Lane, Registration
 from cloudcoil_cache.caching._reflector import Reflector, Tuning
+from cloudcoil_cache.caching._transform import sealed_result
 from cloudcoil_cache.caching._store import Added, Key, Notification, Store, Writer, key_of
 from cloudcoil_cache.caching._policy import informer_state
 from cloudcoil_cache.errors import CacheSyncTimeout, is_hard_failure
@@ -386,7 +387,7 @@ class Informer(Generic[T]):
             log.error("%s: transform returned None for %s/%s; storing the object unchanged", self.name,
                       obj.metadata.namespace, obj.metadata.name)
             return obj
-        return result
+        return sealed_result(result)
 
     # ------------------------------------------- ReflectorSink (reflector thread)
     def replace(self, items: list[T], resource_version: str, *, resync: bool,
