@@ -3,6 +3,7 @@ hard failures (403/404) stop it at once; driven by a FakeClock and a FakeListWat
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -99,3 +100,36 @@ def test_max_staleness_zero_stops_serving_at_the_first_error_and_none_never(cloc
             assert informer.state()[0] == expected
         finally:
             informer.stop()
+
+
+def test_start_and_stop_from_two_threads_never_lose_a_reflector():
+    """start() publishes its reflector under the informer's lock: a concurrent stop always sees it."""
+    from cloudcoil_cache.caching import Informer as _Informer
+
+    source = FakeListWatch([pod("a")])
+    informer: _Informer[Any] = _Informer(InformerKey(Pod, None), lambda key: source,
+                                         tuning=Tuning(freeze_gc=False))
+    runs: list[Any] = []
+    go = threading.Barrier(2)
+
+    def starter() -> None:
+        go.wait()
+        for _ in range(200):
+            informer.start()
+
+    def stopper() -> None:
+        go.wait()
+        for _ in range(200):
+            runs.append(informer.signal_stop())
+
+    threads = [threading.Thread(target=starter, name="test-starter"),
+               threading.Thread(target=stopper, name="test-stopper")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    runs.append(informer.signal_stop())
+    for run in runs:
+        informer.join(run, 10)
+        assert run is None or run.reflector is not None  # every stopped run had its reflector
+    assert not [t for t in threading.enumerate() if t.name.startswith("cloudcoil-reflector")]
