@@ -34,6 +34,8 @@ __all__ = ["Admission", "request_context"]
 
 _local = threading.local()
 _TOP_LEVEL = frozenset({"apiVersion", "kind", "metadata"})
+# Required fields that are Go value structs: validated as empty when missing, not "Required".
+_VALUE_STRUCTS = frozenset({"io.k8s.api.core.v1.PodTemplateSpec", "io.k8s.api.core.v1.PodSpec"})
 _JSON_TYPES = {str: "string", bool: "bool", int: "number", float: "number", dict: "object",
                list: "array"}
 _TOLERATIONS = [
@@ -104,7 +106,8 @@ class _Walk:
         self.strict = _context()[0] == "Strict"
         self.warnings = _context()[1]
 
-    def run(self, obj: dict[str, Any], node: Any) -> None:
+    def run(self, obj: dict[str, Any], node: Any, *, status_required: bool) -> None:
+        self.status_required = status_required
         self._value(obj, node, "", top=True)
 
     def _decode_error(self, path: str, value: Any, wanted: str, defname: str | None) -> None:
@@ -133,7 +136,7 @@ class _Walk:
             return
         wanted = schema.get("type") or ("object" if "properties" in schema else None)
         if wanted and not _type_ok(value, wanted):
-            self._type_error(path, value, wanted, parent_def)
+            self._type_error(path, value, wanted, parent_def, schema.get("format"))
             return
         enum = schema.get("enum")
         if enum and not self.rtype.builtin and value not in enum:
@@ -155,9 +158,16 @@ class _Walk:
                 elif props is not None and not preserve and extra is not True:
                     self._unknown(sub_path)
                     del value[key]
-            for key in schema.get("required") or ():
+            skip_required = not self.status_required and (path == "status"
+                                                            or path.startswith("status."))
+            for key in () if skip_required else schema.get("required") or ():
                 if _missing(value.get(key)) and not (top and key in _TOP_LEVEL):
-                    self.errs.required(f"{path}.{key}" if path else key)
+                    prop = (props or {}).get(key)
+                    if value.get(key) is None and _ref_name(prop) in _VALUE_STRUCTS:
+                        # a Go struct, not a pointer: its own fields are what is missing
+                        self._value({}, prop, f"{path}.{key}" if path else key, parent_def=defname)
+                    else:
+                        self.errs.required(f"{path}.{key}" if path else key)
             if self.rtype.builtin and defname in _rules.TYPE_RULES:
                 _rules.TYPE_RULES[defname](value, path, self.errs)
         elif isinstance(value, list):
@@ -165,9 +175,11 @@ class _Walk:
             for i, entry in enumerate(value):
                 self._value(entry, items, f"{path}[{i}]", parent_def=parent_def)
 
-    def _type_error(self, path: str, value: Any, wanted: str, parent_def: str | None) -> None:
+    def _type_error(self, path: str, value: Any, wanted: str, parent_def: str | None,
+                    fmt: str | None = None) -> None:
         if self.rtype.builtin:
-            go_type = {"integer": "int64", "number": "float64", "boolean": "bool",
+            go_type = {"integer": fmt if fmt in ("int32", "int64") else "int64",
+                       "number": "float64", "boolean": "bool",
                        "object": "map", "array": "slice"}.get(wanted, wanted)
             self._decode_error(path, value, go_type, parent_def)
         got = {str: "string", bool: "boolean", int: "integer", float: "number", dict: "object",
@@ -203,7 +215,8 @@ class Admission:
             if "spec" in props and "$ref" in props["spec"]:
                 obj["spec"] = {}  # a struct, not a pointer: validated (and served) empty
         if node is not None:
-            _Walk(rtype, errs, defaults=subresource is None).run(obj, node)
+            _Walk(rtype, errs, defaults=subresource is None).run(
+                obj, node, status_required=subresource == "status")
         if old is None:
             self._on_create(rtype, obj)
             _rules.check_name(rtype.group, rtype.kind, str(meta.get("name", "")), errs)
@@ -354,7 +367,8 @@ class Admission:
         spec = obj.get("spec")
         if not isinstance(spec, dict):
             return
-        obj.setdefault("status", {"loadBalancer": {}})
+        if not obj.get("status"):
+            obj["status"] = {"loadBalancer": {}}
         if spec.get("type") == "ExternalName":
             return
         if not spec.get("clusterIP"):
@@ -410,7 +424,7 @@ def _qos_class(spec: dict[str, Any]) -> str:
 def _invalid(rtype: ResourceType, name: str, errs: _rules.Errors) -> _status.StatusError:
     texts = [f"{field}: {text}" for field, _, text in errs.items]
     summary = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
-    kind = rtype.kind if rtype.builtin else f"{rtype.kind}.{rtype.group}"
+    kind = f"{rtype.kind}.{rtype.group}" if rtype.group else rtype.kind
     details: dict[str, Any] = {"name": name}
     if rtype.group:
         details["group"] = rtype.group

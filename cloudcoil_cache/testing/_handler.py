@@ -412,13 +412,12 @@ class Handler(BaseHTTPRequestHandler):
                     f'value: "{policy}": supported values: "Foreground", "Background", "Orphan"'
                 )
             preconditions = options.get("preconditions")
-            self.send_obj(
-                200,
-                store.delete(
-                    rtype, name, ns, preconditions if isinstance(preconditions, dict) else None,
-                    grace_period=_grace_period(options, query), kubelet=api.kubelet,
-                ),
+            result = store.delete(
+                rtype, name, ns, preconditions if isinstance(preconditions, dict) else None,
+                grace_period=_grace_period(options, query), kubelet=api.kubelet,
             )
+            self.send_obj(200, _deleted_answer(rtype, result, store.exists(rtype, name, ns)
+                                               and not query.get("dryRun")))
         elif verb == "deletecollection":
             filters = parse_filters(rtype, ns, query)
             with store.lock:
@@ -443,3 +442,21 @@ def _grace_period(options: dict[str, Any], query: dict[str, str]) -> int | None:
         return max(0, int(value))
     except (TypeError, ValueError):
         raise _status.bad_request(f"invalid gracePeriodSeconds {value!r}") from None
+
+
+# Kinds whose registry answers a DELETE with the deleted object (others answer a Status).
+_RETURN_DELETED = frozenset({("", "Pod"), ("", "Service"), ("", "Namespace")})
+
+
+def _deleted_answer(rtype: Any, obj: dict[str, Any], kept: bool) -> dict[str, Any]:
+    """What a DELETE answers: the object when it is kept (finalizers, graceful termination) or
+    its kind returns deleted objects, else a success Status naming it."""
+    if kept or not rtype.builtin or (rtype.group, rtype.kind) in _RETURN_DELETED:
+        return obj
+    details: dict[str, Any] = {"name": obj["metadata"].get("name", "")}
+    if rtype.group:
+        details["group"] = rtype.group
+    details["kind"] = rtype.plural
+    details["uid"] = obj["metadata"].get("uid", "")
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+            "details": details}

@@ -74,7 +74,39 @@ POD_UPDATE_MSG = (
 
 def render(value: Any) -> str:
     """A value as the real messages show simple ones: strings quoted, numbers bare."""
+    if isinstance(value, GoValue):
+        return str(value)
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def go_labels(value: Any) -> str:
+    """A label map as Go's ``%#v`` prints it."""
+    if not isinstance(value, dict):
+        return "map[string]string(nil)"
+    inner = ", ".join(f"{json.dumps(k)}:{json.dumps(v)}" for k, v in sorted(value.items()))
+    return f"map[string]string{{{inner}}}"
+
+
+def go_label_selector(value: Any) -> str:
+    """A LabelSelector as Go's ``%#v`` prints it (``v1.LabelSelector{...}``)."""
+    value = value if isinstance(value, dict) else {}
+    labels = value.get("matchLabels")
+    exprs = value.get("matchExpressions")
+    expr_text = "[]v1.LabelSelectorRequirement(nil)"
+    if exprs:
+        parts = []
+        for e in exprs:
+            values = e.get("values")
+            vals = ("[]string{" + ", ".join(json.dumps(v) for v in values) + "}"
+                    if values else "[]string(nil)")
+            parts.append(f'v1.LabelSelectorRequirement{{Key:{json.dumps(e.get("key", ""))}, '
+                         f'Operator:{json.dumps(e.get("operator", ""))}, Values:{vals}}}')
+        expr_text = "[]v1.LabelSelectorRequirement{" + ", ".join(parts) + "}"
+    return f"v1.LabelSelector{{MatchLabels:{go_labels(labels)}, MatchExpressions:{expr_text}}}"
+
+
+class GoValue(str):
+    """A value already rendered as Go prints it (shown as is in messages)."""
 
 
 class Errors:
@@ -122,7 +154,11 @@ def _dns(rule: str, value: str) -> str | None:
     }[rule]
     if len(value) > limit:
         return f"must be no more than {limit} characters"
-    return None if pattern.match(value) else message
+    if pattern.match(value):
+        return None
+    if rule == "label" and "." in value and _SUBDOMAIN.match(value):
+        return "must not contain dots"
+    return message
 
 
 # Kinds whose names are not DNS subdomains (the default).
@@ -188,6 +224,7 @@ def _pull_policy(image: Any) -> str:
 
 
 def _container(c: dict[str, Any]) -> None:
+    _set(c, "resources", {})
     _set(c, "imagePullPolicy", _pull_policy(c.get("image")))
     _set(c, "terminationMessagePath", "/dev/termination-log")
     _set(c, "terminationMessagePolicy", "File")
@@ -352,7 +389,7 @@ def _service_rules(spec: dict[str, Any], path: str, errs: Errors) -> None:
 
 def _selector_matches(selector: Any, labels: Any) -> bool:
     if not isinstance(selector, dict):
-        return False
+        return False  # no selector selects nothing
     labels = labels if isinstance(labels, dict) else {}
     for key, value in (selector.get("matchLabels") or {}).items():
         if labels.get(key) != value:
@@ -380,11 +417,13 @@ def _workload_rules(spec: dict[str, Any], path: str, errs: Errors) -> None:
                                            or selector.get("matchExpressions")):
         errs.invalid(f"{path}.selector", selector,
                      "empty selector is invalid for deployment")
-    if isinstance(template, dict) and isinstance(selector, dict):
-        labels = (template.get("metadata") or {}).get("labels")
-        if not _selector_matches(selector, labels):
-            errs.invalid(f"{path}.template.metadata.labels", labels or {},
-                         "`selector` does not match template `labels`")
+    labels = ((template or {}).get("metadata") or {}).get("labels") if isinstance(
+        template, dict) else None
+    if not _selector_matches(selector, labels):
+        errs.invalid(f"{path}.template.metadata.labels", GoValue(go_labels(labels)),
+                     "`selector` does not match template `labels`")
+    if not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
+        errs.required(f"{path}.template.spec.containers")
     tspec = (template or {}).get("spec") if isinstance(template, dict) else None
     if isinstance(tspec, dict):
         policy = tspec.get("restartPolicy")
@@ -453,7 +492,8 @@ def _field_immutable(*paths: str) -> Callable[[dict[str, Any], dict[str, Any], E
         for path in paths:
             before, after = _at(old, path), _at(new, path)
             if before is not None and before != after:
-                errs.invalid(path, after, "field is immutable")
+                shown = GoValue(go_label_selector(after)) if path.endswith("selector") else after
+                errs.invalid(path, shown, "field is immutable")
     return rule
 
 

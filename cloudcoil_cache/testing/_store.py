@@ -278,6 +278,8 @@ class Store:
                 meta.pop(field, None)
             if reset_status and rtype.has_status:
                 obj.pop("status", None)
+                if rtype.builtin:
+                    obj["status"] = {}
             if admit and self.admission is not None:
                 self.admission.admit(rtype, obj, None, namespace=namespace, subresource=None)
             meta = obj["metadata"]
@@ -552,9 +554,15 @@ class Store:
                         return marked
                     current = self._objects[rtype][key].obj  # the kubelet is done at once
             last = {**current, "metadata": dict(current["metadata"])}
+            if is_pod and not last["metadata"].get("deletionTimestamp"):
+                last["metadata"]["deletionTimestamp"] = _now()
+                last["metadata"]["deletionGracePeriodSeconds"] = 0
             gone = self._commit(rtype, "DELETED", key, last, current)
             self._after_delete_locked(gone)
             return gone
+
+    def exists(self, rtype: ResourceType, name: str, namespace: str | None) -> bool:
+        return object_key(namespace, name) in self._objects.get(rtype, {})
 
     def _mark_deleting(
         self, rtype: ResourceType, key: str, current: dict[str, Any], grace: int
