@@ -91,6 +91,15 @@ class CachedResources(Generic[T]):
                 if all((obj.metadata.labels or {}).get(k) == v for k, v in wanted.items())]
 
 
+class _KeyLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """Prefixes messages with the controller and key (also in ``extra`` for structured handlers)."""
+
+    def process(self, msg: Any, kwargs: Any) -> tuple[Any, Any]:
+        extra = self.extra or {}
+        kwargs["extra"] = {**extra, **(kwargs.get("extra") or {})}
+        return f"{extra.get('controller')} {extra.get('key')}: {msg}", kwargs
+
+
 class Context:
     """Passed to ``def reconcile(obj, ctx)``: the key, the Config writes go through, a logger with the
     key bound, and ``cached(Kind)`` over the controller's informers."""
@@ -103,7 +112,8 @@ class Context:
         self.config = config
         self.retries = retries
         self._sources = sources
-        self.logger = logging.LoggerAdapter(logger, {"controller": controller, "key": key})
+        self.logger: logging.LoggerAdapter[logging.Logger] = _KeyLogger(logger, {"controller": controller,
+                                                                                "key": key})
 
     def cached(self, cls: type[T]) -> CachedResources[T]:
         """Reads of ``cls`` from the controller's informers (primary, owned and watched kinds only)."""

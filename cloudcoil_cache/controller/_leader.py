@@ -139,6 +139,7 @@ class LeaderElection:
             self._cond.notify_all()
         if self._watcher is not None:
             self._watcher.join()
+        self._elector = self._watcher = None
 
     def threads(self) -> list[threading.Thread]:
         return [t for t in (self._elector, self._watcher) if t is not None]

@@ -121,7 +121,7 @@ class Manager:
         self._stop_workers()
         for controller in self.controllers:
             controller._stop_informers()
-        if election is not None and election._elector is not None:
+        if election is not None and election.threads():
             election._stop(release=True)
         if self._health is not None:
             self._health.stop()

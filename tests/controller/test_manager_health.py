@@ -93,8 +93,11 @@ def test_two_managers_in_one_process_one_leads_the_standby_is_warm_and_ready(con
     try:
         managers[0].start()
         assert started.wait(10)
+        learned = Calls()
+        managers[1].leader_election.on_new_leader = learned.add
         managers[1].start()
         calls.wait(lambda c: "a" in c)
+        learned.wait(lambda leaders: leaders == ["a"])
         standby = managers[1]
         assert _get(standby.health_port, "/readyz") == (200, "ok\n")  # synced while not leading
         assert standby.controllers[0].cached(ConfigMap).get("one") is not None  # warm
@@ -119,8 +122,32 @@ def test_metrics_without_a_health_port_cost_nothing_and_run_blocks_until_stop(co
     stop = threading.Event()
     runner = threading.Thread(target=manager.run, args=(stop,))  # not the main thread: no signal handlers
     runner.start()
-    calls.wait(lambda c: c == ["x"])
-    assert manager.metrics is None and manager.health_port is None
-    stop.set()
-    runner.join(10)
+    try:
+        calls.wait(lambda c: "x" in c)
+        assert manager.metrics is None and manager.health_port is None
+    finally:
+        stop.set()
+        runner.join(10)
     assert not runner.is_alive() and manager.threads() == []
+
+
+def test_a_manager_can_be_started_again_after_a_stop_and_ctx_logger_names_the_key(config, make_cm, caplog):
+    import logging
+
+    make_cm("again")
+    ctl = Controller(ConfigMap, config=config)
+    calls = Calls()
+
+    @ctl.reconcile()
+    def reconcile(cm, ctx):
+        ctx.logger.warning("reconciling %s", cm.name)
+        calls.add(cm.name)
+
+    election = LeaderElection("restart", identity="r", lease_duration=4, renew_deadline=3, retry_period=0.2)
+    manager = Manager(ctl, config=config, leader_election=election, health_port=0)
+    with caplog.at_level(logging.WARNING, logger="cloudcoil_cache.controller"):
+        for run in (1, 2):
+            with manager:
+                calls.wait(lambda c, run=run: len(c) >= run)
+            assert manager.threads() == [] and not ctl.running
+    assert "configmap default/again: reconciling again" in caplog.text
