@@ -1,22 +1,34 @@
-"""Garbage-collector hygiene for large caches: pause collection while a LIST is decoded, keep the cache frozen.
+"""Garbage-collector policy for large caches: pause collection while a LIST is decoded, freeze what is cached.
 
-Decoding builds hundreds of thousands of long-lived, acyclic objects (a pod is ~120 tracked ones).
-Each full collection walks every tracked object, so with the defaults the collector keeps walking
-the whole cache: measured here, structuring a pod took 361 µs with the collector on and 81 µs with
-it off; a full collection over 5,000 cached pods took 0.38 s (a stop-the-world pause for every
-thread of the program), 0.05 s once they were frozen; and applying watch events with a handler
-went from ~4,600 to ~8,400 events/s when the cache was re-frozen every 500 events. So:
+Decoding builds hundreds of thousands of long-lived, acyclic objects. CPython's cyclic collector
+runs a full collection each time the objects that survived into its oldest generation grow by 25%,
+and a full collection walks every tracked object of the process: with a 10,000-pod cache that is
+a stop-the-world pause of every thread, measured here at 0.4-0.8 s on the 2-core dev machine, every
+~2,500 watch events. Moving the cache into the collector's permanent generation (``gc.freeze()``)
+takes it out of those walks: the longest pause over the same 10,000 events fell to 17 ms, and the
+apply rate rose from 6,400 to 9,800 events/s (``benchmarks/README.md``, "Garbage collector").
+
+The policy:
 
 - ``paused()`` turns automatic collection off while a LIST page is parsed and structured (CPU work
-  only, never around network waits). It nests across threads: the last one out restores the
-  previous state.
-- ``freeze()`` (after each LIST page) and ``note_events()`` (every ``FREEZE_EVERY`` watch events) move the
-  objects alive into the collector's permanent generation, so collections skip the cache. Cached
-  objects are acyclic: reference counting still frees them when they are replaced. Objects that
-  become cyclic garbage after being frozen wait for the next full collection, which runs every
-  ``FULL_COLLECT_EVERY`` seconds (unfreeze, collect, freeze again) — so nothing leaks for longer.
-  ``Tuning(freeze_gc=False)`` turns freezing off; a program that disabled the collector itself
-  gets no full collections from us.
+  only, never around network waits), nestable across threads: the last one out restores the state
+  found by the first one in. (A program that calls ``gc.disable()`` from another thread *inside*
+  that window is re-enabled at its end.)
+- ``freeze()`` (after each LIST page and relist) and ``note_events()`` (every ``FREEZE_EVERY``
+  applied watch events) first collect the young generations — cyclic garbage already dead is freed,
+  not frozen — then call ``gc.freeze()``. That is all: the library **never calls** ``gc.unfreeze()``
+  (an application's own ``gc.freeze()``, e.g. gunicorn's pre-fork copy-on-write recipe, stays as it
+  made it) and never runs a full collection itself, and nothing here holds a lock while collecting.
+- Not at all when the program turned the collector off itself (``gc.disable()``: it manages memory
+  its own way), nor with ``Tuning(freeze_gc=False)``.
+
+What freezing costs an application: an object alive at a freeze is never examined by the cyclic
+collector again. The cached objects are acyclic (reference counting frees them when an event
+replaces them) and so are most objects, but an application object that is alive at a freeze and
+*later* becomes part of an unreachable reference cycle stays in memory until the program calls
+``gc.unfreeze()`` and ``gc.collect()`` itself. A program that keeps creating such cycles (and cannot
+call those itself) should set ``Tuning(freeze_gc=False)``: it then pays the full collections above
+(fewer since sealed objects are shared: ~28 tracked objects per cached pod instead of ~120).
 """
 
 from __future__ import annotations
@@ -24,19 +36,16 @@ from __future__ import annotations
 import contextlib
 import gc
 import threading
-import time
 from typing import Iterator
 
-__all__ = ["FREEZE_EVERY", "FULL_COLLECT_EVERY", "freeze", "note_events", "paused"]
+__all__ = ["FREEZE_EVERY", "freeze", "note_events", "paused"]
 
 FREEZE_EVERY = 500
-FULL_COLLECT_EVERY = 300.0
 
-_lock = threading.Lock()
+_lock = threading.Lock()  # guards _pausers/_was_enabled; never held while collecting
 _pausers = 0
 _was_enabled = False
 _events = 0
-_last_full = time.monotonic()
 
 
 @contextlib.contextmanager
@@ -57,22 +66,26 @@ def paused() -> Iterator[None]:
                 gc.enable()
 
 
-def freeze() -> None:
-    """Freeze what is alive now; every ``FULL_COLLECT_EVERY`` seconds, collect everything first."""
-    global _last_full, _events
+def _collector_on() -> bool:
     with _lock:
-        _events = 0
-        now = time.monotonic()
-        collector_on = gc.isenabled() or (_pausers > 0 and _was_enabled)
-        if collector_on and now - _last_full >= FULL_COLLECT_EVERY:
-            _last_full = now
-            gc.unfreeze()
-            gc.collect()
-        gc.freeze()
+        return gc.isenabled() or (_pausers > 0 and _was_enabled)
+
+
+def freeze() -> None:
+    """Collect the young generations, then move every object alive into the permanent generation.
+
+    Does nothing when the program disabled the collector. Never unfreezes, never collects fully.
+    """
+    global _events
+    _events = 0
+    if not _collector_on():
+        return
+    gc.collect(1)  # dead cycles among recent objects are freed now, not frozen for good
+    gc.freeze()
 
 
 def note_events(count: int = 1) -> None:
-    """Count applied watch events; re-freeze every ``FREEZE_EVERY`` of them (process-wide)."""
+    """Count applied watch events; freeze every ``FREEZE_EVERY`` of them (process-wide)."""
     global _events
     _events += count  # a lost update under a race only delays the next freeze a little
     if _events >= FREEZE_EVERY:

@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from .errors import DecodeError
 
-__all__ = ["HAVE_ORJSON", "dumps", "loads"]
+__all__ = ["HAVE_ORJSON", "dumps", "key", "loads"]
 
 try:  # pragma: no cover - which branch runs depends on the environment
     import orjson as _orjson
@@ -27,8 +27,28 @@ def _stdlib_dumps(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
+def _refuse(obj: Any) -> Any:
+    raise TypeError(f"not a JSON value: {type(obj).__name__}")
+
+
+def _stdlib_key(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, check_circular=False,
+                      allow_nan=False, default=_refuse).encode("utf-8")
+
+
 _loads: Callable[[Any], Any] = _orjson.loads if _orjson is not None else _stdlib_loads
 _dumps: Callable[[Any], bytes] = _orjson.dumps if _orjson is not None else _stdlib_dumps
+if _orjson is not None:
+    _KEY_OPTIONS = (_orjson.OPT_PASSTHROUGH_DATETIME | _orjson.OPT_PASSTHROUGH_SUBCLASS
+                    | _orjson.OPT_PASSTHROUGH_DATACLASS)
+    _opt_dumps = _orjson.dumps
+
+    def _orjson_key(obj: Any) -> bytes:
+        return _opt_dumps(obj, option=_KEY_OPTIONS)
+
+    _key: Callable[[Any], bytes] = _orjson_key
+else:  # pragma: no cover
+    _key = _stdlib_key
 
 
 def loads(data: bytes | bytearray | memoryview | str) -> Any:
@@ -51,6 +71,17 @@ def dumps(obj: Any) -> bytes:
         TypeError: ``obj`` holds something JSON cannot represent.
     """
     return _dumps(obj)
+
+
+def key(obj: Any) -> bytes:
+    """Compact JSON bytes of a plain JSON value, as a lookup key: equal keys, equal JSON values of
+    equal types. Values JSON would only represent by conversion (datetimes, subclasses of str/int/
+    dict/list, dataclasses) raise ``TypeError``, so they never share a key with a real JSON value.
+
+    Raises:
+        TypeError: ``obj`` is not a plain JSON value (or is too deep, or an int beyond 64 bits).
+    """
+    return _key(obj)
 
 
 def _preview(data: bytes | bytearray | memoryview | str) -> str:

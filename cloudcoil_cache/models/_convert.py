@@ -10,7 +10,8 @@ import cattrs
 
 from cloudcoil_cache.errors import DecodeError
 from cloudcoil_cache.models import _base, _codegen
-from cloudcoil_cache.models._base import Model
+from cloudcoil_cache.models._base import Model, Resource
+from cloudcoil_cache.models._frozen import sharing
 
 __all__ = [
     "ModelConverter",
@@ -55,6 +56,7 @@ def configure_converter(conv: cattrs.Converter) -> None:
     variants). Nested models are looked up through ``conv``, so hooks registered on it win.
     """
     generated: dict[tuple[type, str], Callable[..., Any]] = {}
+    shared: dict[type, Callable[..., Any]] = {}  # sealed structure hooks that share equal values
     lock = threading.RLock()  # generation happens once per class; reflector threads may race
 
     def lookup(cls: type, op: str) -> Callable[..., Any]:
@@ -66,7 +68,7 @@ def configure_converter(conv: cattrs.Converter) -> None:
             return generate(editable, op)
         target = editable if op == "structure" else editable.__sealed_class__
         hook = conv.get_structure_hook(target)
-        if hook is generated.get((editable, op)):
+        if hook is generated.get((editable, op)) or hook is shared.get(editable):
             return hook  # ours: takes the data alone
         return lambda data: hook(data, target)  # a hook registered by hand: (data, type)
 
@@ -83,7 +85,19 @@ def configure_converter(conv: cattrs.Converter) -> None:
         return fn
 
     def structure_factory(t: type) -> Callable[..., Any]:
-        return generate(t.__editable_class__, "structure_sealed" if t._sealed else "structure")
+        editable: type = t.__editable_class__  # type: ignore[attr-defined]
+        if not t._sealed:  # type: ignore[attr-defined]
+            return generate(editable, "structure")
+        fn = generate(editable, "structure_sealed")
+        if issubclass(editable, Resource):
+            return fn  # a top-level object is unique (its name, uid, resourceVersion)
+        with lock:
+            hook = shared.get(editable)
+            if hook is None:
+                # Nested read-only values repeat across objects (the containers of a ReplicaSet's
+                # pods): equal JSON gets one shared object (see _frozen.sharing; adaptive, bounded).
+                hook = shared[editable] = sharing(fn, editable.__qualname__)
+        return hook
 
     def unstructure_factory(t: type) -> Callable[..., Any]:
         return generate(t.__editable_class__, "unstructure")

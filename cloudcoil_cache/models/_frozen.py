@@ -1,17 +1,36 @@
-"""Read-only list and dict types for sealed objects; deep freeze/thaw of free-form JSON values.
+"""Read-only list and dict types for sealed objects; deep freeze/thaw of free-form JSON values; sharing.
 
 Every mutating method raises ``ReadOnlyError``. Deliberate bypasses through the base type
 (``dict.__setitem__(d, k, v)``, ``list.__init__(l, ...)``, calling ``__init__`` again) are not
 guarded: guarding ``__init__`` would cost a Python-level call per container on the hot path.
+
+Sharing: read-only values cannot change, so two sealed objects decoded from identical JSON can be
+one object. ``sharing()`` wraps a builder (a sealed structure function) with a table keyed by the
+JSON bytes of its input: pods of one ReplicaSet then hold one ``Container`` object between them,
+one ``fieldsV1`` tree per manager, and the builder runs once per distinct value — less memory and
+less CPU. The table is adaptive and bounded by what is alive:
+
+- it samples its first ``SHARE_SAMPLE`` inputs and switches itself off (for good) when fewer than
+  ``SHARE_MIN_HITS`` of them were repeats — values that are unique per object (a pod's metadata or
+  status) never pay for the key or keep it;
+- entries nobody else references any more are dropped when the table has doubled since the last
+  sweep (amortised O(1); it never holds more than about twice what the cache uses).
+
+Equal JSON bytes are equal JSON values of equal types (``1`` and ``1.0`` serialise differently),
+so a shared object is exactly what the builder would have built. A value that cannot be serialised
+is built unshared.
 """
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+import sys
+import threading
+from typing import Any, Callable, NoReturn
 
+from cloudcoil_cache import _json
 from cloudcoil_cache.errors import ReadOnlyError
 
-__all__ = ["FrozenDict", "FrozenList", "freeze_json", "thaw_json"]
+__all__ = ["FrozenDict", "FrozenList", "SharingStats", "freeze_json", "sharing", "sharing_stats", "thaw_json"]
 
 _HINT = "call .copy() (or .evolve(...)) on the object that holds it for an editable copy"
 
@@ -122,20 +141,31 @@ _set = dict.__setitem__
 
 
 def freeze_json(value: Any) -> Any:
-    """Deeply read-only version of a JSON value (dicts/lists become Frozen*; scalars are kept)."""
+    """Deeply read-only version of a JSON value (dicts/lists become Frozen*; scalars are kept).
+
+    Identical non-empty values are shared (see ``sharing``): managedFields' ``fieldsV1`` trees repeat
+    across every object one manager wrote.
+    """
+    cls = value.__class__
+    if (cls is dict or cls is list) and value:
+        return _freeze_shared(value)
+    return _freeze_json(value)
+
+
+def _freeze_json(value: Any) -> Any:
     cls = value.__class__
     if cls is dict:
         return _freeze_dict(value) if value else EMPTY_DICT
     if cls is list:
         if not value:
             return EMPTY_LIST
-        return FrozenList([x if x.__class__ in _SCALARS else freeze_json(x) for x in value])
+        return FrozenList([x if x.__class__ in _SCALARS else _freeze_json(x) for x in value])
     if cls is FrozenDict or cls is FrozenList:
         return value  # already deeply frozen: Frozen* values are only ever built by this function
     if isinstance(value, dict):
-        return freeze_json(dict(value))
+        return _freeze_json(dict(value))
     if isinstance(value, list):
-        return freeze_json(list(value))
+        return _freeze_json(list(value))
     return value
 
 
@@ -149,7 +179,7 @@ def _freeze_dict(value: dict[str, Any]) -> FrozenDict:
         elif cls in _SCALARS:
             out[key] = item
         else:
-            out[key] = freeze_json(item)
+            out[key] = _freeze_json(item)
     return FrozenDict(out)
 
 
@@ -183,3 +213,105 @@ def _thaw_dict(value: dict[str, Any]) -> dict[str, Any]:
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+# ------------------------------------------------------------------------------------------ sharing
+SHARE_SAMPLE = 4096
+SHARE_MIN_HITS = 0.5
+_SWEEP_AT = 1024
+
+_key = _json.key
+_exact = bytes
+_refcount = sys.getrefcount
+_sharers: list[SharingStats] = []
+_sharers_lock = threading.Lock()
+
+
+class SharingStats:
+    """What one sharing table did: inputs seen while sampling and after, repeats found, entries."""
+
+    __slots__ = ("name", "attempts", "hits", "enabled", "table", "next_sweep", "lock")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.attempts = 0
+        self.hits = 0
+        self.enabled = True
+        self.table: dict[bytes, Any] = {}
+        self.next_sweep = _SWEEP_AT
+        self.lock = threading.Lock()
+
+    @property
+    def entries(self) -> int:
+        return len(self.table)
+
+    def __repr__(self) -> str:
+        state = "on" if self.enabled else "off"
+        return f"<sharing {self.name}: {state}, {self.hits}/{self.attempts} shared, {self.entries} entries>"
+
+    def sweep(self) -> None:
+        """Drop the entries only the table still references (another thread may race us: harmless,
+        an entry fetched meanwhile just stops being shared)."""
+        with self.lock:
+            table = self.table
+            if len(table) < self.next_sweep:
+                return
+            value = None
+            for key in list(table):
+                value = table.get(key)
+                # references: the table, ``value`` here and getrefcount's argument
+                if value is not None and _refcount(value) <= 3:
+                    table.pop(key, None)
+            del value
+            self.next_sweep = max(_SWEEP_AT, 2 * len(table))
+
+
+def sharing(build: Callable[[Any], Any], name: str) -> Callable[..., Any]:
+    """``build`` (a function of one JSON value, returning a read-only value) with identical inputs
+    answered by one shared result; adaptive and bounded as the module docstring says."""
+    stats = SharingStats(name)
+    with _sharers_lock:
+        _sharers.append(stats)
+    table = stats.table
+    get = table.get
+
+    def shared(data: Any, _t: Any = None) -> Any:
+        if not stats.enabled or data.__class__ is not dict:
+            return build(data)
+        try:
+            key = _key(data)
+        except TypeError:
+            return build(data)
+        attempts = stats.attempts = stats.attempts + 1  # racy counts only blur the sample a little
+        found = get(key)
+        if found is not None:
+            stats.hits += 1
+            return found
+        if attempts == SHARE_SAMPLE and stats.hits < SHARE_MIN_HITS * attempts:
+            stats.enabled = False  # mostly unique values: stop paying for keys, let the table go
+            table.clear()
+            return build(data)
+        value = build(data)
+        # a copy: orjson's result keeps its whole 4 KB output buffer allocated
+        table[_exact(memoryview(key))] = value
+        if len(table) >= stats.next_sweep:
+            stats.sweep()
+        return value
+
+    shared.__wrapped__ = build  # type: ignore[attr-defined]
+    return shared
+
+
+def sharing_stats() -> list[SharingStats]:
+    """Every sharing table of the process (for benchmarks and tests)."""
+    with _sharers_lock:
+        return list(_sharers)
+
+
+_freeze_shared_dict = sharing(lambda value: _freeze_json(value), "freeze_json")
+
+
+def _freeze_shared(value: Any) -> Any:
+    if value.__class__ is dict:
+        return _freeze_shared_dict(value)
+    return _freeze_json(value)

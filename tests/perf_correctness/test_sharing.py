@@ -1,0 +1,120 @@
+"""Sharing of equal read-only values between sealed objects: same content, same answers, never aliased wrongly."""
+
+from __future__ import annotations
+
+import datetime
+import gc
+from typing import Any
+
+import pytest
+
+from cloudcoil_cache.errors import ReadOnlyError
+from cloudcoil_cache.models import _frozen
+from cloudcoil_cache.models._convert import make_converter
+from cloudcoil_cache.models._frozen import FrozenDict, freeze_json, sharing
+from cloudcoil_cache.models.apimachinery import OwnerReference
+from cloudcoil_cache.models.kubernetes.core.v1 import Container, Pod
+from cloudcoil_cache.testing import make_pod
+
+
+def _pods(n: int, **kwargs: Any) -> list[dict[str, Any]]:
+    return [make_pod(f"p-{i}", index=0, **kwargs) for i in range(n)]
+
+
+def test_equal_nested_values_are_one_object_and_decode_unchanged() -> None:
+    raws = _pods(3)
+    pods = [Pod.from_dict_sealed(raw) for raw in raws]
+    first, second = pods[0].spec.containers[0], pods[1].spec.containers[0]
+    assert first is second
+    assert pods[0].metadata.managed_fields[0].fields_v1 is pods[2].metadata.managed_fields[0].fields_v1
+    assert pods[0].metadata is not pods[1].metadata  # top-level objects are never shared
+    for raw, pod in zip(raws, pods):
+        assert pod.to_dict() == {"apiVersion": "v1", "kind": "Pod", **raw}
+        assert pod == Pod.from_dict(raw)
+
+
+def test_different_values_are_never_shared() -> None:
+    base = make_pod("a", index=0)["spec"]["containers"][0]
+    other = {**base, "image": base["image"] + "-other"}
+    a, b = Container.from_dict_sealed(base), Container.from_dict_sealed(other)
+    assert a is not b
+    assert b.image == other["image"]
+    assert a.image == base["image"]
+
+
+def test_json_types_that_print_alike_are_kept_apart() -> None:
+    as_int = freeze_json({"x": 1})
+    as_float = freeze_json({"x": 1.0})
+    as_bool = freeze_json({"x": True})
+    assert type(as_int["x"]) is int and type(as_float["x"]) is float and type(as_bool["x"]) is bool
+    text = freeze_json({"t": "2024-01-01T00:00:00"})
+    when = freeze_json({"t": datetime.datetime(2024, 1, 1)})  # not JSON: built, never shared
+    assert isinstance(when["t"], datetime.datetime) and isinstance(text["t"], str)
+    assert isinstance(when, FrozenDict)
+
+
+class _Tagged(str):
+    pass
+
+
+def test_a_str_subclass_value_is_not_shared_with_the_plain_string() -> None:
+    base = {"name": "c", "image": "img"}
+    plain = Container.from_dict_sealed(base)
+    tagged = Container.from_dict_sealed({"name": "c", "image": _Tagged("img")})
+    assert tagged is not plain
+    assert type(tagged.image) is _Tagged and type(plain.image) is str
+
+
+def test_shared_values_stay_read_only_and_copies_are_independent() -> None:
+    pods = [Pod.from_dict_sealed(raw) for raw in _pods(2)]
+    shared = pods[0].spec.containers[0]
+    with pytest.raises(ReadOnlyError):
+        shared.image = "evil"  # type: ignore[misc]
+    with pytest.raises(ReadOnlyError):
+        shared.args.append("--x")
+    editable = pods[0].copy()
+    editable.spec.containers[0].image = "changed"
+    editable.spec.containers[0].args.append("--x")
+    assert pods[1].spec.containers[0].image != "changed"
+    assert "--x" not in pods[1].spec.containers[0].args
+
+
+def test_mostly_unique_values_switch_sharing_off() -> None:
+    conv = make_converter()
+    sealed = OwnerReference.__sealed_class__
+    for i in range(_frozen.SHARE_SAMPLE + 10):
+        conv.structure({"apiVersion": "v1", "kind": "X", "name": f"n-{i}", "uid": f"u-{i}"}, sealed)
+    stats = [s for s in _frozen.sharing_stats() if s.name == "OwnerReference"][-1]
+    assert not stats.enabled
+    assert stats.entries == 0
+    again = [conv.structure({"apiVersion": "v1", "kind": "X", "name": "same", "uid": "u"}, sealed)
+             for _ in range(2)]
+    assert again[0] is not again[1] and again[0] == again[1]
+
+
+def test_the_table_lets_go_of_values_nobody_uses() -> None:
+    built: list[int] = []
+
+    def build(data: dict[str, Any]) -> FrozenDict:
+        built.append(1)
+        return FrozenDict(data)
+
+    shared = sharing(build, "test-table")
+    stats = _frozen.sharing_stats()[-1]
+    kept = [shared({"k": i}) for i in range(10)]
+    for i in range(_frozen._SWEEP_AT + 50):
+        shared({"k": 1000 + i})  # dropped at once by the caller
+    gc.collect()
+    assert stats.entries < _frozen._SWEEP_AT
+    assert all(shared({"k": i}) is kept[i] for i in range(10))  # still shared while in use
+    assert len(built) == 10 + _frozen._SWEEP_AT + 50
+
+
+def test_a_list_of_sealed_pods_survives_the_table_sweep() -> None:
+    raws = [make_pod(f"p-{i}", index=i) for i in range(40)]
+    pods = [Pod.from_dict_sealed(raw) for raw in raws]
+    for stats in _frozen.sharing_stats():
+        stats.next_sweep = 0
+        stats.sweep()
+    for raw, pod in zip(raws, pods):
+        assert pod.to_dict() == {"apiVersion": "v1", "kind": "Pod", **raw}
