@@ -68,13 +68,8 @@ def _cache_has(cache: Cache | None, scope: Scope) -> bool:
 
 
 def _config_with_cache(config: Config, cache: Cache) -> Config:
-    """A Config with ``config``'s connection settings and ``cache``."""
-    with_cache = getattr(config, "with_cache", None)
-    if with_cache is not None:
-        made: Config = with_cache(cache)
-        return made
-    # Before Config.with_cache existed: the same constructor arguments, another cache.
-    return Config(**getattr(config, "_args"), cache=cache)
+    """A Config with ``config``'s connection settings (and discovered credentials) and ``cache``."""
+    return config.with_cache(cache)
 
 
 class InformerSet:
