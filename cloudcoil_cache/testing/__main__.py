@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
+import subprocess
 import sys
+import tempfile
 import threading
 from typing import Any, Sequence
 
@@ -34,6 +37,15 @@ def _parser() -> argparse.ArgumentParser:
         help="seconds between watch BOOKMARK events (default 60)",
     )
     serve.add_argument("--token", help="require this bearer token (written into the kubeconfig)")
+    serve.add_argument(
+        "--tls", action="store_true",
+        help="serve HTTPS with a generated CA (written into the kubeconfig; needs trustme or "
+             "openssl); kubectl sends --token only over HTTPS",
+    )
+    serve.add_argument(
+        "--no-namespace-lifecycle", action="store_true",
+        help="accept objects in namespaces that do not exist (as FakeAPIServer() does)",
+    )
     serve.add_argument(
         "--crd", action="append", default=[], metavar="GROUP/VERSION/KIND/PLURAL[:cluster]",
         help="serve a custom resource (namespaced unless ':cluster' follows); repeatable",
@@ -91,8 +103,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: --crd {spec!r}: expected GROUP/VERSION/KIND/PLURAL[:cluster]", file=sys.stderr)
             return 2
         crds.append((*parts, scope != "cluster"))
+    tls: dict[str, Any] = {}
+    if args.tls:
+        try:
+            tls = _tls_files()
+        except RuntimeError as exc:
+            print(f"error: --tls: {exc}", file=sys.stderr)
+            return 2
     server = FakeAPIServer(port=args.port, bookmark_interval=args.bookmark_interval,
-                           expected_token=args.token)
+                           expected_token=args.token,
+                           namespace_lifecycle=not args.no_namespace_lifecycle, **tls)
     for group, version, kind, plural, namespaced in crds:
         server.register_resource(group, version, kind, plural, namespaced)
     with server:
@@ -107,6 +127,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         while not done.wait(1.0):
             pass
     return 0
+
+
+def _tls_files() -> dict[str, Any]:
+    """A CA and a server certificate for 127.0.0.1/localhost: FakeAPIServer TLS arguments."""
+    folder = tempfile.mkdtemp(prefix="cloudcoil-fake-tls-")
+    cert, key = os.path.join(folder, "server.crt"), os.path.join(folder, "server.key")
+    try:
+        import trustme
+    except ImportError:
+        trustme = None
+    if trustme is not None:
+        ca = trustme.CA()
+        issued = ca.issue_cert("127.0.0.1", "localhost")
+        issued.cert_chain_pems[0].write_to_path(cert)
+        issued.private_key_pem.write_to_path(key)
+        return {"certfile": cert, "keyfile": key, "ca_cert": ca.cert_pem.bytes()}
+    ca_cert, ca_key = os.path.join(folder, "ca.crt"), os.path.join(folder, "ca.key")
+    ext = os.path.join(folder, "ext.cnf")
+    with open(ext, "w", encoding="utf-8") as fh:
+        fh.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    commands = [
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "365",
+         "-subj", "/CN=fake-ca", "-keyout", ca_key, "-out", ca_cert],
+        ["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
+         "-keyout", key, "-out", os.path.join(folder, "server.csr")],
+        ["openssl", "x509", "-req", "-in", os.path.join(folder, "server.csr"), "-CA", ca_cert,
+         "-CAkey", ca_key, "-CAcreateserial", "-days", "365", "-extfile", ext, "-out", cert],
+    ]
+    for command in commands:
+        try:
+            subprocess.run(command, check=True, capture_output=True, timeout=60)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise RuntimeError(f"neither trustme nor a working openssl: {exc}") from None
+    with open(ca_cert, "rb") as fh:
+        return {"certfile": cert, "keyfile": key, "ca_cert": fh.read()}
 
 
 if __name__ == "__main__":

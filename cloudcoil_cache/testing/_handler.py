@@ -16,11 +16,14 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from . import _status
 from ._admission import request_context
 from ._list import list_body, parse_filters, parse_rv, wait_not_too_large
+from ._protobuf import ProtobufError, decode_body
 from ._reviews import review
+from ._schema import definition_for
 from ._routing import Route, derive_verb, parse_route
 from ._scale import get_scale, patch_scale, update_scale
 from ._store import APPLY_PATCH
 from ._status import StatusError
+from ._tables import to_table, wants_table
 from ._watch import serve_watch
 
 if TYPE_CHECKING:
@@ -127,6 +130,7 @@ class Handler(BaseHTTPRequestHandler):
     def _dispatch(self, method: str) -> None:
         api = self.api
         self.streaming = False
+        self.table = False
         self.warnings: list[str] = []
         split = urlsplit(self.path)
         path = unquote(split.path)
@@ -148,7 +152,11 @@ class Handler(BaseHTTPRequestHandler):
                         404, "NotFound", "the server could not find the requested resource"
                     ),
                 )
-            if not self._accepts_json():
+            self.table = wants_table(self.headers.get("Accept", ""))
+            if route.discovery == "openapi":
+                self._openapi(route.group)
+                return
+            if not self._accepts_json() and not self.table:
                 raise StatusError(
                     406,
                     _status.status_body(
@@ -179,6 +187,24 @@ class Handler(BaseHTTPRequestHandler):
                     ),
                 )
             )
+
+    def _openapi(self, which: str) -> None:
+        """``/openapi/v2`` (JSON only: 406 to a protobuf-only Accept) and ``/openapi/v3[/gv]``."""
+        api = self.api
+        if which == "v2":
+            if not self._accepts_json():
+                raise StatusError(406, _status.status_body(
+                    406, "NotAcceptable",
+                    "only the following media types are accepted: application/json"))
+            self.send_bytes(200, api.openapi.v2())
+        elif which == "v3":
+            self.send_obj(200, api.openapi.v3_root())
+        else:
+            doc = api.openapi.v3(which[len("v3/"):])
+            if doc is None:
+                raise StatusError(404, _status.status_body(
+                    404, "NotFound", "the server could not find the requested resource"))
+            self.send_bytes(200, doc)
 
     def _accepts_json(self) -> bool:
         """Whether plain JSON is acceptable. Media types with parameters asking for another shape
@@ -308,15 +334,38 @@ class Handler(BaseHTTPRequestHandler):
             raise _method_not_allowed()
 
     def _parse_json(self, body: bytes) -> Any:
+        ctype = self._content_type()
+        if ctype == "application/vnd.kubernetes.protobuf":
+            try:
+                return decode_body(body, definition_for)
+            except ProtobufError as exc:
+                raise StatusError(415, _status.status_body(
+                    415, "UnsupportedMediaType",
+                    f"the body of the request was in an unknown format - accepted media types "
+                    f"include: application/json, application/yaml ({exc})")) from None
+        if ctype in ("application/yaml", "application/x-yaml") and self.command in ("POST", "PUT"):
+            return self._parse_yaml(body)
         try:
             return json.loads(body or b"null")
         except ValueError as exc:
             raise _status.bad_request(f"the request body is not valid JSON: {exc}") from None
 
+    def _check_body_type(self, method: str) -> None:
+        """415 for a body the fake cannot decode (protobuf, CBOR), as content negotiation does."""
+        ctype = self._content_type()
+        if method in ("POST", "PUT", "PATCH") and (
+                ctype in ("application/cbor", "application/apply-patch+cbor")
+                or (method == "PATCH" and "protobuf" in ctype)):
+            raise StatusError(415, _status.status_body(
+                415, "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types "
+                "include: application/json, application/yaml"))
+
     def _resource(
         self, method: str, verb: str, route: Route, query: dict[str, str], body: bytes
     ) -> None:
         store = self.api._store
+        self._check_body_type(method)
         if route.subresource is not None and verb not in ("get", "update", "patch"):
             raise _method_not_allowed()
         dry_run = query.get("dryRun")
@@ -358,12 +407,26 @@ class Handler(BaseHTTPRequestHandler):
         elif verb == "watch":
             serve_watch(self, api, rtype, ns, name, query)
         elif verb == "list":
-            self.send_bytes(200, list_body(api, rtype, ns, query))
+            data = list_body(api, rtype, ns, query)
+            if self.table:
+                listed = json.loads(data)
+                self.send_obj(200, to_table(rtype.group, rtype.kind, rtype.builtin,
+                                            listed.get("items") or [], listed.get("metadata", {}),
+                                            query.get("includeObject", "Metadata")))
+                return
+            self.send_bytes(200, data)
         elif verb == "get":
             assert name is not None
             if query.get("resourceVersion", "") not in ("", "0"):
                 wait_not_too_large(api, parse_rv(query["resourceVersion"]))
-            self.send_bytes(200, store.get(rtype, name, ns).full())
+            entry = store.get(rtype, name, ns)
+            if self.table and route.subresource is None:
+                self.send_obj(200, to_table(
+                    rtype.group, rtype.kind, rtype.builtin, [entry.obj],
+                    {"resourceVersion": entry.obj["metadata"].get("resourceVersion", "")},
+                    query.get("includeObject", "Metadata")))
+                return
+            self.send_bytes(200, entry.full())
         elif verb == "create":
             if name is not None or (rtype.namespaced and ns is None):
                 raise _method_not_allowed()

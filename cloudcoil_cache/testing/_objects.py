@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 if TYPE_CHECKING:
     from ._server import FakeAPIServer
 
-__all__ = ["make_pod", "make_configmap", "make_deployment", "seed_pods"]
+__all__ = ["make_pod", "make_configmap", "make_deployment", "make_node", "seed_pods"]
 
 _APPS = ("web", "api", "worker", "cache", "gateway", "scheduler", "indexer", "billing")
 _PHASES = ("Running", "Running", "Running", "Running", "Running", "Running", "Pending", "Succeeded")
@@ -177,7 +177,8 @@ def make_pod(
                                 "f:app.kubernetes.io/name": {},
                                 "f:pod-template-hash": {},
                             },
-                            "f:ownerReferences": {".": {}, f'k:{{"uid":"{_uid(app)}"}}': {}},
+                            "f:ownerReferences": {
+                                ".": {}, f'k:{{"uid":"{_uid(f"rs/{namespace}/{app}")}"}}': {}},
                         },
                         "f:spec": {
                             "f:containers": {
@@ -350,6 +351,9 @@ def seed_pods(
         raise ValueError("seed_pods: namespaces must not be empty")
     keys = []
     rtype = server.registry.resolve("pods")
+    owners: dict[tuple[str, str], str] = {}
+    if server.namespace_lifecycle:
+        owners = _seed_dependencies(server, namespaces, n)
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of new dicts would trigger ever slower full collections
     try:
@@ -358,6 +362,8 @@ def seed_pods(
             app = _APPS[i % len(_APPS)]
             name = f"{app}-{_hex(f'{namespace}/{app}', 10)}-{i:05d}"
             pod = make_pod(name, namespace, phase=_PHASES[i % len(_PHASES)], index=i)
+            if owners:
+                pod["metadata"]["ownerReferences"][0]["uid"] = owners[(namespace, app)]
             # make_pod builds fresh dicts, so the store may own them without create()'s copy.
             server._store.create(rtype, pod, namespace, admit=False)
             keys.append(f"{namespace}/{name}")
@@ -365,3 +371,63 @@ def seed_pods(
         if gc_was_enabled:
             gc.enable()
     return keys
+
+
+def _seed_dependencies(
+    server: FakeAPIServer, namespaces: Sequence[str], n: int
+) -> dict[tuple[str, str], str]:
+    """What seeded pods refer to: their namespaces, nodes and owning ReplicaSets (created when
+    missing); returns the ReplicaSets' uids by (namespace, app)."""
+    store = server._store
+    ns_type = server.registry.resolve("namespaces")
+    node_type = server.registry.resolve("nodes")
+    rs_type = server.registry.resolve("replicasets.apps")
+    for namespace in dict.fromkeys(namespaces):
+        if not store.exists(ns_type, namespace, None):
+            store.create(ns_type, {"metadata": {"name": namespace}}, None)
+    for index in range(min(n, 16)):
+        name = f"node-{index:02d}"
+        if not store.exists(node_type, name, None):
+            store.create(node_type, make_node(name), None, admit=False)
+    owners: dict[tuple[str, str], str] = {}
+    for i in range(min(n, len(namespaces) * len(_APPS))):
+        namespace, app = namespaces[i % len(namespaces)], _APPS[i % len(_APPS)]
+        if (namespace, app) in owners:
+            continue
+        rs_name = f"{app}-{_hex(f'{namespace}/{app}', 10)}"
+        if not store.exists(rs_type, rs_name, namespace):
+            store.create(rs_type, _replica_set(rs_name, namespace, app), namespace)
+        owners[(namespace, app)] = store.get(rs_type, rs_name, namespace).obj["metadata"]["uid"]
+    return owners
+
+
+def _replica_set(name: str, namespace: str, app: str) -> dict[str, Any]:
+    labels = {"app.kubernetes.io/name": app, "pod-template-hash": name.rsplit("-", 1)[-1]}
+    template = make_pod(f"{name}-template", namespace)["spec"]
+    return {
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": labels},
+                              "spec": {k: v for k, v in template.items() if k != "nodeName"}}},
+    }
+
+
+def make_node(name: str) -> dict[str, Any]:
+    """A Ready Node (what ``make_pod``'s ``nodeName`` refers to)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
+                                              "kubernetes.io/os": "linux"}},
+        "spec": {},
+        "status": {
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                            "message": "kubelet is posting ready status"}],
+            "addresses": [{"type": "Hostname", "address": name}],
+            "nodeInfo": {"kubeletVersion": "v1.30.2", "osImage": "Fake Linux",
+                         "kernelVersion": "6.1.0", "containerRuntimeVersion": "containerd://1.7",
+                         "operatingSystem": "linux", "architecture": "amd64"},
+            "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+            "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+        },
+    }

@@ -48,6 +48,8 @@ def parse_route(path: str, registry: ResourceRegistry) -> Route | None:
     path = path.rstrip("/") or "/"
     if path in _DISCOVERY:
         return Route(discovery=path)
+    if path == "/openapi/v2" or path == "/openapi/v3" or path.startswith("/openapi/v3/"):
+        return Route(discovery="openapi", group=path[len("/openapi/"):])
     parts = path.strip("/").split("/")
     if parts[0] == "api" and len(parts) >= 2:
         group, version, rest = "", parts[1], parts[2:]

@@ -20,6 +20,7 @@ from ._fault_api import FaultInjection
 from ._faults import FaultState
 from ._handler import Handler
 from ._object_api import ObjectAPI
+from ._openapi import OpenAPI
 from ._requests import RecordedRequest, RequestLog
 from ._resources import ResourceRegistry, ResourceType
 from ._store import Store
@@ -157,8 +158,9 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
 
     - ``bookmark_interval`` (s, default 60.0; the pytest fixture uses 1.0): period of BOOKMARKs
       on watches with ``allowWatchBookmarks=true``; one more is sent just before a timeout.
-    - ``watch_timeout_range`` (s, default (30.0, 60.0)): a watch without ``timeoutSeconds``
-      ends cleanly after a random time in this range (the real server uses 1800-3600 s).
+    - ``watch_timeout_range`` (s, default (1800.0, 3600.0), as the real server's
+      ``--min-request-timeout``): a watch without ``timeoutSeconds`` ends cleanly after a random
+      time in this range (the pytest fixture uses 5-10 s).
     - ``too_large_wait`` (s, default 0.1): how long a request for a future resourceVersion waits
       for it before the 504 "Too large resource version" (the real watch cache waits ~3 s).
     - ``expired_watch_mode``: ``"event"`` (default: 200 + ERROR event code 410, like the watch
@@ -183,7 +185,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         *,
         port: int = 0,
         bookmark_interval: float = 60.0,
-        watch_timeout_range: tuple[float, float] = (30.0, 60.0),
+        watch_timeout_range: tuple[float, float] = (1800.0, 3600.0),
         too_large_wait: float = 0.1,
         expired_watch_mode: str = "event",
         continue_ttl: float | None = None,
@@ -237,6 +239,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         self._store = Store(max_history=max_history)
         self.namespace_lifecycle = namespace_lifecycle
         self.kubelet = kubelet
+        self.openapi = OpenAPI(self.registry)
         self._store.admission = Admission(
             self._store, self.registry, namespace_lifecycle=namespace_lifecycle
         )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from . import _status
 from ._list import parse_filters, parse_rv, wait_not_too_large
 from ._resources import ResourceType
+from ._tables import table_event
 from ._watchers import Watcher, event_line
 
 if TYPE_CHECKING:
@@ -137,6 +138,7 @@ class _Stream:
         self.allow_bookmarks = allow_bookmarks
         rtype = watcher.rtype
         self._bookmark_head = {"kind": rtype.kind, "apiVersion": rtype.api_version}
+        self.table = bool(getattr(handler, "table", False))
 
     def start(self) -> None:
         h = self.handler
@@ -178,7 +180,7 @@ class _Stream:
         lines: list[bytes] = []
         for kind, payload in items:
             if kind == "event":
-                lines.append(payload)
+                lines.append(table_event(payload, self.watcher.rtype) if self.table else payload)
             elif kind == "initial-end":
                 lines.append(self._bookmark_line(payload, initial_end=True))
             elif kind == "malformed":
