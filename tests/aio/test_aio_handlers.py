@@ -112,8 +112,10 @@ async def test_a_coroutine_handler_sees_one_objects_updates_in_order_even_when_i
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("slow_kind", ["coroutine-awaiting", "plain-blocking"])
-async def test_a_slow_handler_delays_neither_other_handlers_nor_the_cache(server, cfg, slow_kind: str):
+async def test_a_slow_views_handler_delays_neither_other_views_nor_the_cache(server, cfg, slow_kind: str):
     pods = cfg.cache.get_informer(Pod, sync=False)
+    fast_async_view = cfg.cache.get_informer(Pod, sync=False)  # each view has its own lane
+    fast_plain_view = cfg.cache.get_informer(Pod, sync=False)
     async_gate = asyncio.Event()
     thread_gate = threading.Event()
     slow_calls, fast_async, fast_plain = Calls(), Calls(), Calls()
@@ -128,8 +130,8 @@ async def test_a_slow_handler_delays_neither_other_handlers_nor_the_cache(server
             slow_calls.record("add", pod)
 
     slow_handle = pods.on_add(slow)
-    register(pods, "add", fast_async, coroutine=True)
-    register(pods, "add", fast_plain, coroutine=False)
+    register(fast_async_view, "add", fast_async, coroutine=True)
+    register(fast_plain_view, "add", fast_plain, coroutine=False)
     new = [f"new-{i}" for i in range(5)]
     try:
         async with cfg:

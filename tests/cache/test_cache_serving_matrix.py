@@ -12,7 +12,7 @@ from cloudcoil_cache.errors import CacheUnavailableError, Forbidden, ResourceNot
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
 from cloudcoil_cache.testing import FakeAPIServer, make_configmap, make_pod
 
-from cluster_support import fail_relists_with_403, names, reads, requests_to, seed
+from cluster_support import wait_until, fail_relists_with_403, names, reads, requests_to, seed
 
 KINDS = {"Pod": (Pod, "pods"), "ConfigMap": (ConfigMap, "configmaps")}
 
@@ -215,8 +215,9 @@ def test_a_failing_informer_serves_reads_again_once_it_recovers(server, make_con
         with pytest.raises(CacheUnavailableError, match="informer failing"):
             Pod.list()
         server.clear_faults()
-        server.clear_requests()
-        server.wait_for_request(lambda r: r.verb == "watch", timeout=5)  # relisted, then watching
+        informer = config.cache.informers()[0]  # type: ignore[union-attr]
+        # relisted, then watching: current again once the watch is open
+        wait_until(config.cache._sync_cond, lambda: informer.state()[0] == "current")  # type: ignore[union-attr]
         server.clear_requests()
         assert names(Pod.list()) == {"pod-0", "pod-1", "pod-2", "after-compaction"}
         assert reads(server) == []
