@@ -194,7 +194,7 @@ class Manager:
 
     def healthy(self) -> tuple[bool, str]:
         """/healthz: every thread that should run is alive."""
-        dead = [t.name for t in self.threads() if not t.is_alive()]
+        dead = [t.name for t in self.threads() if t.ident is not None and not t.is_alive()]  # (started ones)
         if dead:
             return False, "dead threads: " + ", ".join(dead) + "\n"
         return True, "ok\n"
