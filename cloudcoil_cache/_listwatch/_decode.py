@@ -55,6 +55,7 @@ def decode_event(line: bytes, structure: Callable[[dict[str, Any]], T]) -> Watch
     if not rv:
         raise DecodeError(f"watch event {etype!r} has no metadata.resourceVersion: {_preview(line)}")
     if etype == "BOOKMARK":
+        assert isinstance(metadata, dict)  # rv came from it
         annotations = metadata.get("annotations") or {}
         return WatchEvent("BOOKMARK", None, rv, annotations.get(INITIAL_EVENTS_END) == "true")
     if etype not in _OBJECT_TYPES:

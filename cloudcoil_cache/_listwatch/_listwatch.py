@@ -27,7 +27,8 @@ class _Transport(Protocol):
     """The part of ``_http.Transport`` this layer uses."""
 
     def request(self, method: str, path: str, *, params: Any = None, **kw: Any) -> Any: ...
-    def stream(self, path: str, *, params: Any = None, read_timeout: float | None = None) -> Any: ...
+    def stream(self, path: str, *, params: Any = None, read_timeout: float | None = None,
+               interrupter: Any = None) -> Any: ...
 
 
 @attrs.frozen(slots=True)

@@ -73,7 +73,7 @@ def _check_transform(value: Any, where: str) -> Callable[[Any], Any] | None:
 
 
 def _kind_name(cls: Any) -> str:
-    return getattr(cls, "kind", None) or getattr(cls, "__name__", repr(cls))
+    return str(getattr(cls, "kind", None) or getattr(cls, "__name__", repr(cls)))
 
 
 def check_resource_class(cls: Any, where: str) -> None:

@@ -42,7 +42,7 @@ class CachedResources(Generic[T]):
             if not namespace:
                 raise ValueError("Specify a namespace for a namespaced cache lookup")
         obj = self._view._informer.store.get(namespace if cls.namespaced else None, name)
-        return None if obj is None else obj.copy()  # type: ignore[attr-defined,no-any-return]
+        return None if obj is None else obj.copy()  # type: ignore[attr-defined]
 
     def list(self, namespace: str | None = None, *, all_namespaces: bool = False,
              labels: Mapping[str, str] | None = None) -> list[T]:

@@ -3,6 +3,7 @@ read handles (``Store``) and the one ``Writer`` are separate (kube-rs's Store / 
 
 from __future__ import annotations
 
+import builtins
 import logging
 import threading
 from collections import OrderedDict
@@ -68,11 +69,13 @@ def key_of(obj: Any) -> Key:
 
 
 def _rv(obj: Any) -> str | None:
-    return obj.metadata.resource_version
+    rv: str | None = obj.metadata.resource_version
+    return rv
 
 
 def _uid(obj: Any) -> str | None:
-    return obj.metadata.uid
+    uid: str | None = obj.metadata.uid
+    return uid
 
 
 def _recreated(old: Any, new: Any) -> bool:
@@ -140,11 +143,11 @@ class Store(Generic[T]):
                 d.items.move_to_end(key)  # type: ignore[attr-defined]
             return obj
 
-    def list(self, namespace: str | None = None) -> list[T]:
+    def list(self, namespace: str | None = None) -> builtins.list[T]:
         """Every object, or the objects of one namespace (through the namespace index)."""
         return self.snapshot(namespace)[0]
 
-    def snapshot(self, namespace: str | None = None) -> tuple[list[T], str | None]:
+    def snapshot(self, namespace: str | None = None) -> tuple[builtins.list[T], str | None]:
         """The objects (all, or of one namespace) and the resourceVersion that describes exactly them,
         read in one step under the lock: list-then-watch from that version loses nothing."""
         d = self._d
@@ -158,7 +161,7 @@ class Store(Generic[T]):
         with self._d.lock:
             return self._d.resource_version
 
-    def keys(self) -> list[Key]:
+    def keys(self) -> builtins.list[Key]:
         with self._d.lock:
             return list(self._d.items)
 
@@ -198,13 +201,13 @@ class Store(Generic[T]):
             for key, obj in d.items.items():
                 _index_add_locked(d, name, key, obj)
 
-    def get_by_index(self, name: str, value: str) -> list[T]:
+    def get_by_index(self, name: str, value: str) -> builtins.list[T]:
         d = self._d
         with d.lock:
             index = _index_locked(d, name)
             return [d.items[k] for k in index.get(value, ()) if k in d.items]
 
-    def list_index_keys(self, name: str) -> list[str]:
+    def list_index_keys(self, name: str) -> builtins.list[str]:
         with self._d.lock:
             return list(_index_locked(self._d, name))
 
@@ -220,7 +223,7 @@ class Writer(Store[T]):
         super().__init__(capacity)
         self.reader: Store[T] = Store(_data=self._d)
 
-    def apply(self, event_type: str, obj: T, resource_version: str | None = None) -> list[Notification]:
+    def apply(self, event_type: str, obj: T, resource_version: str | None = None) -> builtins.list[Notification]:
         """Apply one watch event (ADDED, MODIFIED or DELETED) and return what handlers must see.
 
         An object re-created under a stored name (a new UID) is ``Deleted(old)`` then ``Added(new)``.
@@ -261,7 +264,7 @@ class Writer(Store[T]):
             self._d.resource_version = resource_version
 
     def replace(self, items: Iterable[T], resource_version: str | None = None, *,
-                resync: bool = False) -> list[Notification]:
+                resync: bool = False) -> builtins.list[Notification]:
         """Swap in a complete list in one step and return what changed.
 
         Objects new to the store are ``Added(initial=True)``; objects whose resourceVersion changed
@@ -277,17 +280,15 @@ class Writer(Store[T]):
         with d.lock:
             old_items = d.items
             for key, old in old_items.items():
-                new = fresh.get(key)
-                if new is None:
-                    notes.append(Deleted(old, final_state_unknown=True))
-                elif _recreated(old, new):
+                fresh_obj = fresh.get(key)
+                if fresh_obj is None or _recreated(old, fresh_obj):
                     notes.append(Deleted(old, final_state_unknown=True))
             for key, obj in fresh.items():
-                old = old_items.get(key)
-                if old is None or _recreated(old, obj):
+                previous = old_items.get(key)
+                if previous is None or _recreated(previous, obj):
                     notes.append(Added(obj, initial=True))
-                elif resync or _rv(old) != _rv(obj):
-                    notes.append(Updated(old, obj, resync=resync and _rv(old) == _rv(obj)))
+                elif resync or _rv(previous) != _rv(obj):
+                    notes.append(Updated(previous, obj, resync=resync and _rv(previous) == _rv(obj)))
             d.items = fresh
             d.complete = True
             if resource_version is not None:

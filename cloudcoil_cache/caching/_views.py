@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
 import itertools
@@ -35,7 +36,7 @@ class HandlerHandle:
         self._informer = informer
         self._lane = lane
         self._registration = registration
-        functools.update_wrapper(self, registration.handler)  # type: ignore[arg-type]
+        functools.update_wrapper(self, registration.handler)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._registration.handler(*args, **kwargs)
@@ -62,10 +63,10 @@ class StoreView(Generic[T]):
     def get(self, name: str, namespace: str | None = None) -> T | None:
         return self._view.get(name, namespace)
 
-    def list(self, namespace: str | None = None) -> list[T]:
+    def list(self, namespace: str | None = None) -> builtins.list[T]:
         return self._view.list(namespace)
 
-    def keys(self) -> list[str]:
+    def keys(self) -> builtins.list[str]:
         """``namespace/name`` (or ``name`` for cluster-scoped objects), as client-go's store keys."""
         namespace = self._view._namespace
         return [_key_text(k) for k in self._view._informer.store.keys() if not namespace or k[0] == namespace]
@@ -105,7 +106,7 @@ class InformerView(Generic[T]):
         pass
 
     @property
-    def resource(self) -> type:
+    def resource(self) -> Any:
         return self._informer.key.cls
 
     @property
@@ -155,7 +156,7 @@ class InformerView(Generic[T]):
 
     # ------------------------------------------------------------------ reads
     def list(self, namespace: str | None = None, label_selector: str | None = None,
-             field_selector: str | None = None) -> list[T]:
+             field_selector: str | None = None) -> builtins.list[T]:
         """Cached objects (shared, read-only), optionally of one namespace and matching selectors."""
         if self.resource.namespaced:
             namespace = namespace or self._namespace
@@ -194,10 +195,10 @@ class InformerView(Generic[T]):
         """
         self._informer.store.add_index(name, func)
 
-    def get_by_index(self, name: str, value: str) -> list[T]:
+    def get_by_index(self, name: str, value: str) -> builtins.list[T]:
         return self._informer.store.get_by_index(name, value)
 
-    def list_index_keys(self, name: str) -> list[str]:
+    def list_index_keys(self, name: str) -> builtins.list[str]:
         return self._informer.store.list_index_keys(name)
 
     def status(self) -> Any:

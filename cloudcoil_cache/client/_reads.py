@@ -68,7 +68,7 @@ def _step(client: ResourceClient[Any], plan: ReadPlan, opts: ListOptions | None)
     if isinstance(decision, Serve):
         assert plan.informer is not None
         return _serve_get(client, plan) if opts is None else _serve_list(client, plan, opts)
-    continued = opts is not None and bool(opts.continue_) and opts.continue_.startswith(_TOKEN_PREFIX)
+    continued = opts is not None and (opts.continue_ or "").startswith(_TOKEN_PREFIX)
     if isinstance(decision, Refuse):
         raise _refuse(decision, plan.request) from None
     if isinstance(decision, ReadLive):

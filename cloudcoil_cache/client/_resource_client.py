@@ -103,12 +103,14 @@ class ResourceClient(Generic[T]):
         """The object ``name`` (``ResourceNotFound`` if it does not exist)."""
         if self.cached:
             from cloudcoil_cache.client._reads import cached_get
-            return cached_get(self, name, namespace)
+            found: T = cached_get(self, name, namespace)
+            return found
         return self.live_get(name, namespace)
 
     def live_get(self, name: str, namespace: str | None = None) -> T:
         self.check_get(name)
-        return self.cls.from_dict(self._request("GET", self._path(name, namespace)))
+        obj: T = self.cls.from_dict(self._request("GET", self._path(name, namespace)))
+        return obj
 
     def list(self, namespace: str | None = None, all_namespaces: bool = False,
              label_selector: str | None = None, field_selector: str | None = None,
