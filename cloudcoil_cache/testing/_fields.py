@@ -23,7 +23,7 @@ from typing import Any, Iterable
 from . import _status
 from ._schema import item as _item
 from ._schema import keys as _keys
-from ._schema import property_of, shape
+from ._schema import property_of, resolve, shape
 
 __all__ = ["apply", "fields_of", "path_string", "to_fields_v1", "update_managed"]
 
@@ -44,6 +44,10 @@ _UNMANAGED_META = frozenset(
         "selfLink",
     }
 )
+# Struct fields Go declares as values, not pointers: present (empty) in a zero object, so an
+# Update that fills them does not own them as a whole.
+_VALUE_STRUCTS = frozenset({"f:metadata", "f:spec", "f:status", "f:template", "f:strategy",
+                            "f:updateStrategy"})
 # Key fields that have a default, used when an item leaves them out (a port's protocol).
 _KEY_DEFAULTS = {"protocol": "TCP"}
 
@@ -68,18 +72,23 @@ def _value_element(value: Any) -> str:
     return "v:" + json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
-def _walk(value: Any, node: Any, prefix: Path, out: dict[Path, Any], maps: bool) -> None:
+def _walk(value: Any, node: Any, prefix: Path, out: dict[Path, Any], maps: bool,
+          required: bool = False) -> None:
     kind = shape(node)
     if isinstance(value, dict) and kind in ("struct", "map", "unknown"):
         if not value:
             out[prefix] = {}
             return
-        if maps and kind == "map" and prefix:
-            out[prefix] = _NODE
+        if maps and prefix and not required and (
+                kind == "map" or (kind == "struct" and prefix[-1] not in _VALUE_STRUCTS)):
+            out[prefix] = _NODE  # added where Go's zero object has nothing: a member itself
+        needed = set((resolve(node) or {}).get("required") or ()) if kind == "struct" else set()
         for key, sub in value.items():
-            _walk(sub, property_of(node, key), prefix + (f"f:{key}",), out, maps)
+            _walk(sub, property_of(node, key), prefix + (f"f:{key}",), out, maps, key in needed)
         return
     if isinstance(value, list) and value and kind == "list-map":
+        if maps and not required:
+            out[prefix] = _NODE
         key_names = _keys(node)
         elements = [
             _key_element(entry, key_names) if isinstance(entry, dict) else None for entry in value
