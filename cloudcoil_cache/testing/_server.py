@@ -144,15 +144,22 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
     patch-merge keys of the 1.30 schema, ``$patch: delete/replace``; 415 for custom resources as
     on the real server) and server-side apply (``application/apply-patch+yaml``).
 
-    Known simplifications: namespaces need not exist before objects are created in them;
-    deletion is immediate (no graceful deletion or finalizers; ``propagationPolicy`` is checked
-    but has no effect; ``preconditions`` are enforced). ``dryRun=All`` (a query parameter, or in
-    DeleteOptions) answers a write without storing it. Server-side apply creates a missing
-    object, otherwise merges the applied configuration as a strategic merge patch and records
-    a ``managedFields`` entry (operation ``Apply``) for the field manager; conflicts between
-    field managers are not modelled (``force`` is ignored) and fields a manager stops applying
-    are not removed. Only ``Apply`` entries are recorded (no ``Update``
-    entries for other writes).
+    Like kube-apiserver, writes are validated (names, labels, the 1.30 schema's types and required
+    fields, per-kind rules, immutable fields; 422 ``Invalid`` with a cause per field), defaulted
+    (pod, container, deployment, service, job, ... defaults) and record ``managedFields``
+    (``fieldManager``, else the ``User-Agent``). Server-side apply models field ownership:
+    conflicts between managers (409 unless ``force``) and removal of the fields a manager stops
+    applying. Objects with finalizers get a ``deletionTimestamp`` and stay until the last one is
+    removed; a pod on a node is deleted gracefully (``kubelet=False`` keeps it terminating); a
+    deleted namespace terminates and removes its content. Discovery, CRUD, ``/openapi/v2``,
+    ``/openapi/v3`` and server-side tables cover every kind of the 1.30 spec; creating a
+    CustomResourceDefinition serves its kind. ``dryRun=All`` answers a write without storing it.
+    ``cloudcoil_cache/testing/KNOWN_DIFFERENCES.md`` lists what still differs, and why.
+
+    Constructor options beyond the settings below: ``namespace_lifecycle`` (default False: objects
+    may be created in namespaces that do not exist; True: 404/403 like the NamespaceLifecycle
+    admission plugin, and the four system namespaces exist from the start) and ``kubelet``
+    (default True: terminating pods on nodes are removed at once after their MODIFIED event).
 
     Settings (plain attributes, change them at any time):
 

@@ -1,4 +1,4 @@
-"""`python -m cloudcoil_cache.testing serve` options: --token and --crd."""
+"""`python -m cloudcoil_cache.testing serve` options: --token, --crd and --tls."""
 
 from __future__ import annotations
 
@@ -49,3 +49,44 @@ def test_a_client_accepting_only_aggregated_discovery_gets_406_and_one_with_a_fa
     fallback = requests.get(f"{fake_api_server.url}/apis", headers={"Accept": f"{aggregated},application/json"},
                             timeout=5)
     assert fallback.status_code == 200 and fallback.json()["kind"] == "APIGroupList"
+
+
+def test_serve_tls_writes_its_ca_and_seeds_consistent_objects(tmp_path):
+    import base64
+    import functools
+
+    kubeconfig = tmp_path / "kubeconfig"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cloudcoil_cache.testing", "serve", "--kubeconfig", str(kubeconfig),
+         "--tls", "--token", "t0ken", "--pods", "10"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert url.startswith("https://127.0.0.1:")
+        cluster = yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]
+        ca = tmp_path / "ca.crt"
+        ca.write_bytes(base64.b64decode(cluster["certificate-authority-data"]))
+        session = requests.Session()
+        session.headers["Authorization"] = "Bearer t0ken"
+        session.request = functools.partial(session.request, verify=str(ca))  # type: ignore[method-assign]
+        pods = session.get(f"{url}/api/v1/pods", timeout=5).json()["items"]
+        namespaces = {n["metadata"]["name"] for n in session.get(f"{url}/api/v1/namespaces",
+                                                                 timeout=5).json()["items"]}
+        nodes = {n["metadata"]["name"] for n in session.get(f"{url}/api/v1/nodes",
+                                                            timeout=5).json()["items"]}
+        owners = {r["metadata"]["uid"] for r in session.get(f"{url}/apis/apps/v1/replicasets",
+                                                            timeout=5).json()["items"]}
+        assert len(pods) == 10
+        for pod in pods:
+            assert pod["metadata"]["namespace"] in namespaces
+            assert pod["spec"]["nodeName"] in nodes
+            assert pod["metadata"]["ownerReferences"][0]["uid"] in owners
+        missing = session.post(f"{url}/api/v1/namespaces/nope/configmaps", timeout=5,
+                               json={"metadata": {"name": "c"}})
+        assert missing.status_code == 404  # serve checks namespaces
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
