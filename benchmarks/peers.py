@@ -58,10 +58,18 @@ def _rss_kb() -> int:
     return 0
 
 
+def _cpu_us() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return (usage.ru_utime + usage.ru_stime) * 1e6
+
+
 def _start_server(server_python: str, pods: int, kubeconfig: Path) -> tuple[subprocess.Popen[str], str]:
+    """``benchmarks/burst_server.py`` (the fake API server + a triggered burst) in a subprocess."""
     proc = subprocess.Popen(
-        [server_python, "-m", "cloudcoil_cache.testing", "serve", "--kubeconfig", str(kubeconfig),
-         "--pods", str(pods)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [server_python, str(REPO / "benchmarks" / "burst_server.py"), "--kubeconfig", str(kubeconfig),
+         "--pods", str(pods)], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
     assert proc.stdout is not None
     for line in proc.stdout:
         match = re.search(r"(http://127\.0\.0\.1:\d+)", line)
@@ -69,6 +77,30 @@ def _start_server(server_python: str, pods: int, kubeconfig: Path) -> tuple[subp
             return proc, match.group(1)
     proc.kill()
     raise RuntimeError("the fake API server did not start")
+
+
+def server_command(proc: subprocess.Popen[str], command: str) -> str:
+    """Send one command to the burst server; its one-line answer."""
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(command + "\n")
+    proc.stdin.flush()
+    return proc.stdout.readline().strip()
+
+
+def drive_burst(proc: subprocess.Popen[str], events: int, counter: _Counter, timeout: float) -> dict[str, Any]:
+    """The server queues ``events`` MODIFIED events on every pod watch at once; time until the
+    library's update handler has seen them all, and the client CPU spent meanwhile."""
+    counter.arm(events)
+    cpu0 = _cpu_us()
+    started = time.perf_counter()
+    answer = server_command(proc, f"burst {events}")
+    complete = counter.done.wait(timeout)
+    elapsed = time.perf_counter() - started
+    cpu = _cpu_us() - cpu0
+    counter.armed = False
+    return {"burst_events": events, "burst_s": elapsed, "burst_seen": counter.seen, "burst_complete": complete,
+            "burst_per_s": counter.seen / elapsed, "burst_cpu_us_per_event": cpu / max(1, counter.seen),
+            "burst_server": answer}
 
 
 def bench_floor(url: str, names: list[tuple[str, str]] | None = None) -> float:
@@ -95,12 +127,15 @@ class _Counter:
         self.seen = 0
         self.target = 0
         self.done = threading.Event()
+        self.on_arm: Callable[[int], None] | None = None  # a peer in another process counts itself
 
     def arm(self, target: int) -> None:
         self.seen = 0
         self.target = target
         self.done.clear()
         self.armed = True
+        if self.on_arm is not None:
+            self.on_arm(target)
 
     def hit(self, *_: Any) -> None:
         if self.armed:
@@ -130,6 +165,19 @@ class _Peer:
 
     def list_namespace(self, namespace: str) -> list[Any]:
         raise NotImplementedError
+
+    def timed_list(self, namespace: str) -> tuple[float, int]:
+        """Median milliseconds of 10 namespace lists from the cache, and the items listed."""
+        times = []
+        for _ in range(10):
+            t0 = time.perf_counter()
+            items = self.list_namespace(namespace)
+            times.append(time.perf_counter() - t0)
+        return sorted(times)[len(times) // 2] * 1000, len(items)
+
+    def self_measured(self) -> dict[str, Any] | None:
+        """Figures a peer in another process measured itself after sync (RSS...); None here."""
+        return None
 
     def sample(self) -> Any:
         raise NotImplementedError
@@ -298,8 +346,134 @@ class _CloudcoilCache(_Peer):
         self.config.close()
 
 
+GO_DIR = REPO / "benchmarks" / "clientgo"
+GO_BINARY = REPO / "benchmarks" / ".build" / "clientgo"
+
+
+def build_clientgo(timeout: float = 1800) -> tuple[Path | None, str]:
+    """``go build`` the client-go peer into ``benchmarks/.build/`` (cached while its sources are
+    older than the binary). Returns (binary, "") or (None, why it was skipped)."""
+    import shutil
+
+    sources = [GO_DIR / name for name in ("main.go", "go.mod", "go.sum")]
+    if GO_BINARY.exists() and GO_BINARY.stat().st_mtime >= max(p.stat().st_mtime for p in sources):
+        return GO_BINARY, ""
+    go = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)
+    if go is None:
+        return None, "no `go` toolchain on PATH (client-go column skipped)"
+    GO_BINARY.parent.mkdir(parents=True, exist_ok=True)
+    print(f"building the client-go peer with {go} (first time: minutes; modules from the Go proxy)",
+          flush=True)
+    try:
+        done = subprocess.run([go, "build", "-o", str(GO_BINARY), "."], cwd=GO_DIR, capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, f"`go build` took over {timeout:.0f} s (client-go column skipped)"
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        return None, "`go build` failed: " + " / ".join(tail)
+    return GO_BINARY, ""
+
+
+class _ClientGo(_Peer):
+    """client-go's ``SharedInformerFactory`` Pod informer in a Go process (``benchmarks/clientgo``).
+
+    The process measures itself (RSS, CPU) and answers the harness over stdin/stdout; its handlers
+    count update/delete events like the other peers' handlers do.
+    """
+
+    name = "client-go"
+
+    def __init__(self, kubeconfig: Path, pods: int, counter: _Counter, deletes: _Counter) -> None:
+        super().__init__(kubeconfig, pods, counter, deletes)
+        binary, why = build_clientgo()
+        if binary is None:
+            raise RuntimeError(why)
+        self.version = _clientgo_version()
+        self.proc = subprocess.Popen([str(binary), "-kubeconfig", str(kubeconfig), "-pods", str(pods)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.replies: dict[str, Any] = {}
+        self.arrived = threading.Condition()
+        self.reader = threading.Thread(target=self._read, name="clientgo-reader", daemon=True)
+        self.reader.start()
+        counter.on_arm = lambda n: self.arm("update", n)
+        deletes.on_arm = lambda n: self.arm("delete", n)
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            try:
+                reply = json.loads(line)
+            except ValueError:
+                continue
+            if reply.get("event") == "done":  # the Go handlers counted the armed target
+                counter = self.counter if reply["kind"] == "update" else self.deletes
+                counter.seen = reply["seen"]
+                self.replies["cpu_" + reply["kind"]] = reply
+                counter.done.set()
+            with self.arrived:
+                self.replies[reply["event"]] = reply
+                self.arrived.notify_all()
+        with self.arrived:
+            self.replies["exited"] = True
+            self.arrived.notify_all()
+
+    def _wait(self, event: str, timeout: float) -> dict[str, Any]:
+        with self.arrived:
+            if not self.arrived.wait_for(lambda: event in self.replies or "exited" in self.replies, timeout):
+                raise TimeoutError(f"client-go peer: no {event!r} after {timeout}s")
+            if event not in self.replies:
+                raise RuntimeError(f"client-go peer exited (code {self.proc.wait()}) before {event!r}")
+            return self.replies.pop(event)  # type: ignore[no-any-return]
+
+    def _send(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def start_and_sync(self, timeout: float) -> None:
+        self.synced = self._wait("synced", timeout)
+
+    def self_measured(self) -> dict[str, Any]:
+        return self.synced
+
+    def arm(self, kind: str, target: int) -> None:
+        self._send(f"arm {kind} {target}")
+        self._wait("armed", 30)
+
+    def held(self) -> int:
+        return int(self.synced["held"])
+
+    def timed_list(self, namespace: str) -> tuple[float, int]:
+        self._send(f"list {namespace}")
+        reply = self._wait("list", 60)
+        return float(reply["list_ns_ms"]), int(reply["items"])
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self._send("stop")
+            try:
+                self._wait("stopped", 30)
+            except (TimeoutError, RuntimeError):
+                pass
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.reader.join(10)
+
+
+def _clientgo_version() -> str:
+    for line in (GO_DIR / "go.mod").read_text().splitlines():
+        if "k8s.io/client-go " in line:
+            return line.split()[-1]
+    return "?"
+
+
 PEERS: dict[str, Callable[[Path, int, _Counter, _Counter], _Peer]] = {
-    "kubernetes": _Kubernetes, "cloudcoil": _Cloudcoil, "cloudcoil_cache": _CloudcoilCache}
+    "kubernetes": _Kubernetes, "cloudcoil": _Cloudcoil, "cloudcoil_cache": _CloudcoilCache,
+    "client-go": _ClientGo}
 
 
 def _patch(session: requests.Session, url: str, namespace: str, name: str, gen: int) -> bool:
@@ -310,8 +484,11 @@ def _patch(session: requests.Session, url: str, namespace: str, name: str, gen: 
 
 
 def drive_events(url: str, names: list[tuple[str, str]], events: int, threads: int,
-                 counter: _Counter | None, timeout: float) -> dict[str, Any]:
-    """PATCH ``events`` pods from ``threads`` threads; time until the library's handler saw them all."""
+                 counter: _Counter | None, timeout: float, generation: int = 0) -> dict[str, Any]:
+    """PATCH ``events`` pods from ``threads`` threads; time until the library's handler saw them all.
+
+    Each PATCH sets label ``bench-gen`` to ``generation + n``: a run must use values no earlier run
+    set, since a PATCH that changes nothing produces no watch event (as on a real server)."""
     local = threading.local()
     failures = [0]
 
@@ -321,7 +498,7 @@ def drive_events(url: str, names: list[tuple[str, str]], events: int, threads: i
             session = local.session = requests.Session()
         for n in range(start, events, threads):
             namespace, name = names[n % len(names)]
-            if not _patch(session, url, namespace, name, n):
+            if not _patch(session, url, namespace, name, generation + n):
                 failures[0] += 1
 
     if counter is not None:
@@ -399,7 +576,7 @@ def _mutable(obj: Any) -> bool:
 
 
 def run_one(library: str, pods: int, events: int, threads: int, server_python: str,
-            timeout: float, trace: bool) -> dict[str, Any]:
+            timeout: float, trace: bool, server_events: bool = False) -> dict[str, Any]:
     counter, deletes = _Counter(), _Counter()
     result: dict[str, Any] = {"library": library, "pods": pods, "python": sys.version.split()[0]}
     with tempfile.TemporaryDirectory() as tmp:
@@ -410,11 +587,11 @@ def run_one(library: str, pods: int, events: int, threads: int, server_python: s
             bench_floor(url, names)
             result["floor_s"] = min(bench_floor(url) for _ in range(2))
             print(f"floor  {result['floor_s']:.2f} s (paginated GET + json.loads)", flush=True)
-            # nobody watches yet: this times the server and the driver alone
-            baseline = drive_events(url, names, events, threads, None, timeout)
-            result["server_patch_per_s"] = events / baseline["patch_s"]
-            print(f"server {result['server_patch_per_s']:,.0f} PATCH/s with no watcher (the ceiling)",
-                  flush=True)
+            if server_events:  # nobody watches yet: this times the server and the driver alone
+                baseline = drive_events(url, names, events, threads, None, timeout)
+                result["server_patch_per_s"] = events / baseline["patch_s"]
+                print(f"server {result['server_patch_per_s']:,.0f} PATCH/s with no watcher (the ceiling)",
+                      flush=True)
 
             peer = PEERS[library](kubeconfig, pods, counter, deletes)
             result["version"] = peer.version
@@ -425,18 +602,19 @@ def run_one(library: str, pods: int, events: int, threads: int, server_python: s
             result["sync_s"] = time.perf_counter() - started
             gc.collect()
             result["rss_kb_per_pod"] = (_rss_kb() - rss0) / pods
+            own = peer.self_measured()
+            if own is not None:  # the peer runs in its own process: its figures, not ours
+                result["rss_kb_per_pod"] = own["rss_kb_per_pod"]
+                result["rss_kb_released_per_pod"] = own["rss_kb_released_per_pod"]
+                result["heap_kb_per_pod"] = own["heap_kb_per_pod"]
+                result["runtime"] = f"{own['go']}, GOMAXPROCS={own['gomaxprocs']}"
             result["held"] = peer.held()
             print(f"sync   {result['sync_s']:.2f} s ({result['sync_s'] / result['floor_s']:.1f}x floor), "
                   f"{result['held']} pods held, RSS +{result['rss_kb_per_pod']:.1f} KB/pod", flush=True)
-            times = []
-            for _ in range(10):
-                t0 = time.perf_counter()
-                items = peer.list_namespace("default")
-                times.append(time.perf_counter() - t0)
-            result["list_ns_ms"] = sorted(times)[len(times) // 2] * 1000
-            result["list_ns_items"] = len(items)
-            result["mutable"] = _mutable(peer.sample())
-            print(f"reads  list(namespace='default') {result['list_ns_ms']:.2f} ms for {len(items)} pods; "
+            result["list_ns_ms"], result["list_ns_items"] = peer.timed_list("default")
+            # client-go's listers hand out the cache's own pointers (mutating them is documented misuse)
+            result["mutable"] = True if own is not None else _mutable(peer.sample())
+            print(f"reads  list(namespace='default') {result['list_ns_ms']:.2f} ms for {result['list_ns_items']} pods; "
                   f"cached objects mutable: {result['mutable']}", flush=True)
 
             started = time.perf_counter()
@@ -448,21 +626,36 @@ def run_one(library: str, pods: int, events: int, threads: int, server_python: s
                 print(f"full   {full} pods listed (all pages) and kept with the library's own client in "
                       f"{result['full_list_s']:.2f} s ({result['full_list_s'] / result['floor_s']:.1f}x floor)",
                       flush=True)
-            result.update(drive_events(url, names, events, threads, counter, timeout))
-            print(f"events {result['events_seen']}/{events} seen in {result['events_s']:.2f} s "
-                  f"({result['events_per_s']:,.0f}/s end to end; PATCHes answered in "
-                  f"{result['patch_s']:.2f} s, {result['patch_failures']} failed; handler lag after the last "
-                  f"PATCH {result['lag_after_patches_s']:.2f} s)", flush=True)
-            result.update(drive_deletes(url, names, deletes, timeout))
-            print(f"burst  {result['deletes_seen']}/{len(names)} DELETED seen in {result['deletes_s']:.2f} s "
-                  f"({result['deletes_per_s']:,.0f}/s; deletecollection answered in "
-                  f"{result['delete_answered_s']:.2f} s, codes {result['delete_codes']}; handler lag after "
-                  f"{result['deletes_lag_s']:.2f} s)", flush=True)
+            burst = drive_burst(proc, events, counter, timeout)
+            own_cpu = getattr(peer, "replies", {}).get("cpu_update")
+            if own_cpu:
+                burst["burst_cpu_us_per_event"] = own_cpu["cpu_us_per_event"]
+            result.update(burst)
+            print(f"burst  {result['burst_seen']}/{events} MODIFIED seen in {result['burst_s']:.2f} s "
+                  f"({result['burst_per_s']:,.0f}/s; {result['burst_cpu_us_per_event']:.0f} µs client CPU/event)",
+                  flush=True)
+            if server_events:
+                result.update(drive_events(url, names, events, threads, counter, timeout, generation=10_000_000))
+                print(f"events {result['events_seen']}/{events} seen in {result['events_s']:.2f} s "
+                      f"({result['events_per_s']:,.0f}/s end to end; PATCHes answered in "
+                      f"{result['patch_s']:.2f} s, {result['patch_failures']} failed; handler lag after the last "
+                      f"PATCH {result['lag_after_patches_s']:.2f} s)", flush=True)
+                cpu0 = _cpu_us()
+                result.update(drive_deletes(url, names, deletes, timeout))
+                own_cpu = getattr(peer, "replies", {}).get("cpu_delete")
+                result["delete_cpu_us_per_event"] = (own_cpu["cpu_us_per_event"] if own_cpu else
+                                                     (_cpu_us() - cpu0) / max(1, result["deletes_seen"]))
+                print(f"burst  {result['deletes_seen']}/{len(names)} DELETED seen in {result['deletes_s']:.2f} s "
+                      f"({result['deletes_per_s']:,.0f}/s; deletecollection answered in "
+                      f"{result['delete_answered_s']:.2f} s, codes {result['delete_codes']}; handler lag after "
+                      f"{result['deletes_lag_s']:.2f} s)", flush=True)
+                print(f"cpu    {result['delete_cpu_us_per_event']:.0f} µs of client CPU per DELETED event "
+                      "(getrusage over the burst)", flush=True)
             result["stop_s"] = _stop(peer, url, names)
-            del peer, items
+            del peer
             gc.collect()
 
-            if trace:  # a freshly seeded server: the burst above deleted every pod
+            if trace and own is None:  # a freshly seeded server (a delete burst empties it)
                 proc.terminate()
                 proc.wait(30)
                 proc, url = _start_server(server_python, pods, kubeconfig)
@@ -508,12 +701,15 @@ def main() -> None:
     parser.add_argument("--server-python", default=str(REPO / ".venv" / "bin" / "python"))
     parser.add_argument("--timeout", type=float, default=600, help="seconds for sync / for the events")
     parser.add_argument("--no-trace", action="store_true", help="skip the traced (tracemalloc) sync")
+    parser.add_argument("--server-events", action="store_true",
+                        help="also PATCH --events pods and delete every pod through the server (slow: the "
+                             "fake server handles ~1,000 PATCH/s)")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally that stops the server
     print(f"{args.library}: python {sys.version.split()[0]}, pods={args.pods}, events={args.events}, "
           f"threads={args.threads}", flush=True)
     result = run_one(args.library, args.pods, args.events, args.threads, args.server_python,
-                     args.timeout, not args.no_trace)
+                     args.timeout, not args.no_trace, args.server_events)
     os.environ.pop("KUBECONFIG", None)
     print("RESULT " + json.dumps(result), flush=True)
 

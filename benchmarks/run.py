@@ -1,17 +1,33 @@
-"""Informer benchmarks: time to sync, memory per cached pod, events applied per second, read latency.
+"""Informer benchmarks: sync, memory, bursts, reads under load, GC/relist pauses, peers, scale; one command.
 
-Run: ``.venv/bin/python benchmarks/run.py [--pods 10000] [--events 20000]``
+Run (2-core machine: ~10 min; ``--peers`` needs network once for the peers' virtualenv and the Go
+modules, and skips a column it cannot build, saying why)::
 
-The fake API server runs in a subprocess (``python -m cloudcoil_cache.testing serve``) so that
-its CPU and memory are not counted against the client. Measured figures:
+    .venv/bin/python benchmarks/run.py                          # this library at 10,000 pods
+    .venv/bin/python benchmarks/run.py --peers --scale          # + peers, 1k/10k/30k curve, charts
+    .venv/bin/python benchmarks/run.py --peers --scale --long   # + 100,000 pods (long: ~1 GB, minutes)
 
-- floor: one paginated LIST (limit 500) read with requests + json.loads, nothing kept — the least
-  any Python informer must do;
-- sync: ``with config:`` on ``Cache(resources=[Pod])`` until the informer has synced;
-- memory: traced bytes (tracemalloc) held by the synced cache, per pod, and the RSS growth;
-- apply: watch events applied per second by the client pipeline (decode → structure/seal →
-  store → one handler), fed from pre-serialised watch lines (no server in the loop);
-- reads: ``Pod.list(namespace=...)`` and ``Pod.get(...)`` latency from the cache.
+The API server is ``benchmarks/burst_server.py`` in a subprocess (its CPU and memory are not the
+client's): the fake API server, plus watch-event bursts the harness triggers. Figures:
+
+- floor: one paginated LIST (limit 500) read with ``requests`` + ``json.loads`` with the GC off,
+  nothing kept — the least any Python informer must do;
+- sync: ``Cache(resources=[Pod])`` entered until synced; RSS growth per pod after a collection, and
+  the peak (VmHWM) growth over the steady one; tracemalloc bytes per pod in a second sync;
+- burst: the server queues ``--events`` MODIFIED events at once on the watch; events/s until the
+  ``on_update`` handler has seen them all, and client CPU µs per event (getrusage);
+- reads: ``informer.get`` per second from 8 threads, idle and while the server trickles 1,000
+  events/s (the ratio is the target);
+- pauses: the longest gap a thread waking every millisecond sees, during the sync, the burst and a
+  resync relist (``resync_period`` short, so the relist comes during the measurement);
+- transform (``--scale`` and the main run): RSS per pod with ``transform=strip_managed_fields``;
+- scale: each size in a fresh process (clean RSS): sync/floor, sync µs per pod, RSS per pod, peak;
+- peers (``--peers``): ``peers.py`` runs the official client's ``SharedInformer`` and cloudcoil 0.6.0
+  (in ``benchmarks/.build/peers-venv``, created here), client-go (``benchmarks/clientgo``, built
+  into ``benchmarks/.build/``) and this library against the same server, one process each.
+
+Results: ``benchmarks/results/latest.json``, ``results.md`` (tables) and, with matplotlib (the
+``bench`` extra), ``peers.png`` and ``scale.png``. The machine's load (``uptime``) is recorded.
 """
 
 from __future__ import annotations
@@ -20,7 +36,7 @@ import argparse
 import gc
 import json
 import os
-import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -28,155 +44,499 @@ import threading
 import time
 import tracemalloc
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import requests
 
-from cloudcoil_cache import _gc, _json
-from cloudcoil_cache._listwatch import decode_event
-from cloudcoil_cache.caching import Cache
-from cloudcoil_cache.caching._informer import Informer, InformerKey
-from cloudcoil_cache.client import Config
-from cloudcoil_cache.models.kubernetes.core.v1 import Pod
-from cloudcoil_cache.testing import make_pod
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO))
+
+import peers  # noqa: E402  (benchmarks/peers.py: server start, burst, peer runs)
+
+from cloudcoil_cache import _json  # noqa: E402
+from cloudcoil_cache.caching import Cache  # noqa: E402
+from cloudcoil_cache.client import Config  # noqa: E402
+from cloudcoil_cache.models.kubernetes.core.v1 import Pod  # noqa: E402
+
+RESULTS = HERE / "results"
+BUILD = HERE / ".build"
+PEERS_VENV = BUILD / "peers-venv"
+PEER_PACKAGES = ["kubernetes==37.0.2", "cloudcoil[kubernetes]==0.6.0", "requests"]
 
 
-def _rss_kb() -> int:
+# ------------------------------------------------------------------------------------------ probes
+def _status_kb(field: str) -> int:
     with open("/proc/self/status") as status:
         for line in status:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
 
 
-def _start_server(pods: int, kubeconfig: Path) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cloudcoil_cache.testing", "serve", "--kubeconfig", str(kubeconfig),
-         "--pods", str(pods)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        match = re.search(r"(http://127\.0\.0\.1:\d+)", line)
-        if match:
-            return proc, match.group(1)
-    raise RuntimeError("the fake API server did not start")
-
-
-def bench_floor(url: str) -> float:
-    started = time.perf_counter()
-    token = None
-    count = 0
-    while True:
-        params = {"limit": "500"}
-        if token:
-            params["continue"] = token
-        body = json.loads(requests.get(f"{url}/api/v1/pods", params=params, timeout=60).content)
-        count += len(body["items"])
-        token = body["metadata"].get("continue")
-        if not token:
-            return time.perf_counter() - started
-
-
-def bench_sync(kubeconfig: Path, pods: int, trace: bool) -> dict[str, Any]:
-    gc.collect()
-    config = Config(kubeconfig=str(kubeconfig), cache=Cache(resources=[Pod], sync_timeout=600))
-    config.initialize()
-    if trace:
-        tracemalloc.start()
-        base = tracemalloc.get_traced_memory()[0]
-    rss0 = _rss_kb()
-    started = time.perf_counter()
-    config.activate()
-    elapsed = time.perf_counter() - started
-    result: dict[str, Any] = {"sync_s": elapsed}
-    gc.collect()
-    if trace:
-        result["traced_kb_per_pod"] = (tracemalloc.get_traced_memory()[0] - base) / 1024 / pods
-        tracemalloc.stop()
-    result["rss_kb_per_pod"] = (_rss_kb() - rss0) / pods
-    ns_times, get_times = [], []
-    sample = Pod.list(namespace="default").items[:50]
-    for _ in range(20):
-        t0 = time.perf_counter()
-        Pod.list(namespace="default")
-        ns_times.append(time.perf_counter() - t0)
-    for pod in sample:
-        t0 = time.perf_counter()
-        Pod.get(pod.name, namespace=pod.namespace)
-        get_times.append(time.perf_counter() - t0)
-    result["list_ns_ms"] = sorted(ns_times)[len(ns_times) // 2] * 1000
-    result["list_ns_items"] = len(Pod.list(namespace="default").items)
-    result["get_us"] = sorted(get_times)[len(get_times) // 2] * 1e6
-    config.deactivate()
-    config.close()
-    return result
-
-
-class _NoSource:
-    def interrupt(self) -> None:
+def _reset_peak() -> None:
+    try:  # Linux: "5" resets VmHWM to the current RSS
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
         pass
 
 
-def bench_apply(events: int, pods: int) -> float:
-    """Client pipeline throughput: decode + structure/seal + store + one handler queue, per event."""
-    informer: Informer[Any] = Informer(InformerKey(Pod, None), lambda key: _NoSource())  # type: ignore
-    base = [make_pod(f"p-{i}", "default", index=i) for i in range(pods)]
-    lines = []
-    for n in range(events):
-        pod = base[n % pods]
-        pod["metadata"]["resourceVersion"] = str(1000 + n)
-        lines.append(_json.dumps({"type": "MODIFIED", "object": {"kind": "Pod", "apiVersion": "v1", **pod}}))
-    done = threading.Event()
-    seen = [0]
+def _cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
-    def handler(old: Any, new: Any) -> None:
-        seen[0] += 1
-        if seen[0] == events:
-            done.set()
 
-    from cloudcoil_cache.caching._views import SyncInformer
-    view = SyncInformer(informer)
-    view.on_update(handler)
-    informer.replace([Pod.from_dict_sealed(p) for p in base], "1", resync=False)
-    _gc.freeze()  # as the reflector does after a list
-    for listener in informer._listeners:
-        listener.start()
-    structure = Pod.from_dict_sealed
+class PauseProbe:
+    """A thread that wakes every millisecond and records the longest gap between wake-ups."""
+
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+        self.longest = 0.0
+        self._thread = threading.Thread(target=self._run, name="pause-probe", daemon=True)
+
+    def _run(self) -> None:
+        last = time.perf_counter()
+        while not self._stop.wait(0.001):
+            now = time.perf_counter()
+            self.longest = max(self.longest, now - last)
+            last = now
+
+    def __enter__(self) -> PauseProbe:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def bench_floor(url: str) -> float:
+    """One paginated LIST with requests + json.loads, the GC off, nothing kept."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return peers.bench_floor(url)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _config(kubeconfig: Path, **cache: Any) -> Config:
+    config = Config(kubeconfig=str(kubeconfig), cache=Cache(resources=[Pod], sync_timeout=1200, **cache))
+    config.initialize()
+    return config
+
+
+def _close(config: Config) -> None:
+    config.deactivate()
+    config.close()
+
+
+def measure_sync(kubeconfig: Path, pods: int, **cache: Any) -> tuple[Config, dict[str, Any]]:
+    """Sync a fresh cache; RSS growth per pod (steady and peak) and the longest pause meanwhile."""
+    gc.collect()
+    config = _config(kubeconfig, **cache)
+    _reset_peak()
+    rss0 = _status_kb("VmRSS")
+    cpu0 = _cpu_s()
+    with PauseProbe() as probe:
+        started = time.perf_counter()
+        config.activate()
+        elapsed = time.perf_counter() - started
+    cpu = _cpu_s() - cpu0
+    gc.collect()
+    rss = _status_kb("VmRSS") - rss0
+    peak = _status_kb("VmHWM") - rss0
+    return config, {"sync_s": elapsed, "sync_cpu_s": cpu, "rss_kb_per_pod": rss / pods,
+                    "peak_over_steady": peak / max(1, rss), "sync_pause_ms": probe.longest * 1000}
+
+
+def measure_traced(kubeconfig: Path, pods: int, **cache: Any) -> float:
+    gc.collect()
+    config = _config(kubeconfig, **cache)
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    config.activate()
+    gc.collect()
+    held = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    _close(config)
+    return held / 1024 / pods
+
+
+def _names(config: Config, count: int) -> list[tuple[str, str]]:
+    view = config.cache.get_informer(Pod, sync=True)
+    return [(p.name, p.namespace) for p in view.list()[:count]]
+
+
+def reads_per_second(view: Any, names: list[tuple[str, str]], seconds: float, threads: int = 8) -> float:
+    """``view.get`` calls per second from ``threads`` threads over ``seconds``."""
+    stop = threading.Event()
+    counts = [0] * threads
+
+    def read(k: int) -> None:
+        n = 0
+        get = view.get
+        while not stop.is_set():
+            for name, namespace in names:
+                get(name, namespace)
+            n += len(names)
+        counts[k] = n
+
+    workers = [threading.Thread(target=read, args=(k,), name=f"reader-{k}") for k in range(threads)]
     started = time.perf_counter()
-    for line in lines:
-        informer.apply(decode_event(line, structure))
-        _gc.note_events()  # as the reflector does per applied event
-    done.wait(120)
-    applied = time.perf_counter() - started  # until the handler has seen every event
-    for listener in informer._listeners:
-        listener.stop()
-        listener.join()
-    return events / applied
+    for worker in workers:
+        worker.start()
+    stop.wait(seconds)
+    stop.set()
+    for worker in workers:
+        worker.join()
+    return sum(counts) / (time.perf_counter() - started)
+
+
+def measure_relist_pause(kubeconfig: Path, pods: int, timeout: float = 300) -> dict[str, Any]:
+    """The longest pause another thread sees while a resync relist runs (``resync_period`` = 5 s)."""
+    config = _config(kubeconfig, resync_period=5)
+    config.activate()
+    view = config.cache.get_informer(Pod, sync=True)
+    before = view.status().relist_count
+    deadline = time.monotonic() + timeout
+    with PauseProbe() as probe:
+        while view.status().relist_count == before and time.monotonic() < deadline:
+            threading.Event().wait(0.05)
+    relisted = view.status().relist_count > before
+    _close(config)
+    return {"relist_pause_ms": probe.longest * 1000, "relist_seen": relisted}
+
+
+# ------------------------------------------------------------------------------------------- main
+def run_main(pods: int, events: int, out: dict[str, Any]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        kubeconfig = Path(tmp) / "kubeconfig"
+        proc, url = peers._start_server(sys.executable, pods, kubeconfig)
+        try:
+            requests.get(url + "/version", timeout=30)
+            out["floor_s"] = min(bench_floor(url) for _ in range(2))
+            print(f"floor   {out['floor_s']:.2f} s (paginated GET + json.loads, GC off)", flush=True)
+            config, synced = measure_sync(kubeconfig, pods)
+            out.update(synced)
+            print(f"sync    {out['sync_s']:.2f} s ({out['sync_s'] / out['floor_s']:.2f}x the floor; CPU "
+                  f"{out['sync_cpu_s']:.2f} s), RSS +{out['rss_kb_per_pod']:.1f} KB/pod, peak/steady "
+                  f"{out['peak_over_steady']:.2f}, longest pause {out['sync_pause_ms']:.0f} ms", flush=True)
+            view = config.cache.get_informer(Pod, sync=True)
+            names = _names(config, 200)
+            t0 = time.perf_counter()
+            listed = Pod.list(namespace="default").items
+            out["list_ns_ms"] = (time.perf_counter() - t0) * 1000
+            out["list_ns_items"] = len(listed)
+            out["reads_idle_per_s"] = reads_per_second(view, names, 2.0)
+            counter = peers._Counter()
+            view.on_update(counter.hit)
+            with PauseProbe() as probe:
+                out.update(peers.drive_burst(proc, events, counter, 300))
+            out["burst_pause_ms"] = probe.longest * 1000
+            print(f"burst   {out['burst_seen']}/{events} MODIFIED applied at {out['burst_per_s']:,.0f}/s "
+                  f"({out['burst_cpu_us_per_event']:.0f} µs CPU/event), longest pause "
+                  f"{out['burst_pause_ms']:.0f} ms", flush=True)
+            trickled = peers._Counter()
+            trickled.arm(10**9)
+            view.on_update(trickled.hit)
+            result: dict[str, float] = {}
+            loader = threading.Thread(target=lambda: result.update(
+                answer=peers.server_command(proc, "trickle 1000 4")), name="trickle")  # type: ignore[arg-type]
+            loader.start()
+            deadline = time.monotonic() + 60
+            while trickled.seen == 0 and time.monotonic() < deadline:  # the server builds its lines first
+                threading.Event().wait(0.01)
+            seen0, t0 = trickled.seen, time.perf_counter()
+            out["reads_loaded_per_s"] = reads_per_second(view, names, 3.0)
+            out["trickle_events_per_s"] = (trickled.seen - seen0) / (time.perf_counter() - t0)
+            loader.join()
+            out["reads_loaded_ratio"] = out["reads_loaded_per_s"] / out["reads_idle_per_s"]
+            print(f"reads   {out['reads_idle_per_s']:,.0f} gets/s from 8 threads idle, "
+                  f"{out['reads_loaded_per_s']:,.0f}/s while ~{out['trickle_events_per_s']:,.0f} events/s "
+                  f"apply ({out['reads_loaded_ratio']:.0%}); namespace list {out['list_ns_ms']:.2f} ms "
+                  f"for {out['list_ns_items']} pods", flush=True)
+            _close(config)
+            del view, counter, trickled
+        finally:
+            proc.terminate()
+            proc.wait(30)
+        # a fresh process: tables of shared values left by the sync above would hide their cost
+        traced = _subprocess_json([sys.executable, str(Path(__file__)), "--one", str(pods), "--traced"], 3600)
+        out["traced_kb_per_pod"] = traced.get("traced_kb_per_pod")
+        print(f"memory  {_fmt(out['traced_kb_per_pod'], '.1f')} KB/pod held (tracemalloc, fresh process) "
+              f"{traced.get('error', '')}", flush=True)
+        # a fresh server: the bursts above went around the fake server's store
+        proc, url = peers._start_server(sys.executable, pods, kubeconfig)
+        try:
+            out.update(measure_relist_pause(kubeconfig, pods))
+            print(f"relist  longest pause {out['relist_pause_ms']:.0f} ms in another thread during a resync "
+                  f"relist{'' if out['relist_seen'] else ' (NO relist seen)'}", flush=True)
+        finally:
+            proc.terminate()
+            proc.wait(30)
+
+
+def run_one(pods: int, transform: bool, traced: bool = False) -> dict[str, Any]:
+    """One size in this (fresh) process: floor, sync, RSS, peak; for the scale curve (or, ``traced``,
+    only the tracemalloc bytes per pod of one sync)."""
+    out: dict[str, Any] = {"pods": pods, "transform": transform}
+    cache: dict[str, Any] = {}
+    if transform:
+        from cloudcoil_cache.caching import strip_managed_fields
+
+        cache["transform"] = strip_managed_fields
+    with tempfile.TemporaryDirectory() as tmp:
+        kubeconfig = Path(tmp) / "kubeconfig"
+        proc, url = peers._start_server(sys.executable, pods, kubeconfig)
+        try:
+            if traced:
+                out["traced_kb_per_pod"] = measure_traced(kubeconfig, pods, **cache)
+                return out
+            out["floor_s"] = min(bench_floor(url) for _ in range(2))
+            config, synced = measure_sync(kubeconfig, pods, **cache)
+            out.update(synced)
+            out["sync_us_per_pod"] = out["sync_s"] / pods * 1e6
+            _close(config)
+        finally:
+            proc.terminate()
+            proc.wait(60)
+    return out
+
+
+def _subprocess_json(command: list[str], timeout: float) -> dict[str, Any]:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=REPO)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    for line in done.stdout.splitlines()[::-1]:
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])  # type: ignore[no-any-return]
+    tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+    return {"error": " / ".join(tail) or f"exit {done.returncode}"}
+
+
+def run_scale(sizes: list[int], transform_at: int | None) -> list[dict[str, Any]]:
+    rows = []
+    jobs = [(n, False) for n in sizes] + ([(transform_at, True)] if transform_at else [])
+    for n, transform in jobs:
+        command = [sys.executable, str(Path(__file__)), "--one", str(n)] + (["--transform"] if transform else [])
+        row = _subprocess_json(command, timeout=3600)
+        row.setdefault("pods", n)
+        row["transform"] = transform
+        rows.append(row)
+        if "error" in row:
+            print(f"scale   {n:>7,} pods{' (transform)' if transform else ''}: {row['error']}", flush=True)
+        else:
+            print(f"scale   {n:>7,} pods{' +strip_managed_fields' if transform else ''}: sync "
+                  f"{row['sync_s']:.2f} s = {row['sync_us_per_pod']:.0f} µs/pod ({row['sync_s'] / row['floor_s']:.2f}x "
+                  f"floor), RSS {row['rss_kb_per_pod']:.1f} KB/pod, peak/steady {row['peak_over_steady']:.2f}",
+                  flush=True)
+    return rows
+
+
+def _peers_python() -> tuple[str | None, str]:
+    python = PEERS_VENV / "bin" / "python"
+    if python.exists():
+        return str(python), ""
+    print(f"creating {PEERS_VENV} with {', '.join(PEER_PACKAGES)} (never a dependency of this project)",
+          flush=True)
+    try:
+        subprocess.run([sys.executable, "-m", "venv", str(PEERS_VENV)], check=True, timeout=300)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *PEER_PACKAGES], check=True, timeout=1200)
+    except (subprocess.SubprocessError, OSError) as exc:
+        return None, f"cannot install the Python peers ({exc})"
+    return str(python), ""
+
+
+def run_peers(pods: int, events: int) -> list[dict[str, Any]]:
+    rows = []
+    py_peers, why = _peers_python()
+    binary, go_why = peers.build_clientgo()
+    plan: list[tuple[str, str | None, str]] = [
+        ("kubernetes", py_peers, why), ("cloudcoil", py_peers, why),
+        ("client-go", sys.executable if binary else None, go_why), ("cloudcoil_cache", sys.executable, "")]
+    for library, python, reason in plan:
+        if python is None:
+            print(f"peer    {library}: skipped: {reason}", flush=True)
+            rows.append({"library": library, "skipped": reason})
+            continue
+        row = _subprocess_json([python, str(HERE / "peers.py"), "--library", library, "--pods", str(pods),
+                                "--events", str(events), "--server-python", sys.executable], timeout=3600)
+        row.setdefault("library", library)
+        rows.append(row)
+        if "error" in row:
+            print(f"peer    {library}: failed: {row['error']}", flush=True)
+        else:
+            print(f"peer    {library} {row.get('version', '')}: sync {row['sync_s']:.2f} s "
+                  f"({row['sync_s'] / row['floor_s']:.1f}x floor), RSS {row['rss_kb_per_pod']:.1f} KB/pod, burst "
+                  f"{row['burst_per_s']:,.0f} events/s, {row['burst_cpu_us_per_event']:.0f} µs CPU/event",
+                  flush=True)
+    return rows
+
+
+# ---------------------------------------------------------------------------------------- reports
+def _fmt(value: Any, spec: str) -> str:
+    return "–" if value is None else format(value, spec)
+
+
+def write_markdown(data: dict[str, Any], path: Path) -> None:
+    lines = [f"# Benchmark results ({data['when']})", "",
+             f"`{data['command']}` — python {data['python']}, orjson {data['orjson']}, "
+             f"{data['cpus']} CPUs, load before/after: {data['load_before']} / {data['load_after']}", ""]
+    main = data.get("main")
+    if main:
+        lines += ["## This library, 10,000-pod class figures" if main["pods"] == 10_000 else
+                  f"## This library, {main['pods']:,} pods", "",
+                  "| figure | value | target |", "|---|---|---|",
+                  f"| RSS per cached pod | {main['rss_kb_per_pod']:.1f} KB | ≤ 12 KB, below client-go |",
+                  f"| traced (tracemalloc) per pod | {_fmt(main.get('traced_kb_per_pod'), '.1f')} KB | |",
+                  f"| sync / floor | {main['sync_s']:.2f} s / {main['floor_s']:.2f} s = "
+                  f"{main['sync_s'] / main['floor_s']:.2f}× | ≤ 1.5× |",
+                  f"| peak RSS / steady RSS during sync | {main['peak_over_steady']:.2f} | ≤ 1.3 |",
+                  f"| MODIFIED burst applied ({main['burst_events']:,}) | {main['burst_per_s']:,.0f}/s "
+                  f"({main['burst_cpu_us_per_event']:.0f} µs CPU each) | ≥ 15,000/s |",
+                  f"| reads/s from 8 threads, idle → under ~{main['trickle_events_per_s']:,.0f} events/s | "
+                  f"{main['reads_idle_per_s']:,.0f} → {main['reads_loaded_per_s']:,.0f} "
+                  f"({main['reads_loaded_ratio']:.0%}) | ≥ 50% |",
+                  f"| longest pause in another thread: sync / burst / resync relist | "
+                  f"{main['sync_pause_ms']:.0f} / {main['burst_pause_ms']:.0f} / {main['relist_pause_ms']:.0f} ms"
+                  f" | relist ≤ 50 ms |", ""]
+    rows = data.get("peers")
+    if rows:
+        lines += [f"## Peers, same server, same run ({data['peer_pods']:,} pods, burst of "
+                  f"{data['peer_events']:,} MODIFIED events)", "",
+                  "| library | sync (× floor) | RSS KB/pod | burst events/s | CPU µs/event | namespace list |",
+                  "|---|---|---|---|---|---|"]
+        for row in rows:
+            name = f"{row['library']} {row.get('version', '')}".strip()
+            if "skipped" in row or "error" in row:
+                lines.append(f"| {name} | {row.get('skipped') or row.get('error')} | | | | |")
+                continue
+            lines.append(f"| {name} | {row['sync_s']:.2f} s ({row['sync_s'] / row['floor_s']:.1f}×) | "
+                         f"{row['rss_kb_per_pod']:.1f} | {row['burst_per_s']:,.0f} | "
+                         f"{row['burst_cpu_us_per_event']:.0f} | {row['list_ns_ms']:.2f} ms |")
+        lines.append("")
+    scale = data.get("scale")
+    if scale:
+        lines += ["## Scale (each size in a fresh process)", "",
+                  "| pods | sync | µs/pod | × floor | RSS KB/pod | peak/steady |", "|---|---|---|---|---|---|"]
+        for row in scale:
+            label = f"{row['pods']:,}" + (" + strip_managed_fields" if row.get("transform") else "")
+            if "error" in row:
+                lines.append(f"| {label} | {row['error']} | | | | |")
+                continue
+            lines.append(f"| {label} | {row['sync_s']:.2f} s | {row['sync_us_per_pod']:.0f} | "
+                         f"{row['sync_s'] / row['floor_s']:.2f} | {row['rss_kb_per_pod']:.1f} | "
+                         f"{row['peak_over_steady']:.2f} |")
+        lines.append("")
+    path.write_text("\n".join(lines))
+
+
+def write_charts(data: dict[str, Any], out: Path) -> list[str]:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return ["no matplotlib (pip install -e '.[bench]'): charts skipped"]
+    written = []
+    rows = [r for r in data.get("peers") or [] if "sync_s" in r]
+    if rows:
+        panels: list[tuple[str, Callable[[dict[str, Any]], float]]] = [
+            ("sync (s)", lambda r: r["sync_s"]), ("RSS per pod (KB)", lambda r: r["rss_kb_per_pod"]),
+            ("burst: events applied/s", lambda r: r["burst_per_s"]),
+            ("CPU per event (µs)", lambda r: r["burst_cpu_us_per_event"])]
+        fig, axes = plt.subplots(1, 4, figsize=(16, 4))
+        names = [f"{r['library']}\n{r.get('version', '')}" for r in rows]
+        colors = ["#1f77b4" if r["library"] == "cloudcoil_cache" else "#999999" for r in rows]
+        for ax, (title, get) in zip(axes, panels):
+            values = [get(r) for r in rows]
+            ax.bar(names, values, color=colors)
+            ax.set_title(title)
+            ax.tick_params(axis="x", labelsize=7)
+            for k, v in enumerate(values):
+                ax.annotate(f"{v:,.1f}" if v < 100 else f"{v:,.0f}", (k, v), ha="center", va="bottom", fontsize=7)
+        fig.suptitle(f"{data['peer_pods']:,} pods, same fake API server, same run ({data['when']}, "
+                     f"load {data['load_before']})")
+        fig.tight_layout()
+        fig.savefig(out / "peers.png", dpi=100)
+        plt.close(fig)
+        written.append("peers.png")
+    scale = [r for r in data.get("scale") or [] if "sync_s" in r and not r.get("transform")]
+    if scale:
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+        xs = [r["pods"] for r in scale]
+        left.plot(xs, [r["sync_us_per_pod"] for r in scale], "o-", label="sync")
+        left.plot(xs, [r["floor_s"] / r["pods"] * 1e6 for r in scale], "s--", label="floor (GET + json.loads)")
+        left.set_xscale("log")
+        left.set_ylim(bottom=0)
+        left.set_xlabel("pods")
+        left.set_ylabel("µs per pod")
+        left.legend()
+        left.set_title("time per pod")
+        right.plot(xs, [r["rss_kb_per_pod"] for r in scale], "o-", label="RSS per pod")
+        right.plot(xs, [r["rss_kb_per_pod"] * r["peak_over_steady"] for r in scale], "^--",
+                   label="peak RSS per pod")
+        right.axhline(12, color="grey", linestyle=":", label="target 12 KB")
+        right.set_xscale("log")
+        right.set_ylim(bottom=0)
+        right.set_xlabel("pods")
+        right.set_ylabel("KB per pod")
+        right.legend()
+        right.set_title("memory per pod")
+        fig.tight_layout()
+        fig.savefig(out / "scale.png", dpi=100)
+        plt.close(fig)
+        written.append("scale.png")
+    return written
+
+
+def _load() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pods", type=int, default=10_000)
-    parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--events", type=int, default=5_000, help="MODIFIED events per burst")
+    parser.add_argument("--peers", action="store_true", help="client-go, kubernetes, cloudcoil 0.6.0 beside us")
+    parser.add_argument("--scale", action="store_true", help="1,000 / 10,000 / 30,000 pods, each in a fresh process")
+    parser.add_argument("--long", action="store_true", help="with --scale: also 100,000 pods")
+    parser.add_argument("--no-main", action="store_true", help="skip the in-process main figures")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--transform", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--traced", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    print(f"python {sys.version.split()[0]}, orjson={_json.HAVE_ORJSON}, pods={args.pods}")
-    with tempfile.TemporaryDirectory() as tmp:
-        kubeconfig = Path(tmp) / "kubeconfig"
-        proc, url = _start_server(args.pods, kubeconfig)
-        try:
-            floor = min(bench_floor(url) for _ in range(2))
-            print(f"floor  (paginated GET + json.loads): {floor:.2f} s")
-            timed = bench_sync(kubeconfig, args.pods, trace=False)
-            print(f"sync   {timed['sync_s']:.2f} s ({timed['sync_s'] / floor:.1f}x the floor), "
-                  f"RSS +{timed['rss_kb_per_pod']:.1f} KB/pod")
-            print(f"reads  Pod.list(namespace='default') {timed['list_ns_ms']:.2f} ms for "
-                  f"{timed['list_ns_items']} pods; Pod.get {timed['get_us']:.1f} µs")
-            traced = bench_sync(kubeconfig, args.pods, trace=True)
-            print(f"memory {traced['traced_kb_per_pod']:.1f} KB/pod held by the cache (tracemalloc)")
-        finally:
-            proc.terminate()
-            proc.wait(10)
-    rate = bench_apply(args.events, min(args.pods, 2000))
-    print(f"apply  {rate:,.0f} watch events/s (decode + seal + store + handler queue)")
+    if args.one:
+        print("RESULT " + json.dumps(run_one(args.one, args.transform, args.traced)), flush=True)
+        return
+    data: dict[str, Any] = {
+        "when": time.strftime("%Y-%m-%d %H:%M"), "python": sys.version.split()[0], "orjson": _json.HAVE_ORJSON,
+        "cpus": os.cpu_count(), "load_before": _load(),
+        "command": "python benchmarks/run.py " + " ".join(sys.argv[1:])}
+    print(f"python {data['python']}, orjson={data['orjson']}, {data['cpus']} CPUs, load {data['load_before']}",
+          flush=True)
+    if not args.no_main:
+        data["main"] = {"pods": args.pods}
+        run_main(args.pods, args.events, data["main"])
+    if args.peers:
+        data["peer_pods"], data["peer_events"] = args.pods, args.events
+        data["peers"] = run_peers(args.pods, args.events)
+    if args.scale:
+        sizes = [1_000, 10_000, 30_000] + ([100_000] if args.long else [])
+        data["scale"] = run_scale(sizes, transform_at=10_000)
+    data["load_after"] = _load()
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "latest.json").write_text(json.dumps(data, indent=1))
+    write_markdown(data, args.out / "results.md")
+    notes = write_charts(data, args.out)
+    print(f"wrote {args.out}/latest.json, results.md{''.join(', ' + n for n in notes)}; load after "
+          f"{data['load_after']}", flush=True)
     os.environ.pop("KUBECONFIG", None)
 
 

@@ -11,13 +11,14 @@ import cattrs
 from cloudcoil_cache.errors import DecodeError
 from cloudcoil_cache.models import _base, _codegen
 from cloudcoil_cache.models._base import Model, Resource
-from cloudcoil_cache.models._frozen import sharing
+from cloudcoil_cache.models._frozen import FrozenDict, FrozenList, sharing
 
 __all__ = [
     "ModelConverter",
     "configure_converter",
     "converter",
     "copy_model",
+    "evolve_sealed",
     "make_converter",
     "structure",
     "structure_sealed",
@@ -145,6 +146,42 @@ def unstructure(obj: Any) -> Any:
 def copy_model(obj: Model, sealed: bool = False) -> Any:
     """A deep copy of ``obj``: editable (plain lists/dicts), or read-only when ``sealed``."""
     return converter.copy_function(obj.__editable_class__, sealed)(obj)
+
+
+def evolve_sealed(obj: Any, **changes: Any) -> Any:
+    """A read-only copy of sealed ``obj`` with some fields replaced, sharing every other field.
+
+    Nothing in a sealed object can change, so the fields not replaced are shared with ``obj``
+    instead of deep-copied (a transform such as ``strip_managed_fields`` then costs one small
+    object per level it changes, and keeps the sharing of the rest). Replacement values are made
+    read-only: sealed models and frozen containers are kept, editable models are copied sealed,
+    lists and dicts become frozen. Raises ``TypeError`` for an editable ``obj`` or an unknown field.
+    """
+    cls = type(obj)
+    if not getattr(cls, "_sealed", False):
+        raise TypeError(f"evolve_sealed() needs a sealed object, got {cls.__name__} (use .evolve())")
+    names = _base._field_names(cls)
+    unknown = [name for name in changes if name not in names]
+    if unknown:
+        raise TypeError(f"{cls.__name__} has no field {unknown[0]!r}")
+    new = object.__new__(cls)
+    for name in names + ("_extra",):
+        object.__setattr__(new, name, changes[name] if name in changes else getattr(obj, name))
+    for name, value in changes.items():
+        object.__setattr__(new, name, _read_only_value(value))
+    return new
+
+
+def _read_only_value(value: Any) -> Any:
+    if value is None or value.__class__ in (str, int, float, bool, FrozenList, FrozenDict):
+        return value
+    if isinstance(value, Model):
+        return value if value._sealed else copy_model(value, sealed=True)
+    if isinstance(value, (list, tuple)):
+        return FrozenList([_read_only_value(v) for v in value])
+    if isinstance(value, dict):
+        return FrozenDict({k: _read_only_value(v) for k, v in value.items()})
+    return value  # datetimes and other immutable scalars
 
 
 _base.codec.structure = structure

@@ -118,3 +118,28 @@ def test_a_list_of_sealed_pods_survives_the_table_sweep() -> None:
         stats.sweep()
     for raw, pod in zip(raws, pods):
         assert pod.to_dict() == {"apiVersion": "v1", "kind": "Pod", **raw}
+
+
+def test_evolve_sealed_replaces_a_field_and_shares_the_rest() -> None:
+    from cloudcoil_cache.models._convert import evolve_sealed
+
+    raw = make_pod("p", index=0)
+    pod = Pod.from_dict_sealed(raw)
+    stripped = evolve_sealed(pod, metadata=evolve_sealed(pod.metadata, managed_fields=None))
+    assert stripped.metadata.managed_fields is None
+    assert pod.metadata.managed_fields  # the original is untouched
+    assert stripped.spec is pod.spec and stripped.status is pod.status
+    assert stripped.metadata.labels is pod.metadata.labels
+    expected = {"apiVersion": "v1", "kind": "Pod", **raw}
+    expected["metadata"] = {k: v for k, v in raw["metadata"].items() if k != "managedFields"}
+    assert stripped.to_dict() == expected
+    with pytest.raises(ReadOnlyError):
+        stripped.metadata.name = "x"  # type: ignore[misc]
+    relabelled = evolve_sealed(pod.metadata, labels={"a": "b"}, owner_references=[])
+    assert isinstance(relabelled.labels, FrozenDict) and relabelled.owner_references == []
+    with pytest.raises(ReadOnlyError):
+        relabelled.labels["c"] = "d"
+    with pytest.raises(TypeError):
+        evolve_sealed(pod.copy(), spec=None)
+    with pytest.raises(TypeError):
+        evolve_sealed(pod, no_such_field=1)
