@@ -238,6 +238,8 @@ class Controller:
 
     def _subscribe(self, cls: Any, source: Source) -> list[Any]:
         def handle(*objs: Any) -> None:
+            if self._queue is None:  # not leading: every object is queued when the workers start
+                return
             keys: dict[str, None] = {}
             for obj in objs:
                 keys.update(dict.fromkeys(self.keys_for(obj)))
