@@ -66,6 +66,55 @@ def test_reference_example_sync_and_async_strict_reads(
         sync_cfg.close()
 
 
+def test_reference_example_async_direct_subscriptions(
+        namespace: str, kubeconfig: str, live: Config, monkeypatch: pytest.MonkeyPatch) -> None:
+    """api.md's "Direct subscriptions in an async program", against the real server."""
+    create_pods(live, namespace, "a")
+    monkeypatch.setenv("KUBECONFIG", kubeconfig)
+    events: list[tuple[str, str]] = []
+
+    async def watch_pods(done: asyncio.Event, seen: asyncio.Event) -> int:
+        cfg = Config(namespace=namespace, cache=Cache(resources=[Pod], namespaces=[namespace], wait_for_sync=True))
+        try:
+            await cfg.async_initialize()
+            pods = cfg.cache.get_informer(Pod, sync=False)  # type: ignore[union-attr]
+            assert pods is not None
+            loop = asyncio.get_running_loop()
+
+            @pods.on_add
+            def added(pod: Pod) -> None:
+                events.append(("add", pod.name))
+                if pod.name == "b":
+                    loop.call_soon_threadsafe(seen.set)
+
+            @pods.on_update
+            async def changed(old: Pod, new: Pod) -> None:
+                events.append(("update", new.name))
+
+            @pods.on_delete
+            def removed(pod: Pod) -> None:
+                events.append(("delete", pod.name))
+
+            async with cfg:
+                count = len(pods.list())  # local read, synchronous even on an async informer
+                await asyncio.to_thread(create_pods, live, namespace, "b")
+                await asyncio.wait_for(seen.wait(), 30)
+                await done.wait()
+            return count
+        finally:
+            cfg.close()
+
+    async def main() -> int:
+        done, seen = asyncio.Event(), asyncio.Event()
+        task = asyncio.create_task(watch_pods(done, seen))
+        await asyncio.wait_for(seen.wait(), 60)
+        done.set()
+        return await task
+
+    assert asyncio.run(main()) == 1
+    assert events[:2] == [("add", "a"), ("add", "b")]
+
+
 def live_uid(live: Config, name: str, namespace: str) -> str:
     return str(Pod.client(live).get(name, namespace).metadata.uid)
 
