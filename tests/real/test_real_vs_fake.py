@@ -21,8 +21,6 @@ from cloudcoil_cache.testing import FakeAPIServer, RealAPIServer
 
 #: step id → why the fake answers differently (the KNOWN_DIFFERENCES.md table, one row each).
 KNOWN: dict[str, str] = {
-    "create-wrong-kind-body": "the fake stores a body whose kind differs from the URL's resource; kube-apiserver "
-                              "answers 400 BadRequest ('Secret ... cannot be handled as a ConfigMap')",
     "list-label idx>x": "label selector parse errors: same 400 BadRequest, different message text",
     "list-label app==(": "label selector parse errors: same 400 BadRequest, different message text",
     "list-label =a": "label selector parse errors: same 400 BadRequest, different message text",
@@ -35,8 +33,6 @@ KNOWN: dict[str, str] = {
                              "empty details, the fake's names the failed test",
     "patch-bad-type": "an unsupported PATCH content type: both 415 UnsupportedMediaType; kube-apiserver's message "
                       "is '415: Unsupported Media Type' with empty details, the fake lists the accepted types",
-    "delete": "DELETE of an object deleted at once (no finalizers, no grace period): kube-apiserver answers a "
-              "Status (status Success, details name/kind/uid); the fake answers the deleted object",
     "watch-unknown-resource": "404 for an unknown resource: kube-apiserver's Status carries an empty 'details' "
                               "object, the fake's omits it",
 }
