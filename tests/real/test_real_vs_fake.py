@@ -33,6 +33,8 @@ KNOWN: dict[str, str] = {
                              "empty details, the fake's names the failed test",
     "patch-bad-type": "an unsupported PATCH content type: both 415 UnsupportedMediaType; kube-apiserver's message "
                       "is '415: Unsupported Media Type' with empty details, the fake lists the accepted types",
+    "crd list": "a custom resource LIST from kube-apiserver carries 'continue': '' in its list metadata "
+                "(unstructured lists keep the empty field); built-in lists and the fake omit it",
     "watch-unknown-resource": "404 for an unknown resource: kube-apiserver's Status carries an empty 'details' "
                               "object, the fake's omits it",
 }
@@ -76,6 +78,23 @@ class Backend:
             return response.status, json.loads(raw)
         except ValueError:
             return response.status, raw.decode("utf-8", "replace")
+
+    def wait_established(self, name: str) -> None:
+        """Watch a CRD until it is Established (30 s at most; a server without CRDs returns at once)."""
+        conn = self._conn(35)
+        try:
+            conn.request("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?watch=true"
+                         f"&fieldSelector=metadata.name%3D{name}&timeoutSeconds=30", headers=self._headers(None))
+            response = conn.getresponse()
+            if response.status != 200:
+                return
+            for line in response:
+                status = json.loads(line).get("object", {}).get("status") or {}
+                if any(c.get("type") == "Established" and c.get("status") == "True"
+                       for c in status.get("conditions") or []):
+                    return
+        finally:
+            conn.close()
 
     def watch_first(self, path: str) -> Answer:
         conn = self._conn(30)
@@ -216,6 +235,48 @@ def corpus(b: Backend, ns: str) -> Iterator[tuple[str, Any]]:
         "GET", f"{cms}?resourceVersion={rvs[2]}&resourceVersionMatch=Exact"))
     yield "continue-compacted-410", normalise(b.call("GET", f"{cms}?limit=2&continue={urllib.parse.quote(token)}"))
     yield "watch-unknown-resource", normalise(b.watch_first(f"/api/v1/namespaces/{ns}/nosuchthings?watch=true"))
+    yield from discovery(b, ns)
+
+
+def _resource(answer: Answer, name: str) -> Any:
+    status, body = answer
+    if status != 200 or not isinstance(body, dict):
+        return normalise([status, body])
+    found = [r for r in body.get("resources", []) if r.get("name") == name]
+    # verbs are a set (order left open: kube-apiserver lists a CRD's in its own order)
+    return [{k: sorted(v) if k == "verbs" else v for k, v in r.items() if k != "storageVersionHash"} for r in found]
+
+
+def discovery(b: Backend, ns: str) -> Iterator[tuple[str, Any]]:
+    """Discovery documents of built-in groups, and of a CRD created at run time (its type must appear)."""
+    v1 = b.call("GET", "/api/v1")
+    yield "discovery /api/v1 configmaps", _resource(v1, "configmaps")
+    yield "discovery /api/v1 pods/status", _resource(v1, "pods/status")
+    apps = b.call("GET", "/apis/apps/v1")
+    yield "discovery /apis/apps/v1 deployments", _resource(apps, "deployments")
+    yield "discovery /apis/apps/v1 deployments/scale", _resource(apps, "deployments/scale")
+    status, groups = b.call("GET", "/apis")
+    wanted = ("apps", "coordination.k8s.io", "apiextensions.k8s.io")
+    yield "discovery /apis groups", [status, sorted(
+        (g["name"], g["preferredVersion"]["version"]) for g in groups.get("groups", []) if g["name"] in wanted)
+        if isinstance(groups, dict) else groups]
+    group = "differential.cloudcoil.dev"
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": f"widgets.{group}"},
+           "spec": {"group": group, "scope": "Namespaced",
+                    "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                    "versions": [{"name": "v1", "served": True, "storage": True,
+                                  "schema": {"openAPIV3Schema": {"type": "object",
+                                                                 "x-kubernetes-preserve-unknown-fields": True}}}]}}
+    yield "crd-create", b.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)[0]
+    b.wait_established(f"widgets.{group}")
+    yield "crd discovery", _resource(b.call("GET", f"/apis/{group}/v1"), "widgets")
+    widgets = f"/apis/{group}/v1/namespaces/{ns}/widgets"
+    yield "crd object create", normalise(b.call("POST", widgets, {"apiVersion": f"{group}/v1", "kind": "Widget",
+                                                                  "metadata": {"name": "w"}, "spec": {"a": 1}}))
+    yield "crd list", normalise(b.call("GET", widgets))
+    yield "crd strategic patch 415", normalise(b.call("PATCH", f"{widgets}/w", {"spec": {"a": 2}},
+                                                      "application/strategic-merge-patch+json"))
 
 
 @pytest.fixture
