@@ -136,7 +136,7 @@ def _tls_files() -> dict[str, Any]:
     try:
         import trustme
     except ImportError:
-        trustme = None
+        trustme = None  # type: ignore[assignment]
     if trustme is not None:
         ca = trustme.CA()
         issued = ca.issue_cert("127.0.0.1", "localhost")

@@ -345,8 +345,8 @@ class Admission:
                 tolerations = spec.setdefault("tolerations", [])
                 keys = {t.get("key") for t in tolerations if isinstance(t, dict)}
                 tolerations.extend(dict(t) for t in _TOLERATIONS if t["key"] not in keys)
-            status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
-            status = {**status}
+            given: dict[str, Any] = obj["status"] if isinstance(obj.get("status"), dict) else {}
+            status = {**given}
             status.setdefault("phase", "Pending")
             status.setdefault("qosClass", _qos_class(spec if isinstance(spec, dict) else {}))
             obj["status"] = status

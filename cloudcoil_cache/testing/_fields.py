@@ -306,18 +306,18 @@ def _merge(live: Any, config: Any, node: Any) -> Any:
     if isinstance(config, list) and isinstance(live, list) and kind == "list-map":
         key_names = _keys(node)
         child = _item(node)
-        result = [copy.deepcopy(e) for e in live]
+        merged = [copy.deepcopy(e) for e in live]
         positions = {
-            _key_element(e, key_names): i for i, e in enumerate(result) if isinstance(e, dict)
+            _key_element(e, key_names): i for i, e in enumerate(merged) if isinstance(e, dict)
         }
         for entry in config:
             element = _key_element(entry, key_names) if isinstance(entry, dict) else None
             index = positions.get(element) if element is not None else None
             if index is None:
-                result.append(copy.deepcopy(entry))
+                merged.append(copy.deepcopy(entry))
             else:
-                result[index] = _merge(result[index], entry, child)
-        return result
+                merged[index] = _merge(merged[index], entry, child)
+        return merged
     if isinstance(config, list) and isinstance(live, list) and kind == "set":
         return list(live) + [copy.deepcopy(e) for e in config if e not in live]
     return copy.deepcopy(config)

@@ -227,7 +227,8 @@ class Handler(BaseHTTPRequestHandler):
         if api.client_ca is not None and isinstance(self.connection, ssl.SSLSocket):
             cert = self.connection.getpeercert()
             if cert:
-                for rdn in cert.get("subject", ()):
+                subject: Any = cert.get("subject", ())
+                for rdn in subject:
                     for key, value in rdn:
                         if key == "commonName":
                             return str(value)

@@ -229,7 +229,7 @@ def _v3_path_item(item: dict[str, Any], parameters: dict[str, Any]) -> dict[str,
 
 
 def _cr_schema(rtype: ResourceType) -> dict[str, Any]:
-    schema = copy.deepcopy(rtype.schema) if isinstance(rtype.schema, dict) else {
+    schema: dict[str, Any] = copy.deepcopy(rtype.schema) if isinstance(rtype.schema, dict) else {
         "type": "object", "x-kubernetes-preserve-unknown-fields": True}
     props = schema.setdefault("properties", {})
     props.setdefault("apiVersion", {"type": "string"})

@@ -37,7 +37,8 @@ def _messages() -> dict[str, dict[str, list[str]]]:
     if _table is None:
         with _lock:
             if _table is None:
-                raw = resources.files(__package__).joinpath("_data", "protobuf.json.gz").read_bytes()
+                raw = resources.files(__package__).joinpath("_data").joinpath(
+                    "protobuf.json.gz").read_bytes()
                 _table = json.loads(gzip.decompress(raw))
     return _table
 
@@ -68,6 +69,7 @@ def _fields(data: bytes) -> list[tuple[int, int, Any]]:
     while pos < len(data):
         key, pos = _varint(data, pos)
         number, wire = key >> 3, key & 7
+        value: Any
         if wire == 0:
             value, pos = _varint(data, pos)
         elif wire == 1:

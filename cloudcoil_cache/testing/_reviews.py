@@ -30,7 +30,7 @@ def review(api: FakeAPIServer, rtype: ResourceType, body: Any, namespace: str | 
     }
     if namespace:
         out["metadata"]["namespace"] = namespace
-    spec = body.get("spec") if isinstance(body.get("spec"), dict) else {}
+    spec: dict[str, Any] = body["spec"] if isinstance(body.get("spec"), dict) else {}
     kind = rtype.kind
     if kind in ("SelfSubjectAccessReview", "SubjectAccessReview", "LocalSubjectAccessReview"):
         if not (spec.get("resourceAttributes") or spec.get("nonResourceAttributes")):

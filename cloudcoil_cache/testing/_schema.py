@@ -53,7 +53,7 @@ _ATOMIC_DEFS = frozenset(
 
 
 def _read(name: str) -> bytes:
-    return resources.files(__package__).joinpath("_data", name).read_bytes()
+    return resources.files(__package__).joinpath("_data").joinpath(name).read_bytes()
 
 
 def _data() -> dict[str, Any]:
@@ -64,7 +64,7 @@ def _data() -> dict[str, Any]:
                 loaded = json.loads(gzip.decompress(_read("schema.json.gz")))
                 index: dict[tuple[str, str], str] = {}
                 for name, body in loaded["definitions"].items():
-                    gvks = body.get("x-kubernetes-group-version-kind") or ()
+                    gvks = list(body.get("x-kubernetes-group-version-kind") or ())
                     if len(gvks) == 1 and "metadata" in (body.get("properties") or {}):
                         gvk = gvks[0]
                         index[(api_version_of(gvk["group"], gvk["version"]), gvk["kind"])] = name

@@ -1,4 +1,4 @@
-"""Strategic merge patch and server-side apply's ``managedFields`` for the fake API server.
+"""Strategic merge patch for the fake API server (field ownership is ``_fields``).
 
 Lists are merged by the patch-merge keys of the Kubernetes 1.30 schema (the generated
 ``_patch_keys`` table): ``containers`` by ``name``, ``ports`` by ``containerPort``,
@@ -12,32 +12,15 @@ merge patch.
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any
 
 from ._patch import PatchError
 from ._patch_keys import FIELDS, KINDS
 
-__all__ = ["definition_of", "fields_v1", "strategic_merge"]
+__all__ = ["definition_of", "strategic_merge"]
 
 _DELETE_FROM = "$deleteFromPrimitiveList/"
 _SET_ORDER = "$setElementOrder/"
-# Fields server-side apply does not record as managed.
-_UNMANAGED_TOP = frozenset({"apiVersion", "kind", "status"})
-_UNMANAGED_META = frozenset(
-    {
-        "name",
-        "namespace",
-        "uid",
-        "resourceVersion",
-        "generation",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "managedFields",
-        "selfLink",
-    }
-)
 
 
 def definition_of(api_version: str, kind: str) -> str | None:
@@ -151,42 +134,3 @@ def _strip_directives(value: Any) -> Any:
     if isinstance(value, list):
         return [_strip_directives(v) for v in value]
     return value
-
-
-def fields_v1(applied: dict[str, Any], definition: str | None) -> dict[str, Any]:
-    """The ``fieldsV1`` set (``f:``/``k:``/``v:`` keys) of the fields an applied object sets."""
-    top = {k: v for k, v in applied.items() if k not in _UNMANAGED_TOP}
-    meta = top.get("metadata")
-    if isinstance(meta, dict):
-        meta = {k: v for k, v in meta.items() if k not in _UNMANAGED_META}
-        if meta:
-            top["metadata"] = meta
-        else:
-            top.pop("metadata")
-    return _fields_of_map(top, definition)
-
-
-def _fields_of_map(value: dict[str, Any], definition: str | None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, sub in value.items():
-        if key.startswith("$"):
-            continue
-        child, strategy, merge_key = _field(definition, key)
-        if isinstance(sub, dict) and sub:
-            out[f"f:{key}"] = _fields_of_map(sub, child)
-        elif isinstance(sub, list) and sub and "merge" in strategy.split(","):
-            out[f"f:{key}"] = _fields_of_list(sub, child, merge_key)
-        else:
-            out[f"f:{key}"] = {}
-    return out
-
-
-def _fields_of_list(items: list[Any], child: str | None, merge_key: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items:
-        if merge_key and isinstance(item, dict) and merge_key in item:
-            key = json.dumps({merge_key: item[merge_key]}, separators=(",", ":"))
-            out[f"k:{key}"] = {".": {}, **_fields_of_map(item, child)}
-        elif not isinstance(item, (dict, list)):
-            out[f"v:{json.dumps(item, separators=(',', ':'))}"] = {}
-    return out

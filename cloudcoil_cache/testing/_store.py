@@ -57,7 +57,7 @@ def _same(new: dict[str, Any], current: dict[str, Any]) -> bool:
         k: v for k, v in cur_meta.items() if k not in skip
     }:
         return False
-    return _timeless(new_meta.get("managedFields")) == _timeless(cur_meta.get("managedFields"))
+    return bool(_timeless(new_meta.get("managedFields")) == _timeless(cur_meta.get("managedFields")))
 
 
 def _timeless(entries: Any) -> Any:
@@ -478,18 +478,21 @@ class Store:
             )
         body = {k: v for k, v in applied.items() if k not in ("apiVersion", "kind")}
         node = rtype.schema_node()
-        options = {"manager": field_manager, "api_version": rtype.api_version,
-                   "has_status": rtype.has_status, "subresource": subresource, "force": force}
         with self.lock:
             try:
                 current = self.get(rtype, name, namespace).obj
             except _status.StatusError:
                 if subresource:
                     raise
-                created = apply_fields(None, copy.deepcopy(body), node, **options)
+                created = apply_fields(None, copy.deepcopy(body), node, manager=field_manager,
+                                       api_version=rtype.api_version,
+                                       has_status=rtype.has_status, subresource=subresource,
+                                       force=force)
                 created["metadata"]["name"] = name
                 return self.create(rtype, created, namespace), True
-            merged = apply_fields(current, body, node, **options)
+            merged = apply_fields(current, body, node, manager=field_manager,
+                                  api_version=rtype.api_version, has_status=rtype.has_status,
+                                  subresource=subresource, force=force)
             merged["apiVersion"], merged["kind"] = rtype.api_version, rtype.kind
             merged["metadata"].pop("resourceVersion", None)
             managed = merged["metadata"].pop("managedFields", [])

@@ -269,3 +269,20 @@ def test_a_create_in_a_missing_namespace_is_not_found(strict_server: FakeAPIServ
 
 def test_the_default_server_does_not_check_namespaces(fake_api_server: FakeAPIServer) -> None:
     assert post(fake_api_server, "/api/v1/namespaces/nope/pods", pod()).status_code == 201
+
+
+def test_a_secret_gets_its_type_merges_string_data_and_keeps_its_type(
+        fake_api_server: FakeAPIServer) -> None:
+    url = fake_api_server.url + "/api/v1/namespaces/default/secrets"
+    created = post(fake_api_server, "/api/v1/namespaces/default/secrets",
+                   {"metadata": {"name": "s"}, "data": {"a": "YQ=="}, "stringData": {"b": "b"}}).json()
+    assert created["type"] == "Opaque" and "stringData" not in created
+    assert created["data"] == {"a": "YQ==", "b": "Yg=="}
+    changed = requests.patch(f"{url}/s", json={"type": "kubernetes.io/tls"}, timeout=5,
+                             headers={"Content-Type": "application/merge-patch+json"})
+    assert changed.status_code == 422
+    assert changed.json()["message"] == (
+        'Secret "s" is invalid: type: Invalid value: "kubernetes.io/tls": field is immutable')
+    bad = post(fake_api_server, "/api/v1/namespaces/default/secrets",
+               {"metadata": {"name": "t"}, "data": {"a": "not base64!"}})
+    assert bad.status_code == 400
