@@ -345,7 +345,10 @@ def seed_pods(
 ) -> list[str]:
     """Create ``n`` realistic pods spread round-robin over ``namespaces``; returns their keys.
 
-    Names are ``<app>-<hash>-<index>``; about 1 in 8 pods is Pending or Succeeded.
+    Names are ``<app>-<hash>-<index>``; about 1 in 8 pods is Pending or Succeeded. The pods are
+    stored as given (no validation or defaulting: they are complete already). On a server with
+    ``namespace_lifecycle=True`` what they refer to is created first when missing: their
+    namespaces, their nodes (``node-00``...) and the ReplicaSets that own them.
     """
     if not namespaces:
         raise ValueError("seed_pods: namespaces must not be empty")
