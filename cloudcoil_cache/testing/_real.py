@@ -172,7 +172,8 @@ class RealAPIServer:
 
     Child processes are started from one long-lived thread of this object and, on Linux, get
     ``PR_SET_PDEATHSIG=SIGKILL``: they die with the Python process even when it is killed.
-    On other systems they are stopped by ``stop()`` and at interpreter exit only.
+    On other systems they are stopped by ``stop()`` only. A killed Python process leaves its temporary
+    folder (``workdir``, about 125 MB: etcd preallocates its WAL) behind.
 
     Args:
         assets: folder with ``kube-apiserver``, ``etcd`` and (optionally) ``kubectl``; default:

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -160,12 +161,15 @@ def test_cli_serves_until_sigterm_and_its_processes_die_with_it(real: RealAPISer
                     reason="PR_SET_PDEATHSIG is Linux-only")
 def test_killing_the_python_process_kills_etcd_and_kube_apiserver(real: RealAPIServer, tmp_path: Path) -> None:
     proc, pids, _ = _start_cli(tmp_path)
+    workdir = os.readlink(f"/proc/{pids['etcd']}/cwd")  # the server's temporary folder, left behind
     try:
         proc.kill()  # SIGKILL: no Python clean-up runs
         proc.wait(10)
         for name, pid in pids.items():
             assert _wait_gone(pid, 10), f"{name} ({pid}) survived its parent's SIGKILL"
     finally:
+        if "cloudcoil-real-apiserver-" in workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
         proc.kill()
         proc.wait()
         proc.stdout.close()  # type: ignore[union-attr]
