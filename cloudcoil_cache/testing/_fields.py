@@ -84,7 +84,9 @@ def _walk(value: Any, node: Any, prefix: Path, out: dict[Path, Any], maps: bool,
             out[prefix] = _NODE  # added where Go's zero object has nothing: a member itself
         needed = set((resolve(node) or {}).get("required") or ()) if kind == "struct" else set()
         for key, sub in value.items():
-            _walk(sub, property_of(node, key), prefix + (f"f:{key}",), out, maps, key in needed)
+            if sub is not None:  # null: as absent
+                _walk(sub, property_of(node, key), prefix + (f"f:{key}",), out, maps,
+                      key in needed)
         return
     if isinstance(value, list) and value and kind == "list-map":
         if maps and not required:

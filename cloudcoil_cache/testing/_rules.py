@@ -301,7 +301,14 @@ def _service_spec(s: dict[str, Any]) -> None:
             _set(port, "targetPort", port.get("port"))
 
 
+def _template(t: dict[str, Any]) -> None:
+    _set(t, "metadata", {})
+    if isinstance(t["metadata"], dict):
+        t["metadata"].setdefault("creationTimestamp", None)  # Go's zero time, serialized
+
+
 DEFAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
+    _CORE + "PodTemplateSpec": _template,
     _CORE + "Container": _container,
     _CORE + "EphemeralContainer": _container,
     _CORE + "PodSpec": _pod_spec,

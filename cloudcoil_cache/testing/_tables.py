@@ -1,7 +1,8 @@
 """Server-side tables (``Accept: application/json;as=Table;v=v1;g=meta.k8s.io``) as kubectl gets them.
 
 Columns are kube-apiserver's printers for pods, deployments, replica sets, services, config maps,
-secrets, namespaces and nodes; other kinds get the default ``Name`` / ``Created At`` columns.
+secrets, namespaces, nodes and leases; other kinds get the default ``Name`` / ``Created At``
+columns (kube-apiserver has printers for most of them).
 Columns with ``priority`` 1 are those ``kubectl get -o wide`` adds.
 """
 
@@ -150,7 +151,8 @@ def _service(obj: dict[str, Any]) -> list[Any]:
 def _node(obj: dict[str, Any]) -> list[Any]:
     status = obj.get("status") or {}
     ready = next((c for c in status.get("conditions") or () if c.get("type") == "Ready"), None)
-    state = "Ready" if ready and ready.get("status") == "True" else "NotReady"
+    state = "Unknown" if ready is None else (
+        "Ready" if ready.get("status") == "True" else "NotReady")
     if (obj.get("spec") or {}).get("unschedulable"):
         state += ",SchedulingDisabled"
     labels = obj["metadata"].get("labels") or {}
@@ -169,7 +171,7 @@ _PRINTERS: dict[tuple[str, str], tuple[list[dict[str, Any]], Callable[[dict[str,
                    _col("Age"), _col("IP", priority=1), _col("Node", priority=1),
                    _col("Nominated Node", priority=1), _col("Readiness Gates", priority=1)], _pod),
     ("apps", "Deployment"): ([_col("Name", fmt="name"), _col("Ready"),
-                              _col("Up-to-date", "integer"), _col("Available", "integer"),
+                              _col("Up-to-date"), _col("Available"),
                               _col("Age"), _col("Containers", priority=1),
                               _col("Images", priority=1), _col("Selector", priority=1)],
                              _deployment),
@@ -180,14 +182,18 @@ _PRINTERS: dict[tuple[str, str], tuple[list[dict[str, Any]], Callable[[dict[str,
     ("", "Service"): ([_col("Name", fmt="name"), _col("Type"), _col("Cluster-IP"),
                        _col("External-IP"), _col("Port(s)"), _col("Age"),
                        _col("Selector", priority=1)], _service),
-    ("", "ConfigMap"): ([_col("Name", fmt="name"), _col("Data", "integer"), _col("Age")],
+    ("", "ConfigMap"): ([_col("Name", fmt="name"), _col("Data"), _col("Age")],
                         lambda o: [o["metadata"]["name"],
                                    len(o.get("data") or {}) + len(o.get("binaryData") or {}),
                                    _age(o)]),
-    ("", "Secret"): ([_col("Name", fmt="name"), _col("Type"), _col("Data", "integer"),
+    ("", "Secret"): ([_col("Name", fmt="name"), _col("Type"), _col("Data"),
                       _col("Age")],
                      lambda o: [o["metadata"]["name"], o.get("type", ""),
                                 len(o.get("data") or {}), _age(o)]),
+    ("coordination.k8s.io", "Lease"): (
+        [_col("Name", fmt="name"), _col("Holder"), _col("Age")],
+        lambda o: [o["metadata"]["name"], (o.get("spec") or {}).get("holderIdentity", ""),
+                   _age(o)]),
     ("", "Namespace"): ([_col("Name", fmt="name"), _col("Status"), _col("Age")],
                         lambda o: [o["metadata"]["name"],
                                    (o.get("status") or {}).get("phase", ""), _age(o)]),

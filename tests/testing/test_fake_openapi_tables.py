@@ -83,10 +83,11 @@ def test_other_kinds_get_their_columns_or_name_and_created_at(
     assert [c["name"] for c in cms["columnDefinitions"]] == ["Name", "Data", "Age"]
     assert cms["rows"][0]["cells"][:2] == ["c", 2]
     assert cms["rows"][0]["object"]["data"] == {"a": "1", "b": "2"}
-    fake_api_server.create("leases", {"metadata": {"name": "l"}})
-    leases = requests.get(fake_api_server.url + "/apis/coordination.k8s.io/v1/leases",
+    fake_api_server.create("limitranges", {"metadata": {"name": "l"},
+                                           "spec": {"limits": [{"type": "Container"}]}})
+    ranges = requests.get(fake_api_server.url + "/api/v1/limitranges",
                           timeout=5, headers={"Accept": TABLE}).json()
-    assert [c["name"] for c in leases["columnDefinitions"]] == ["Name", "Created At"]
+    assert [c["name"] for c in ranges["columnDefinitions"]] == ["Name", "Created At"]
 
 
 def test_a_table_watch_sends_one_row_tables(fake_api_server: FakeAPIServer) -> None:
