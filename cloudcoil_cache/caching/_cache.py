@@ -112,6 +112,7 @@ class Cache:
         self._refcount = 0
         self._sync_cond = threading.Condition(threading.Lock())  # notified when any informer changes
         self._transport: Any = None
+        self._initialize: Callable[[], Any] | None = None
         self._loop: Any = None  # the event loop of the latest async scope (for async handlers)
         self._mode_var: contextvars.ContextVar[Mode | None] = contextvars.ContextVar(
             f"cloudcoil_cache_mode_{id(self)}", default=None)
@@ -173,6 +174,7 @@ class Cache:
         return self._options.resources
 
     def settings_for(self, cls: Any) -> KindSettings:
+        cls = getattr(cls, "__editable_class__", cls)  # a cached object's read-only class is its kind's
         settings = self._settings.get(cls)
         if settings is None:  # options never change: compute once per kind
             settings = self._settings[cls] = kind_settings(self._options, cls)
@@ -185,6 +187,10 @@ class Cache:
                 f"enabled={self._options.enabled}, started={self._refcount > 0})")
 
     # ---------------------------------------------------------------- binding
+    def _attach(self, initialize: Callable[[], Any]) -> None:
+        """The owning Config's discovery (called by ``start()`` before the first scope)."""
+        self._initialize = initialize
+
     def _bind(self, transport: Any) -> None:
         """Attach the transport of the Config that owns this cache (once)."""
         with self._lock:
@@ -256,6 +262,7 @@ class Cache:
 
     def informer_for(self, cls: Any) -> Informer[Any] | None:
         """The informer that serves reads of ``cls``, if one exists (no side effect)."""
+        cls = getattr(cls, "__editable_class__", cls)
         with self._lock:
             key = self._kinds.get(cls)
             return None if key is None else self._informers.get(key)
@@ -348,7 +355,7 @@ class Cache:
     def plan_read(self, cls: Any, request: ReadRequest, *, writes_waited: bool = False) -> ReadPlan:
         """Gather the facts for one read (memory only, no waiting, no lock) and let the policy decide."""
         settings = self._settings.get(cls) or self.settings_for(cls)
-        informer = self._by_kind.get(cls)
+        informer = self._by_kind.get(cls) or self._by_kind.get(getattr(cls, "__editable_class__", cls))
         key = (self._pause_var.get(), self._refcount > 0, settings.enabled, informer is not None)
         cache_facts = self._cache_facts.get(key)
         if cache_facts is None:  # a handful of combinations: made once each
@@ -474,8 +481,10 @@ class Cache:
         The cache must belong to a Config (``Config(cache=...)``), which gives it its connection.
         Does not wait for the sync: call ``wait()``.
         """
+        if self._transport is None and self._initialize is not None:
+            self._initialize()  # discovery, as cloudcoil's start() does
         if self._transport is None:
-            raise CloudcoilError("Cache.start(): the cache is not attached to a Config; create "
+            raise CloudcoilError("Cache.start(): the cache belongs to no Config; create "
                                  "Config(cache=cache) first (or use `with config:`)")
         with self._lock:
             if not self._options.enabled:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Iterable, Mapping
 
 import attrs
@@ -11,6 +12,8 @@ from cloudcoil_cache.caching._policy import Mode
 
 __all__ = ["CacheOptions", "KindSettings", "PER_RESOURCE_KEYS", "check_mode", "check_resource_class",
            "kind_settings", "validate_options"]
+
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 PER_RESOURCE_KEYS = frozenset({"label_selector", "field_selector", "resync_period", "max_items", "enabled",
                                "max_staleness", "transform"})
@@ -60,7 +63,7 @@ def check_mode(mode: Any, where: str = "Cache") -> Mode:
 def _check_staleness(value: Any, where: str) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or value == float("inf"):
         raise ValueError(f"{where}: expected seconds >= 0 (0: stop serving at the first error) or None "
                          f"(serve forever), got {value!r}")
     return float(value)
@@ -137,7 +140,14 @@ def validate_options(*, resources: Iterable[Any] | None, namespaces: Any, label_
                 check_path_segment(namespaces[0], "namespace")
             except ValueError as exc:
                 raise ValueError(f"Cache(namespaces={namespaces!r}): {exc}") from None
+            if not _DNS1123_LABEL.fullmatch(namespaces[0]):
+                raise ValueError(f"Cache(namespaces={namespaces!r}): {namespaces[0]!r} is not a valid namespace "
+                                 "name (a DNS-1123 label: at most 63 lowercase letters, digits and '-', "
+                                 "starting and ending with a letter or digit)")
     checked_mode = check_mode(mode)
+    for name, flag in (("enabled", enabled), ("wait_for_sync", wait_for_sync)):
+        if not isinstance(flag, bool):
+            raise ValueError(f"Cache({name}={flag!r}): expected True or False")
     if (isinstance(read_your_writes_timeout, bool) or not isinstance(read_your_writes_timeout, (int, float))
             or read_your_writes_timeout < 0):
         raise ValueError(f"Cache(read_your_writes_timeout={read_your_writes_timeout!r}): expected seconds >= 0 "

@@ -76,6 +76,8 @@ class Config:
         elif not isinstance(cache, Cache):
             raise ConfigError(f"Config(cache=...): expected True, False or a Cache, got {type(cache).__name__}")
         self._cache: Cache | None = cache
+        if cache is not None:
+            cache._attach(self.initialize)  # Cache.start() outside a scope discovers through it
         self._lock = threading.RLock()
         self._connection: Connection | None = None
         self._transport: Any = None

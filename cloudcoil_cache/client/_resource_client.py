@@ -54,7 +54,8 @@ class ResourceClient(Generic[T]):
         for attr in ("api_version", "kind", "plural", "namespaced"):
             if getattr(cls, attr, None) is None:
                 raise ConfigError(f"{cls!r} is not a resource class (no {attr})")
-        self.cls: Any = cls
+        # the kind's class, also when given a cached object's read-only class (type(cached_pod))
+        self.cls: Any = getattr(cls, "__editable_class__", cls)
         self.config = config
         self.cached = cached
 

@@ -160,3 +160,38 @@ def test_a_write_the_watch_does_not_deliver_in_time_is_refused_in_strict_and_rea
                 assert Pod.get("late", namespace="default").name == "late"  # from the API server
         finally:
             server.resume_watches()
+
+
+def test_writes_through_a_cached_objects_own_methods_are_read_back(server, make_config):
+    """A cached object's class is a read-only subclass: its writes still count for read-your-writes."""
+    config = make_config(resources=[Pod], mode="strict", read_your_writes_timeout=0.3)
+    with config:
+        Pod.from_dict(make_pod("a", "default")).create()
+        cached = Pod.get("a", namespace="default")
+        assert type(cached) is not Pod
+        server.stall_watches()
+        try:
+            cached.patch({"metadata": {"labels": {"y": "1"}}})
+            with pytest.raises(CacheUnavailableError, match="write not yet observed"):
+                Pod.get("a", namespace="default")
+        finally:
+            server.resume_watches()
+        assert Pod.get("a", namespace="default").metadata.labels["y"] == "1"
+        Pod.get("a", namespace="default").remove()
+        with pytest.raises(ResourceNotFound):
+            Pod.get("a", namespace="default")
+
+
+def test_cache_start_outside_a_scope_discovers_through_its_config(server, kubeconfig):
+    from cloudcoil_cache.caching import Cache
+    from cloudcoil_cache.client import Config
+
+    config = Config(kubeconfig=kubeconfig, cache=Cache(resources=[Pod]))
+    cache = config.cache
+    assert cache is not None
+    cache.start()
+    try:
+        assert cache.wait(10) and cache.ready()
+    finally:
+        cache.stop()
+        config.close()

@@ -91,3 +91,20 @@ def test_hard_failures_fail_at_once_and_a_healthy_informer_is_current():
                           now=9.0) == ("current", 0.0)
     assert informer_state(started=False, synced=False, last_error=None, unhealthy_since=None, max_staleness=60,
                           now=9.0)[0] == "stopped"
+
+
+@pytest.mark.parametrize("options, words", [
+    ({"max_staleness": float("nan")}, "max_staleness"),
+    ({"max_staleness": float("inf")}, "max_staleness"),
+    ({"max_staleness": -1}, "max_staleness"),
+    ({"enabled": "yes"}, "enabled='yes'"),
+    ({"wait_for_sync": "no"}, "wait_for_sync='no'"),
+    ({"namespaces": ["Bad_NS"]}, "not a valid namespace"),
+    ({"read_your_writes_timeout": -1}, "read_your_writes_timeout"),
+    ({"transform": "strip"}, "transform"),
+])
+def test_bad_cache_options_are_refused_naming_the_option(options, words):
+    from cloudcoil_cache.caching import Cache
+
+    with pytest.raises(ValueError, match=words):
+        Cache(**options)
