@@ -24,6 +24,7 @@ class Pair:
 
     def __init__(self, real: Any, fake: FakeAPIServer, folder: Path) -> None:
         self.ns = f"t-{uuid.uuid4().hex[:8]}"
+        self.fake = fake
         ca = folder / "real-ca.crt"
         ca.write_bytes(real.ca_cert)
         self.targets = [(real.url, {"Authorization": f"Bearer {real.tokens['admin']}"}, str(ca)),
@@ -186,3 +187,18 @@ def test_an_access_review_and_table_columns_are_alike(pair: Pair) -> None:
         real, fake = pair.same("GET", path, accept=TABLE)
         assert [(c["name"], c["type"], c["priority"]) for c in real["columnDefinitions"]] == [
             (c["name"], c["type"], c["priority"]) for c in fake["columnDefinitions"]], path
+
+
+def test_a_pod_on_a_node_terminates_gracefully_alike_without_a_kubelet(pair: Pair) -> None:
+    pair.fake.kubelet = False  # the real server here has no kubelets either
+    pod = {**POD, "spec": {**POD["spec"], "nodeName": "node-x"}}
+    pair.same("POST", "/api/v1/namespaces/NS/pods", pod)
+    real, fake = pair.same("DELETE", "/api/v1/namespaces/NS/pods/p")
+    for body in (real, fake):
+        assert body["metadata"]["deletionGracePeriodSeconds"] == 30
+    real, fake = pair.same("GET", "/api/v1/namespaces/NS/pods/p")
+    assert real["metadata"]["deletionGracePeriodSeconds"] == fake["metadata"][
+        "deletionGracePeriodSeconds"] == 30
+    real, fake = pair.same("DELETE", "/api/v1/namespaces/NS/pods/p", {"gracePeriodSeconds": 0})
+    real_get, fake_get = pair.call("GET", "/api/v1/namespaces/NS/pods/p")
+    assert real_get.status_code == fake_get.status_code == 404
