@@ -108,15 +108,17 @@ def _parse_requirement(part: str, text: str) -> Requirement:
     if m:
         values = [v.strip() for v in m.group("values").split(",")]
         if values == [""]:
-            raise ValueError(f"invalid label selector {text!r}: {m.group('op')} needs at least one value")
+            # kube-apiserver accepts an empty set: "in ()" matches nothing, "notin ()" everything
+            return Requirement(_check_key(m.group("key"), text), m.group("op"), frozenset())
         return Requirement(_check_key(m.group("key"), text), m.group("op"),
                            frozenset(_check_value(v, text) for v in values))
     m = _EQ_RE.match(part)
     if m:
         key, op, value = _check_key(m.group("key"), text), m.group("op"), m.group("value")
         if op in (">", "<"):
-            if not value.lstrip("-").isdigit():
-                raise ValueError(f"invalid label selector {text!r}: {op} needs an integer, got {value!r}")
+            if not value.isdigit():  # the value must also be a valid label value: no sign (as the server)
+                raise ValueError(f"invalid label selector {text!r}: {op} needs a non-negative integer, "
+                                 f"got {value!r}")
             return Requirement(key, "gt" if op == ">" else "lt", frozenset([value]))
         return Requirement(key, "notin" if op == "!=" else "in", frozenset([_check_value(value, text)]))
     if part.startswith("!"):

@@ -19,7 +19,7 @@ INVALID: list[Any] = [
     pytest.param(dict(label_selector="app in (web"), r"label_selector.*app in \(web",
                  id="malformed-label-selector"),
     pytest.param(dict(label_selector="app=web,,tier=x"), r"label_selector", id="empty-label-requirement"),
-    pytest.param(dict(label_selector="gen>high"), r"needs an integer", id="greater-than-a-word"),
+    pytest.param(dict(label_selector="gen>high"), r"needs a non-negative integer", id="greater-than-a-word"),
     pytest.param(dict(label_selector="bad key!=x"), r"label_selector", id="label-key-with-space"),
     pytest.param(dict(field_selector="metadata.name"), r"field_selector.*metadata\.name",
                  id="field-selector-without-operator"),

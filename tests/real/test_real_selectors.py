@@ -60,8 +60,6 @@ INVALID_FIELD_SELECTORS = ["spec.containers=web", "metadata.name", "status.phase
 #: Where the cache's in-memory evaluation differs from kube-apiserver today (found by this test; the
 #: selector code is cloudcoil_cache/_listwatch/_selectors.py). A gap that closes is reported, not failed.
 KNOWN_CACHE_GAPS: dict[str, str] = {
-    "rank>-1": "the server refuses a negative Gt/Lt operand (400); the cache accepts it",
-    "app in ()": "the server accepts an empty 'in' set (matches nothing, 200); the cache refuses it",
     "<invalid label selector>": "an invalid label selector raises ValueError from the cache (parsed "
                                 "client-side) where the server answers 400 BadRequest",
 }
