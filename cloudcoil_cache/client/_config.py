@@ -66,18 +66,21 @@ class Config:
                  namespace: str | None = None, token: str | None = None, cafile: str | None = None,
                  certfile: str | None = None, keyfile: str | None = None, context: str | None = None,
                  skip_verify: bool | None = None, cache: Cache | bool = False) -> None:
-        self._args = dict(kubeconfig=kubeconfig, server=server, namespace=namespace, token=token,
-                          cafile=cafile, certfile=certfile, keyfile=keyfile, context=context,
-                          skip_verify=skip_verify)
+        self._args: dict[str, Any] = dict(
+            kubeconfig=kubeconfig, server=server, namespace=namespace, token=token, cafile=cafile,
+            certfile=certfile, keyfile=keyfile, context=context, skip_verify=skip_verify)
+        chosen: Cache | None
         if cache is True:
-            cache = Cache()
+            chosen = Cache()
         elif cache is False or cache is None:
-            cache = None
-        elif not isinstance(cache, Cache):
+            chosen = None
+        elif isinstance(cache, Cache):
+            chosen = cache
+        else:
             raise ConfigError(f"Config(cache=...): expected True, False or a Cache, got {type(cache).__name__}")
-        self._cache: Cache | None = cache
-        if cache is not None:
-            cache._attach(self.initialize)  # Cache.start() outside a scope discovers through it
+        self._cache: Cache | None = chosen
+        if chosen is not None:
+            chosen._attach(self.initialize)  # Cache.start() outside a scope discovers through it
         self._lock = threading.RLock()
         self._connection: Connection | None = None
         self._transport: Any = None
@@ -119,7 +122,7 @@ class Config:
     @property
     def namespace(self) -> str:
         """The default namespace: the argument, else the kubeconfig context's, else "default"."""
-        explicit = self._args["namespace"]
+        explicit: str | None = self._args["namespace"]
         if explicit:
             return explicit
         return self.connection.namespace or "default"

@@ -128,8 +128,8 @@ class Model(metaclass=_ModelMeta):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Model) or other.__editable_class__ is not self.__editable_class__:
             return NotImplemented
-        get = self._eq_fields
-        return get(self) == get(other)
+        get: Any = self._eq_fields
+        return bool(get(self) == get(other))
 
     def __ne__(self, other: object) -> bool:
         result = self.__eq__(other)
@@ -158,7 +158,7 @@ def _field_names(cls: type) -> tuple[str, ...]:
     if names is None:
         names = tuple(a.name for a in attrs.fields(cls) if a.name != "_extra")
         type.__setattr__(cls, "_cc_field_names", names)
-    return names  # type: ignore[no-any-return]
+    return names
 
 
 class Resource(Model, ResourceMethods):
@@ -202,10 +202,10 @@ class Resource(Model, ResourceMethods):
         return None if meta is None else meta.uid
 
 
-@dataclass_transform(kw_only_default=True, field_specifiers=(attrs.field,))
+@dataclass_transform(kw_only_default=True, field_specifiers=(attrs.field,))  # type: ignore[type-var]
 def model(cls: type[M]) -> type[M]:
     """Class decorator of every model: an attrs slotted class plus its sealed twin."""
-    built: type[M] = attrs.define(  # type: ignore[assignment]
+    built: type[M] = attrs.define(
         slots=True, kw_only=True, eq=False, repr=False, weakref_slot=False)(cls)
     finish_model(built)
     resource = issubclass(built, Resource)
@@ -285,7 +285,8 @@ def finish_model(cls: type[Model]) -> None:
     if "__sealed_class__" in cls.__dict__:
         return
     names = _field_names(cls) + ("_extra",)
-    twin = type(cls)(cls.__name__, (cls,), {
+    metaclass: Any = type(cls)
+    twin = metaclass(cls.__name__, (cls,), {
         "__slots__": (),
         "__qualname__": cls.__qualname__,
         "__module__": cls.__module__,

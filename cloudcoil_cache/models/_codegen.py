@@ -64,8 +64,8 @@ def shape_of(hint: Any) -> Shape:
         inner_shape = shape_of(inner)
         return ("json",) if inner_shape == ("json",) else ("list", inner_shape)
     if origin is dict:
-        args = typing.get_args(hint)
-        inner_shape = shape_of(args[1]) if args else ("json",)
+        type_args = typing.get_args(hint)
+        inner_shape = shape_of(type_args[1]) if type_args else ("json",)
         return ("json",) if inner_shape == ("json",) else ("dict", inner_shape)
     if isinstance(hint, type) and issubclass(hint, Model):
         return ("model", hint)
@@ -230,7 +230,7 @@ def _gen_structure(
     lines.append("    return o")
     known = frozenset(w for _, w, _ in fields)
     is_resource = issubclass(cls, Resource)
-    editable = cls.__editable_class__
+    editable: Any = cls.__editable_class__  # type: ignore[attr-defined]
     api_version = editable.api_version if is_resource else None
     kind = editable.kind if is_resource else None
 
@@ -274,7 +274,7 @@ def _gen_unstructure(
 ) -> Callable[..., Any]:
     lines = ["def unstructure(o):", "    x = o._extra"]
     if issubclass(cls, Resource):
-        editable = cls.__editable_class__
+        editable: Any = cls.__editable_class__
         head = {"apiVersion": editable.api_version, "kind": editable.kind}
         head = {k: v for k, v in head.items() if v is not None}  # the undeclared GenericResource
         lines.append(f"    r = {head!r}")
@@ -304,7 +304,7 @@ def _gen_copy(em: _Emitter, cls: type, fields: list[tuple[str, str, Shape]]) -> 
     if sealed:
         lines.append("    c.__class__ = TWIN")
     lines.append("    return c")
-    editable = cls.__editable_class__
+    editable: Any = cls.__editable_class__  # type: ignore[attr-defined]
     return em.compile(
         "copy", "\n".join(lines) + "\n", {"CLS": editable, "TWIN": editable.__sealed_class__}
     )

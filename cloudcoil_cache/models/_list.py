@@ -46,7 +46,7 @@ class ResourceList(Generic[R]):
                 f"got {type(raw_items).__name__}"
             )
         target = item_class.__sealed_class__ if sealed else item_class
-        items = [structure(item, target) for item in raw_items]
+        items: list[Any] = [structure(item, target) for item in raw_items]
         meta = data.get("metadata")
         return cls(
             api_version=data.get("apiVersion", item_class.api_version),

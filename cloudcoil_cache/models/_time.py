@@ -61,7 +61,7 @@ def _keep_wire(value: datetime.datetime, text: str) -> datetime.datetime:
         value.tzinfo,
         fold=value.fold,
     )
-    kept.wire = text
+    kept.wire = text  # type: ignore[attr-defined]
     return kept
 
 
