@@ -415,8 +415,15 @@ def write_markdown(data: dict[str, Any], path: Path) -> None:
             if "skipped" in row or "error" in row:
                 lines.append(f"| {name} | {row.get('skipped') or row.get('error')} | | | | |")
                 continue
-            lines.append(f"| {name} | {row['sync_s']:.2f} s ({row['sync_s'] / row['floor_s']:.1f}×) | "
-                         f"{row['rss_kb_per_pod']:.1f} | {row['burst_per_s']:,.0f} | "
+            sync = f"{row['sync_s']:.2f} s ({row['sync_s'] / row['floor_s']:.1f}×)"
+            rss = f"{row['rss_kb_per_pod']:.1f}"
+            if row.get("held", row["pods"]) < row["pods"]:
+                sync += f" — holds {row['held']:,} of {row['pods']:,} (first page only)"
+                if "full_list_s" in row:
+                    full = row["full_list_s"]
+                    sync += f"; every page listed: {full:.2f} s ({full / row['floor_s']:.1f}×)"
+                rss += " (of the first page)"
+            lines.append(f"| {name} | {sync} | {rss} | {row['burst_per_s']:,.0f} | "
                          f"{row['burst_cpu_us_per_event']:.0f} | {row['list_ns_ms']:.2f} ms |")
         lines.append("")
     scale = data.get("scale")
@@ -451,7 +458,8 @@ def write_charts(data: dict[str, Any], out: Path) -> list[str]:
             ("burst: events applied/s", lambda r: r["burst_per_s"]),
             ("CPU per event (µs)", lambda r: r["burst_cpu_us_per_event"])]
         fig, axes = plt.subplots(1, 4, figsize=(16, 4))
-        names = [f"{r['library']}\n{r.get('version', '')}" for r in rows]
+        names = [f"{r['library']}\n{r.get('version', '')}" + ("\n(first page only)" if r.get("held", r["pods"])
+                 < r["pods"] else "") for r in rows]
         colors = ["#1f77b4" if r["library"] == "cloudcoil_cache" else "#999999" for r in rows]
         for ax, (title, get) in zip(axes, panels):
             values = [get(r) for r in rows]
@@ -508,12 +516,19 @@ def main() -> None:
     parser.add_argument("--long", action="store_true", help="with --scale: also 100,000 pods")
     parser.add_argument("--no-main", action="store_true", help="skip the in-process main figures")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--render", action="store_true", help="only rewrite results.md and the charts from "
+                        "OUT/latest.json")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--transform", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--traced", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         print("RESULT " + json.dumps(run_one(args.one, args.transform, args.traced)), flush=True)
+        return
+    if args.render:
+        data = json.loads((args.out / "latest.json").read_text())
+        write_markdown(data, args.out / "results.md")
+        print(write_charts(data, args.out))
         return
     data: dict[str, Any] = {
         "when": time.strftime("%Y-%m-%d %H:%M"), "python": sys.version.split()[0], "orjson": _json.HAVE_ORJSON,

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import logging
 import threading
+import typing
 from typing import Any, Callable, TypeVar
 
+import attrs
 import cattrs
 
 from cloudcoil_cache.errors import DecodeError
 from cloudcoil_cache.models import _base, _codegen
 from cloudcoil_cache.models._base import Model, Resource
-from cloudcoil_cache.models._frozen import FrozenDict, FrozenList, sharing
+from cloudcoil_cache.models._frozen import FrozenDict, FrozenList, interning, sharing
 
 __all__ = [
     "ModelConverter",
@@ -89,15 +91,18 @@ def configure_converter(conv: cattrs.Converter) -> None:
         editable: type = t.__editable_class__  # type: ignore[attr-defined]
         if not t._sealed:  # type: ignore[attr-defined]
             return generate(editable, "structure")
-        fn = generate(editable, "structure_sealed")
-        if issubclass(editable, Resource):
-            return fn  # a top-level object is unique (its name, uid, resourceVersion)
         with lock:
             hook = shared.get(editable)
             if hook is None:
-                # Nested read-only values repeat across objects (the containers of a ReplicaSet's
-                # pods): equal JSON gets one shared object (see _frozen.sharing; adaptive, bounded).
-                hook = shared[editable] = sharing(fn, editable.__qualname__)
+                # Repeated strings (condition types, phases, images...) become one string object.
+                fn = interning(generate(editable, "structure_sealed"), _string_fields(editable))
+                if issubclass(editable, Resource):
+                    hook = fn  # a top-level object is unique (its name, uid, resourceVersion)
+                else:
+                    # Nested read-only values repeat across objects (the containers of a ReplicaSet's
+                    # pods): equal JSON gets one shared object (see _frozen.sharing; adaptive, bounded).
+                    hook = sharing(fn, editable.__qualname__)
+                shared[editable] = hook
         return hook
 
     def unstructure_factory(t: type) -> Callable[..., Any]:
@@ -107,6 +112,30 @@ def configure_converter(conv: cattrs.Converter) -> None:
     conv.register_unstructure_hook_factory(_is_model, unstructure_factory)
     if isinstance(conv, ModelConverter):
         conv._cloudcoil_generate = generate
+
+
+def _string_fields(cls: type) -> list[str]:
+    """The attributes of ``cls`` that hold a plain string on the wire."""
+    hints = typing.get_type_hints(cls, include_extras=True)
+    names = []
+    for field in attrs.fields(cls):
+        hint = hints.get(field.name)
+        if field.name == "_extra" or hint is None:
+            continue
+        try:
+            scalar = _codegen.shape_of(hint) == ("scalar",)
+        except TypeError:
+            continue
+        if scalar and str in _scalar_types(hint):
+            names.append(field.name)
+    return names
+
+
+def _scalar_types(hint: Any) -> tuple[Any, ...]:
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) is typing.Annotated:
+        return _scalar_types(args[0])
+    return tuple(a for a in args if a is not type(None)) if args else (hint,)
 
 
 def make_converter() -> ModelConverter:

@@ -30,7 +30,8 @@ from typing import Any, Callable, NoReturn
 from cloudcoil_cache import _json
 from cloudcoil_cache.errors import ReadOnlyError
 
-__all__ = ["FrozenDict", "FrozenList", "SharingStats", "freeze_json", "sharing", "sharing_stats", "thaw_json"]
+__all__ = ["FrozenDict", "FrozenList", "SharingStats", "freeze_json", "interning", "sharing", "sharing_stats",
+           "thaw_json"]
 
 _HINT = "call .copy() (or .evolve(...)) on the object that holds it for an editable copy"
 
@@ -315,3 +316,47 @@ def _freeze_shared(value: Any) -> Any:
     if value.__class__ is dict:
         return _freeze_shared_dict(value)
     return _freeze_json(value)
+
+
+# ---------------------------------------------------------------------------------------- interning
+INTERN_SAMPLE = 1024
+_intern = sys.intern
+_setattr = object.__setattr__
+
+
+def interning(build: Callable[..., Any], attributes: list[str]) -> Callable[..., Any]:
+    """``build`` whose results get their string ``attributes`` replaced by the interned equal string.
+
+    Per attribute and adaptive: the first ``INTERN_SAMPLE`` values decide; an attribute whose values
+    were mostly new (names, uids, resourceVersions, IPs) stops being interned, one whose values repeat
+    (condition types and statuses, phases, images, managers, namespaces) keeps it. Interned strings
+    are freed with their last user (CPython's interning is not immortal for these). Setting a slot
+    with ``object.__setattr__`` on a just-built sealed object changes no visible value.
+    """
+    if not attributes:
+        return build
+    # per attribute: [name, seen, repeats]; ``active`` is replaced, never mutated in place
+    entries = [[name, 0, 0] for name in attributes]
+    state = {"active": tuple(entries)}
+
+    def decide(entry: list[Any]) -> None:
+        if entry[2] < SHARE_MIN_HITS * entry[1]:
+            state["active"] = tuple(e for e in state["active"] if e is not entry)
+
+    def built(data: Any, _t: Any = None) -> Any:
+        obj = build(data)
+        for entry in state["active"]:
+            name = entry[0]
+            value = getattr(obj, name)
+            if value.__class__ is str:
+                same = _intern(value)
+                if same is not value:
+                    _setattr(obj, name, same)
+                    entry[2] += 1
+                seen = entry[1] = entry[1] + 1
+                if seen == INTERN_SAMPLE:
+                    decide(entry)
+        return obj
+
+    built.__wrapped__ = build  # type: ignore[attr-defined]
+    return built

@@ -143,3 +143,18 @@ def test_evolve_sealed_replaces_a_field_and_shares_the_rest() -> None:
         evolve_sealed(pod.copy(), spec=None)
     with pytest.raises(TypeError):
         evolve_sealed(pod, no_such_field=1)
+
+
+def test_repeated_strings_become_one_object_and_values_are_unchanged() -> None:
+    conv = make_converter()
+    from cloudcoil_cache.models.kubernetes.core.v1 import PodCondition
+
+    sealed = PodCondition.__sealed_class__
+    built = [conv.structure({"type": "Ready", "status": "True", "reason": f"r-{i}", "message": "m",
+                             "lastTransitionTime": f"2024-01-01T00:00:{i % 60:02d}Z"}, sealed)
+             for i in range(_frozen.INTERN_SAMPLE + 10)]
+    assert built[0].type == "Ready" and built[0].reason == "r-0"
+    assert built[-1].type is built[-2].type and built[-1].status is built[-2].status
+    assert built[5].reason == "r-5" and built[5].to_dict()["reason"] == "r-5"
+    with pytest.raises(ReadOnlyError):
+        built[0].type = "x"  # type: ignore[misc]
