@@ -118,7 +118,7 @@ def _validate(query: Mapping[str, str]) -> None:
         if rvm not in ("Exact", "NotOlderThan"):
             raise _status.invalid_options(
                 "resourceVersionMatch",
-                f'"{rvm}": supported values: "Exact", "NotOlderThan"',
+                f'"{rvm}": supported values: "Exact", "NotOlderThan", ""',
                 cause_reason="FieldValueNotSupported",
                 prefix="Unsupported value",
             )
