@@ -54,3 +54,15 @@ def test_a_transform_that_raises_is_logged_and_the_object_stored_unchanged(serve
     with config:
         assert ConfigMap.get("a", namespace="default").data == {"k": "v"}
     assert "transform raised" in caplog.text
+
+
+def test_strip_managed_fields_of_a_sealed_object_shares_everything_else():
+    pod = Pod.from_dict_sealed(make_pod("a", "default"))
+    stripped = strip_managed_fields(pod)
+    assert pod.metadata.managed_fields and stripped.metadata.managed_fields is None
+    assert is_sealed(stripped) and is_sealed(stripped.metadata)
+    assert stripped.spec is pod.spec and stripped.metadata.labels is pod.metadata.labels  # shared, not copied
+    assert stripped.to_dict()["metadata"] == {k: v for k, v in pod.to_dict()["metadata"].items()
+                                              if k != "managedFields"}
+    editable = Pod.from_dict(make_pod("b", "default"))
+    assert strip_managed_fields(editable).metadata.managed_fields is None
