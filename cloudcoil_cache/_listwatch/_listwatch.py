@@ -161,6 +161,7 @@ class ListWatch(Generic[T]):
                 items = [structure(item) for item in raw_items]
             except Exception as exc:
                 raise DecodeError(f"LIST {self.path}: cannot structure an item: {exc}") from exc
+            del body, raw_items  # freed now, before the collection that re-enabling triggers walks it
         return ListPage(items, str(metadata.get("resourceVersion") or ""), metadata.get("continue") or None)
 
     def watch(self, *, resource_version: str, timeout_seconds: int, read_timeout: float,

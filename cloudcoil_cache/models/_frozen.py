@@ -11,8 +11,8 @@ one ``fieldsV1`` tree per manager, and the builder runs once per distinct value 
 less CPU. The table is adaptive and bounded by what is alive:
 
 - it samples its first ``SHARE_SAMPLE`` inputs and switches itself off (for good) when fewer than
-  ``SHARE_MIN_HITS`` of them were repeats — values that are unique per object (a pod's metadata or
-  status) never pay for the key or keep it;
+  ``SHARE_MIN_HITS`` of them were repeats (already after ``SHARE_FIRST_LOOK`` inputs without one):
+  values unique per object (a pod's metadata or status) soon stop paying for the key;
 - entries nobody else references any more are dropped when the table has doubled since the last
   sweep (amortised O(1); it never holds more than about twice what the cache uses).
 
@@ -218,6 +218,7 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 # ------------------------------------------------------------------------------------------ sharing
 SHARE_SAMPLE = 4096
+SHARE_FIRST_LOOK = 256  # not one repeat in the first 256 values: unique per object, stop at once
 SHARE_MIN_HITS = 0.5
 _SWEEP_AT = 1024
 
@@ -288,7 +289,8 @@ def sharing(build: Callable[[Any], Any], name: str) -> Callable[..., Any]:
         if found is not None:
             stats.hits += 1
             return found
-        if attempts == SHARE_SAMPLE and stats.hits < SHARE_MIN_HITS * attempts:
+        if (attempts == SHARE_FIRST_LOOK and not stats.hits) or (
+                attempts == SHARE_SAMPLE and stats.hits < SHARE_MIN_HITS * attempts):
             stats.enabled = False  # mostly unique values: stop paying for keys, let the table go
             table.clear()
             return build(data)
