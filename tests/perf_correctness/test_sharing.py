@@ -102,11 +102,13 @@ def test_the_table_lets_go_of_values_nobody_uses() -> None:
     shared = sharing(build, "test-table")
     stats = _frozen.sharing_stats()[-1]
     kept = [shared({"k": i}) for i in range(10)]
+    assert all(shared({"k": i}) is kept[i] for i in range(10))  # repeats: the table stays on
     for i in range(_frozen._SWEEP_AT + 50):
         shared({"k": 1000 + i})  # dropped at once by the caller
     gc.collect()
     assert stats.entries < _frozen._SWEEP_AT
     assert all(shared({"k": i}) is kept[i] for i in range(10))  # still shared while in use
+    assert stats.enabled
     assert len(built) == 10 + _frozen._SWEEP_AT + 50
 
 
@@ -158,3 +160,12 @@ def test_repeated_strings_become_one_object_and_values_are_unchanged() -> None:
     assert built[5].reason == "r-5" and built[5].to_dict()["reason"] == "r-5"
     with pytest.raises(ReadOnlyError):
         built[0].type = "x"  # type: ignore[misc]
+
+
+def test_a_table_without_a_repeat_in_its_first_look_switches_off() -> None:
+    shared = sharing(lambda data: FrozenDict(data), "test-unique")
+    stats = _frozen.sharing_stats()[-1]
+    for i in range(_frozen.SHARE_FIRST_LOOK):
+        shared({"k": i})
+    assert not stats.enabled and stats.entries == 0
+    assert shared({"k": 1}) == {"k": 1}
