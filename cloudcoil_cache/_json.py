@@ -9,6 +9,7 @@ from .errors import DecodeError
 
 __all__ = ["HAVE_ORJSON", "dumps", "key", "loads"]
 
+_orjson: Any
 try:  # pragma: no cover - which branch runs depends on the environment
     import orjson as _orjson
 except ImportError:  # pragma: no cover
@@ -44,7 +45,8 @@ if _orjson is not None:
     _opt_dumps = _orjson.dumps
 
     def _orjson_key(obj: Any) -> bytes:
-        return _opt_dumps(obj, option=_KEY_OPTIONS)
+        encoded: bytes = _opt_dumps(obj, option=_KEY_OPTIONS)
+        return encoded
 
     _key: Callable[[Any], bytes] = _orjson_key
 else:  # pragma: no cover

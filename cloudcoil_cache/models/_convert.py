@@ -48,7 +48,8 @@ class ModelConverter(cattrs.Converter):
     def copy_function(self, cls: type, sealed: bool) -> Callable[[Any], Any]:
         """The deep-copy function of editable class ``cls`` (editable or read-only result)."""
         op = "copy_sealed" if sealed else "copy"
-        return self._cloudcoil_generate(cls, op)  # type: ignore[no-any-return]
+        generate: Any = getattr(self, "_cloudcoil_generate")
+        return generate(cls, op)  # type: ignore[no-any-return]
 
 
 def configure_converter(conv: cattrs.Converter) -> None:
@@ -64,7 +65,7 @@ def configure_converter(conv: cattrs.Converter) -> None:
 
     def lookup(cls: type, op: str) -> Callable[..., Any]:
         """The function generated code calls for a nested model: the converter's hook."""
-        editable = cls.__editable_class__
+        editable: Any = getattr(cls, "__editable_class__")
         if op == "unstructure":
             return conv.get_unstructure_hook(editable)
         if op not in ("structure", "structure_sealed"):
@@ -106,12 +107,12 @@ def configure_converter(conv: cattrs.Converter) -> None:
         return hook
 
     def unstructure_factory(t: type) -> Callable[..., Any]:
-        return generate(t.__editable_class__, "unstructure")
+        return generate(getattr(t, "__editable_class__"), "unstructure")
 
     conv.register_structure_hook_factory(_is_model, structure_factory)
     conv.register_unstructure_hook_factory(_is_model, unstructure_factory)
     if isinstance(conv, ModelConverter):
-        conv._cloudcoil_generate = generate
+        setattr(conv, "_cloudcoil_generate", generate)
 
 
 def _string_fields(cls: type) -> list[str]:
@@ -161,7 +162,8 @@ def structure(data: Any, cls: type[T]) -> T:
 
 def structure_sealed(data: Any, cls: type[T]) -> T:
     """Build a deeply read-only ``cls`` from its wire form (what the cache stores)."""
-    return structure(data, cls.__sealed_class__)  # type: ignore[attr-defined]
+    built: T = structure(data, getattr(cls, "__sealed_class__"))
+    return built
 
 
 def unstructure(obj: Any) -> Any:

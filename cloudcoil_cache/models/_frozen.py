@@ -87,7 +87,7 @@ class FrozenList(list):  # type: ignore[type-arg]
     def __imul__(self, *a: Any) -> NoReturn:  # type: ignore[misc]
         _refuse("list", "*=")
 
-    def copy(self) -> list[Any]:  # type: ignore[override]
+    def copy(self) -> list[Any]:
         """A plain, editable shallow copy."""
         return list(self)
 
@@ -124,12 +124,12 @@ class FrozenDict(dict):  # type: ignore[type-arg]
     def __ior__(self, *a: Any) -> NoReturn:  # type: ignore[misc]
         _refuse("dict", "|=")
 
-    def copy(self) -> dict[Any, Any]:  # type: ignore[override]
+    def copy(self) -> dict[Any, Any]:
         """A plain, editable shallow copy."""
         return dict(self)
 
     @classmethod
-    def fromkeys(cls, keys: Any, value: Any = None) -> FrozenDict:  # type: ignore[override]
+    def fromkeys(cls, keys: Any, value: Any = None) -> FrozenDict:
         return cls(dict.fromkeys(keys, value))
 
     def __reduce__(self) -> Any:
@@ -338,7 +338,7 @@ def interning(build: Callable[..., Any], attributes: list[str]) -> Callable[...,
     if not attributes:
         return build
     # per attribute: [name, seen, repeats]; ``active`` is replaced, never mutated in place
-    entries = [[name, 0, 0] for name in attributes]
+    entries: list[list[Any]] = [[name, 0, 0] for name in attributes]
     state = {"active": tuple(entries)}
 
     def decide(entry: list[Any]) -> None:
