@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any, Sequence, TextIO
 
+from cloudcoil_cache.errors import CloudcoilError
 from cloudcoil_cache.caching import Cache, CacheStatus
 from cloudcoil_cache.cli._cluster import connect
 from cloudcoil_cache.cli._columns import format_table
@@ -76,6 +78,14 @@ def run_status(args: Any, out: TextIO | None = None) -> int:
         config = connector.config(cache)
         assert config.cache is not None
         with config:  # waits for the sync; in fallback mode a kind that fails is reported, not raised
+            # A hard failure of one kind ends the scope's wait at once: give every other kind the
+            # rest of the timeout, so that the table shows each kind's own outcome.
+            deadline = time.monotonic() + args.timeout
+            for informer in config.cache.informers():
+                try:
+                    informer.wait_for_sync(max(0.0, deadline - time.monotonic()))
+                except CloudcoilError:
+                    pass  # this kind failed hard: its row says why
             status = config.cache.status()
         print_status(status, out)
     if not status.ready:
