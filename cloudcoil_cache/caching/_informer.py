@@ -16,7 +16,7 @@ from cloudcoil_cache._listwatch._listwatch import ListerWatcher
 from cloudcoil_cache.caching._dispatch import Lane, Registration
 from cloudcoil_cache.caching._reflector import Reflector, Tuning
 from cloudcoil_cache.caching._transform import sealed_result
-from cloudcoil_cache.caching._store import Added, Key, Notification, Store, Writer, key_of
+from cloudcoil_cache.caching._store import Added, Key, Notification, Store, Writer, drain, key_of
 from cloudcoil_cache.caching._policy import informer_state
 from cloudcoil_cache.errors import CacheSyncTimeout, is_hard_failure
 
@@ -406,6 +406,7 @@ class Informer(Generic[T]):
                 self._state.notify_all()
         if self._writes:
             self._observe_relist(started_at, {key_of(o): o for o in items})
+        drain(notes)  # the replaced objects are freed in small steps, not in one GIL-holding call
         self._on_change()
 
     def apply(self, event: WatchEvent[T], generation: int | None = None) -> None:

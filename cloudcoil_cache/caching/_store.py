@@ -20,6 +20,7 @@ __all__ = [
     "Store",
     "Updated",
     "Writer",
+    "drain",
     "index_values",
     "key_of",
 ]
@@ -295,17 +296,32 @@ class Writer(Store[T]):
                 d.resource_version = resource_version
             _rebuild_indexes_locked(d)
             _evict_locked(d)
+        drain(old_items)  # outside the lock, one object at a time (see drain)
         return notes
 
     def clear(self) -> None:
         """Forget everything without notifications (the informer stopped)."""
         d = self._d
         with d.lock:
+            old_items = d.items
             d.items = OrderedDict() if d.capacity else {}
             d.resource_version = None
             _rebuild_indexes_locked(d)
             d.evictions = 0
             d.complete = True
+        drain(old_items)
+
+
+def drain(container: Any) -> None:
+    """Empty a list or dict one element at a time.
+
+    Dropping a container of 10,000 objects frees them all in one C call that holds the GIL (60-90 ms
+    for realistic pods: every other thread and event loop of the program waits that long). Popping
+    them one by one frees the same memory in small steps the interpreter can switch threads between.
+    """
+    pop = container.popitem if isinstance(container, dict) else container.pop
+    while container:
+        pop()
 
 
 # ------------------------------------------------------------ helpers (lock held)

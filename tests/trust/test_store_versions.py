@@ -95,3 +95,22 @@ def test_an_index_function_returning_non_strings_is_logged_and_the_object_left_o
     writer.reader.add_index("bad", lambda o: [1, 2])
     assert writer.reader.list_index_keys("bad") == []
     assert "index function 'bad' raised" in caplog.text
+
+
+def test_drain_empties_lists_and_dicts_one_element_at_a_time():
+    from cloudcoil_cache.caching._store import drain
+
+    items, mapping = [obj(f"o{i}") for i in range(5)], {i: obj(f"o{i}") for i in range(5)}
+    drain(items)
+    drain(mapping)
+    assert items == [] and mapping == {}
+
+
+def test_a_replace_leaves_the_replaced_objects_to_be_freed_outside_the_lock_and_keeps_its_answer():
+    writer: Writer[Any] = Writer()
+    first = [obj(f"o{i}", rv="1") for i in range(100)]
+    writer.replace(first, "1")
+    notes = writer.replace([obj(f"o{i}", rv="2") for i in range(100)], "2")
+    assert len(notes) == 100 and all(isinstance(n, Updated) for n in notes)
+    assert [n.old for n in notes] == first  # the notifications still carry the old objects
+    assert len(writer.reader) == 100
