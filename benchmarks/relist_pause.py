@@ -65,10 +65,12 @@ def main() -> None:
         informer.replace(decode(raw), "1", resync=False, generation=informer._generation)
         gc.freeze()
         for _ in range(args.rounds):
-            items = decode(raw)
-            took, gap = longest_gap_during(
-                lambda: informer.replace(items, "2", resync=True, generation=informer._generation))
-            del items
+            batch = [decode(raw)]
+
+            def relist() -> None:
+                informer.replace(batch.pop(), "2", resync=True, generation=informer._generation)
+
+            took, gap = longest_gap_during(relist)
             print(f"replace of {args.pods} pods {took * 1000:.0f} ms; longest pause in another thread "
                   f"{gap * 1000:.1f} ms")
     finally:
