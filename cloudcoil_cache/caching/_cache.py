@@ -106,8 +106,7 @@ class Cache:
         self._settings: dict[Any, KindSettings] = {}
         self._lock = threading.RLock()
         self._informers: dict[InformerKey, Informer[Any]] = {}
-        self._kinds: dict[type, InformerKey] = {}  # the informer that serves reads of a kind
-        self._by_kind: dict[type, Informer[Any]] = {}  # the same, by class (reads look it up without a lock)
+        self._by_kind: dict[type, Informer[Any]] = {}  # the informer that serves reads of a kind (read lock-free)
         self._cache_facts: dict[tuple[bool, bool, bool, bool], CacheFacts] = {}
         self._refcount = 0
         self._sync_cond = threading.Condition(threading.Lock())  # notified when any informer changes
@@ -211,16 +210,15 @@ class Cache:
         return InformerKey(cls, namespace, settings.label_selector, settings.field_selector)
 
     def _informer_for_kind_locked(self, cls: Any) -> Informer[Any]:
-        key = self._kinds.get(cls) or self._key_for(cls)
-        informer = self._informers.get(key)
+        informer = self._by_kind.get(cls)
         if informer is None:
+            key = self._key_for(cls)
             settings = self.settings_for(cls)
             informer = Informer(key, self._source_for, capacity=settings.max_items,
                                 resync_period=settings.resync_period, tuning=self.tuning,
                                 on_change=self._wake, max_staleness=settings.max_staleness,
                                 transform=settings.transform)
             self._informers[key] = informer
-            self._kinds[cls] = key
             self._by_kind[cls] = informer
         return informer
 
@@ -262,10 +260,7 @@ class Cache:
 
     def informer_for(self, cls: Any) -> Informer[Any] | None:
         """The informer that serves reads of ``cls``, if one exists (no side effect)."""
-        cls = getattr(cls, "__editable_class__", cls)
-        with self._lock:
-            key = self._kinds.get(cls)
-            return None if key is None else self._informers.get(key)
+        return self._by_kind.get(getattr(cls, "__editable_class__", cls))
 
     def informers(self) -> list[Informer[Any]]:
         with self._lock:
@@ -355,7 +350,7 @@ class Cache:
     def plan_read(self, cls: Any, request: ReadRequest, *, writes_waited: bool = False) -> ReadPlan:
         """Gather the facts for one read (memory only, no waiting, no lock) and let the policy decide."""
         settings = self._settings.get(cls) or self.settings_for(cls)
-        informer = self._by_kind.get(cls) or self._by_kind.get(getattr(cls, "__editable_class__", cls))
+        informer = self._by_kind.get(cls)  # clients pass the kind's class (never a read-only twin)
         key = (self._pause_var.get(), self._refcount > 0, settings.enabled, informer is not None)
         cache_facts = self._cache_facts.get(key)
         if cache_facts is None:  # a handful of combinations: made once each
@@ -544,7 +539,7 @@ def _facts(informer: Informer[Any], request: ReadRequest) -> InformerFacts:
     key = informer.key
     is_get = request.name is not None
     return InformerFacts(
-        key=key, namespace=key.namespace, started=informer.started,
+        key=key, namespace=key.namespace,
         synced=informer.has_synced(), state=state, seconds_since_current=since,
         max_staleness=informer.max_staleness, last_error=informer.last_error,
         complete=is_get or informer.complete, incomplete_reason=informer.incomplete_reason,

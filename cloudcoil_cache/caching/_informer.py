@@ -18,7 +18,7 @@ from cloudcoil_cache.caching._reflector import Reflector, Tuning
 from cloudcoil_cache.caching._transform import sealed_result
 from cloudcoil_cache.caching._store import Added, Key, Notification, Store, Writer, drain, key_of
 from cloudcoil_cache.caching._policy import informer_state
-from cloudcoil_cache.errors import CacheSyncTimeout, is_hard_failure
+from cloudcoil_cache.errors import is_hard_failure
 
 __all__ = ["Informer", "InformerKey", "InformerStatus"]
 
@@ -186,7 +186,7 @@ class Informer(Generic[T]):
         """
         if run is None:
             return True
-        deadline = None if timeout is None else self._clock_now_real() + timeout
+        deadline = None if timeout is None else SYSTEM_CLOCK.now() + timeout  # threads: real time
         done = True
         if run.reflector is not None:
             run.reflector.join(_remaining(deadline))
@@ -200,10 +200,6 @@ class Informer(Generic[T]):
                 self._writer.clear()
         return done
 
-    @staticmethod
-    def _clock_now_real() -> float:
-        return SYSTEM_CLOCK.now()  # joins wait for threads: real time, whatever the informer's clock
-
     @property
     def started(self) -> bool:
         return self._started
@@ -215,10 +211,6 @@ class Informer(Generic[T]):
     @property
     def last_error(self) -> BaseException | None:
         return self._last_error
-
-    @property
-    def healthy(self) -> bool:
-        return self._synced and self._last_error is None
 
     @property
     def resource_version(self) -> str | None:
@@ -243,9 +235,6 @@ class Informer(Generic[T]):
                               max_staleness=self.max_staleness,
                               now=self._clock.now() if now is None else now)
 
-    def now(self) -> float:
-        return self._clock.now()
-
     def wait_for_sync(self, timeout: float | None = None, *, fail_fast: bool = True) -> bool:
         """Wait until the first list is in the store. True when synced, False on timeout.
 
@@ -265,11 +254,6 @@ class Informer(Generic[T]):
                     return False
                 self._state.wait(remaining)
             return True
-
-    def sync_or_raise(self, timeout: float) -> None:
-        if not self.wait_for_sync(timeout):
-            detail = f": last error: {self._last_error}" if self._last_error else ""
-            raise CacheSyncTimeout(f"{self.key.describe()} did not sync within {timeout:g}s{detail}")
 
     # ------------------------------------------------------- read-your-writes
     def note_write(self, key: Key, resource_version: str | None, *, deleted: bool = False) -> None:
@@ -314,20 +298,20 @@ class Informer(Generic[T]):
                 self._seen.wait(remaining)
             return True
 
-    def _observe_event(self, event_type: str, obj: Any, rv: str | None) -> None:
+    def _observe_event(self, event_type: str, obj: Any) -> None:
         key = key_of(obj)
+        rv = obj.metadata.resource_version
         with self._seen:
             recent = self._recent
-            if obj.metadata.resource_version is not None:
-                recent[(key, obj.metadata.resource_version)] = None
+            if rv is not None:
+                recent[(key, rv)] = None
                 if len(recent) > _RECENT_EVENTS:
                     recent.popitem(last=False)
             if not self._writes:
                 return
             pending = self._writes.get(key)
             if pending is not None and (event_type == "DELETED" or (
-                    pending.resource_version is not None
-                    and pending.resource_version in (rv, obj.metadata.resource_version))):
+                    pending.resource_version is not None and pending.resource_version == rv)):
                 del self._writes[key]
                 self._seen.notify_all()
 
@@ -416,7 +400,7 @@ class Informer(Generic[T]):
                 return  # a stopped run's reflector
             self._deliver_locked(self._writer.apply(event.type, obj, event.resource_version))
         if self.track_writes:
-            self._observe_event(event.type, obj, event.resource_version)
+            self._observe_event(event.type, obj)
 
     def bookmark(self, resource_version: str, generation: int | None = None) -> None:
         with self._deliver_lock:

@@ -87,7 +87,6 @@ class InformerFacts:
 
     key: Any                       # the InformerKey (``describe()`` for messages)
     namespace: str | None          # the informer's scope (None: all namespaces)
-    started: bool
     synced: bool
     state: str
     seconds_since_current: float | None

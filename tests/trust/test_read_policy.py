@@ -28,7 +28,7 @@ ERR = ServerError("503 Service Unavailable", code=503)
 
 
 def facts(**changes: object) -> InformerFacts:
-    base = dict(key=InformerKey(Pod, None), namespace=None, started=True, synced=True, state="current",
+    base = dict(key=InformerKey(Pod, None), namespace=None, synced=True, state="current",
                 seconds_since_current=0.0, max_staleness=60.0, last_error=None, complete=True,
                 incomplete_reason=lambda: "informer incomplete", selector_problem=None, pending_write=False)
     base.update(changes)
