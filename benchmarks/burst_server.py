@@ -7,10 +7,13 @@ Run (by ``run.py``/``peers.py``; any client library can be pointed at it)::
 It serves ``cloudcoil_cache.testing.FakeAPIServer`` (LIST pages, discovery, writes, watches) seeded
 with ``--pods`` realistic pods, prints its URL, then reads commands on stdin:
 
-- ``burst N``: queue N MODIFIED events (existing pods, one label changed, resourceVersions above the
-  server's) on every open pod watch, serialised beforehand, so that the server writes them as fast
-  as the socket takes them: what is measured is how fast each client applies a burst, not how fast
-  the fake server handles writes (~1,000 PATCH/s). Answers ``sent N <seconds>``.
+- ``prepare N``: serialise N MODIFIED events (existing pods, one label changed, resourceVersions
+  above the server's); answers ``prepared N``. Building 5,000 lines of 6.7 KB takes the server
+  about a second: it is done before the client's clock starts.
+- ``fire``: queue the prepared events at once on every open pod watch, so that the server writes
+  them as fast as the socket takes them: what is measured is how fast each client applies a burst,
+  not how fast the fake server handles writes (~1,000 PATCH/s). Answers ``sent N <watches> <seconds>``.
+- ``burst N``: ``prepare N`` then ``fire`` (one answer, ``sent ...``).
 - ``trickle RATE SECONDS``: the same, spread evenly: RATE events per second for SECONDS (in
   batches every 50 ms). Answers ``trickled N <seconds>`` when the last batch is queued.
 - ``watches``: answers ``watches <count of open watch streams>``.
@@ -71,6 +74,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     server = FakeAPIServer(bookmark_interval=3600)
     generation = 0
+    prepared: list[bytes] = []
     with server:
         seed_pods(server, args.pods)
         gc.collect()
@@ -81,12 +85,17 @@ def main() -> None:
             words = line.split()
             if not words:
                 continue
-            if words[0] == "burst":
+            if words[0] in ("prepare", "burst"):
                 generation += 1
-                lines = burst_lines(server, int(words[1]), generation)
+                prepared = burst_lines(server, int(words[1]), generation)
+                if words[0] == "prepare":
+                    print(f"prepared {len(prepared)}", flush=True)
+                    continue
+            if words[0] in ("fire", "burst"):
                 started = time.perf_counter()
-                watchers = _push(server, lines)
-                print(f"sent {len(lines)} {watchers} {time.perf_counter() - started:.3f}", flush=True)
+                watchers = _push(server, prepared)
+                print(f"sent {len(prepared)} {watchers} {time.perf_counter() - started:.3f}", flush=True)
+                prepared = []
             elif words[0] == "trickle":
                 generation += 1
                 rate, seconds = float(words[1]), float(words[2])

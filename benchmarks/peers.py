@@ -89,11 +89,15 @@ def server_command(proc: subprocess.Popen[str], command: str) -> str:
 
 def drive_burst(proc: subprocess.Popen[str], events: int, counter: _Counter, timeout: float) -> dict[str, Any]:
     """The server queues ``events`` MODIFIED events on every pod watch at once; time until the
-    library's update handler has seen them all, and the client CPU spent meanwhile."""
+    library's update handler has seen them all, and the client CPU spent meanwhile. The server
+    serialises the events first (``prepare``), before the clock starts: only applying them is timed."""
+    prepared = server_command(proc, f"prepare {events}")
+    if prepared != f"prepared {events}":
+        raise RuntimeError(f"the burst server answered {prepared!r} to prepare {events}")
     counter.arm(events)
     cpu0 = _cpu_us()
     started = time.perf_counter()
-    answer = server_command(proc, f"burst {events}")
+    answer = server_command(proc, "fire")
     complete = counter.done.wait(timeout)
     elapsed = time.perf_counter() - started
     cpu = _cpu_us() - cpu0
