@@ -94,7 +94,7 @@ class ListWatch(Generic[T]):
 
     def __init__(self, transport: _Transport, cls: Any, *, namespace: str | None = None,
                  label_selector: str = "", field_selector: str = "",
-                 structure: Callable[[dict[str, Any]], T] | None = None) -> None:
+                 structure: Callable[[dict[str, Any]], T] | None = None, prefetch: bool = True) -> None:
         self.transport = transport
         self.cls = cls
         self.namespace = namespace if cls.namespaced else None
@@ -102,19 +102,26 @@ class ListWatch(Generic[T]):
         self.field_selector = field_selector or ""
         self.path = collection_path(cls, self.namespace)
         self._structure: Callable[[dict[str, Any]], T] = structure or cls.from_dict_sealed
-        self._lock = threading.Lock()  # guards _inflight and _interrupted
+        self._lock = threading.Lock()  # guards _inflight, _interrupted and publishing _next_page
         self._inflight: _LineStream | None = None
         self._interrupted = False
         self._interrupter = Interrupter()  # aborts a request still waiting for its headers
+        # The next LIST page, fetched in the background while the current one is structured
+        # (only the thread that calls list_page replaces it; interrupt() joins its thread).
+        self._prefetch = prefetch
+        self._next_page: _Prefetch | None = None
 
     def interrupt(self) -> None:
         """Abort the request in flight and refuse later ones (the reflector is stopping)."""
         with self._lock:
             self._interrupted = True
             inflight = self._inflight
+            pending = self._next_page
         self._interrupter.interrupt()
         if inflight is not None:
             inflight.close()
+        if pending is not None and pending.thread is not threading.current_thread():
+            pending.thread.join()  # its request was just aborted, or is refused when it starts
 
     def _open(self, params: dict[str, str], read_timeout: float | None) -> Any:
         """Open a streaming GET registered for ``interrupt()``; the caller must ``_done()`` it."""
@@ -139,30 +146,58 @@ class ListWatch(Generic[T]):
 
     def list_page(self, *, resource_version: str | None, limit: int | None,
                   continue_: str | None) -> ListPage[T]:
-        """One LIST request. A continued page carries no resourceVersion (kubernetes#85221)."""
+        """One LIST request. A continued page carries no resourceVersion (kubernetes#85221).
+
+        When the page has a continue token, the next page is requested at once in a background
+        thread (``prefetch``) while this one is structured, so that the server produces page N+1
+        while the client builds the objects of page N. A later call for that page takes it; any
+        other call discards it.
+        """
         params = list_params(label_selector=self.label_selector, field_selector=self.field_selector,
                              resource_version=resource_version, limit=limit, continue_=continue_)
+        pending, self._next_page = self._next_page, None
+        if self._interrupted:
+            if pending is not None:
+                pending.discard()
+            raise ProtocolError(f"GET {self.path}: interrupted")
+        if pending is not None and pending.params == params:
+            body = pending.take()
+        else:
+            if pending is not None:
+                pending.discard()
+            body = self._fetch_body(params)
+        try:
+            metadata = body.get("metadata") or {}
+            raw_items = body.get("items") or []
+        except AttributeError as exc:
+            raise DecodeError(f"LIST {self.path}: the response is not a list object") from exc
+        del body
+        token = metadata.get("continue") or None
+        if token and self._prefetch:
+            following = list_params(label_selector=self.label_selector, field_selector=self.field_selector,
+                                    resource_version=None, limit=limit, continue_=token)
+            with self._lock:  # interrupt() either sees this prefetch (and joins it) or refuses it
+                if not self._interrupted:
+                    self._next_page = _Prefetch(self._fetch_body, following, f"{self.path} next page")
+        with _gc.paused():  # structuring a page: see _gc for the numbers
+            structure = self._structure
+            try:
+                items = [structure(item) for item in raw_items]
+            except Exception as exc:
+                raise DecodeError(f"LIST {self.path}: cannot structure an item: {exc}") from exc
+            del raw_items  # freed now, before the collection that re-enabling triggers walks it
+        return ListPage(items, str(metadata.get("resourceVersion") or ""), token)
+
+    def _fetch_body(self, params: dict[str, str]) -> Any:
+        """GET one LIST page and parse it (its objects stay JSON)."""
         stream = self._open(params, None)
         try:
             raw = stream.read_all()
         finally:
             self._done(stream)
             stream.close()
-        with _gc.paused():  # parsing + structuring a page: see _gc for the numbers
-            body = _json.loads(raw)
-            del raw
-            try:
-                metadata = body.get("metadata") or {}
-                raw_items = body.get("items") or []
-            except AttributeError as exc:
-                raise DecodeError(f"LIST {self.path}: the response is not a list object") from exc
-            structure = self._structure
-            try:
-                items = [structure(item) for item in raw_items]
-            except Exception as exc:
-                raise DecodeError(f"LIST {self.path}: cannot structure an item: {exc}") from exc
-            del body, raw_items  # freed now, before the collection that re-enabling triggers walks it
-        return ListPage(items, str(metadata.get("resourceVersion") or ""), metadata.get("continue") or None)
+        with _gc.paused():  # a page parses into ~50 containers per object: no collection meanwhile
+            return _json.loads(raw)
 
     def watch(self, *, resource_version: str, timeout_seconds: int, read_timeout: float,
               allow_bookmarks: bool = True) -> WatchStream[T]:
@@ -172,3 +207,35 @@ class ListWatch(Generic[T]):
                               allow_bookmarks=allow_bookmarks)
         lines = self._open(params, read_timeout)
         return WatchStream(lines, self._structure, on_close=lambda: self._done(lines))
+
+
+class _Prefetch:
+    """One LIST page fetched and parsed in its own short-lived thread."""
+
+    def __init__(self, fetch: Callable[[dict[str, str]], Any], params: dict[str, str], name: str) -> None:
+        self.params = params
+        self._fetch = fetch
+        self._body: Any = None
+        self._error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._body = self._fetch(self.params)
+        except BaseException as exc:  # handed to the caller of take(), in its own thread
+            self._error = exc
+
+    def take(self) -> Any:
+        """The parsed page, or the error its request raised."""
+        self.thread.join()
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        body, self._body = self._body, None
+        return body
+
+    def discard(self) -> None:
+        """Wait for the request to end and drop what it got."""
+        self.thread.join()
+        self._body = self._error = None
