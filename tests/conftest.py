@@ -58,3 +58,20 @@ def make_config(kubeconfig: str) -> Iterator[Callable[..., Config]]:
     yield make
     for config in made:
         config.close()
+
+
+@pytest.fixture
+def without_content_sharing() -> Iterator[None]:
+    """Content-keyed sharing (``models._frozen.sharing``) off for the test, so that an object
+    shared between two versions can only have come from another mechanism."""
+    from cloudcoil_cache.models._frozen import sharing_stats
+    from cloudcoil_cache.models.kubernetes.core.v1 import Pod
+    from cloudcoil_cache.testing import make_pod
+
+    Pod.from_dict_sealed(make_pod("x", "default"))  # the tables of a pod's classes exist from now on
+    tables = [t for t in sharing_stats() if t.enabled]
+    for table in tables:
+        table.enabled = False
+    yield
+    for table in tables:
+        table.enabled = True

@@ -200,8 +200,10 @@ class Cache:
     def _source_for(self, key: InformerKey) -> ListWatch[Any]:
         if self._transport is None:
             raise CloudcoilError("the cache is not attached to a Config")
+        informer = self._informers.get(key)  # registered before it starts (a GIL-atomic read)
         return ListWatch(self._transport, key.cls, namespace=key.namespace,
-                         label_selector=key.label_selector, field_selector=key.field_selector)
+                         label_selector=key.label_selector, field_selector=key.field_selector,
+                         structure=None if informer is None else informer.structure_function())
 
     # --------------------------------------------------------------- registry
     def _key_for(self, cls: Any) -> InformerKey:

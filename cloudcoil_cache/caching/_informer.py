@@ -15,10 +15,11 @@ from cloudcoil_cache._listwatch import WatchEvent
 from cloudcoil_cache._listwatch._listwatch import ListerWatcher
 from cloudcoil_cache.caching._dispatch import Lane, Registration
 from cloudcoil_cache.caching._reflector import Reflector, Tuning
-from cloudcoil_cache.caching._transform import sealed_result
+from cloudcoil_cache.caching._transform import raw_step, sealed_result
 from cloudcoil_cache.caching._store import Added, Key, Notification, Store, Writer, drain, key_of
 from cloudcoil_cache.caching._policy import informer_state
 from cloudcoil_cache.errors import is_hard_failure
+from cloudcoil_cache.models._reuse import reusing
 
 __all__ = ["Informer", "InformerKey", "InformerStatus"]
 
@@ -356,6 +357,32 @@ class Informer(Generic[T]):
         if notes:
             for lane in self._lanes:
                 lane.enqueue(notes)
+
+    def structure_function(self) -> Callable[[dict[str, Any]], T]:
+        """How this informer's source should decode an object's JSON (list items and watch events).
+
+        Like ``cls.from_dict_sealed``, plus: the transform's work done on the JSON when it is a
+        shipped one (``strip_managed_fields``), and the top-level values the stored version of the
+        object already has with the same JSON shared instead of decoded again (``models._reuse``).
+        Runs on the reflector thread, before the object is applied.
+        """
+        reuse = reusing(self.key.cls)
+        prepare = raw_step(self._transform)
+        peek = self._writer.peek
+
+        def structure(raw: dict[str, Any]) -> T:
+            meta = raw.get("metadata") if raw.__class__ is dict else None
+            previous = None
+            if meta.__class__ is dict:
+                if prepare is not None:
+                    prepare(raw)
+                name = meta.get("name")
+                if name.__class__ is str:
+                    previous = peek((meta.get("namespace") or "", name))
+            result: T = reuse(raw, previous)
+            return result
+
+        return structure
 
     def _transformed(self, obj: Any) -> Any:
         transform = self._transform

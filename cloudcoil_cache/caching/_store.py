@@ -250,6 +250,12 @@ class Writer(Store[T]):
                 d.resource_version = resource_version
         return notes
 
+    def peek(self, key: Key) -> T | None:
+        """The object stored under ``key`` (the writer's own lookup: the eviction order is kept)."""
+        d = self._d
+        with d.lock:
+            return d.items.get(key)
+
     def upsert(self, obj: T) -> Notification:
         """Add or replace one object; returns ``Added`` or ``Updated`` (no resourceVersion change)."""
         return self.apply("MODIFIED", obj)[-1]

@@ -1,15 +1,15 @@
-"""Transforms applied to objects before they are stored: sealing their results, and strip_managed_fields."""
+"""Transforms applied to objects before they are stored: sealing their results, strip_managed_fields."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import attrs
 
 from cloudcoil_cache.models import is_sealed
 from cloudcoil_cache.models._convert import copy_model
 
-__all__ = ["sealed_result", "strip_managed_fields"]
+__all__ = ["raw_step", "sealed_result", "strip_managed_fields"]
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
@@ -40,6 +40,25 @@ def strip_managed_fields(obj: Any) -> Any:
     if is_sealed(obj) and is_sealed(meta):
         return _replace_sealed(obj, metadata=_replace_sealed(meta, managed_fields=None))
     return obj.evolve(metadata=meta.evolve(managed_fields=None))
+
+
+def _drop_managed_fields(raw: Any) -> None:
+    meta = raw.get("metadata") if raw.__class__ is dict else None
+    if meta.__class__ is dict:
+        meta.pop("managedFields", None)
+
+
+# What a shipped transform does, done to the JSON before it is decoded: the values it drops are
+# never built (faster, and no garbage). The transform still runs afterwards, and finds nothing to do.
+_RAW_STEPS: dict[Any, Callable[[Any], None]] = {strip_managed_fields: _drop_managed_fields}
+
+
+def raw_step(transform: Any) -> Callable[[Any], None] | None:
+    """The in-place edit of an object's JSON that does what ``transform`` does, if one is known."""
+    try:
+        return _RAW_STEPS.get(transform)
+    except TypeError:  # an unhashable callable
+        return None
 
 
 def sealed_result(obj: Any) -> Any:

@@ -170,7 +170,9 @@ class Resource(Model, ResourceMethods):
     object whose ``apiVersion``/``kind`` differ from them keeps its own values as unknown fields.
     """
 
-    __slots__ = ()
+    # A sealed object decoded by ``models._reuse`` keeps the fingerprints of its top-level values
+    # here (not a field: never compared, copied, shown or serialised).
+    __slots__ = ("_cc_digest",)
 
     api_version: ClassVar[str | None] = None
     kind: ClassVar[str | None] = None

@@ -1,0 +1,101 @@
+"""models._reuse: a new version shares its previous version's unchanged top-level values, and is
+exactly what a full decode builds."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from typing import Any
+
+import pytest
+
+from cloudcoil_cache.caching import strip_managed_fields
+from cloudcoil_cache.models import is_sealed
+from cloudcoil_cache.models._convert import evolve_sealed
+from cloudcoil_cache.models._reuse import reusing
+from cloudcoil_cache.models.kubernetes.apps.v1 import Deployment
+from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
+from cloudcoil_cache.testing import make_pod
+
+decode = reusing(Pod)
+
+
+def _next(raw: dict[str, Any], rv: int, **changes: Any) -> dict[str, Any]:
+    new = copy.deepcopy(raw)
+    new["metadata"]["resourceVersion"] = str(rv)
+    new.update(copy.deepcopy(changes))
+    return new
+
+
+def test_a_status_update_shares_the_spec_and_builds_exactly_the_full_decode(without_content_sharing):
+    old_raw = make_pod("a", "default")
+    old = decode(copy.deepcopy(old_raw), None)
+    new_raw = _next(old_raw, 99, status={**old_raw["status"], "phase": "Failed"})
+    new = decode(copy.deepcopy(new_raw), old)
+    assert new.spec is old.spec
+    assert new.status is not old.status and new.status.phase == "Failed"
+    assert new.metadata is not old.metadata and new.metadata.resource_version == "99"
+    full = Pod.from_dict_sealed(new_raw)
+    assert new == full and new.to_dict() == full.to_dict() == Pod.from_dict(new_raw).to_dict()
+    assert is_sealed(new) and is_sealed(new.spec)
+
+
+def test_a_spec_change_anywhere_inside_is_decoded_again(without_content_sharing):
+    old_raw = make_pod("a", "default")
+    old = decode(copy.deepcopy(old_raw), None)
+    spec = copy.deepcopy(old_raw["spec"])
+    spec["containers"][-1]["image"] = "registry.example/other:2"
+    new = decode(_next(old_raw, 5, spec=spec), old)
+    assert new.spec is not old.spec
+    assert new.spec.containers[-1].image == "registry.example/other:2"
+    assert new.status is old.status
+    assert new == Pod.from_dict_sealed(_next(old_raw, 5, spec=spec))
+
+
+def test_equal_json_with_another_type_is_not_the_same_value():
+    old_raw = {"metadata": {"name": "c"}, "data": {"n": "1"}}
+    cm = reusing(ConfigMap)
+    old = cm(copy.deepcopy(old_raw), None)
+    new = cm({"metadata": {"name": "c"}, "data": {"n": "1", "m": "2"}}, old)
+    assert new.data == {"n": "1", "m": "2"} and new.data is not old.data
+    same = cm({"metadata": {"name": "c"}, "data": {"n": "1"}}, new)
+    assert same.data == {"n": "1"} and same.data is not new.data
+
+
+def test_a_previous_version_changed_by_a_transform_never_lends_its_values():
+    raw = make_pod("a", "default")
+    full = Pod.from_dict_sealed(copy.deepcopy(raw))
+    decoded = decode(copy.deepcopy(raw), None)
+    changed_spec = decoded.spec.evolve(node_name="changed-by-a-transform")
+    for previous in (
+        evolve_sealed(decoded, spec=changed_spec),  # what a transform returns: a new object
+        strip_managed_fields(evolve_sealed(decoded, spec=changed_spec)),
+        Pod.from_dict_sealed({**copy.deepcopy(raw), "spec": changed_spec.to_dict()}),  # no fingerprints
+        Pod.from_dict({**copy.deepcopy(raw), "spec": changed_spec.to_dict()}),  # editable
+    ):
+        again = decode(copy.deepcopy(raw), previous)
+        assert again.spec.node_name == full.spec.node_name != "changed-by-a-transform"
+        assert again == full
+    deployment = reusing(Deployment)({"metadata": {"name": "a"}, "spec": {"replicas": 1}}, None)
+    assert decode(copy.deepcopy(raw), deployment) == full  # another kind: ignored
+
+
+def test_the_fingerprints_are_invisible():
+    raw = make_pod("a", "default")
+    pod = decode(copy.deepcopy(raw), None)
+    assert pod._cc_digest  # what the next version is compared with
+    assert "_cc_digest" not in repr(pod) and "digest" not in str(pod.to_dict())
+    assert pod == Pod.from_dict_sealed(raw)
+    for other in (pod.copy(), pickle.loads(pickle.dumps(pod)), copy.deepcopy(pod)):
+        assert other == pod and not hasattr(other, "_cc_digest")
+
+
+def test_absent_and_null_values_and_bad_input():
+    bare = decode({"metadata": {"name": "a"}}, None)
+    assert bare.spec is None and bare.status is None
+    null = decode({"metadata": {"name": "a"}, "spec": None}, bare)
+    assert null == Pod.from_dict_sealed({"metadata": {"name": "a"}, "spec": None})
+    with pytest.raises(TypeError, match="Pod.spec expects an object"):
+        decode({"metadata": {"name": "a"}, "spec": ["not", "an", "object"]}, bare)
+    with pytest.raises(Exception, match="expects a JSON object"):
+        decode(["not a pod"], None)

@@ -1,0 +1,109 @@
+"""The cache decodes a new version of an object sharing the unchanged parts of the stored one; what
+it stores is always exactly the server's object (with the transform applied)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from cloudcoil_cache.caching import strip_managed_fields
+from cloudcoil_cache.models.kubernetes.core.v1 import Pod
+
+from cluster_support import seed
+
+
+def _updates(view: Any) -> tuple[list[tuple[Any, Any]], threading.Condition]:
+    seen: list[tuple[Any, Any]] = []
+    cond = threading.Condition()
+
+    @view.on_update
+    def updated(old: Any, new: Any) -> None:
+        with cond:
+            seen.append((old, new))
+            cond.notify_all()
+
+    return seen, cond
+
+
+def _wait(cond: threading.Condition, pred: Any) -> None:
+    with cond:
+        assert cond.wait_for(pred, 10)
+
+
+def _patch_status(server: Any, name: str, phase: str) -> dict[str, Any]:
+    return server.patch("pods", name, {"status": {"phase": phase}}, "default", subresource="status")
+
+
+def test_a_status_update_shares_the_stored_spec_and_equals_the_servers_object(server, make_config,
+                                                                               without_content_sharing):
+    seed(server, 3)
+    config = make_config(resources=[Pod])
+    view = config.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
+    seen, cond = _updates(view)
+    with config:
+        stored = _patch_status(server, "pod-1", "Failed")
+        _wait(cond, lambda: seen)
+        old, new = seen[0]
+        assert new.spec is old.spec and new.status.phase == "Failed" != old.status.phase
+        assert new == Pod.from_dict_sealed(stored) and Pod.get("pod-1", namespace="default") is new
+        spec = server.get("pods", "pod-1", "default")["spec"]
+        changed = server.patch("pods", "pod-1", {"spec": {"activeDeadlineSeconds": 60}}, "default")
+        assert changed["spec"] != spec
+        _wait(cond, lambda: len(seen) == 2)
+        old, new = seen[1]
+        assert new.spec is not old.spec and new.spec.active_deadline_seconds == 60
+        assert new == Pod.from_dict_sealed(changed)
+
+
+def test_a_relist_keeps_the_values_of_unchanged_objects(server, make_config, without_content_sharing):
+    seed(server, 3)
+    config = make_config(resources=[Pod])
+    view = config.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
+    seen, cond = _updates(view)
+    with config:
+        before = {p.metadata.name: p for p in Pod.list(namespace="default").items}
+        server.stall_watches()  # the change below reaches the cache only through the relist
+        _patch_status(server, "pod-2", "Failed")
+        server.compact()
+        server.clear_requests()
+        server.drop_watches()  # the re-watch is told 410 Gone: the informer relists
+        _wait(cond, lambda: seen)
+        assert [r for r in server.requests if r.verb == "list"]  # it came from a relist
+        after = {p.metadata.name: p for p in Pod.list(namespace="default").items}
+        assert after["pod-2"].status.phase == "Failed" and after["pod-2"].status is not before["pod-2"].status
+        for name in ("pod-0", "pod-1", "pod-2"):
+            assert after[name].spec is before[name].spec
+            assert after[name] == Pod.from_dict_sealed(server.get("pods", name, "default"))
+        assert after["pod-0"].status is before["pod-0"].status
+
+
+def test_with_strip_managed_fields_the_stored_objects_are_the_decoded_ones(server, make_config,
+                                                                           without_content_sharing):
+    seed(server, 2)
+    config = make_config(resources=[Pod], transform=strip_managed_fields)
+    view = config.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
+    seen, cond = _updates(view)
+    with config:
+        _patch_status(server, "pod-0", "Failed")
+        _wait(cond, lambda: seen)
+        old, new = seen[0]
+        assert old.metadata.managed_fields is None and new.metadata.managed_fields is None
+        assert new.spec is old.spec  # the transform ran on the JSON: nothing rebuilt the objects after
+        assert server.get("pods", "pod-0", "default")["metadata"]["managedFields"]
+
+
+def test_a_transform_that_changes_the_spec_sees_every_version_as_the_server_sent_it(server, make_config):
+    seed(server, 2)
+
+    def tag(pod: Any) -> Any:  # not idempotent: a stored (tagged) spec reused would be tagged twice
+        return pod.evolve(spec=pod.spec.evolve(node_name=f"{pod.spec.node_name}+tag"))
+
+    config = make_config(resources=[Pod], transform=tag)
+    view = config.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
+    seen, cond = _updates(view)
+    with config:
+        node = server.get("pods", "pod-0", "default")["spec"].get("nodeName")
+        assert Pod.get("pod-0", namespace="default").spec.node_name == f"{node}+tag"
+        _patch_status(server, "pod-0", "Failed")
+        _wait(cond, lambda: seen)
+        assert seen[0][1].spec.node_name == f"{node}+tag" and seen[0][1].status.phase == "Failed"
