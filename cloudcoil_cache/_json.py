@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, Callable
 
@@ -42,13 +43,8 @@ _dumps: Callable[[Any], bytes] = _orjson.dumps if _orjson is not None else _stdl
 if _orjson is not None:
     _KEY_OPTIONS = (_orjson.OPT_PASSTHROUGH_DATETIME | _orjson.OPT_PASSTHROUGH_SUBCLASS
                     | _orjson.OPT_PASSTHROUGH_DATACLASS)
-    _opt_dumps = _orjson.dumps
-
-    def _orjson_key(obj: Any) -> bytes:
-        encoded: bytes = _opt_dumps(obj, option=_KEY_OPTIONS)
-        return encoded
-
-    _key: Callable[[Any], bytes] = _orjson_key
+    # A C-level call: keys are computed dozens of times per decoded object.
+    _key: Callable[[Any], bytes] = functools.partial(_orjson.dumps, option=_KEY_OPTIONS)
 else:  # pragma: no cover
     _key = _stdlib_key
 
@@ -75,15 +71,11 @@ def dumps(obj: Any) -> bytes:
     return _dumps(obj)
 
 
-def key(obj: Any) -> bytes:
-    """Compact JSON bytes of a plain JSON value, as a lookup key: equal keys, equal JSON values of
-    equal types. Values JSON would only represent by conversion (datetimes, subclasses of str/int/
-    dict/list, dataclasses) raise ``TypeError``, so they never share a key with a real JSON value.
-
-    Raises:
-        TypeError: ``obj`` is not a plain JSON value (or is too deep, or an int beyond 64 bits).
-    """
-    return _key(obj)
+#: ``key(obj) -> bytes``: compact JSON bytes of a plain JSON value, as a lookup key: equal keys,
+#: equal JSON values of equal types. Values JSON would only represent by conversion (datetimes,
+#: subclasses of str/int/dict/list, dataclasses) raise ``TypeError``, so they never share a key with
+#: a real JSON value; so do values too deep, and ints beyond 64 bits.
+key: Callable[[Any], bytes] = _key
 
 
 def _preview(data: bytes | bytearray | memoryview | str) -> str:

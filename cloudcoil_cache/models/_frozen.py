@@ -329,25 +329,29 @@ _setattr = object.__setattr__
 def interning(build: Callable[..., Any], attributes: list[str]) -> Callable[..., Any]:
     """``build`` whose results get their string ``attributes`` replaced by the interned equal string.
 
-    Per attribute and adaptive: the first ``INTERN_SAMPLE`` values decide; an attribute whose values
-    were mostly new (names, uids, resourceVersions, IPs) stops being interned, one whose values repeat
-    (condition types and statuses, phases, images, managers, namespaces) keeps it. Interned strings
+    Per attribute and adaptive: the first ``INTERN_SAMPLE`` objects built decide; an attribute whose
+    values were mostly new (names, uids, resourceVersions, IPs) or never strings stops being
+    interned, one whose values repeat (condition types and statuses, phases, images, managers,
+    namespaces) keeps it, and from then on the kept ones are interned without counting. Interned strings
     are freed with their last user (CPython's interning is not immortal for these). Setting a slot
     with ``object.__setattr__`` on a just-built sealed object changes no visible value.
     """
     if not attributes:
         return build
-    # per attribute: [name, seen, repeats]; ``active`` is replaced, never mutated in place
+    # while sampling: [name, str values seen, of which repeats]; then only the names kept
     entries: list[list[Any]] = [[name, 0, 0] for name in attributes]
-    state = {"active": tuple(entries)}
-
-    def decide(entry: list[Any]) -> None:
-        if entry[2] < SHARE_MIN_HITS * entry[1]:
-            state["active"] = tuple(e for e in state["active"] if e is not entry)
+    state: dict[str, Any] = {"built": 0, "kept": None}
 
     def built(data: Any, _t: Any = None) -> Any:
         obj = build(data)
-        for entry in state["active"]:
+        kept = state["kept"]
+        if kept is not None:
+            for name in kept:
+                value = getattr(obj, name)
+                if value.__class__ is str:
+                    _setattr(obj, name, _intern(value))
+            return obj
+        for entry in entries:
             name = entry[0]
             value = getattr(obj, name)
             if value.__class__ is str:
@@ -355,9 +359,10 @@ def interning(build: Callable[..., Any], attributes: list[str]) -> Callable[...,
                 if same is not value:
                     _setattr(obj, name, same)
                     entry[2] += 1
-                seen = entry[1] = entry[1] + 1
-                if seen == INTERN_SAMPLE:
-                    decide(entry)
+                entry[1] += 1
+        count = state["built"] = state["built"] + 1  # racy counts only blur the sample a little
+        if count == INTERN_SAMPLE:
+            state["kept"] = tuple(e[0] for e in entries if e[1] and e[2] >= SHARE_MIN_HITS * e[1])
         return obj
 
     built.__wrapped__ = build  # type: ignore[attr-defined]
