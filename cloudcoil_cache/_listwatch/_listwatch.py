@@ -161,25 +161,23 @@ class ListWatch(Generic[T]):
                 pending.discard()
             raise ProtocolError(f"GET {self.path}: interrupted")
         if pending is not None and pending.params == params:
-            body = pending.take()
+            raw = pending.take()
         else:
             if pending is not None:
                 pending.discard()
-            body = self._fetch_body(params)
-        try:
-            metadata = body.get("metadata") or {}
-            raw_items = body.get("items") or []
-        except AttributeError as exc:
-            raise DecodeError(f"LIST {self.path}: the response is not a list object") from exc
-        del body
-        token = metadata.get("continue") or None
-        if token and self._prefetch:
-            following = list_params(label_selector=self.label_selector, field_selector=self.field_selector,
-                                    resource_version=None, limit=limit, continue_=token)
-            with self._lock:  # interrupt() either sees this prefetch (and joins it) or refuses it
-                if not self._interrupted:
-                    self._next_page = _Prefetch(self._fetch_body, following, f"{self.path} next page")
-        with _gc.paused():  # structuring a page: see _gc for the numbers
+            raw = self._fetch(params)
+        with _gc.paused():  # parsing + structuring a page: see _gc for the numbers
+            body = _json.loads(raw)
+            del raw
+            try:
+                metadata = body.get("metadata") or {}
+                raw_items = body.get("items") or []
+            except AttributeError as exc:
+                raise DecodeError(f"LIST {self.path}: the response is not a list object") from exc
+            del body
+            token = metadata.get("continue") or None
+            if token and self._prefetch:
+                self._fetch_ahead(limit, token)
             structure = self._structure
             try:
                 items = [structure(item) for item in raw_items]
@@ -188,16 +186,23 @@ class ListWatch(Generic[T]):
             del raw_items  # freed now, before the collection that re-enabling triggers walks it
         return ListPage(items, str(metadata.get("resourceVersion") or ""), token)
 
-    def _fetch_body(self, params: dict[str, str]) -> Any:
-        """GET one LIST page and parse it (its objects stay JSON)."""
+    def _fetch_ahead(self, limit: int | None, token: str) -> None:
+        params = list_params(label_selector=self.label_selector, field_selector=self.field_selector,
+                             resource_version=None, limit=limit, continue_=token)
+        with self._lock:  # interrupt() either sees this prefetch (and joins it) or refuses it
+            if not self._interrupted:
+                self._next_page = _Prefetch(self._fetch, params, f"{self.path} next page")
+
+    def _fetch(self, params: dict[str, str]) -> bytes:
+        """GET one LIST page: its body, unparsed (bytes are invisible to the garbage collector, so
+        a page fetched ahead costs the collections that run meanwhile nothing)."""
         stream = self._open(params, None)
         try:
-            raw = stream.read_all()
+            raw: bytes = stream.read_all()
         finally:
             self._done(stream)
             stream.close()
-        with _gc.paused():  # a page parses into ~50 containers per object: no collection meanwhile
-            return _json.loads(raw)
+        return raw
 
     def watch(self, *, resource_version: str, timeout_seconds: int, read_timeout: float,
               allow_bookmarks: bool = True) -> WatchStream[T]:
@@ -210,12 +215,12 @@ class ListWatch(Generic[T]):
 
 
 class _Prefetch:
-    """One LIST page fetched and parsed in its own short-lived thread."""
+    """One LIST page's body fetched in its own short-lived thread."""
 
-    def __init__(self, fetch: Callable[[dict[str, str]], Any], params: dict[str, str], name: str) -> None:
+    def __init__(self, fetch: Callable[[dict[str, str]], bytes], params: dict[str, str], name: str) -> None:
         self.params = params
         self._fetch = fetch
-        self._body: Any = None
+        self._body: bytes | None = None
         self._error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name=name, daemon=True)
         self.thread.start()
@@ -226,13 +231,14 @@ class _Prefetch:
         except BaseException as exc:  # handed to the caller of take(), in its own thread
             self._error = exc
 
-    def take(self) -> Any:
-        """The parsed page, or the error its request raised."""
+    def take(self) -> bytes:
+        """The page's body, or the error its request raised."""
         self.thread.join()
         if self._error is not None:
             error, self._error = self._error, None
             raise error
         body, self._body = self._body, None
+        assert body is not None
         return body
 
     def discard(self) -> None:
