@@ -94,7 +94,7 @@ class ListWatch(Generic[T]):
 
     def __init__(self, transport: _Transport, cls: Any, *, namespace: str | None = None,
                  label_selector: str = "", field_selector: str = "",
-                 structure: Callable[[dict[str, Any]], T] | None = None, prefetch: bool = True) -> None:
+                 structure: Callable[[dict[str, Any]], T] | None = None) -> None:
         self.transport = transport
         self.cls = cls
         self.namespace = namespace if cls.namespaced else None
@@ -102,26 +102,19 @@ class ListWatch(Generic[T]):
         self.field_selector = field_selector or ""
         self.path = collection_path(cls, self.namespace)
         self._structure: Callable[[dict[str, Any]], T] = structure or cls.from_dict_sealed
-        self._lock = threading.Lock()  # guards _inflight, _interrupted and publishing _next_page
+        self._lock = threading.Lock()  # guards _inflight and _interrupted
         self._inflight: _LineStream | None = None
         self._interrupted = False
         self._interrupter = Interrupter()  # aborts a request still waiting for its headers
-        # The next LIST page, fetched in the background while the current one is structured
-        # (only the thread that calls list_page replaces it; interrupt() joins its thread).
-        self._prefetch = prefetch
-        self._next_page: _Prefetch | None = None
 
     def interrupt(self) -> None:
         """Abort the request in flight and refuse later ones (the reflector is stopping)."""
         with self._lock:
             self._interrupted = True
             inflight = self._inflight
-            pending = self._next_page
         self._interrupter.interrupt()
         if inflight is not None:
             inflight.close()
-        if pending is not None and pending.thread is not threading.current_thread():
-            pending.thread.join()  # its request was just aborted, or is refused when it starts
 
     def _open(self, params: dict[str, str], read_timeout: float | None) -> Any:
         """Open a streaming GET registered for ``interrupt()``; the caller must ``_done()`` it."""
@@ -146,26 +139,15 @@ class ListWatch(Generic[T]):
 
     def list_page(self, *, resource_version: str | None, limit: int | None,
                   continue_: str | None) -> ListPage[T]:
-        """One LIST request. A continued page carries no resourceVersion (kubernetes#85221).
-
-        When the page has a continue token, the next page is requested at once in a background
-        thread (``prefetch``) while this one is structured, so that the server produces page N+1
-        while the client builds the objects of page N. A later call for that page takes it; any
-        other call discards it.
-        """
+        """One LIST request. A continued page carries no resourceVersion (kubernetes#85221)."""
         params = list_params(label_selector=self.label_selector, field_selector=self.field_selector,
                              resource_version=resource_version, limit=limit, continue_=continue_)
-        pending, self._next_page = self._next_page, None
-        if self._interrupted:
-            if pending is not None:
-                self._close(pending.discard())
-            raise ProtocolError(f"GET {self.path}: interrupted")
-        if pending is not None and pending.params == params:
-            raw = self._read(pending.take())
-        else:
-            if pending is not None:
-                self._close(pending.discard())
-            raw = self._read(self._open(params, None))
+        stream = self._open(params, None)
+        try:
+            raw = stream.read_all()
+        finally:
+            self._done(stream)
+            stream.close()
         with _gc.paused():  # parsing + structuring a page: see _gc for the numbers
             body = _json.loads(raw)
             del raw
@@ -174,37 +156,13 @@ class ListWatch(Generic[T]):
                 raw_items = body.get("items") or []
             except AttributeError as exc:
                 raise DecodeError(f"LIST {self.path}: the response is not a list object") from exc
-            del body
-            token = metadata.get("continue") or None
-            if token and self._prefetch:
-                self._fetch_ahead(limit, token)
             structure = self._structure
             try:
                 items = [structure(item) for item in raw_items]
             except Exception as exc:
                 raise DecodeError(f"LIST {self.path}: cannot structure an item: {exc}") from exc
-            del raw_items  # freed now, before the collection that re-enabling triggers walks it
-        return ListPage(items, str(metadata.get("resourceVersion") or ""), token)
-
-    def _fetch_ahead(self, limit: int | None, token: str) -> None:
-        params = list_params(label_selector=self.label_selector, field_selector=self.field_selector,
-                             resource_version=None, limit=limit, continue_=token)
-        with self._lock:  # interrupt() either sees this prefetch (and joins it) or refuses it
-            if not self._interrupted:
-                self._next_page = _Prefetch(self._open, params, f"{self.path} next page")
-
-    def _read(self, stream: Any) -> bytes:
-        """The whole body of an opened LIST request; the stream is closed and unregistered after."""
-        try:
-            raw: bytes = stream.read_all()
-        finally:
-            self._close(stream)
-        return raw
-
-    def _close(self, stream: Any) -> None:
-        if stream is not None:
-            self._done(stream)
-            stream.close()
+            del body, raw_items  # freed now, before the collection that re-enabling triggers walks it
+        return ListPage(items, str(metadata.get("resourceVersion") or ""), metadata.get("continue") or None)
 
     def watch(self, *, resource_version: str, timeout_seconds: int, read_timeout: float,
               allow_bookmarks: bool = True) -> WatchStream[T]:
@@ -214,40 +172,3 @@ class ListWatch(Generic[T]):
                               allow_bookmarks=allow_bookmarks)
         lines = self._open(params, read_timeout)
         return WatchStream(lines, self._structure, on_close=lambda: self._done(lines))
-
-
-class _Prefetch:
-    """The next LIST page's request, sent from a short-lived thread: the thread ends when the
-    response's headers have come, and the page's owner reads the body. So the server produces the
-    page meanwhile, while the thread takes the GIL once (a thread reading the body would take it
-    for every socket read, which cost more CPU than the overlap saved on 2 cores)."""
-
-    def __init__(self, open_: Callable[[dict[str, str], float | None], Any], params: dict[str, str],
-                 name: str) -> None:
-        self.params = params
-        self._open = open_
-        self._stream: Any = None
-        self._error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._stream = self._open(self.params, None)
-        except BaseException as exc:  # handed to the caller of take(), in its own thread
-            self._error = exc
-
-    def take(self) -> Any:
-        """The opened response (headers read, body not), or the error its request raised."""
-        self.thread.join()
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise error
-        stream, self._stream = self._stream, None
-        return stream
-
-    def discard(self) -> Any:
-        """Wait for the request; the opened response for the caller to close, if there is one."""
-        self.thread.join()
-        stream, self._stream, self._error = self._stream, None, None
-        return stream
