@@ -364,7 +364,9 @@ class Informer(Generic[T]):
         Like ``cls.from_dict_sealed``, plus: the transform's work done on the JSON when it is a
         shipped one (``strip_managed_fields``), and the top-level values the stored version of the
         object already has with the same JSON shared instead of decoded again (``models._reuse``).
-        Runs on the reflector thread, before the object is applied.
+        Objects of a run's first list get no fingerprints (its bulk decode stays as fast as it can
+        be): their first update is decoded in full, later ones share. Runs on the reflector thread
+        (which also sets ``_synced``), before the object is applied.
         """
         reuse = reusing(self.key.cls)
         prepare = raw_step(self._transform)
@@ -379,7 +381,7 @@ class Informer(Generic[T]):
                 name = meta.get("name")
                 if name.__class__ is str:
                     previous = peek((meta.get("namespace") or "", name))
-            result: T = reuse(raw, previous)
+            result: T = reuse(raw, previous, self._synced)
             return result
 
         return structure

@@ -99,3 +99,13 @@ def test_absent_and_null_values_and_bad_input():
         decode({"metadata": {"name": "a"}, "spec": ["not", "an", "object"]}, bare)
     with pytest.raises(Exception, match="expects a JSON object"):
         decode(["not a pod"], None)
+
+
+def test_without_fingerprinting_a_first_version_gets_none_and_its_next_is_decoded_in_full(
+        without_content_sharing):
+    raw = make_pod("a", "default")
+    bulk = decode(copy.deepcopy(raw), None, False)  # a first list's object
+    assert not hasattr(bulk, "_cc_digest") and bulk == Pod.from_dict_sealed(raw)
+    update = decode(_next(raw, 7), bulk, False)  # an update always fingerprints
+    assert update.spec is not bulk.spec and update == Pod.from_dict_sealed(_next(raw, 7))
+    assert decode(_next(raw, 8), update, False).spec is update.spec

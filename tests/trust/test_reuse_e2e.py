@@ -8,6 +8,7 @@ from typing import Any
 
 from cloudcoil_cache.caching import strip_managed_fields
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
+from cloudcoil_cache.testing import make_pod
 
 from cluster_support import seed
 
@@ -34,25 +35,53 @@ def _patch_status(server: Any, name: str, phase: str) -> dict[str, Any]:
     return server.patch("pods", name, {"status": {"phase": phase}}, "default", subresource="status")
 
 
-def test_a_status_update_shares_the_stored_spec_and_equals_the_servers_object(server, make_config,
-                                                                               without_content_sharing):
+def test_updates_share_the_stored_spec_and_equal_the_servers_object(server, make_config,
+                                                                   without_content_sharing):
     seed(server, 3)
     config = make_config(resources=[Pod])
     view = config.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
     seen, cond = _updates(view)
     with config:
-        stored = _patch_status(server, "pod-1", "Failed")
+        # the first list's objects have no fingerprints: their first update is decoded in full
+        first = _patch_status(server, "pod-1", "Failed")
         _wait(cond, lambda: seen)
-        old, new = seen[0]
-        assert new.spec is old.spec and new.status.phase == "Failed" != old.status.phase
-        assert new == Pod.from_dict_sealed(stored) and Pod.get("pod-1", namespace="default") is new
-        spec = server.get("pods", "pod-1", "default")["spec"]
-        changed = server.patch("pods", "pod-1", {"spec": {"activeDeadlineSeconds": 60}}, "default")
-        assert changed["spec"] != spec
+        assert seen[0][1] == Pod.from_dict_sealed(first) and seen[0][1].spec == seen[0][0].spec
+        second = _patch_status(server, "pod-1", "Succeeded")
         _wait(cond, lambda: len(seen) == 2)
         old, new = seen[1]
+        assert new.spec is old.spec and new.status.phase == "Succeeded" != old.status.phase
+        assert new == Pod.from_dict_sealed(second) and Pod.get("pod-1", namespace="default") is new
+        changed = server.patch("pods", "pod-1", {"spec": {"activeDeadlineSeconds": 60}}, "default")
+        _wait(cond, lambda: len(seen) == 3)
+        old, new = seen[2]
         assert new.spec is not old.spec and new.spec.active_deadline_seconds == 60
-        assert new == Pod.from_dict_sealed(changed)
+        assert new.status is old.status and new == Pod.from_dict_sealed(changed)
+
+
+def test_an_object_added_after_the_sync_shares_from_its_first_update(server, make_config,
+                                                                      without_content_sharing):
+    seed(server, 1)
+    config = make_config(resources=[Pod])
+    view = config.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
+    seen, cond = _updates(view)
+    with config:
+        server.create("pods", make_pod("late", "default"), "default")
+        updated = _patch_status(server, "late", "Failed")
+        _wait(cond, lambda: seen)
+        old, new = seen[0]
+        assert new.spec is old.spec and new == Pod.from_dict_sealed(updated)
+
+
+def _relist(server: Any, cond: threading.Condition, seen: list[Any], name: str, phase: str) -> None:
+    server.stall_watches()  # the change below reaches the cache only through the relist
+    _patch_status(server, name, phase)
+    server.compact()
+    server.clear_requests()
+    count = len(seen)
+    server.drop_watches()  # the re-watch is told 410 Gone: the informer relists
+    _wait(cond, lambda: len(seen) > count)
+    assert [r for r in server.requests if r.verb == "list"]  # it came from a relist
+    server.resume_watches()
 
 
 def test_a_relist_keeps_the_values_of_unchanged_objects(server, make_config, without_content_sharing):
@@ -61,16 +90,11 @@ def test_a_relist_keeps_the_values_of_unchanged_objects(server, make_config, wit
     view = config.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
     seen, cond = _updates(view)
     with config:
+        _relist(server, cond, seen, "pod-2", "Failed")  # the objects get their fingerprints
         before = {p.metadata.name: p for p in Pod.list(namespace="default").items}
-        server.stall_watches()  # the change below reaches the cache only through the relist
-        _patch_status(server, "pod-2", "Failed")
-        server.compact()
-        server.clear_requests()
-        server.drop_watches()  # the re-watch is told 410 Gone: the informer relists
-        _wait(cond, lambda: seen)
-        assert [r for r in server.requests if r.verb == "list"]  # it came from a relist
+        _relist(server, cond, seen, "pod-1", "Failed")
         after = {p.metadata.name: p for p in Pod.list(namespace="default").items}
-        assert after["pod-2"].status.phase == "Failed" and after["pod-2"].status is not before["pod-2"].status
+        assert after["pod-1"].status.phase == "Failed" and after["pod-1"].status is not before["pod-1"].status
         for name in ("pod-0", "pod-1", "pod-2"):
             assert after[name].spec is before[name].spec
             assert after[name] == Pod.from_dict_sealed(server.get("pods", name, "default"))
@@ -85,8 +109,9 @@ def test_with_strip_managed_fields_the_stored_objects_are_the_decoded_ones(serve
     seen, cond = _updates(view)
     with config:
         _patch_status(server, "pod-0", "Failed")
-        _wait(cond, lambda: seen)
-        old, new = seen[0]
+        _patch_status(server, "pod-0", "Succeeded")
+        _wait(cond, lambda: len(seen) == 2)
+        old, new = seen[1]
         assert old.metadata.managed_fields is None and new.metadata.managed_fields is None
         assert new.spec is old.spec  # the transform ran on the JSON: nothing rebuilt the objects after
         assert server.get("pods", "pod-0", "default")["metadata"]["managedFields"]
