@@ -50,6 +50,7 @@ __all__ = [
     "ConnectError",
     "DecodeError",
     "Forbidden",
+    "InvalidSelector",
     "LineTooLong",
     "NotAcceptable",
     "ProtocolError",
@@ -166,6 +167,16 @@ class BadRequest(APIError):
     """400 BadRequest (bad selector, bad parameter)."""
 
     default_code = 400
+
+
+class InvalidSelector(BadRequest, ValueError):
+    """A label or field selector that does not parse, found before any request is sent: the same
+    400 BadRequest the API server answers for it (so a cached read and a live one fail alike), and
+    a ``ValueError``."""
+
+    def __init__(self, message: str = "", **kwargs: Any) -> None:
+        kwargs.setdefault("reason", "BadRequest")
+        super().__init__(message, **kwargs)
 
 
 class Unauthorized(APIError):

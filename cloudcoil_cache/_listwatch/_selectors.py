@@ -7,7 +7,7 @@ from typing import Any, Mapping
 
 import attrs
 
-from cloudcoil_cache.errors import BadRequest
+from cloudcoil_cache.errors import BadRequest, InvalidSelector
 
 __all__ = [
     "SELECTABLE_FIELDS",
@@ -86,13 +86,13 @@ def _split_top_level(text: str) -> list[str]:
 
 def _check_key(key: str, text: str) -> str:
     if not _KEY.match(key) or len(key.rpartition("/")[2]) > 63:
-        raise ValueError(f"invalid label selector {text!r}: invalid label key {key!r}")
+        raise InvalidSelector(f"invalid label selector {text!r}: invalid label key {key!r}")
     return key
 
 
 def _check_value(value: str, text: str) -> str:
     if len(value) > 63 or not _VALUE.match(value):
-        raise ValueError(f"invalid label selector {text!r}: invalid label value {value!r}")
+        raise InvalidSelector(f"invalid label selector {text!r}: invalid label value {value!r}")
     return value
 
 
@@ -103,7 +103,7 @@ _EQ_RE = re.compile(r"^(?P<key>[^=!<>\s]+)\s*(?P<op>==|=|!=|>|<)\s*(?P<value>[^=
 def _parse_requirement(part: str, text: str) -> Requirement:
     part = part.strip()
     if not part:
-        raise ValueError(f"invalid label selector {text!r}: empty requirement")
+        raise InvalidSelector(f"invalid label selector {text!r}: empty requirement")
     m = _SET_RE.match(part)
     if m:
         values = [v.strip() for v in m.group("values").split(",")]
@@ -117,7 +117,7 @@ def _parse_requirement(part: str, text: str) -> Requirement:
         key, op, value = _check_key(m.group("key"), text), m.group("op"), m.group("value")
         if op in (">", "<"):
             if not value.isdigit():  # the value must also be a valid label value: no sign (as the server)
-                raise ValueError(f"invalid label selector {text!r}: {op} needs a non-negative integer, "
+                raise InvalidSelector(f"invalid label selector {text!r}: {op} needs a non-negative integer, "
                                  f"got {value!r}")
             return Requirement(key, "gt" if op == ">" else "lt", frozenset([value]))
         return Requirement(key, "notin" if op == "!=" else "in", frozenset([_check_value(value, text)]))
@@ -125,11 +125,12 @@ def _parse_requirement(part: str, text: str) -> Requirement:
         return Requirement(_check_key(part[1:].strip(), text), "!")
     if re.match(r"^\S+$", part):
         return Requirement(_check_key(part, text), "exists")
-    raise ValueError(f"invalid label selector {text!r}: cannot parse {part!r}")
+    raise InvalidSelector(f"invalid label selector {text!r}: cannot parse {part!r}")
 
 
 def parse_label_selector(text: str | None) -> LabelSelector:
-    """Parse ``app=web,tier in (a,b),!legacy``; raises ``ValueError`` naming the selector."""
+    """Parse ``app=web,tier in (a,b),!legacy``; raises ``InvalidSelector`` (a 400 BadRequest and a
+    ``ValueError``) naming the selector."""
     text = (text or "").strip()
     if not text:
         return LabelSelector("", ())
@@ -200,7 +201,7 @@ class FieldSelector:
 
 
 def parse_field_selector(text: str | None) -> FieldSelector:
-    """Parse ``metadata.name=x,status.phase!=Running``; raises ``ValueError`` naming the selector."""
+    """Parse ``metadata.name=x,status.phase!=Running``; raises ``InvalidSelector`` naming the selector."""
     text = (text or "").strip()
     if not text:
         return FieldSelector("", ())
@@ -208,7 +209,7 @@ def parse_field_selector(text: str | None) -> FieldSelector:
     for part in text.split(","):
         m = re.match(r"^\s*([A-Za-z0-9_.\-/]+)\s*(==|=|!=)\s*(.*?)\s*$", part)
         if not m:
-            raise ValueError(f"invalid field selector {text!r}: cannot parse {part.strip()!r}")
+            raise InvalidSelector(f"invalid field selector {text!r}: cannot parse {part.strip()!r}")
         path, op, value = m.groups()
         terms.append((path, "!=" if op == "!=" else "=", value))
     return FieldSelector(text, tuple(terms))
@@ -241,10 +242,7 @@ _LEGACY_MESSAGE = frozenset({("v1", "Pod"), ("v1", "Node"), ("v1", "Namespace"),
 
 def check_field_selector(cls: Any, text: str | None) -> None:
     """Raise the API server's 400 for a field ``cls`` cannot be selected on (never answer ``[]``)."""
-    try:
-        selector = parse_field_selector(text)
-    except ValueError as exc:
-        raise BadRequest(str(exc), reason="BadRequest") from None
+    selector = parse_field_selector(text)
     gvk = (cls.api_version, cls.kind)
     allowed = SELECTABLE_FIELDS.get(gvk, frozenset())
     for path in sorted(selector.paths):
