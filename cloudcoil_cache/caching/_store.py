@@ -93,7 +93,11 @@ def index_values(result: Any) -> tuple[str, ...]:
         return (result,)
     if isinstance(result, bytes):
         raise TypeError("an index function must return str keys, not bytes")
-    values = tuple(result)
+    try:
+        values = tuple(result)
+    except TypeError:
+        raise TypeError(f"an index function must return str keys (one, an iterable of them, or None), "
+                        f"got {type(result).__name__}") from None
     for value in values:
         if not isinstance(value, str):
             raise TypeError(f"an index function must return str keys, got {type(value).__name__}")
@@ -111,6 +115,7 @@ class _Data(Generic[T]):
         self.indexers: dict[str, IndexFunc] = {}
         self.indices: dict[str, dict[str, set[Key]]] = {}
         self.index_values: dict[str, dict[Key, tuple[str, ...]]] = {}
+        self.index_failures: dict[str, int] = {}  # objects each index function failed on
         self.resource_version: str | None = None  # describes exactly ``items``
         self.evictions = 0  # cumulative, for status()
         self.complete = True  # False from an eviction until a (re)list that fits
@@ -341,9 +346,11 @@ def _index_locked(d: _Data[Any], name: str) -> dict[str, set[Key]]:
 def _index_add_locked(d: _Data[Any], name: str, key: Key, obj: Any) -> None:
     try:
         values = index_values(d.indexers[name](obj))
-    except Exception:  # a user's index function must not break the store: skip this object
-        log.exception("index function %r raised for %s/%s; the object is left out of the index",
-                      name, key[0], key[1])
+    except Exception as exc:  # a user's index function must not break the store: skip this object
+        failures = d.index_failures[name] = d.index_failures.get(name, 0) + 1
+        if failures == 1:  # once per index, not once per object (and never a traceback per object)
+            log.error("index function %r failed for %s/%s (%s: %s); such objects are left out of "
+                      "the index (logged once)", name, key[0], key[1], type(exc).__name__, exc)
         return
     if values:
         d.index_values[name][key] = values
