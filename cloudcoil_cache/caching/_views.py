@@ -55,7 +55,8 @@ class HandlerHandle:
 
 
 class StoreView(Generic[T]):
-    """A read-only view of an informer's store (``informer.get_store()``): ``get``, ``list``, ``keys``."""
+    """A read-only view of an informer's store (``informer.get_store()``): ``get``, ``list``, ``keys``,
+    and ``get_by_key`` for those keys."""
 
     def __init__(self, view: InformerView[T]) -> None:
         self._view = view
@@ -65,6 +66,14 @@ class StoreView(Generic[T]):
 
     def list(self, namespace: str | None = None) -> builtins.list[T]:
         return self._view.list(namespace)
+
+    def get_by_key(self, key: str) -> T | None:
+        """The object under a key as ``keys()`` gives them (``namespace/name``, or ``name``), as
+        client-go's ``GetByKey``."""
+        if not isinstance(key, str):
+            raise TypeError(f"a store key is a str ('namespace/name' or 'name'), got {type(key).__name__}")
+        namespace, _, name = key.rpartition("/")
+        return self._view.get(name, namespace or None)
 
     def keys(self) -> builtins.list[str]:
         """``namespace/name`` (or ``name`` for cluster-scoped objects), as client-go's store keys."""

@@ -70,6 +70,8 @@ def test_get_store_is_a_read_only_view(server: FakeAPIServer, make_config) -> No
         assert store.get("web-0").name == "web-0"  # get(name, namespace=None), as informer.get
         assert store.get("web-0", "default").name == "web-0"
         assert store.get("nope") is None
+        assert [store.get_by_key(k).name for k in sorted(store.keys())] == ["db-0", "web-0", "web-1"]
+        assert store.get_by_key("default/nope") is None and store.get_by_key("other/web-0") is None
         assert is_sealed(store.get("web-0"))
         for mutator in ("add", "update", "delete", "replace", "clear"):
             assert not hasattr(store, mutator), mutator
