@@ -7,13 +7,15 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import http.client
+import io
 import logging
 import re
 import ssl
 import threading
 import warnings
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 from urllib.parse import urlsplit
 
 import attrs
@@ -33,6 +35,7 @@ from ..errors import (
     api_error_from_status,
 )
 from ._auth import ClientCertificateSource, Credentials
+from ._chunked import ChunkedBody, Piece
 from ._retry import RetryPolicy, parse_retry_after
 from ._interrupt import Interrupter, interruptible
 from ._tls import PlainAdapter, TLSAdapter, TLSConfig, build_ssl_context
@@ -50,6 +53,12 @@ _READ_SIZE = 256 * 1024
 # the API server's own limit for a request is 3 MiB (etcd's 1.5 MiB per object), so 64 MiB leaves
 # room for any real object while a stream that never sends a newline cannot exhaust memory.
 MAX_LINE_BYTES = 64 * 1024 * 1024
+# A chunked body de-chunked here is read with one raw read per read1(): of this size, and of
+# _READ_SIZE while the reads come back full (a burst of events). BufferedReader.read1(n) allocates
+# n bytes and shrinks them to what came: above glibc's mmap threshold (128 KiB) that is an mmap +
+# mremap, ~30 us when one 7 KB event came (as in a quiet watch, or over TLS, where a read returns
+# one 16 KB record); at 64 KiB it costs no more than an 8 KiB read.
+_RAW_READ_SIZE = 64 * 1024
 # An error message built from a non-JSON body shows at most this many characters of it.
 _MESSAGE_LIMIT = 200
 
@@ -146,6 +155,12 @@ class LineStream:
     shuts the socket down so that the read returns at once, and the iteration then **ends
     normally (StopIteration)**, whatever state the body was in. The reader tells a deliberate
     close from the server ending the stream by its own stop flag (or ``closed``).
+
+    A chunked body without a content encoding (every watch) is read in big raw reads from the
+    socket's buffered reader and de-chunked here (``_chunked``), not by ``http.client`` (which
+    returns one chunk per read: a system call and several layers of Python per watch event). Its
+    connection then never goes back to the pool: the stream closes it, also after a complete body.
+    Any other body is read through urllib3.
     """
 
     def __init__(self, response: requests.Response, method: str, path: str, *,
@@ -179,35 +194,44 @@ class LineStream:
         return self._lines()
 
     def _lines(self) -> Iterator[bytes]:
+        body = self._chunked_body()
+        pieces = body.pieces() if body is not None else self._urllib3_pieces()
         pending: list[bytes] = []  # pieces of the current, still incomplete line
         pending_size = 0
         limit = self.max_line
-        while True:
-            chunk = self._read_chunk()
-            if not chunk:
-                break
-            parts = chunk.split(b"\n")
-            if len(parts) == 1:
-                pending.append(chunk)
-                pending_size += len(chunk)
-                if pending_size > limit:
-                    self._too_long(pending_size)
-                continue
-            if pending:
-                pending.append(parts[0])
-                parts[0] = b"".join(pending)
-                pending.clear()
-            tail = parts.pop()
-            pending_size = len(tail)
-            if tail:
-                pending.append(tail)
-            for line in parts:
-                if len(line) > limit:
-                    self._too_long(len(line))
-                if line:
-                    yield line
-            if pending_size > limit:
-                self._too_long(pending_size)
+        try:
+            for data, start, end in pieces:
+                nl = data.find(b"\n", start, end)
+                if nl < 0:
+                    pending.append(data[start:end])
+                    pending_size += end - start
+                    if pending_size > limit:
+                        self._too_long(pending_size)
+                    continue
+                if pending:
+                    pending.append(data[start:nl])
+                    line = b"".join(pending)
+                    pending.clear()
+                else:
+                    line = data[start:nl]
+                while True:
+                    if len(line) > limit:
+                        self._too_long(len(line))
+                    if line:
+                        yield line
+                    start = nl + 1
+                    nl = data.find(b"\n", start, end)
+                    if nl < 0:
+                        break
+                    line = data[start:nl]
+                pending_size = end - start
+                if pending_size:
+                    pending.append(data[start:end])
+                    if pending_size > limit:
+                        self._too_long(pending_size)
+        except ProtocolError:  # malformed chunk framing (LineTooLong has closed the stream already)
+            self.close()
+            raise
         if self._closed:
             return
         self.close()
@@ -215,12 +239,18 @@ class LineStream:
             size = sum(len(p) for p in pending)
             raise ProtocolError(f"{self._method} {self._path}: the stream ended inside a line "
                                 f"({size} bytes without a newline were discarded)")
+        if body is not None and not body.complete:
+            raise self._cut_off()
 
     def _too_long(self, size: int) -> None:
         self.close()
         raise LineTooLong(f"{self._method} {self._path}: a watch line is longer than the limit of "
                           f"{self.max_line} bytes (max_line_bytes; {size} bytes read without a "
                           "newline): the stream was closed", limit=self.max_line)
+
+    def _cut_off(self) -> ProtocolError:
+        return ProtocolError(f"{self._method} {self._path}: the response body was cut off "
+                             "(the connection ended before the last chunk)")
 
     def read_all(self) -> bytes:
         """Read the whole remaining body (a LIST read this way can be interrupted by ``close()``).
@@ -231,28 +261,74 @@ class LineStream:
         if self._iterated:
             raise RuntimeError("a LineStream can be read only once")
         self._iterated = True
-        chunks = []
-        while True:
-            chunk = self._read_chunk()
-            if not chunk:
-                break
-            chunks.append(chunk)
+        body = self._chunked_body()
+        parts: list[bytes | memoryview] = []
+        if body is not None:
+            try:
+                parts = [memoryview(data)[start:end] for data, start, end in body.pieces()]
+            except ProtocolError:
+                self.close()
+                raise
+        elif self._identity() and self._raw.length_remaining is not None:
+            # Content-Length: one read of the whole body into one bytes object, with its length
+            # checked (http.client's IncompleteRead); the connection goes back to the pool.
+            parts = [self._read(functools.partial(self._raw.read, decode_content=True))]
+        else:
+            while True:
+                chunk = self._read(functools.partial(self._raw.read1, _READ_SIZE, decode_content=True))
+                if not chunk:
+                    break
+                parts.append(chunk)
         if self._closed:
             raise ProtocolError(f"{self._method} {self._path}: closed while the body was read")
         self.close()
-        return b"".join(chunks)
+        if body is not None and not body.complete:
+            raise self._cut_off()
+        return parts[0] if len(parts) == 1 and isinstance(parts[0], bytes) else b"".join(parts)
 
-    def _read_chunk(self) -> bytes:
+    def _identity(self) -> bool:
+        """The body has no content encoding (``stream()`` asks for identity; a server may differ)."""
+        return self.headers.get("Content-Encoding", "identity").strip().lower() in ("", "identity")
+
+    def _chunked_body(self) -> ChunkedBody | None:
+        """The body as a ``ChunkedBody`` over big raw socket reads, or None for urllib3 to read it.
+
+        Only when the body is chunked, not encoded, and ``http.client`` has not started reading it
+        (its chunk state is still unset): then its buffered reader yields the body's bytes first
+        (what it read with the headers) and each ``read1(n)`` is one raw read of up to n bytes.
+        """
+        fp = getattr(self._raw, "_fp", None)
+        if (not isinstance(fp, http.client.HTTPResponse) or not fp.chunked or fp.chunk_left is not None
+                or fp.length is not None  # 0: no body at all (HEAD, 204, 304) whatever the headers say
+                or getattr(self._raw, "_fp_bytes_read", None) != 0 or not self._identity()):
+            return None
+        reader = fp.fp
+        if not isinstance(reader, io.BufferedReader):
+            return None
+        return ChunkedBody(functools.partial(self._read, _burst_reads(reader)), f"{self._method} {self._path}")
+
+    def _urllib3_pieces(self) -> Iterator[Piece]:
+        read = functools.partial(self._raw.read1, _READ_SIZE, decode_content=True)
+        while True:
+            chunk = self._read(read)
+            if not chunk:
+                return
+            yield chunk, 0, len(chunk)
+
+    def _read(self, read: Callable[[], bytes]) -> bytes:
         if self._closed:
             return b""
         try:
             with _error_catcher(self._method, self._path):
-                return self._raw.read1(_READ_SIZE, decode_content=True)
+                data = read()
         except Exception:
             if self._closed:  # close() from another thread broke the read: a normal end
                 return b""
             self.close()
             raise
+        # Bytes read once close() has begun are dropped: after a TLS socket's shutdown they may be
+        # the raw TLS records (ssl drops its state), never to be parsed as the body.
+        return b"" if self._closed else data
 
     def close(self) -> None:
         """Close the stream; safe from any thread and idempotent (see the class docstring)."""
@@ -263,11 +339,24 @@ class LineStream:
         with contextlib.suppress(ValueError, RuntimeError, OSError, AttributeError):
             self._raw.shutdown()  # urllib3 >= 2.3: SHUT_RD, so a blocked read returns at once
         with contextlib.suppress(Exception):
-            self._response.close()
+            self._response.close()  # also closes a connection whose body was de-chunked here
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
         return f"<LineStream {self._method} {self._path} {self.status_code} {state}>"
+
+
+def _burst_reads(reader: io.BufferedReader) -> Callable[[], bytes]:
+    """``reader.read1()`` of ``_RAW_READ_SIZE``, or of ``_READ_SIZE`` after a read that came back full."""
+    size = _RAW_READ_SIZE
+
+    def read() -> bytes:
+        nonlocal size
+        data = reader.read1(size)
+        size = _READ_SIZE if len(data) == size else _RAW_READ_SIZE
+        return data
+
+    return read
 
 
 class Transport:
