@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import email.utils
 import time
-from typing import Mapping
+from types import TracebackType
+from typing import Any, Mapping
 
 import attrs
+from urllib3.exceptions import ProtocolError
+from urllib3.util.retry import Retry
 
-__all__ = ["RetryPolicy", "parse_retry_after"]
+__all__ = ["RetryPolicy", "StaleConnectionRetry", "parse_retry_after"]
 
 # Statuses retried even without Retry-After: the server rejected the request before doing
 # anything (API Priority & Fairness, or an apiserver that is starting or shutting down).
@@ -54,3 +57,41 @@ class RetryPolicy:
                 return min(retry_after, self.max_wait)
             return min(self.base_wait * (2.0 ** attempt), self.max_wait)
         return None
+
+
+class StaleConnectionRetry(Retry):
+    """urllib3's retries, limited to what Go's ``net/http`` does for client-go: a GET whose
+    connection broke before any response came (``RemoteDisconnected``, a reset: a kept-alive
+    connection the server, a proxy or a load balancer had just closed) is sent once more, at once,
+    on another connection. Nothing else is retried here (timeouts, refused connections and error
+    statuses are the transport's and the reflector's business), and those errors are raised as
+    with retries off.
+
+    Without it such a request fails, and a watch that fails to open makes the reflector relist.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("total", 1)
+        for kind in ("connect", "status", "other", "redirect"):
+            kwargs.setdefault(kind, 0)
+        kwargs.setdefault("read", 1)
+        kwargs.setdefault("allowed_methods", frozenset({"GET", "HEAD"}))
+        kwargs.setdefault("raise_on_redirect", False)
+        kwargs.setdefault("raise_on_status", False)
+        super().__init__(**kwargs)
+
+    def increment(self, method: str | None = None, url: str | None = None, response: Any = None,
+                  error: Exception | None = None, _pool: Any = None,
+                  _stacktrace: TracebackType | None = None) -> StaleConnectionRetry:
+        retriable = (isinstance(error, ProtocolError) and method is not None
+                     and method.upper() in self.allowed_methods)  # type: ignore[operator]
+        if error is not None and not retriable:
+            # exactly what requests' default (retries off) raises: the read error itself, or a
+            # connect error wrapped in MaxRetryError (which requests makes a ConnectionError)
+            _RETRIES_OFF.increment(method, url, response, error, _pool, _stacktrace)
+            raise AssertionError("retries off always raise")  # pragma: no cover
+        new: StaleConnectionRetry = super().increment(method, url, response, error, _pool, _stacktrace)
+        return new
+
+
+_RETRIES_OFF = Retry(0, read=False)  # requests' HTTPAdapter(max_retries=0)

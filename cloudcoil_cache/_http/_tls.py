@@ -12,6 +12,7 @@ import attrs
 from requests.adapters import HTTPAdapter
 
 from ._interrupt import install as install_interrupt_tracking
+from ._retry import StaleConnectionRetry
 
 from ..errors import ConfigError
 
@@ -141,7 +142,7 @@ class TLSAdapter(HTTPAdapter):
                  pool_maxsize: int = 32) -> None:
         self._ssl_context = ssl_context
         self._server_hostname = server_hostname
-        super().__init__(pool_connections=4, pool_maxsize=pool_maxsize, max_retries=0)
+        super().__init__(pool_connections=4, pool_maxsize=pool_maxsize, max_retries=StaleConnectionRetry())
 
     def init_poolmanager(self, connections: int, maxsize: int, block: bool = False,
                          **pool_kwargs: Any) -> None:

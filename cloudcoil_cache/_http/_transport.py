@@ -36,7 +36,7 @@ from ..errors import (
 )
 from ._auth import ClientCertificateSource, Credentials
 from ._chunked import ChunkedBody, Piece
-from ._retry import RetryPolicy, parse_retry_after
+from ._retry import RetryPolicy, StaleConnectionRetry, parse_retry_after
 from ._interrupt import Interrupter, interruptible
 from ._tls import PlainAdapter, TLSAdapter, TLSConfig, build_ssl_context
 
@@ -568,7 +568,7 @@ class Transport:
         session.trust_env = False  # no .netrc auth, no REQUESTS_CA_BUNDLE overriding the cluster CA
         session.mount("https://", TLSAdapter(build_ssl_context(tls), server_hostname=tls.server_name,
                                              pool_maxsize=self._pool_maxsize))
-        session.mount("http://", PlainAdapter(pool_maxsize=self._pool_maxsize, max_retries=0))
+        session.mount("http://", PlainAdapter(pool_maxsize=self._pool_maxsize, max_retries=StaleConnectionRetry()))
         return session
 
     def _credentials_generation(self) -> object:

@@ -215,10 +215,10 @@ def test_watch_resumes_from_the_last_resource_version_after_the_connection_drops
             create_pods(live, namespace, "b")
             recorder.wait(lambda ev: "b" in recorder.names("add"))
             assert proxy.connections > connections  # it reconnected through the proxy
-            # Resumed: nothing lost, nothing deleted. The re-watch sometimes fails at once with
-            # "connection broke before a response" (RemoteDisconnected) through the proxy and the
-            # reflector relists then (relist_count 2): reported as a finding of the real tier.
-            assert informer_status(config).relist_count <= 2
+            # Resumed: nothing lost, nothing deleted, no relist. (The watch may open on the pooled
+            # connection the cut just closed: it is sent again on a new one, as Go's net/http does;
+            # before that, "connection broke before a response" made the reflector relist.)
+            assert informer_status(config).relist_count == 1, informer_status(config).relist_count
             assert recorder.count("delete") == 0 and recorder.names("add").count("a") == 1
 
 
