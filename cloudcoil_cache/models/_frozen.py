@@ -18,11 +18,14 @@ less CPU. The table is adaptive and bounded by what is alive:
 
 Equal JSON bytes are equal JSON values of equal types (``1`` and ``1.0`` serialise differently),
 so a shared object is exactly what the builder would have built. A value that cannot be serialised
-is built unshared.
+is built unshared. Keys longer than ``DIGEST_ABOVE`` bytes are kept as a keyed 128-bit BLAKE2b
+digest (its key a secret of the process): the table then costs 49 bytes per entry, not the JSON.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import sys
 import threading
 from typing import Any, Callable, NoReturn
@@ -224,6 +227,18 @@ _SWEEP_AT = 1024
 
 _key = _json.key
 _exact = bytes
+# A key longer than this is kept as a 16-byte keyed BLAKE2b digest of itself. A table holds one key
+# per distinct value, and the JSON of a big value (a pod spec: ~3.7 KB) costs more memory than
+# sharing it saves. The key is a secret of the process, so no one can craft two values with one
+# digest (which would let one object's value stand in for another's, across namespaces).
+DIGEST_ABOVE = 256
+_DIGEST_SIZE = 16
+_SECRET = os.urandom(16)
+
+
+def _digest(key: bytes) -> bytes:
+    return hashlib.blake2b(key, digest_size=_DIGEST_SIZE, key=_SECRET).digest()
+
 _refcount = sys.getrefcount
 _sharers: list[SharingStats] = []
 _sharers_lock = threading.Lock()
@@ -284,6 +299,8 @@ def sharing(build: Callable[[Any], Any], name: str) -> Callable[..., Any]:
             key = _key(data)
         except TypeError:
             return build(data)
+        if len(key) > DIGEST_ABOVE:
+            key = _digest(key)
         attempts = stats.attempts = stats.attempts + 1  # racy counts only blur the sample a little
         found = get(key)
         if found is not None:
@@ -295,8 +312,8 @@ def sharing(build: Callable[[Any], Any], name: str) -> Callable[..., Any]:
             table.clear()
             return build(data)
         value = build(data)
-        # a copy: orjson's result keeps its whole 4 KB output buffer allocated
-        table[_exact(memoryview(key))] = value
+        # a copy: orjson's result keeps its whole 4 KB output buffer allocated (a digest is exact)
+        table[key if len(key) == _DIGEST_SIZE else _exact(memoryview(key))] = value
         if len(table) >= stats.next_sweep:
             stats.sweep()
         return value

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 from typing import Any, Callable
 
 from cloudcoil_cache import _json
@@ -12,6 +14,18 @@ from cloudcoil_cache.models._convert import converter
 __all__ = ["reusing"]
 
 _MASK = (1 << 64) - 1
+
+
+def _seeded_hash(data: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8, key=_SECRET).digest(), "little")
+
+
+_SECRET = os.urandom(16)
+# Python's hash() of bytes is SipHash keyed by a random secret of the process: fast, and no one can
+# craft a new version whose spec fingerprints like the old one. With PYTHONHASHSEED set that key is
+# known (collisions of 64 bits are found in ~2**32 tries), so a keyed BLAKE2b is used instead.
+_fingerprint: Callable[[bytes], int] = (
+    hash if os.environ.get("PYTHONHASHSEED", "random") == "random" else _seeded_hash)
 _setattr = object.__setattr__
 _COMPOSITE = ("model", "list", "dict")
 
@@ -27,8 +41,9 @@ def reusing(cls: type[Resource]) -> Callable[..., Any]:
     as it was: sharing the unchanged parts skips structuring them, and keeps one copy of them.
 
     How a value is known to be unchanged: each object decoded here keeps a 64-bit fingerprint of
-    the JSON text of each of those values (Python's keyed SipHash of the bytes; two different texts
-    agree with probability 2**-64), packed in one int (~50 bytes per object). Objects built any
+    the JSON text of each of those values (a hash keyed by a secret of the process: two different
+    texts agree with probability 2**-64, and no one can craft them), packed in one int (~50 bytes
+    per object). Objects built any
     other way (a transform's result, a copy) have none, so their successor is decoded in full.
     """
     sealed: Any = getattr(cls, "__sealed_class__", None)
@@ -44,6 +59,7 @@ def reusing(cls: type[Resource]) -> Callable[..., Any]:
     if not fields:
         return lambda data, previous, fingerprint=True: hook(data, sealed)
     key = _json.key
+    digest_of = _fingerprint
 
     def structure(data: Any, previous: Any = None, fingerprint: bool = True) -> Any:
         if data.__class__ is not dict or (previous is None and not fingerprint):
@@ -56,7 +72,7 @@ def reusing(cls: type[Resource]) -> Callable[..., Any]:
             if value is None:
                 continue
             try:
-                print_ = (hash(key(value)) & _MASK) or 1
+                print_ = (digest_of(key(value)) & _MASK) or 1
             except TypeError:
                 continue  # not plain JSON: decoded (and checked) as usual
             digest |= print_ << shift

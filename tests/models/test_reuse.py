@@ -4,7 +4,10 @@ exactly what a full decode builds."""
 from __future__ import annotations
 
 import copy
+import os
 import pickle
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -109,3 +112,22 @@ def test_without_fingerprinting_a_first_version_gets_none_and_its_next_is_decode
     update = decode(_next(raw, 7), bulk, False)  # an update always fingerprints
     assert update.spec is not bulk.spec and update == Pod.from_dict_sealed(_next(raw, 7))
     assert decode(_next(raw, 8), update, False).spec is update.spec
+
+
+def test_with_a_fixed_hash_seed_fingerprints_use_a_keyed_hash_and_sharing_still_works():
+    script = (
+        "import copy\n"
+        "from cloudcoil_cache.models import _reuse\n"
+        "from cloudcoil_cache.models.kubernetes.core.v1 import Pod\n"
+        "from cloudcoil_cache.testing import make_pod\n"
+        "assert _reuse._fingerprint is _reuse._seeded_hash\n"
+        "decode = _reuse.reusing(Pod)\n"
+        "raw = make_pod('a', 'default')\n"
+        "old = decode(copy.deepcopy(raw), None)\n"
+        "new_raw = copy.deepcopy(raw); new_raw['status']['phase'] = 'Failed'\n"
+        "new = decode(new_raw, old)\n"
+        "assert new.spec is old.spec and new.status.phase == 'Failed' and new == Pod.from_dict_sealed(new_raw)\n"
+        "print('ok')\n")
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -169,3 +169,18 @@ def test_a_table_without_a_repeat_in_its_first_look_switches_off() -> None:
         shared({"k": i})
     assert not stats.enabled and stats.entries == 0
     assert shared({"k": 1}) == {"k": 1}
+
+
+def test_big_values_are_keyed_by_a_keyed_digest_and_still_shared_exactly() -> None:
+    shared = sharing(lambda data: FrozenDict(data), "test-big")
+    stats = _frozen.sharing_stats()[-1]
+    big = {"text": "x" * (2 * _frozen.DIGEST_ABOVE), "n": 1}
+    first = shared(dict(big))
+    assert shared(dict(big)) is first  # equal: one object
+    near = shared({**big, "n": 2})  # one character apart
+    assert near is not first and near == {**big, "n": 2}
+    small = shared({"n": 1})
+    assert shared({"n": 1}) is small
+    lengths = sorted(len(k) for k in stats.table)
+    assert lengths[-1] == 16 and lengths.count(16) == 2  # the big ones: a digest, not their JSON
+    assert _frozen._digest(b"same") == _frozen._digest(b"same") != _frozen._digest(b"Same")
