@@ -18,8 +18,9 @@ less CPU. The table is adaptive and bounded by what is alive:
 
 Equal JSON bytes are equal JSON values of equal types (``1`` and ``1.0`` serialise differently),
 so a shared object is exactly what the builder would have built. A value that cannot be serialised
-is built unshared. Keys longer than ``DIGEST_ABOVE`` bytes are kept as a keyed 128-bit BLAKE2b
-digest (its key a secret of the process): the table then costs 49 bytes per entry, not the JSON.
+is built unshared. In a table that reached ``DIGEST_FROM`` entries, keys longer than
+``DIGEST_ABOVE`` bytes are kept as a keyed 128-bit BLAKE2b digest (its key a secret of the
+process): such an entry then costs 49 bytes, not the value's JSON.
 """
 
 from __future__ import annotations
@@ -227,11 +228,14 @@ _SWEEP_AT = 1024
 
 _key = _json.key
 _exact = bytes
-# A key longer than this is kept as a 16-byte keyed BLAKE2b digest of itself. A table holds one key
-# per distinct value, and the JSON of a big value (a pod spec: ~3.7 KB) costs more memory than
-# sharing it saves. The key is a secret of the process, so no one can craft two values with one
-# digest (which would let one object's value stand in for another's, across namespaces).
+# In a table with DIGEST_FROM entries or more, a key longer than DIGEST_ABOVE bytes is kept as a
+# 16-byte keyed BLAKE2b digest of itself. A table holds one key per distinct value, and the JSON of
+# a big value (a pod spec: ~3.7 KB) costs more memory than sharing it saves; tables with few
+# distinct values (managedFields trees, volumes) keep their keys and spend no time on digests. The
+# digest's key is a secret of the process, so no one can craft two values with one digest (which
+# would let one object's value stand in for another's, across namespaces).
 DIGEST_ABOVE = 256
+DIGEST_FROM = _SWEEP_AT
 _DIGEST_SIZE = 16
 _SECRET = os.urandom(16)
 
@@ -247,13 +251,14 @@ _sharers_lock = threading.Lock()
 class SharingStats:
     """What one sharing table did: inputs seen while sampling and after, repeats found, entries."""
 
-    __slots__ = ("name", "attempts", "hits", "enabled", "table", "next_sweep", "lock")
+    __slots__ = ("name", "attempts", "hits", "enabled", "digests", "table", "next_sweep", "lock")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.attempts = 0
         self.hits = 0
         self.enabled = True
+        self.digests = False  # big keys kept as digests (see DIGEST_ABOVE), from DIGEST_FROM entries
         self.table: dict[bytes, Any] = {}
         self.next_sweep = _SWEEP_AT
         self.lock = threading.Lock()
@@ -281,6 +286,13 @@ class SharingStats:
                     table.pop(key, None)
             del value
             self.next_sweep = max(_SWEEP_AT, 2 * len(table))
+            if not self.digests and len(table) >= DIGEST_FROM:
+                # many distinct values: their keys now cost memory; the few tables that get here
+                # pay a digest per lookup from now on (lookups racing this just miss, harmlessly)
+                items = [(_digest(k) if len(k) > DIGEST_ABOVE else k, v) for k, v in table.items()]
+                table.clear()
+                table.update(items)
+                self.digests = True
 
 
 def sharing(build: Callable[[Any], Any], name: str) -> Callable[..., Any]:
@@ -299,7 +311,8 @@ def sharing(build: Callable[[Any], Any], name: str) -> Callable[..., Any]:
             key = _key(data)
         except TypeError:
             return build(data)
-        if len(key) > DIGEST_ABOVE:
+        digested = stats.digests and len(key) > DIGEST_ABOVE
+        if digested:
             key = _digest(key)
         attempts = stats.attempts = stats.attempts + 1  # racy counts only blur the sample a little
         found = get(key)
@@ -313,7 +326,7 @@ def sharing(build: Callable[[Any], Any], name: str) -> Callable[..., Any]:
             return build(data)
         value = build(data)
         # a copy: orjson's result keeps its whole 4 KB output buffer allocated (a digest is exact)
-        table[key if len(key) == _DIGEST_SIZE else _exact(memoryview(key))] = value
+        table[key if digested else _exact(memoryview(key))] = value
         if len(table) >= stats.next_sweep:
             stats.sweep()
         return value

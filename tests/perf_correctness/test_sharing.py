@@ -171,16 +171,20 @@ def test_a_table_without_a_repeat_in_its_first_look_switches_off() -> None:
     assert shared({"k": 1}) == {"k": 1}
 
 
-def test_big_values_are_keyed_by_a_keyed_digest_and_still_shared_exactly() -> None:
+def test_a_table_of_many_big_values_keys_them_by_a_keyed_digest_and_still_shares_exactly() -> None:
     shared = sharing(lambda data: FrozenDict(data), "test-big")
     stats = _frozen.sharing_stats()[-1]
-    big = {"text": "x" * (2 * _frozen.DIGEST_ABOVE), "n": 1}
-    first = shared(dict(big))
-    assert shared(dict(big)) is first  # equal: one object
-    near = shared({**big, "n": 2})  # one character apart
-    assert near is not first and near == {**big, "n": 2}
+    filler = "x" * (2 * _frozen.DIGEST_ABOVE)
+    first = shared({"text": filler, "n": 0})
+    assert shared({"text": filler, "n": 0}) is first
+    assert not stats.digests and max(len(k) for k in stats.table) > _frozen.DIGEST_ABOVE  # few: JSON keys
+    kept = [shared({"text": filler, "n": i}) for i in range(1, _frozen.DIGEST_FROM + 1)]
+    assert stats.digests and stats.entries == _frozen.DIGEST_FROM + 1
+    assert {len(k) for k in stats.table} == {16}  # rekeyed: digests, not JSON
+    assert shared({"text": filler, "n": 0}) is first  # an entry from before the switch is found
+    assert shared({"text": filler, "n": 7}) is kept[6]
+    new = shared({"text": filler, "n": -1})
+    assert new == {"text": filler, "n": -1} and all(new is not k for k in kept) and new is not first
     small = shared({"n": 1})
-    assert shared({"n": 1}) is small
-    lengths = sorted(len(k) for k in stats.table)
-    assert lengths[-1] == 16 and lengths.count(16) == 2  # the big ones: a digest, not their JSON
+    assert shared({"n": 1}) is small and b'{"n":1}' in stats.table  # small keys stay JSON
     assert _frozen._digest(b"same") == _frozen._digest(b"same") != _frozen._digest(b"Same")
