@@ -34,8 +34,8 @@ from typing import Any, Callable, NoReturn
 from cloudcoil_cache import _json
 from cloudcoil_cache.errors import ReadOnlyError
 
-__all__ = ["FrozenDict", "FrozenList", "SharingStats", "freeze_json", "interning", "sharing", "sharing_stats",
-           "thaw_json"]
+__all__ = ["FrozenDict", "FrozenList", "SharingStats", "freeze_json", "interning", "keyed_digest", "sharing",
+           "sharing_stats", "thaw_json"]
 
 _HINT = "call .copy() (or .evolve(...)) on the object that holds it for an editable copy"
 
@@ -240,8 +240,29 @@ _DIGEST_SIZE = 16
 _SECRET = os.urandom(16)
 
 
+def keyed_digest(data: bytes, size: int) -> bytes:
+    """A BLAKE2b digest of ``data`` keyed by a secret of the process, fed in pieces under 2 KB.
+
+    hashlib lets other threads run while it hashes 2 KB or more: a thread that does that thousands
+    of times a second keeps winning the GIL back before a woken thread runs, and starved another
+    thread for 50-70 ms during a relist. Hashing in small pieces keeps the GIL, like the rest of
+    the decoding does.
+    """
+    h = hashlib.blake2b(digest_size=size, key=_SECRET)
+    if len(data) < _GIL_KEPT_BELOW:
+        h.update(data)
+    else:
+        view = memoryview(data)
+        for start in range(0, len(data), _GIL_KEPT_BELOW - 1):
+            h.update(view[start:start + _GIL_KEPT_BELOW - 1])
+    return h.digest()
+
+
+_GIL_KEPT_BELOW = 2048  # CPython's HASHLIB_GIL_MINSIZE
+
+
 def _digest(key: bytes) -> bytes:
-    return hashlib.blake2b(key, digest_size=_DIGEST_SIZE, key=_SECRET).digest()
+    return keyed_digest(key, _DIGEST_SIZE)
 
 _refcount = sys.getrefcount
 _sharers: list[SharingStats] = []

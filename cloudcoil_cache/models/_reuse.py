@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from typing import Any, Callable
 
@@ -10,6 +9,7 @@ from cloudcoil_cache import _json
 from cloudcoil_cache.models import _codegen
 from cloudcoil_cache.models._base import Resource
 from cloudcoil_cache.models._convert import converter
+from cloudcoil_cache.models._frozen import keyed_digest
 
 __all__ = ["reusing"]
 
@@ -17,10 +17,9 @@ _MASK = (1 << 64) - 1
 
 
 def _seeded_hash(data: bytes) -> int:
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8, key=_SECRET).digest(), "little")
+    return int.from_bytes(keyed_digest(data, 8), "little")
 
 
-_SECRET = os.urandom(16)
 # Python's hash() of bytes is SipHash keyed by a random secret of the process: fast, and no one can
 # craft a new version whose spec fingerprints like the old one. With PYTHONHASHSEED set that key is
 # known (collisions of 64 bits are found in ~2**32 tries), so a keyed BLAKE2b is used instead.

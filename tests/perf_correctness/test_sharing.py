@@ -188,3 +188,14 @@ def test_a_table_of_many_big_values_keys_them_by_a_keyed_digest_and_still_shares
     small = shared({"n": 1})
     assert shared({"n": 1}) is small and b'{"n":1}' in stats.table  # small keys stay JSON
     assert _frozen._digest(b"same") == _frozen._digest(b"same") != _frozen._digest(b"Same")
+
+
+@pytest.mark.parametrize("size", [0, 1, 2046, 2047, 2048, 4095, 10_000])
+def test_a_keyed_digest_fed_in_pieces_is_the_digest_of_the_whole(size: int) -> None:
+    import hashlib
+    import os
+
+    data = os.urandom(size)
+    whole = hashlib.blake2b(data, digest_size=16, key=_frozen._SECRET).digest()
+    assert _frozen.keyed_digest(data, 16) == whole
+    assert _frozen.keyed_digest(data + b"x", 16) != whole
