@@ -4,27 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import attrs
-
 from cloudcoil_cache.models import is_sealed
-from cloudcoil_cache.models._convert import copy_model
+from cloudcoil_cache.models._convert import copy_model, evolve_sealed
 
 __all__ = ["raw_step", "sealed_result", "strip_managed_fields"]
-
-
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _replace_sealed(obj: Any, **changes: Any) -> Any:
-    """A sealed copy of a sealed ``obj`` with some fields replaced, sharing every other (read-only) value."""
-    cls = type(obj)
-    names = _FIELDS.get(cls)
-    if names is None:
-        names = _FIELDS[cls] = tuple(a.name for a in attrs.fields(cls.__editable_class__))
-    new = object.__new__(cls)
-    for name in names:  # object.__setattr__: the sealed class refuses ordinary assignment
-        object.__setattr__(new, name, changes[name] if name in changes else getattr(obj, name))
-    return new
 
 
 def strip_managed_fields(obj: Any) -> Any:
@@ -38,7 +21,7 @@ def strip_managed_fields(obj: Any) -> Any:
     if meta is None or not getattr(meta, "managed_fields", None):
         return obj
     if is_sealed(obj) and is_sealed(meta):
-        return _replace_sealed(obj, metadata=_replace_sealed(meta, managed_fields=None))
+        return evolve_sealed(obj, metadata=evolve_sealed(meta, managed_fields=None))
     return obj.evolve(metadata=meta.evolve(managed_fields=None))
 
 
