@@ -16,7 +16,7 @@ import time
 import uuid
 from collections import OrderedDict
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from . import _status
 from ._fields import apply as apply_fields
@@ -670,9 +670,13 @@ class Store:
         with self.lock:
             return [w for ws in self._watchers.values() for w in ws]
 
-    def drain_for_bookmark(self, watcher: Watcher) -> tuple[list[Any], int]:
-        """Take the watcher's pending items and the revision they bring it up to, atomically."""
+    def drain_for_bookmark(self, watcher: Watcher, stalled: Callable[[], bool]) -> tuple[list[Any], int | None]:
+        """Take the watcher's pending items and the revision they bring it up to, atomically; nothing
+        (``None``) once ``stalled()``: a stall set while the stream was on its way to a bookmark
+        must still hold back what was written after it (and the revision of it)."""
         with self.lock, watcher.cond:
+            if stalled():
+                return [], None
             items = list(watcher.items)
             watcher.items.clear()
             return items, self.revision

@@ -193,7 +193,10 @@ class _Stream:
             self._write_lines(lines)
 
     def _bookmark(self) -> None:
-        items, rv = self.server._store.drain_for_bookmark(self.watcher)
+        faults = self.server._faults
+        items, rv = self.server._store.drain_for_bookmark(self.watcher, lambda: faults.stalled)
+        if rv is None:
+            return
         self._write_items(items)
         if self.allow_bookmarks:
             self._write_lines([self._bookmark_line(rv)])
