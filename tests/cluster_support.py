@@ -40,10 +40,10 @@ def fail_relists_with_403(server: FakeAPIServer, config: Any) -> None:
     informer = config.cache.get_informer(Pod)  # type: ignore[union-attr]
     assert informer.wait_for_sync(5)
     server.wait_for_watches(1)
-    server.stall_watches()
+    server.clear_faults()  # before the stall: clear_faults() also lifts stalls
+    server.stall_watches()  # so the watch never delivers the event below (a rewatch would not be too old)
     server.create("pods", make_pod("after-compaction"))
     server.compact()
-    server.clear_faults()
     server.fail_next(10_000, 403, verb="list", path="re:^/api/v1/pods$")
     server.clear_requests()
     server.drop_watches()
@@ -52,6 +52,7 @@ def fail_relists_with_403(server: FakeAPIServer, config: Any) -> None:
     first = len(requests_to(server, "list", "/api/v1/pods"))
     server.wait_for_request(lambda r: r.verb == "list" and r.path == "/api/v1/pods"
                             and len(requests_to(server, "list", "/api/v1/pods")) > first)
+    server.resume_watches()
     assert informer.status().last_error is not None and "Forbidden" in informer.status().last_error
 
 
