@@ -13,10 +13,6 @@ from urllib3.util.retry import Retry
 
 __all__ = ["RetryPolicy", "StaleConnectionRetry", "parse_retry_after"]
 
-# Statuses retried even without Retry-After: the server rejected the request before doing
-# anything (API Priority & Fairness, or an apiserver that is starting or shutting down).
-_ALWAYS_RETRIED = frozenset({429, 503})
-
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:
     """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date), or ``None``."""
@@ -39,23 +35,25 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
 class RetryPolicy:
     """When to retry a failed response and how long to wait; an immutable value.
 
-    Like client-go's ``checkWait``: 429 and 503 are always retried, any other 5xx only when the
-    server sent ``Retry-After``. The server's wait is honoured but capped at ``max_wait``;
-    without one the wait is ``base_wait`` doubling per attempt, also capped at ``max_wait``.
+    client-go's ``checkWait``: a 429 or any 5xx is retried only when the server said when to
+    (``Retry-After``: API Priority & Fairness, max-inflight rejections, an apiserver shutting down
+    with ``--shutdown-send-retry-after``, a too-large resourceVersion). The wait is the server's,
+    capped at ``max_wait``. Without ``Retry-After`` the error is raised at once: a server that
+    answers 503 with no hint (an aggregated API that is down, a proxy in front) would otherwise
+    hold every caller for the whole doubling backoff (31 s with 5 retries), the cache's fallback
+    reads included, and the callers (the reflector, a controller's queue, the application) have
+    their own backoff.
     """
 
     max_retries: int = 5
     max_wait: float = 60.0
-    base_wait: float = 1.0
 
     def delay(self, status_code: int, retry_after: float | None, attempt: int) -> float | None:
         """Seconds to wait before retry number ``attempt + 1``, or ``None`` to give up now."""
-        if attempt >= self.max_retries:
+        if attempt >= self.max_retries or retry_after is None:
             return None
-        if status_code in _ALWAYS_RETRIED or (status_code >= 500 and retry_after is not None):
-            if retry_after is not None:
-                return min(retry_after, self.max_wait)
-            return min(self.base_wait * (2.0 ** attempt), self.max_wait)
+        if status_code == 429 or status_code >= 500:
+            return min(retry_after, self.max_wait)
         return None
 
 

@@ -364,9 +364,9 @@ class Transport:
 
     A pooled ``requests.Session`` (urllib3 beneath) with one ``SSLContext`` built from ``tls``.
     ``credentials.auth_header()`` is set on every request. Error statuses raise the matching
-    ``errors.APIError``; 429 and 503 (and other 5xx with ``Retry-After``) are retried per
-    ``RetryPolicy``, waiting on ``stop_event`` so that setting it (or ``close()``) ends the wait;
-    a 401 calls ``credentials.refresh()`` once and retries if it returned True.
+    ``errors.APIError``; a 429 or 5xx with ``Retry-After`` is retried per ``RetryPolicy`` (one
+    without it is raised at once, as client-go does), waiting on ``stop_event`` so that setting
+    it (or ``close()``) ends the wait; a 401 calls ``credentials.refresh()`` once and retries if it returned True.
     """
 
     def __init__(

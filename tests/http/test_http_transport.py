@@ -147,13 +147,23 @@ def test_retry_after_is_capped_by_max_retry_wait(transport, stop):
 
 
 @responses.activate
-def test_503_is_retried_max_retries_times_with_growing_waits_then_raised(transport, stop):
+def test_503_without_retry_after_is_raised_at_once_as_client_go_does(transport, stop):
     responses.get(f"{SERVER}/api", json=status_body(503, "ServiceUnavailable", "starting"), status=503)
     with pytest.raises(errors.ServerError) as info:
         transport.request("GET", "/api")
     assert (info.value.code, info.value.reason) == (503, "ServiceUnavailable")
+    assert len(responses.calls) == 1 and stop.waits == []
+
+
+@responses.activate
+def test_503_with_retry_after_is_retried_max_retries_times_then_raised(transport, stop):
+    responses.get(f"{SERVER}/api", json=status_body(503, "ServiceUnavailable", "shutting down"),
+                  status=503, headers={"Retry-After": "2"})
+    with pytest.raises(errors.ServerError) as info:
+        transport.request("GET", "/api")
+    assert (info.value.code, info.value.retry_after) == (503, 2.0)
     assert len(responses.calls) == 4
-    assert stop.waits == [1.0, 2.0, 4.0]
+    assert stop.waits == [2.0, 2.0, 2.0]
 
 
 @responses.activate
@@ -193,7 +203,7 @@ def test_setting_the_stop_event_during_a_retry_wait_raises_the_last_error_at_onc
 @responses.activate
 def test_a_per_request_stop_event_overrides_the_transports(transport, stop):
     mine = RecordingEvent(stop_after=1)
-    responses.get(f"{SERVER}/api", status=503)
+    responses.get(f"{SERVER}/api", status=503, headers={"Retry-After": "1"})
     with pytest.raises(errors.ServerError):
         transport.request("GET", "/api", stop_event=mine)
     assert mine.waits == [1.0] and stop.waits == []
@@ -216,9 +226,9 @@ def test_retry_after_header_values_parse_to_seconds(headers, expected):
 
 
 POLICY_TABLE = [
-    (429, None, 0, 1.0), (429, None, 2, 4.0), (429, 3.0, 4, 3.0), (429, None, 5, None),
-    (503, None, 1, 2.0), (500, None, 0, None), (504, 1.0, 0, 1.0), (404, 2.0, 0, None),
-    (503, None, 4, 8.0),
+    (429, None, 0, None), (429, 3.0, 0, 3.0), (429, 3.0, 4, 3.0), (429, 3.0, 5, None),
+    (503, None, 1, None), (503, 2.0, 1, 2.0), (500, None, 0, None), (500, 0.0, 0, 0.0),
+    (504, 1.0, 0, 1.0), (404, 2.0, 0, None), (409, 1.0, 0, None), (503, 30.0, 0, 8.0),
 ]
 
 

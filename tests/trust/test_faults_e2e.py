@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from cloudcoil_cache.errors import CacheUnavailableError, ResourceNotFound
+from cloudcoil_cache.errors import CacheUnavailableError, ResourceNotFound, ServerError
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
 from cloudcoil_cache.testing import make_pod
 
@@ -82,6 +82,31 @@ def test_a_stale_informer_names_the_reason_in_strict_mode_and_reads_the_api_in_f
         server.drop_watches()
         wait_state(config, "current")
         assert len(Pod.list(namespace="default").items) == 2
+
+
+def test_a_fallback_read_in_a_503_outage_fails_at_once_and_one_told_to_wait_is_retried(server, make_config):
+    """client-go's rule for live reads: a 503 without Retry-After is raised at once (it used to be
+    retried 5 times over 31 s, so every fallback read of an app hung that long), one with
+    Retry-After is sent again after that wait."""
+    seed(server, 2)
+    config = make_config(resources=[Pod], mode="fallback", max_staleness=0)
+    live = "/api/v1/namespaces/default/pods"
+    with config:
+        server.fail_next(10_000, 503, verb="watch")
+        server.drop_watches()
+        wait_state(config, "stale")
+        server.clear_requests()
+        server.fail_next(10_000, 503, verb="list", path=live)
+        with pytest.raises(ServerError, match="503") as info:
+            Pod.list(namespace="default")
+        assert info.value.code == 503 and info.value.retry_after is None
+        assert len(requests_to(server, "list", live)) == 1
+        server.clear_faults()
+        server.fail_next(10_000, 503, verb="watch")  # still stale: the next read is live too
+        server.fail_next(1, 503, verb="list", path=live, retry_after=0.05)
+        server.clear_requests()
+        assert len(Pod.list(namespace="default").items) == 2
+        assert len(requests_to(server, "list", live)) == 2
 
 
 def check_order(log: list[tuple[str, str, str]]) -> None:
