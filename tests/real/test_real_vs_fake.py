@@ -25,8 +25,6 @@ KNOWN: dict[str, str] = {
     "list-label app==(": "label selector parse errors: same 400 BadRequest, different message text",
     "list-label =a": "label selector parse errors: same 400 BadRequest, different message text",
     "continue-garbage": "an undecodable continue token: same 400 BadRequest, different message text",
-    "rvmatch-bogus": "kube-apiserver lists \"\" among the supported resourceVersionMatch values in the "
-                     "422 message and cause; the fake lists only Exact and NotOlderThan",
     "list-rv-bad": "a non-numeric resourceVersion: same 400 BadRequest, different message text",
     "patch-json-test-fails": "a failed JSON-patch 'test' op: both 422 Invalid; kube-apiserver's message is the "
                              "generic 'the server rejected our request due to an error in our request' with "
