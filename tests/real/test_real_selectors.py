@@ -59,10 +59,7 @@ INVALID_FIELD_SELECTORS = ["spec.containers=web", "metadata.name", "status.phase
 
 #: Where the cache's in-memory evaluation differs from kube-apiserver today (found by this test; the
 #: selector code is cloudcoil_cache/_listwatch/_selectors.py). A gap that closes is reported, not failed.
-KNOWN_CACHE_GAPS: dict[str, str] = {
-    "<invalid label selector>": "an invalid label selector raises ValueError from the cache (parsed "
-                                "client-side) where the server answers 400 BadRequest",
-}
+KNOWN_CACHE_GAPS: dict[str, str] = {}  # none left: an invalid selector is errors.InvalidSelector (400) too
 
 
 @pytest.fixture(scope="module")
@@ -130,9 +127,6 @@ def test_the_cache_answers_every_selector_as_the_server_does(
             answers[(label, field)] = expected
             if not (expected == from_cache == from_live):
                 key = label or field or ""
-                if (expected == from_live == 400 and isinstance(from_cache, str) and key not in KNOWN_CACHE_GAPS
-                        and from_cache.startswith("ValueError: invalid label selector")):
-                    key = "<invalid label selector>"
                 mismatches.append((key, f"label={label!r} field={field!r}: server {expected}, cache {from_cache}, "
                                   f"live client {from_live}"))
     unknown = [m for key, m in mismatches if key not in KNOWN_CACHE_GAPS]
