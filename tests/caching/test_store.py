@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from cloudcoil_cache.caching import Added, Deleted, Updated, Writer
@@ -57,6 +59,36 @@ def test_custom_index_follows_updates_and_drops_empty_values():
     assert sorted(store.list_index_keys("by_app")) == ["db"]
     with pytest.raises(KeyError, match="no index named 'nope'"):
         store.get_by_index("nope", "x")
+
+
+def test_a_get_is_answered_while_the_writer_holds_the_lock_mid_update():
+    """Reads of an unbounded store never queue behind the writer (or each other): the writer is
+    held inside an update by a slow index function; a get still answers at once, with the old
+    version, and with the new one once the update is done."""
+    store = Writer()
+    old = obj("a", rv="1", app="web")
+    store.upsert(old)
+    inside, release = threading.Event(), threading.Event()
+
+    def slow_index(o):
+        if o.metadata.resource_version == "2":
+            inside.set()
+            assert release.wait(10)
+        return o.metadata.labels.get("app")
+
+    store.add_index("by_app", slow_index)
+    new = obj("a", rv="2", app="web")
+    writer = threading.Thread(target=store.upsert, args=(new,), name="test-writer")
+    writer.start()
+    try:
+        assert inside.wait(10)
+        assert store.reader.get("default", "a") in (old, new)  # would block here if it took the lock
+        assert store.reader.get("default", "missing") is None
+        assert writer.is_alive()  # the update is still under way: the gets did not wait for it
+    finally:
+        release.set()
+        writer.join(10)
+    assert store.reader.get("default", "a") is new
 
 
 def test_capacity_evicts_least_recently_used_without_delete_notifications():
