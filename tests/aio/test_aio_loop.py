@@ -58,12 +58,13 @@ def test_a_slow_sync_never_occupies_the_loops_default_executor(server, seeded, m
 async def test_blocking_work_of_async_reads_runs_on_the_library_executor(server, seeded, make_config):
     cfg = make_config(resources=[Pod], namespaces=["default"], mode="fallback")
     async with cfg:
-        server.set_delay(0.3)
+        server.set_delay(1.0)
         async with Lateness() as probe:
             live = await Pod.async_list(namespace="other")  # outside the cache: a live, slow LIST
         server.set_delay(0)
     assert [p.name for p in live] == ["db-0"]
-    assert probe.worst < 0.2, f"the loop was blocked for {probe.worst:.3f}s"
+    # a LIST run on the loop would block it for the whole 1 s delay; the margin absorbs a loaded CI
+    assert probe.worst < 0.5, f"the loop was blocked for {probe.worst:.3f}s"
 
 
 # ------------------------------------------------------------- 10,000 pods
@@ -102,7 +103,10 @@ async def test_the_loop_stays_responsive_while_ten_thousand_pods_sync(big_server
                 await probe.stop()  # stop measuring before the exit frees 10,000 objects
         assert synced == 10_000
         assert len(probe.samples) > 50
-        assert probe.worst < 0.05, (f"a 10 ms tick was {probe.worst * 1000:.0f} ms late "
-                                    f"(over {len(probe.samples)} ticks)")
+        # Syncing on the loop would block it for the whole sync (~3 s); off the loop, a tick is late
+        # only by the GIL slices of the reflector thread (typically under 30 ms, more on a loaded CI
+        # machine: the bound separates the two without timing the library).
+        assert probe.worst < 0.3, (f"a 10 ms tick was {probe.worst * 1000:.0f} ms late "
+                                   f"(over {len(probe.samples)} ticks)")
     finally:
         cfg.close()

@@ -180,7 +180,7 @@ def test_after_the_last_exit_no_thread_is_left_and_exit_is_quick_with_three_kind
         config.deactivate()
         elapsed = time.monotonic() - start
     assert cloudcoil_threads() == []
-    assert elapsed < 0.2
+    assert elapsed < 0.5  # a stop that waited for a watch or read to time out would take seconds
 
 
 def test_set_default_serves_threads_without_a_scope_and_close_stops_its_threads(server, make_config):
