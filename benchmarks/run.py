@@ -226,9 +226,11 @@ def reads_under_load(proc: Any, view: Any, names: list[tuple[str, str]], trickle
     while trickled.seen == start and time.monotonic() < deadline:  # the server builds its lines first
         threading.Event().wait(0.01)
     seen0, t0 = trickled.seen, time.perf_counter()
-    loaded = reads_per_second(view, names, 3.0, pause=pause)
-    events = (trickled.seen - seen0) / (time.perf_counter() - t0)
-    loader.join()
+    try:
+        loaded = reads_per_second(view, names, 3.0, pause=pause)
+        events = (trickled.seen - seen0) / (time.perf_counter() - t0)
+    finally:
+        loader.join()
     last = -1
     while trickled.seen != last and time.monotonic() < deadline:  # the rest of the trickle applied
         last = trickled.seen
@@ -265,10 +267,15 @@ def measure_fresh_ratio(url: str, kubeconfig: Path, rounds: int) -> dict[str, An
     syncs: list[tuple[float, float]] = []
     for _ in range(rounds):
         floor = _subprocess_json([sys.executable, str(Path(__file__)), "--floor", url], timeout=600)
+        if "error" in floor:
+            return {"fresh_error": f"floor: {floor['error']}"}
         floors.append((floor["floor_s"], floor["floor_cpu_s"]))
-        done = subprocess.run([sys.executable, str(HERE / "ab.py"), "--client", str(REPO), str(kubeconfig)],
-                              capture_output=True, text=True, check=True, timeout=1200)
-        wall, cpu, _rss = done.stdout.split()[-3:]
+        try:
+            done = subprocess.run([sys.executable, str(HERE / "ab.py"), "--client", str(REPO), str(kubeconfig)],
+                                  capture_output=True, text=True, check=True, timeout=1200)
+            wall, cpu, _rss = done.stdout.split()[-3:]
+        except (subprocess.SubprocessError, ValueError) as exc:
+            return {"fresh_error": f"sync: {exc}"}
         syncs.append((float(wall), float(cpu)))
     best = {"fresh_floor_s": min(f[0] for f in floors), "fresh_floor_cpu_s": min(f[1] for f in floors),
             "fresh_sync_s": min(x[0] for x in syncs), "fresh_sync_cpu_s": min(x[1] for x in syncs)}
@@ -334,9 +341,12 @@ def run_main(pods: int, events: int, out: dict[str, Any]) -> None:
             _close(config)
             del view, counter, trickled
             out.update(measure_fresh_ratio(url, kubeconfig, FRESH_ROUNDS))
-            print(f"fresh   sync / floor in fresh processes, best of {FRESH_ROUNDS} each, interleaved: "
-                  f"{out['fresh_sync_s']:.2f} s / {out['fresh_floor_s']:.2f} s = {out['fresh_ratio']:.2f}x "
-                  f"(CPU {out['fresh_cpu_ratio']:.2f}x)", flush=True)
+            if "fresh_error" in out:
+                print(f"fresh   sync / floor in fresh processes: {out['fresh_error']}", flush=True)
+            else:
+                print(f"fresh   sync / floor in fresh processes, best of {FRESH_ROUNDS} each, interleaved: "
+                      f"{out['fresh_sync_s']:.2f} s / {out['fresh_floor_s']:.2f} s = {out['fresh_ratio']:.2f}x "
+                      f"(CPU {out['fresh_cpu_ratio']:.2f}x)", flush=True)
         finally:
             proc.terminate()
             proc.wait(30)
@@ -492,7 +502,7 @@ def write_markdown(data: dict[str, Any], path: Path) -> None:
                     f"(events applied meanwhile) | {main[p + '_idle_per_s']:,.0f} → {main[p + '_loaded_per_s']:,.0f} "
                     f"({main[p + '_loaded_ratio']:.0%}; {main[p + '_events_per_s']:,.0f} events/s) | ≥ 50% |"
                     for p, kind in (("paced_reads", "paced (1 ms pause per 200 gets)"),
-                                    ("reads", "busy (never pausing)")) if p + "_idle_per_s" in main],
+                                    ("reads", "busy (never pausing)")) if p + "_events_per_s" in main],
                   f"| longest pause in another thread: sync / burst / resync relist | "
                   f"{main['sync_pause_ms']:.0f} / {main['burst_pause_ms']:.0f} / {main['relist_pause_ms']:.0f} ms"
                   f" | relist ≤ 50 ms |", ""]

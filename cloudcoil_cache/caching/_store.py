@@ -141,17 +141,22 @@ class Store(Generic[T]):
 
     # ------------------------------------------------------------------ reads
     def get(self, namespace: str | None, name: str) -> T | None:
-        """The stored object, or None. An unbounded store answers without its lock: one dict
-        lookup (atomic in CPython, and in free-threaded builds), and the writer puts, deletes and
-        replaces whole entries or the whole dict in one step, so a reader sees the object before or
-        after a write, never part of one. Eight threads reading one locked store through a steady
-        watch formed a lock convoy: reads fell to 11-42% of their idle rate, 17x below the unlocked
-        rate (``benchmarks/run.py``, reads under load). A bounded store updates its LRU order, so
-        it takes the lock."""
+        """The stored object, or None. An unbounded store answers without its lock: the writer
+        puts and deletes whole entries and swaps in a whole new dict, each one dict operation, so a
+        reader sees an object before or after a write, never part of one. A relist empties the dict
+        it replaced afterwards (``drain``): a miss in a dict that is no longer the store's is looked
+        up again in the current one. Eight threads reading one locked store through a steady watch
+        formed a lock convoy: with paced readers, reads fell to 11-97% of their idle rate (three
+        runs), itself ~17x below the unlocked rate (``benchmarks/run.py``, reads under load). A
+        bounded store updates its LRU order, so it takes the lock."""
         key = (namespace or "", name)
         d = self._d
         if not d.capacity:
-            return d.items.get(key)
+            items = d.items
+            found = items.get(key)
+            if found is None and items is not d.items:
+                found = d.items.get(key)
+            return found
         with d.lock:
             obj = d.items.get(key)
             if obj is not None:

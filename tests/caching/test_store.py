@@ -63,8 +63,8 @@ def test_custom_index_follows_updates_and_drops_empty_values():
 
 def test_a_get_is_answered_while_the_writer_holds_the_lock_mid_update():
     """Reads of an unbounded store never queue behind the writer (or each other): the writer is
-    held inside an update by a slow index function; a get still answers at once, with the old
-    version, and with the new one once the update is done."""
+    held inside an update by a slow index function; a get still answers at once (with one of the
+    two versions), and with the new one once the update is done."""
     store = Writer()
     old = obj("a", rv="1", app="web")
     store.upsert(old)
