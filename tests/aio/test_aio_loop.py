@@ -104,10 +104,11 @@ async def test_the_loop_stays_responsive_while_ten_thousand_pods_sync(big_server
         assert synced == 10_000
         assert len(probe.samples) > 50
         # Syncing on the loop would block it for the whole sync (~3 s), and decoding each of the 20
-        # pages on it would make ~20 ticks 100 ms late or more. Off the loop, a tick is late only by
-        # the reflector's GIL slices: under 30 ms typically, a few ticks more on a loaded CI machine.
+        # pages on it would make 20 ticks 50-150 ms late. Off the loop, a tick is late only by the
+        # reflector's GIL slices: under 30 ms typically; 6 ticks of 641 over 50 ms (worst 55 ms) with
+        # two busy processes competing for the 2 cores.
         late = [s for s in probe.samples if s > 0.05]
-        assert len(late) <= 3 and probe.worst < 0.3, (
+        assert len(late) <= 10 and probe.worst < 0.3, (
             f"{len(late)} of {len(probe.samples)} 10 ms ticks were over 50 ms late, the worst by "
             f"{probe.worst * 1000:.0f} ms")
     finally:
