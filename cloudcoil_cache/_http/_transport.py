@@ -274,11 +274,7 @@ class LineStream:
             # checked (http.client's IncompleteRead); the connection goes back to the pool.
             parts = [self._read(functools.partial(self._raw.read, decode_content=True))]
         else:
-            while True:
-                chunk = self._read(functools.partial(self._raw.read1, _READ_SIZE, decode_content=True))
-                if not chunk:
-                    break
-                parts.append(chunk)
+            parts = [chunk for chunk, _start, _end in self._urllib3_pieces()]
         if self._closed:
             raise ProtocolError(f"{self._method} {self._path}: closed while the body was read")
         self.close()

@@ -270,10 +270,10 @@ class Writer(Store[T]):
         return notes
 
     def peek(self, key: Key) -> T | None:
-        """The object stored under ``key`` (the writer's own lookup: the eviction order is kept)."""
-        d = self._d
-        with d.lock:
-            return d.items.get(key)
+        """The object stored under ``key``, without touching the eviction order or taking the lock:
+        the writer's own lookup (once per decoded object), made on the thread that changes the
+        store, so nothing can change it meanwhile but a stop's ``clear()`` (a miss, harmlessly)."""
+        return self._d.items.get(key)
 
     def upsert(self, obj: T) -> Notification:
         """Add or replace one object; returns ``Added`` or ``Updated`` (no resourceVersion change)."""

@@ -238,6 +238,7 @@ DIGEST_ABOVE = 256
 DIGEST_FROM = _SWEEP_AT
 _DIGEST_SIZE = 16
 _SECRET = os.urandom(16)
+_GIL_KEPT_BELOW = 2048  # CPython's HASHLIB_GIL_MINSIZE
 
 
 def keyed_digest(data: bytes, size: int) -> bytes:
@@ -256,9 +257,6 @@ def keyed_digest(data: bytes, size: int) -> bytes:
         for start in range(0, len(data), _GIL_KEPT_BELOW - 1):
             h.update(view[start:start + _GIL_KEPT_BELOW - 1])
     return h.digest()
-
-
-_GIL_KEPT_BELOW = 2048  # CPython's HASHLIB_GIL_MINSIZE
 
 
 def _digest(key: bytes) -> bytes:
