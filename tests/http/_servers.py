@@ -12,7 +12,7 @@ import socket
 import socketserver
 import ssl
 import threading
-from typing import Callable
+from typing import Any, Callable
 from urllib.parse import parse_qsl, urlsplit
 
 Handler = Callable[["Exchange"], None]
@@ -173,3 +173,31 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+class StreamConsumer:
+    """Iterates a ``LineStream`` on a named thread: the lines it got, and how the iteration ended
+    (``"stopped"`` or the exception), for tests that close the stream from another thread."""
+
+    def __init__(self, stream: Any, name: str = "test-stream-reader") -> None:
+        self.received: list[bytes] = []
+        self.outcome: list[object] = []
+        self.reading = threading.Event()
+        self.got_line = threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(stream,), name=name)
+        self.thread.start()
+
+    def _run(self, stream: Any) -> None:
+        self.reading.set()
+        try:
+            for line in stream:
+                self.received.append(line)
+                self.got_line.set()
+            self.outcome.append("stopped")
+        except Exception as e:  # recorded for the test's assertions
+            self.outcome.append(e)
+
+    def join(self, timeout: float) -> bool:
+        """Wait for the iteration to end; True when it did."""
+        self.thread.join(timeout)
+        return not self.thread.is_alive()

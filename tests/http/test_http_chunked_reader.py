@@ -20,6 +20,8 @@ from cloudcoil_cache import errors
 from cloudcoil_cache._http import TLSConfig, Transport
 from cloudcoil_cache._http._chunked import ChunkedBody
 
+from _servers import StreamConsumer
+
 WAIT = 10.0  # seconds: a bound on waits that should end at once (only reached when a test fails)
 CHUNKED_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
 
@@ -380,28 +382,13 @@ def test_close_from_another_thread_ends_a_blocked_iteration_normally(serve, bloc
     }[blocked]
     server, t = serve(lambda conn: (conn.send(CHUNKED_HEAD + sent), conn.hold()), read_timeout=60)
     stream = t.stream("/w")
-    received: list[bytes] = []
-    outcome: list[object] = []
-    got_line = threading.Event()
-
-    def consume() -> None:
-        try:
-            for line in stream:
-                received.append(line)
-                got_line.set()
-            outcome.append("stopped")
-        except Exception as e:  # recorded for the assertion below
-            outcome.append(e)
-
-    reader = threading.Thread(target=consume, name="test-stream-reader")
-    reader.start()
+    reader = StreamConsumer(stream)
     if blocked != "before-any-byte":
-        assert got_line.wait(WAIT)
+        assert reader.got_line.wait(WAIT)
     stream.close()
-    reader.join(WAIT)
-    assert not reader.is_alive(), "close() did not unblock the read"
-    assert outcome == ["stopped"]
-    assert received == ([] if blocked == "before-any-byte" else [b'{"a":1}'])
+    assert reader.join(WAIT), "close() did not unblock the read"
+    assert reader.outcome == ["stopped"]
+    assert reader.received == ([] if blocked == "before-any-byte" else [b'{"a":1}'])
     assert server.client_closed[0].wait(WAIT)  # and the connection is gone
 
 

@@ -10,7 +10,7 @@ import pytest
 from cloudcoil_cache import errors
 from cloudcoil_cache._http import Transport
 
-from _servers import Exchange, TinyServer, free_port
+from _servers import Exchange, StreamConsumer, TinyServer, free_port
 
 LINES = [b'{"type":"ADDED","object":{"n":%d,"pad":"%s"}}' % (i, b"x" * (i * 37 % 300)) for i in range(40)]
 PAYLOAD = b"".join(line + b"\n" for line in LINES)
@@ -177,37 +177,20 @@ def test_close_from_another_thread_unblocks_a_blocked_read_within_a_second(serve
             ex.chunk(b'{"a":1}\n{"partial')
         ex.hold()
 
-    received: list[bytes] = []
-    outcome: list[object] = []
-    reading = threading.Event()
-    got_line = threading.Event()
-
     with transport_for(serve(handler), read_timeout=30) as t:
         stream = t.stream("/w")
-
-        def consume() -> None:
-            try:
-                reading.set()
-                for line in stream:
-                    received.append(line)
-                    got_line.set()
-                outcome.append("stopped")
-            except Exception as e:  # recorded for the assertion below
-                outcome.append(e)
-
-        reader = threading.Thread(target=consume, name="test-stream-reader")
-        reader.start()
-        assert reading.wait(5)
+        reader = StreamConsumer(stream)
+        assert reader.reading.wait(5)
         if first_line:
-            assert got_line.wait(5)
+            assert reader.got_line.wait(5)
         started = time.monotonic()
         stream.close()
-        reader.join(1.0)
+        ended = reader.join(1.0)
         elapsed = time.monotonic() - started
-        assert not reader.is_alive(), "close() did not unblock the read"
+        assert ended, "close() did not unblock the read"
     assert elapsed < 1.0
-    assert outcome == ["stopped"]
-    assert received == ([b'{"a":1}'] if first_line else [])
+    assert reader.outcome == ["stopped"]
+    assert reader.received == ([b'{"a":1}'] if first_line else [])
 
 
 def test_connection_refused_raises_connect_error():

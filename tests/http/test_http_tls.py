@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import ssl
 import stat
-import threading
 import warnings
 
 import pytest
@@ -15,7 +14,7 @@ import urllib3
 from cloudcoil_cache import errors
 from cloudcoil_cache._http import TLSConfig, Transport, build_ssl_context
 
-from _servers import Exchange, TinyServer
+from _servers import Exchange, StreamConsumer, TinyServer
 
 
 @pytest.fixture(scope="module")
@@ -151,27 +150,14 @@ def test_close_from_another_thread_unblocks_a_blocked_tls_read(ca):
         ex.chunk(b'{"a":1}\n')
         ex.hold()
 
-    outcome: list[object] = []
-    got_line = threading.Event()
     with https_server(ca, handler=hold) as s, \
             Transport(s.url, tls=TLSConfig(ca_data=ca.cert_pem.bytes()), read_timeout=30) as t:
         stream = t.stream("/w")
-
-        def consume() -> None:
-            try:
-                for _ in stream:
-                    got_line.set()
-                outcome.append("stopped")
-            except Exception as e:  # recorded for the assertion below
-                outcome.append(e)
-
-        reader = threading.Thread(target=consume, name="test-tls-reader")
-        reader.start()
-        assert got_line.wait(5)
+        reader = StreamConsumer(stream, name="test-tls-reader")
+        assert reader.got_line.wait(5)
         stream.close()
-        reader.join(1.0)
-        assert not reader.is_alive(), "close() did not unblock the TLS read"
-    assert outcome == ["stopped"]
+        assert reader.join(1.0), "close() did not unblock the TLS read"
+    assert reader.outcome == ["stopped"]
 
 
 def test_a_ca_bundle_from_the_environment_never_widens_the_clusters_trust(server, ca, tmp_path, monkeypatch):
