@@ -194,6 +194,10 @@ def _type_check(var: str, shape: Shape, attr: str) -> str | None:
     return None
 
 
+#: Most distinct sets of null-valued fields whose extras dict one class shares (see ``_extras``).
+_SHARED_NULLS_MAX = 64
+
+
 def _gen_structure(
     em: _Emitter, cls: type, fields: list[tuple[str, str, Shape]]
 ) -> Callable[..., Any]:
@@ -234,9 +238,15 @@ def _gen_structure(
     api_version = editable.api_version if is_resource else None
     kind = editable.kind if is_resource else None
 
+    # Sealed objects whose only extras are explicit nulls of their own fields (every pod
+    # condition's ``"lastProbeTime": null``, a template's ``"creationTimestamp": null``) share one
+    # read-only dict per set of such keys: ~180 bytes per object otherwise (~0.9 KB per pod).
+    nulls: dict[tuple[str, ...], FrozenDict] = {}
+
     def _extras(d: dict[str, Any]) -> dict[str, Any]:
         keep = freeze_json if sealed else thaw_json
         out = {}
+        only_known_nulls = True
         for k, v in d.items():
             if k in known and v is not None:
                 continue
@@ -244,8 +254,23 @@ def _gen_structure(
                 (k == "apiVersion" and v == api_version) or (k == "kind" and v == kind)
             ):
                 continue
-            out[k] = None if v is None else keep(v)
-        return FrozenDict(out) if sealed else out
+            if v is None:
+                out[k] = None
+                only_known_nulls = only_known_nulls and k in known
+            else:
+                out[k] = keep(v)
+                only_known_nulls = False
+        if not sealed:
+            return out
+        if only_known_nulls:
+            names = tuple(out)
+            same = nulls.get(names)
+            if same is None:
+                same = FrozenDict(out)
+                if len(nulls) < _SHARED_NULLS_MAX:  # subsets of the class's fields: a handful in practice
+                    nulls[names] = same
+            return same
+        return FrozenDict(out)
 
     def _not_object(d: Any) -> None:
         raise TypeError(f"{editable.__name__} expects a JSON object (dict), got {type(d).__name__}")

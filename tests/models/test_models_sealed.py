@@ -193,3 +193,27 @@ def test_structure_sealed_is_the_module_level_form(pod: Pod) -> None:
 
 def test_is_sealed_is_false_for_non_models() -> None:
     assert not models.is_sealed({"a": 1})
+
+
+def test_explicit_nulls_are_kept_and_one_extras_dict_serves_every_sealed_object_that_has_them() -> None:
+    def condition(kind: str, second: int = 0) -> dict[str, Any]:  # distinct JSON: no whole-object sharing
+        return {"type": kind, "status": "True", "lastProbeTime": None,
+                "lastTransitionTime": f"2024-06-05T00:02:{second:02d}Z"}
+
+    pods = [Pod.from_dict_sealed({"metadata": {"name": f"p{i}"},
+                                  "status": {"conditions": [condition("Ready", i), condition("Initialized", i)]}})
+            for i in range(3)]
+    conditions = [c for p in pods for c in p.status.conditions]  # type: ignore[union-attr]
+    assert len({id(c) for c in conditions}) == 6
+    assert len({id(c._extra) for c in conditions}) == 1
+    assert pods[2].to_dict()["status"]["conditions"][1] == condition("Initialized", 2)
+    with pytest.raises(ReadOnlyError):
+        pods[0].status.conditions[0]._extra["lastProbeTime"] = "x"  # type: ignore[union-attr,index]
+    editable = pods[0].copy()
+    editable.status.conditions[0].last_probe_time = None  # type: ignore[union-attr]
+    assert editable.to_dict()["status"]["conditions"][0] == condition("Ready")
+    # an unknown field with a null, or any other unknown value, still gets a dict of its own
+    odd = [Pod.from_dict_sealed({"metadata": {"name": "q"}, "status": {"conditions": [
+        {**condition("Ready", i), "futureField": None}]}}) for i in range(2)]
+    assert odd[0].status.conditions[0]._extra is not odd[1].status.conditions[0]._extra  # type: ignore[union-attr]
+    assert odd[1].to_dict()["status"]["conditions"][0]["futureField"] is None
