@@ -72,10 +72,24 @@ def _parse(text: str, what: str) -> datetime.datetime:
         raise ValueError(f"not a Kubernetes {what} (RFC 3339 date-time): {text!r:.60}") from None
 
 
+#: Canonical ``Time`` texts parsed lately -> their (immutable) datetime: the times of one object
+#: (its creation, its conditions' transitions, its containers' starts) and of objects created
+#: together mostly repeat, and each datetime is 48 bytes. Emptied when full; thread-safe under the GIL.
+_recent_times: dict[str, datetime.datetime] = {}
+_RECENT_TIMES_MAX = 4096
+
+
 def parse_time(text: str) -> datetime.datetime:
-    """Parse a ``Time``; canonical text ("...T10:00:00Z") gives a plain aware ``datetime``."""
+    """Parse a ``Time``; canonical text ("...T10:00:00Z") gives a plain aware ``datetime``
+    (the same instance for the same text, while it is among the last few thousand parsed)."""
+    value = _recent_times.get(text) if text.__class__ is str else None
+    if value is not None:
+        return value
     value = _parse(text, "Time")
     if len(text) == 20 and text[19] == "Z" and text[10] == "T":
+        if len(_recent_times) >= _RECENT_TIMES_MAX:
+            _recent_times.clear()
+        _recent_times[text] = value
         return value
     return _keep_wire(value, text)
 

@@ -190,3 +190,19 @@ def test_generated_custom_resources_round_trip(spec: dict, extra: dict) -> None:
     }
     assert Widget.from_dict(wire).to_dict() == wire
     assert Widget.from_dict_sealed(wire).to_dict() == wire
+
+
+def test_equal_canonical_times_decode_to_one_datetime_and_the_rest_keep_their_text() -> None:
+    from cloudcoil_cache.models import _time
+
+    pods = [Pod.from_dict({"metadata": {"name": f"p{i}", "creationTimestamp": "2024-06-05T00:02:28Z"}})
+            for i in range(3)]
+    assert len({id(p.metadata.creation_timestamp) for p in pods}) == 1
+    assert pods[0].metadata.creation_timestamp.isoformat() == "2024-06-05T00:02:28+00:00"  # type: ignore[union-attr]
+    odd = Pod.from_dict({"metadata": {"name": "q", "creationTimestamp": "2024-06-05T02:02:28+02:00"}})
+    assert odd.to_dict()["metadata"]["creationTimestamp"] == "2024-06-05T02:02:28+02:00"
+    with pytest.raises(ValueError, match="not a Kubernetes Time"):
+        _time.parse_time("2024-13-45T00:00:00Z")
+    for n in range(_time._RECENT_TIMES_MAX + 10):  # bounded: emptied when full
+        _time.parse_time(f"2020-01-01T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}Z")
+    assert 0 < len(_time._recent_times) <= _time._RECENT_TIMES_MAX
