@@ -245,7 +245,7 @@ def _gen_structure(
 
     def _extras(d: dict[str, Any]) -> dict[str, Any]:
         keep = freeze_json if sealed else thaw_json
-        out = {}
+        out: dict[str, Any] = {}
         only_known_nulls = True
         for k, v in d.items():
             if k in known and v is not None:
