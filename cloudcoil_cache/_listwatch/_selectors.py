@@ -106,10 +106,9 @@ def _parse_requirement(part: str, text: str) -> Requirement:
         raise InvalidSelector(f"invalid label selector {text!r}: empty requirement")
     m = _SET_RE.match(part)
     if m:
+        # "()" is the set {""} to apimachinery's parser (parseValues), and "(a,)" is {"a", ""}:
+        # "env in ()" matches env="", "env notin ()" every object without env=""
         values = [v.strip() for v in m.group("values").split(",")]
-        if values == [""]:
-            # kube-apiserver accepts an empty set: "in ()" matches nothing, "notin ()" everything
-            return Requirement(_check_key(m.group("key"), text), m.group("op"), frozenset())
         return Requirement(_check_key(m.group("key"), text), m.group("op"),
                            frozenset(_check_value(v, text) for v in values))
     m = _EQ_RE.match(part)

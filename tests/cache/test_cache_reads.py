@@ -224,3 +224,23 @@ def test_a_cache_continue_token_is_never_sent_to_the_api_server(server, make_con
         sent = [r.query.get("continue", "") for r in server.requests if r.verb == "list"]
     assert rest is None or rest <= {f"pod-{i}" for i in range(2, 6)}
     assert [c for c in sent if c == token] == []
+
+
+@pytest.mark.parametrize(("selector", "expected"), [
+    # apimachinery's parser reads "()" as the set {""} (kube-apiserver 1.30 answers the same: tests/real)
+    pytest.param("env in ()", {"empty"}, id="in-empty-set"),
+    pytest.param("env notin ()", {"none", "prod"}, id="notin-empty-set"),
+    pytest.param("env in (prod,)", {"empty", "prod"}, id="trailing-comma"),
+])
+def test_an_empty_value_in_a_set_selector_is_the_empty_string_as_on_the_api_server(
+        server, make_config, selector, expected):
+    for name, labels in (("empty", {"env": ""}), ("prod", {"env": "prod"}), ("none", None)):
+        server.create("pods", make_pod(name, "default", labels=labels), "default")
+    config = make_config(resources=[Pod], mode="strict")
+    with config:
+        server.clear_requests()
+        cached = names(Pod.list(namespace="default", label_selector=selector))
+        assert reads(server) == []
+        live = names(Pod.client(config).list(namespace="default", label_selector=selector))
+    assert live == expected  # the fake server follows kube-apiserver here
+    assert cached == expected

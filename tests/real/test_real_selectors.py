@@ -34,11 +34,11 @@ LABEL_SELECTORS = [
     "", "app=web", "app==web", "app!=web", "app", "!app", "app in (web,db)", "app notin (web,db)",
     "app in (web)", "env=prod", "env=", "env==", "env!=", "env in (prod,staging)", "env notin (prod)",
     "!env", "env", "tier=backend,app=db", "app=web,tier=frontend,env=prod", "app=web,!env", "rank>5",
-    "rank<5", "rank>3", "rank<10", "rank>-1", "example.com/owner=team-a", "example.com/owner",
+    "rank<5", "rank>3", "rank<10", "example.com/owner=team-a", "example.com/owner",
     "!example.com/owner", "version=v1.2", "version in (v1.2, v2)", " app = web ", "app=web,app=db",
     "app in (web,db),tier notin (frontend)", "app,tier", "!app,!tier", "app=nosuch", "nosuch", "!nosuch",
     "app!=web,app!=db", "tier in (frontend),env", "app in (web,db,cache),rank>2", "rank>0,rank<8",
-    "env in (prod,)", "env notin (prod,)", "app in ( web , db )", "tier notin (backend),app",
+    "env in (prod,)", "env notin (prod,)", "env in ()", "env notin ()", "app in ()", "app in ( web , db )", "tier notin (backend),app",
 ]
 FIELD_SELECTORS = [
     "metadata.name=p1", "metadata.name!=p1", "metadata.name==p2", "metadata.namespace={ns}",
@@ -51,7 +51,7 @@ FIELD_SELECTORS = [
 ]
 BOTH = [("app=web", "spec.nodeName=node-a"), ("env", "status.phase=Failed"), ("!tier", "metadata.name!=p5")]
 INVALID_LABEL_SELECTORS = [
-    "app in ()", "rank>abc", "app=(", "=web", "app=we b", "app!", "a/b/c=d", "-app=web", "app in web",
+    "rank>-1", "rank>abc", "app=(", "=web", "app=we b", "app!", "a/b/c=d", "-app=web", "app in web",
     "app=web,", "rank>1.5", "app=" + "x" * 64,
 ]
 INVALID_FIELD_SELECTORS = ["spec.containers=web", "metadata.name", "status.phase>Running", "nosuch.field=1"]
