@@ -228,8 +228,11 @@ def _encode_token(key: tuple[str, str]) -> str:
 def _decode_token(token: str | None) -> tuple[str, str] | None:
     if not token:
         return None
-    try:
-        namespace, _, name = base64.urlsafe_b64decode(token[len(_TOKEN_PREFIX):]).decode().partition("/")
+    try:  # validate: urlsafe_b64decode would drop foreign characters and read "!!!" as the first page
+        text = base64.b64decode(token[len(_TOKEN_PREFIX):], altchars=b"-_", validate=True).decode()
     except (ValueError, UnicodeDecodeError):
-        raise ValueError("malformed cache continue token") from None
+        text = ""
+    namespace, slash, name = text.partition("/")
+    if not slash or not name:
+        raise ValueError("malformed cache continue token")
     return (namespace, name)

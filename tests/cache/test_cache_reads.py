@@ -226,6 +226,18 @@ def test_a_cache_continue_token_is_never_sent_to_the_api_server(server, make_con
     assert [c for c in sent if c == token] == []
 
 
+@pytest.mark.parametrize("mode", ["strict", "fallback"])
+@pytest.mark.parametrize("token", ["cc-cache:!!!", "cc-cache:@@@@", "cc-cache:", "cc-cache:bm8tc2xhc2g="])
+def test_a_malformed_cache_continue_token_is_refused_never_read_as_the_first_page(server, make_config, mode, token):
+    seed(server, 3)
+    config = make_config(resources=[Pod], mode=mode)
+    with config:
+        assert Pod.list(namespace="default", limit=1).continue_.startswith("cc-cache:")
+        # a paging loop fed the first page again would never end
+        with pytest.raises(CacheUnavailableError, match="malformed cache continue token"):
+            Pod.list(namespace="default", limit=1, continue_=token)
+
+
 @pytest.mark.parametrize(("selector", "expected"), [
     # apimachinery's parser reads "()" as the set {""} (kube-apiserver 1.30 answers the same: tests/real)
     pytest.param("env in ()", {"empty"}, id="in-empty-set"),
