@@ -8,7 +8,7 @@ import inspect
 import itertools
 from typing import Any, Callable, Generic, TypeVar, overload
 
-from cloudcoil_cache._listwatch import parse_field_selector, parse_label_selector
+from cloudcoil_cache._listwatch import check_field_selector, parse_field_selector, parse_label_selector
 from cloudcoil_cache.caching._dispatch import Lane, Registration, ThreadLane
 from cloudcoil_cache.caching._informer import Informer
 from cloudcoil_cache.caching._store import IndexFunc, Key
@@ -73,6 +73,9 @@ class StoreView(Generic[T]):
         if not isinstance(key, str):
             raise TypeError(f"a store key is a str ('namespace/name' or 'name'), got {type(key).__name__}")
         namespace, _, name = key.rpartition("/")
+        watched = self._view._informer.key.namespace
+        if watched and namespace and namespace != watched:
+            return None  # a key, as client-go's: not in this store (get() names the scope instead)
         return self._view.get(name, namespace or None)
 
     def keys(self) -> builtins.list[str]:
@@ -169,10 +172,20 @@ class InformerView(Generic[T]):
         """Cached objects (shared, read-only), optionally of one namespace and matching selectors."""
         if self.resource.namespaced:
             namespace = namespace or self._namespace
+            self._check_scope(namespace, "list")
         else:
             namespace = None
+        if field_selector:  # the API server's 400 for a field the kind cannot be selected on, never []
+            check_field_selector(self.resource, field_selector)
         objs = self._informer.store.list(namespace)
         return filter_objects(objs, label_selector, field_selector)
+
+    def _check_scope(self, namespace: str | None, what: str) -> None:
+        """A namespace this informer does not watch is an error, never a silent miss."""
+        watched = self._informer.key.namespace
+        if namespace and watched and namespace != watched:
+            raise ValueError(f"{what}(namespace={namespace!r}): the namespace is outside this informer's scope "
+                             f"(it watches only {watched!r})")
 
     def get(self, name: str, namespace: str | None = None) -> T | None:
         """The cached object, or None. The namespace defaults to the informer's own."""
@@ -182,6 +195,7 @@ class InformerView(Generic[T]):
             if not namespace:
                 raise ValueError(f"{cls.kind} is namespaced and this informer watches all namespaces: "
                                  f"pass namespace= to get({name!r})")
+            self._check_scope(namespace, "get")
         else:
             namespace = None
         return self._informer.store.get(namespace, name)

@@ -96,3 +96,32 @@ def test_a_hard_sync_failure_names_the_informer_that_failed(server, kubeconfig):
                 pass
     finally:
         config.close()
+
+
+def test_an_informers_local_list_refuses_a_field_the_kind_cannot_be_selected_on_as_pod_list_does(
+        server, make_config):
+    seed(server, 2)
+    config = make_config(resources=[Pod])
+    informer = config.cache.get_informer(Pod, sync=True)
+    with config:
+        with pytest.raises(BadRequest, match="spec.bogus"):
+            Pod.list(namespace="default", field_selector="spec.bogus=1")
+        assert len(informer.list(namespace="default")) == 2
+        with pytest.raises(BadRequest, match="spec.bogus"):  # it answered []
+            informer.list(namespace="default", field_selector="spec.bogus=1")
+        assert len(informer.list(namespace="default", field_selector="status.phase=Running")) == 2
+
+
+def test_an_informers_local_read_outside_its_namespace_names_the_scope_instead_of_missing(server, make_config):
+    seed(server, 2)
+    seed(server, 2, namespace="other")
+    config = make_config(resources=[Pod], namespaces=["default"])
+    informer = config.cache.get_informer(Pod, sync=True)
+    with config:
+        assert len(informer.list()) == 2
+        with pytest.raises(ValueError, match="outside this informer's scope.*'default'"):
+            informer.list(namespace="other")  # answered [] with two pods there
+        with pytest.raises(ValueError, match="outside this informer's scope"):
+            informer.get("pod-0", namespace="other")  # answered None
+        assert informer.get("pod-0").name == "pod-0"
+        assert informer.get_store().get_by_key("other/pod-0") is None  # a key, as client-go's GetByKey
