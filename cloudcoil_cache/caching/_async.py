@@ -66,8 +66,10 @@ class AsyncLane(Lane):
     """A lane drained by one task on an event loop (``call_soon_threadsafe`` wakes it).
 
     The informer queues from its reflector thread; the task takes events in order and runs each
-    handler of the view for it. ``stop()`` drops what is queued and cancels the task (a coroutine
-    handler in progress is cancelled; a plain one in the executor finishes by itself).
+    handler of the view for it. ``stop()`` drops what is queued and tells the task to end after
+    the handler call in progress, as a thread lane does; its ``join`` waits for that call (bounded)
+    and cancels the task only past the bound, or when it cannot wait (the loop is closed, or the
+    join runs on that loop).
     """
 
     def __init__(self, name: str, registered_on: asyncio.AbstractEventLoop | None,
@@ -150,13 +152,15 @@ class AsyncLane(Lane):
             if item is None:
                 await wake.wait()
                 continue
-            await self._deliver_async(item)
+            await self._deliver_async(item, generation)
 
-    async def _deliver_async(self, item: Item) -> None:
+    async def _deliver_async(self, item: Item, generation: int) -> None:
         note, targets = item
         for registration in targets:
             if not isinstance(note, registration.accepts) or registration not in self._registrations:
                 continue
+            if self._generation != generation:
+                return  # stopped: the call in progress (the previous one) was the last
             try:
                 await self._invoke_async(registration, note)
             except asyncio.CancelledError:
@@ -183,19 +187,25 @@ class AsyncLane(Lane):
             self._running = False
             self._generation += 1
             self._queue.clear()
-            task, loop = self._task, self._loop
+            task, loop, wake = self._task, self._loop, self._wake
             self._task = None
             self._wake = None
         if task is None or loop is None:
             return None
-        task.cancel()  # cancels the task on its loop (thread-safe)
+        if wake is not None:  # an idle task wakes up and ends; a busy one ends after its current call
+            try:
+                loop.call_soon_threadsafe(wake.set)
+            except RuntimeError:  # the loop closed: join cancels
+                pass
 
         def join(timeout: float | None = None) -> None:
             if loop.is_closed() or _running_loop() is loop:
-                return  # nothing can run it any more / we are on that loop: do not block it
+                task.cancel()  # nothing can run it any more / we are on that loop: cannot wait
+                return
             wait = JOIN_TIMEOUT if timeout is None else min(timeout, JOIN_TIMEOUT)
             done, _ = concurrent.futures.wait([task], wait)
             if not done:
-                log.warning("async handlers of %s did not stop within %ss (is the event loop blocked?)",
-                            self.name, wait)
+                task.cancel()  # cancels the task on its loop (thread-safe)
+                log.warning("async handlers of %s did not finish their current call within %ss; cancelled "
+                            "(is the event loop blocked?)", self.name, wait)
         return join

@@ -8,12 +8,14 @@ import logging
 import threading
 from typing import Any
 
+import attrs
 import pytest
 
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import make_pod
 
 from _aio_support import Calls
+from cluster_support import FAST
 
 WEB = ["web-0", "web-1", "web-2"]
 
@@ -240,3 +242,49 @@ async def test_handler_decorators_work_with_and_without_parentheses_and_handles_
     assert "web-3" not in removed.names("add")
     await with_bare_decorator(Pod.from_dict(make_pod("direct", "default")))  # still the function
     assert bare.names("add")[-1] == "direct"
+
+
+@pytest.mark.asyncio
+async def test_the_last_scope_exit_lets_a_coroutine_handlers_current_call_finish_and_drops_the_queue(
+        server, make_config):
+    for name in ("p0", "p1"):
+        server.create("pods", make_pod(name, "default"), "default")
+    config = make_config(resources=[Pod], namespaces=["default"])
+    pods = config.cache.get_informer(Pod, sync=False)
+    started = asyncio.Event()
+    finished: list[str] = []
+
+    @pods.on_add
+    async def slow(pod: Any) -> None:
+        started.set()
+        await asyncio.sleep(0.3)  # the handler's own work, in progress when the scope exits
+        finished.append(pod.name)
+
+    async with config:
+        await asyncio.wait_for(started.wait(), 5)
+    assert len(finished) == 1  # the call in progress finished (api.md); the second add was dropped
+
+
+@pytest.mark.asyncio
+async def test_a_coroutine_handler_still_running_past_the_stop_timeout_is_cancelled(server, make_config):
+    server.create("pods", make_pod("p0", "default"), "default")
+    config = make_config(resources=[Pod], namespaces=["default"], tuning=attrs.evolve(FAST, stop_timeout=0.5))
+    pods = config.cache.get_informer(Pod, sync=False)
+    started = asyncio.Event()
+    outcome: list[str] = []
+
+    @pods.on_add
+    async def stuck(pod: Any) -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()  # never set
+        except asyncio.CancelledError:
+            outcome.append("cancelled")
+            raise
+
+    loop = asyncio.get_running_loop()
+    async with config:
+        await asyncio.wait_for(started.wait(), 5)
+        exiting = loop.time()
+    assert loop.time() - exiting < 3.0  # bounded by stop_timeout, not the handler
+    assert outcome == ["cancelled"]
