@@ -8,6 +8,7 @@ import sys
 from typing import Sequence
 
 from cloudcoil_cache.cli._errors import CliError, explain
+from cloudcoil_cache.cli._flags import adopt_positionals
 
 __all__ = ["build_parser", "main"]
 
@@ -23,7 +24,8 @@ def _cluster_options() -> argparse.ArgumentParser:
                        help="use an embedded fake cluster with realistic pods, deployments and configmaps")
     group.add_argument("--fake-pods", type=int, default=24, metavar="N", help="pods in the --fake cluster (24)")
     group.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
-                       help="how long to wait for the cache's initial sync (30)")
+                       help="how long to wait for the cluster: discovery, the first request and the "
+                            "cache's initial sync together (30)")
     group.add_argument("-n", "--namespace", help="namespace (default: the context's)")
     group.add_argument("-A", "--all-namespaces", action="store_true", help="every namespace")
     return parent
@@ -93,6 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command in ("serve", "real"):
             return _delegate(args.command, rest)
+        rest = adopt_positionals(args, rest)  # get pods -n ns NAME, as kubectl takes it
         if rest:
             parser.error(f"unrecognized arguments: {' '.join(rest)}")
         if args.command == "demo":

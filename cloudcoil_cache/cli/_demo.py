@@ -14,6 +14,7 @@ from typing import Any, Callable, Deque, TextIO
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.cli._cluster import FAKE_NAMESPACES, fake_cluster
 from cloudcoil_cache.cli._console import interactive, rich_available
+from cloudcoil_cache.cli._flags import check_count, check_rate, check_seconds
 from cloudcoil_cache.cli._signals import stop_on_signals
 from cloudcoil_cache.cli._status import informer_state
 from cloudcoil_cache.client import Config
@@ -277,9 +278,10 @@ def _wait_until(stop_after: float, pred: Callable[[], bool]) -> bool:
 def run_demo(args: Any, out: TextIO | None = None) -> int:
     """Run the demo; returns 0 when the cache matched the server at the end and every thread was joined."""
     out = out or sys.stdout
-    if args.pods < 0 or args.duration < 0 or args.rate < 0:
-        from cloudcoil_cache.cli._errors import CliError
-        raise CliError("--pods, --duration and --rate must be >= 0", 2)
+    check_count("--pods", args.pods)
+    check_seconds("--duration", args.duration, zero=True)
+    check_rate("--rate", args.rate)
+    check_seconds("--fault-every", args.fault_every, zero=True)
     live = interactive(out) and not args.plain
     if live and not rich_available():
         print("note: install the 'cli' extra (pip install 'cloudcoil_cache[cli]') for the live view; "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import threading
@@ -12,11 +13,14 @@ import yaml
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.cli._cluster import connect
 from cloudcoil_cache.cli._columns import columns_for, format_table
+from cloudcoil_cache.cli._deadline import BoundedTransport, Deadline
 from cloudcoil_cache.cli._errors import CliError
+from cloudcoil_cache.cli._flags import check_get_flags, check_namespace
 from cloudcoil_cache.cli._kinds import ResolvedKind, resolve_kind
 from cloudcoil_cache.cli._signals import stop_on_signals
+from cloudcoil_cache.errors import BadRequest, CacheSyncTimeout
 
-__all__ = ["list_path", "run_get"]
+__all__ = ["STATE_POLL_SECONDS", "WatchHealth", "list_path", "run_get"]
 
 
 def list_path(kind: ResolvedKind, namespace: str | None) -> str:
@@ -106,52 +110,77 @@ class _Printer:
 def run_get(args: Any, out: TextIO | None = None) -> int:
     """List (or follow, with ``-w``) objects of one kind from an informer cache; returns the exit status."""
     out = out or sys.stdout
-    if args.all_namespaces and args.name:
-        raise CliError("a resource cannot be retrieved by name across all namespaces; drop -A or give -n", 2)
-    with connect(args) as connector:
-        live = connector.config()
-        kind = resolve_kind(live.transport, args.kind)
-        namespace: str | None = None
-        if kind.namespaced and not args.all_namespaces:
-            namespace = args.namespace or live.namespace
-        cache = Cache(resources=[kind.cls], namespaces=[namespace] if namespace else None,
-                      label_selector=args.selector, field_selector=args.field_selector, mode="strict",
-                      sync_timeout=args.timeout, resync_period=None)
-        # One small LIST first: a bad selector (400) or missing permission (403) fails in a moment,
-        # instead of the informer retrying it until the sync times out.
-        params = {"limit": "1"}
-        if args.selector:
-            params["labelSelector"] = args.selector
-        if args.field_selector:
-            params["fieldSelector"] = args.field_selector
-        live.transport.request("GET", list_path(kind, namespace), params=params,
-                               headers={"Accept": "application/json"})
-        config = connector.config(cache)
+    check_get_flags(args)
+    with connect(args) as connector, contextlib.ExitStack() as scope:
+        with Deadline(args.timeout) as deadline:  # discovery, the probe and the sync end by --timeout
+            live = connector.config()
+            kind = resolve_kind(BoundedTransport(live.transport, deadline), args.kind)
+            namespace: str | None = None
+            if kind.namespaced and not args.all_namespaces:
+                namespace = args.namespace or live.namespace
+                check_namespace(namespace, flag=bool(args.namespace))
+            _probe(deadline, live.transport, kind, namespace, args)
+            cache = Cache(resources=[kind.cls], namespaces=[namespace] if namespace else None,
+                          label_selector=args.selector, field_selector=args.field_selector, mode="strict",
+                          sync_timeout=deadline.left_for(f"the cache's initial list of {kind.qualified}"),
+                          resync_period=None)
+            config = connector.config(cache)
+            assert config.cache is not None
+            informer = config.cache.get_informer(kind.cls, sync=True)
+            assert informer is not None  # None only for a disabled cache
+            try:
+                scope.enter_context(config)  # waits for the sync
+            except CacheSyncTimeout as exc:
+                raise CliError(f"the cache's initial list of {kind.qualified} did not complete within --timeout "
+                               f"{args.timeout:g} s; the cluster may be slow or the kind very large: retry with "
+                               "a larger --timeout", 1) from exc
         printer = _Printer(kind, args.output, args.all_namespaces, out, args.output_watch_events)
-        assert config.cache is not None
-        informer = config.cache.get_informer(kind.cls, sync=True)
-        assert informer is not None  # None only for a disabled cache
-        with config:
-            if args.name:
-                found = informer.get(args.name, namespace)
-                if found is None:
-                    raise CliError(f'{kind.qualified} "{args.name}" not found{_scope_text(namespace, kind)}', 1)
-                objs = [_wire(found)]
-            else:
-                objs = sorted((_wire(o) for o in informer.list()),
-                              key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
-            if objs or args.watch:
-                printer.listing(objs, single=bool(args.name))
-            else:
-                where = _scope_text(namespace, kind) or ("" if kind.namespaced is False else " in any namespace")
-                print(f"No resources found{where}.", file=sys.stderr)
-            if args.watch:
-                _follow(informer, printer, objs, args.name)
+        if args.name:
+            found = informer.get(args.name, namespace)
+            if found is None:
+                raise CliError(f'{kind.qualified} "{args.name}" not found{_scope_text(namespace, kind)}', 1)
+            objs = [_wire(found)]
+        else:
+            objs = sorted((_wire(o) for o in informer.list()),
+                          key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
+        if objs or args.watch:
+            printer.listing(objs, single=bool(args.name))
+        else:
+            where = _scope_text(namespace, kind) or ("" if kind.namespaced is False else " in any namespace")
+            print(f"No resources found{where}.", file=sys.stderr)
+        if args.watch:
+            _follow(informer, printer, objs, args.name, kind.qualified)
     return 0
 
 
-def _follow(informer: Any, printer: _Printer, shown: list[dict[str, Any]], name: str | None) -> None:
-    """Print each change the informer sees until Ctrl-C or SIGTERM."""
+def _probe(deadline: Deadline, transport: Any, kind: ResolvedKind, namespace: str | None, args: Any) -> None:
+    """One small LIST: a selector the server refuses (400) or a missing permission (403) fails in a
+    moment, instead of the informer retrying it until the sync times out."""
+    params = {"limit": "1"}
+    if args.selector:
+        params["labelSelector"] = args.selector
+    if args.field_selector:
+        params["fieldSelector"] = args.field_selector
+    try:
+        deadline.request(transport, "GET", list_path(kind, namespace), params=params,
+                         headers={"Accept": "application/json"})
+    except BadRequest as exc:
+        if not (args.selector or args.field_selector):
+            raise
+        given = ", ".join(f"{flag} {text!r}" for flag, text in (("-l/--selector", args.selector),
+                                                               ("--field-selector", args.field_selector)) if text)
+        raise CliError(f"the API server refused the selector ({given}) for {kind.qualified}: "
+                       f"{exc.message or exc}", 1) from exc
+
+
+#: How often ``-w`` looks at the informer's state (to say when the watch is lost and when it recovers).
+STATE_POLL_SECONDS = 0.2
+
+
+def _follow(informer: Any, printer: _Printer, shown: list[dict[str, Any]], name: str | None, what: str,
+            err: TextIO | None = None) -> None:
+    """Print each change the informer sees until Ctrl-C or SIGTERM, and on stderr a line each time the
+    informer stops being current (the API server went away, a 403, ...) and when it is current again."""
     # A handler registered now first receives an add for every cached object: skip those already shown.
     printed = {(o["metadata"].get("uid"), o["metadata"].get("resourceVersion")) for o in shown}
     stop = threading.Event()
@@ -170,9 +199,37 @@ def _follow(informer: Any, printer: _Printer, shown: list[dict[str, Any]], name:
 
     handles = [informer.on_add(handler("ADDED")), informer.on_update(handler("MODIFIED")),
                informer.on_delete(handler("DELETED"))]
+    health = WatchHealth(what, err or sys.stderr)
     try:
         with stop_on_signals(stop):
-            stop.wait()
+            health.check(informer.status())
+            while not stop.wait(STATE_POLL_SECONDS):
+                health.check(informer.status())
     finally:
         for handle in handles:
             handle.remove()
+
+
+class WatchHealth:
+    """Says on ``err``, once per change, when an informer stops being current and when it recovers."""
+
+    def __init__(self, what: str, err: TextIO) -> None:
+        self._what = what
+        self._err = err
+        self._state = "current"  # -w starts from a synced informer
+
+    def check(self, status: Any) -> str | None:
+        """Look at an ``InformerStatus``; returns the line printed, if its state changed."""
+        state = str(getattr(status, "state", None) or "current")
+        if state == self._state:
+            return None
+        self._state = state
+        if state == "current":
+            line = f"watch: {self._what}: current again (resource version {status.resource_version}); " \
+                   "changes follow"
+        else:
+            error = " ".join(str(status.last_error or "no error reported").split())  # one line
+            line = f"watch: {self._what}: {state}, the listing may be out of date ({error}); retrying"
+        self._err.write(line + "\n")
+        self._err.flush()
+        return line

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from typing import Any, Sequence, TextIO
 
 from cloudcoil_cache.errors import CloudcoilError
@@ -11,6 +10,8 @@ from cloudcoil_cache.caching import Cache, CacheStatus
 from cloudcoil_cache.cli._cluster import connect
 from cloudcoil_cache.cli._columns import format_table
 from cloudcoil_cache.cli._console import rich_console
+from cloudcoil_cache.cli._deadline import BoundedTransport, Deadline
+from cloudcoil_cache.cli._flags import check_cluster_flags
 from cloudcoil_cache.cli._kinds import resolve_kind
 
 __all__ = ["informer_state", "run_status", "status_rows"]
@@ -69,21 +70,22 @@ def run_status(args: Any, out: TextIO | None = None) -> int:
     """Sync one informer per kind (``pods`` when none is named), print the status; 1 if any is not synced."""
     out = out or sys.stdout
     names: Sequence[str] = args.kinds or ["pods"]
-    with connect(args) as connector:
+    check_cluster_flags(args)
+    with connect(args) as connector, Deadline(args.timeout) as deadline:  # every wait ends by --timeout
         live = connector.config()
-        kinds = [resolve_kind(live.transport, name) for name in names]
+        kinds = [resolve_kind(BoundedTransport(live.transport, deadline), name) for name in names]
         namespace = None if args.all_namespaces or not args.namespace else args.namespace
         cache = Cache(resources=[k.cls for k in kinds], namespaces=[namespace] if namespace else None,
-                      sync_timeout=args.timeout, resync_period=None, mode="fallback")
+                      sync_timeout=deadline.left_for("the cache's initial sync"), resync_period=None,
+                      mode="fallback")
         config = connector.config(cache)
         assert config.cache is not None
         with config:  # waits for the sync; in fallback mode a kind that fails is reported, not raised
             # A hard failure of one kind ends the scope's wait at once: give every other kind the
             # rest of the timeout, so that the table shows each kind's own outcome.
-            deadline = time.monotonic() + args.timeout
             for informer in config.cache.informers():
                 try:
-                    informer.wait_for_sync(max(0.0, deadline - time.monotonic()))
+                    informer.wait_for_sync(deadline.remaining())
                 except CloudcoilError:
                     pass  # this kind failed hard: its row says why
             status = config.cache.status()
