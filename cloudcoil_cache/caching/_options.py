@@ -129,6 +129,9 @@ def validate_options(*, resources: Iterable[Any] | None, namespaces: Any, label_
         if isinstance(namespaces, str):
             namespaces = [namespaces]
         namespaces = list(namespaces)
+        if not namespaces:  # as cloudcoil: an empty list is not "all namespaces" by accident
+            raise ValueError("Cache(namespaces=[]): name the namespace to watch (namespaces=['default']), "
+                             "or pass namespaces=None to watch all of them")
         if len(namespaces) > 1:
             raise ValueError(
                 f"Cache(namespaces={namespaces!r}): the cache watches one namespace or all of them, "

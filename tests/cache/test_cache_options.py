@@ -16,6 +16,7 @@ from cluster_support import Recorder, names, requests_to, seed
 INVALID: list[Any] = [
     pytest.param(dict(namespaces=["a", "b"]), r"one namespace or all", id="two-namespaces"),
     pytest.param(dict(namespaces=[""]), r"non-empty string", id="empty-namespace"),
+    pytest.param(dict(namespaces=[]), r"namespaces=None to watch all", id="empty-list"),
     pytest.param(dict(label_selector="app in (web"), r"label_selector.*app in \(web",
                  id="malformed-label-selector"),
     pytest.param(dict(label_selector="app=web,,tier=x"), r"label_selector", id="empty-label-requirement"),
@@ -50,8 +51,8 @@ def test_invalid_cache_options_raise_value_error_naming_the_problem(options, mes
         Cache(**options)
 
 
-@pytest.mark.parametrize("namespaces", [None, [], ["default"], "default"],
-                         ids=["none-is-all", "empty-list-is-all", "one-namespace", "a-bare-string"])
+@pytest.mark.parametrize("namespaces", [None, ["default"], "default"],
+                         ids=["none-is-all", "one-namespace", "a-bare-string"])
 def test_valid_namespace_forms_are_accepted(namespaces):
     cache = Cache(namespaces=namespaces)
     assert cache.namespace == (None if not namespaces else "default")
