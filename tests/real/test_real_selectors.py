@@ -38,7 +38,8 @@ LABEL_SELECTORS = [
     "!example.com/owner", "version=v1.2", "version in (v1.2, v2)", " app = web ", "app=web,app=db",
     "app in (web,db),tier notin (frontend)", "app,tier", "!app,!tier", "app=nosuch", "nosuch", "!nosuch",
     "app!=web,app!=db", "tier in (frontend),env", "app in (web,db,cache),rank>2", "rank>0,rank<8",
-    "env in (prod,)", "env notin (prod,)", "env in ()", "env notin ()", "app in ()", "app in ( web , db )", "tier notin (backend),app",
+    "env in (prod,)", "env notin (prod,)", "env in ()", "env notin ()", "app in ()", "app in ( web , db )",
+    "tier notin (backend),app",
 ]
 FIELD_SELECTORS = [
     "metadata.name=p1", "metadata.name!=p1", "metadata.name==p2", "metadata.namespace={ns}",
