@@ -206,6 +206,6 @@ class AsyncLane(Lane):
             done, _ = concurrent.futures.wait([task], wait)
             if not done:
                 task.cancel()  # cancels the task on its loop (thread-safe)
-                log.warning("async handlers of %s did not finish their current call within %ss; cancelled "
+                log.warning("async handlers of %s did not finish their current call within %.1fs; cancelled "
                             "(is the event loop blocked?)", self.name, wait)
         return join

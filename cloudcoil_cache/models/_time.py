@@ -81,7 +81,7 @@ _RECENT_TIMES_MAX = 4096
 
 def parse_time(text: str) -> datetime.datetime:
     """Parse a ``Time``; canonical text ("...T10:00:00Z") gives a plain aware ``datetime``
-    (the same instance for the same text, while it is among the last few thousand parsed)."""
+    (the same instance for the same text while it is in the table of recent texts)."""
     value = _recent_times.get(text) if text.__class__ is str else None
     if value is not None:
         return value

@@ -247,26 +247,32 @@ async def test_handler_decorators_work_with_and_without_parentheses_and_handles_
 @pytest.mark.asyncio
 async def test_the_last_scope_exit_lets_a_coroutine_handlers_current_call_finish_and_drops_the_queue(
         server, make_config):
-    for name in ("p0", "p1"):
-        server.create("pods", make_pod(name, "default"), "default")
+    for i in range(20):
+        server.create("pods", make_pod(f"p{i}", "default"), "default")
     config = make_config(resources=[Pod], namespaces=["default"])
     pods = config.cache.get_informer(Pod, sync=False)
     started = asyncio.Event()
     finished: list[str] = []
+    cancelled: list[str] = []
 
     @pods.on_add
     async def slow(pod: Any) -> None:
         started.set()
-        await asyncio.sleep(0.3)  # the handler's own work, in progress when the scope exits
+        try:
+            await asyncio.sleep(0.3)  # the handler's own work, in progress when the scope exits
+        except asyncio.CancelledError:
+            cancelled.append(pod.name)
+            raise
         finished.append(pod.name)
 
     async with config:
         await asyncio.wait_for(started.wait(), 5)
-    assert len(finished) == 1  # the call in progress finished (api.md); the second add was dropped
+    assert cancelled == []  # the call in progress finished (api.md); it used to be cancelled
+    assert 1 <= len(finished) < 20  # and the adds still queued were dropped
 
 
 @pytest.mark.asyncio
-async def test_a_coroutine_handler_still_running_past_the_stop_timeout_is_cancelled(server, make_config):
+async def test_a_coroutine_handler_still_running_past_the_stop_timeout_is_cancelled(server, make_config, caplog):
     server.create("pods", make_pod("p0", "default"), "default")
     config = make_config(resources=[Pod], namespaces=["default"], tuning=attrs.evolve(FAST, stop_timeout=0.5))
     pods = config.cache.get_informer(Pod, sync=False)
@@ -282,9 +288,9 @@ async def test_a_coroutine_handler_still_running_past_the_stop_timeout_is_cancel
             outcome.append("cancelled")
             raise
 
-    loop = asyncio.get_running_loop()
-    async with config:
-        await asyncio.wait_for(started.wait(), 5)
-        exiting = loop.time()
-    assert loop.time() - exiting < 3.0  # bounded by stop_timeout, not the handler
+    with caplog.at_level(logging.WARNING, logger="cloudcoil_cache"):
+        async with config:
+            await asyncio.wait_for(started.wait(), 5)
     assert outcome == ["cancelled"]
+    # bounded by the cache's stop_timeout (0.5 s), not by the handler nor the lanes' own 5 s
+    assert any("did not finish their current call within 0.5s; cancelled" in r.getMessage() for r in caplog.records)
