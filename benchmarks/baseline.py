@@ -21,7 +21,7 @@ Run (2-core machine: ~3 min)::
     .venv/bin/python benchmarks/baseline.py --rev 983436d --rounds 3 --pods 10000
 
 The old revision is checked out into ``benchmarks/.build/ab-<rev>`` (a git worktree, removed after).
-Results: ``benchmarks/results/baseline.json`` and ``baseline.md``.
+Results: ``benchmarks/results/baseline.json`` (the last runs) and ``baseline.md`` (a table per run).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 RESULTS = HERE / "results"
 V010 = "983436d"  # the last commit of 0.1.0: what issue 14's "now" column measured
+KEEP_RUNS = 8
 
 #: Issue 14's "now" column and targets, as filed (10,000 pods; apply: a burst of 5,000).
 ISSUE = {"sync_s": 1.5, "apply_per_s": (9_700, 11_200), "ratio": 1.8,
@@ -71,7 +72,7 @@ def apply_rate(events: int, pods: int) -> float:
     for n in range(events):
         pod = base[n % pods]
         pod["metadata"]["resourceVersion"] = str(1000 + n)
-        lines.append(json.dumps({"type": "MODIFIED", "object": {"kind": "Pod", "apiVersion": "v1", **pod}}))
+        lines.append(cjson.dumps({"type": "MODIFIED", "object": {"kind": "Pod", "apiVersion": "v1", **pod}}))
 
     class Idle:
         """A watch that never delivers: the events are applied by the loop below, as 0.1.0's did."""
@@ -119,7 +120,7 @@ def apply_rate(events: int, pods: int) -> float:
             raise RuntimeError("the in-memory informer did not sync")
         started = time.perf_counter()
         for line in lines:
-            informer.apply(decode_event(line.encode(), structure))
+            informer.apply(decode_event(line, structure))
             _gc.note_events()
         if not done.wait(120):
             raise RuntimeError(f"the handler saw {seen[0]} of {events} events")
@@ -145,6 +146,12 @@ def _sync_in(tree: Path, kubeconfig: Path) -> tuple[float, float, int]:
     return float(wall), float(cpu), int(rss)
 
 
+def _order(trees: dict[str, Path], n: int) -> list[tuple[str, Path]]:
+    """Old first in even rounds, new first in odd ones: neither always runs on a warmer machine."""
+    items = list(trees.items())
+    return items if n % 2 == 0 else items[::-1]
+
+
 def measure(rev: str, pods: int, events: int, rounds: int) -> dict[str, Any]:
     sys.path.insert(0, str(HERE))
     import ab
@@ -155,25 +162,29 @@ def measure(rev: str, pods: int, events: int, rounds: int) -> dict[str, Any]:
     rows: dict[str, dict[str, list[Any]]] = {k: {"apply": [], "sync": []} for k in trees}
     floors: list[float] = []
     try:
-        for _ in range(rounds):
-            for key, tree in trees.items():
+        for n in range(rounds):
+            for key, tree in _order(trees, n):
                 rows[key]["apply"].append(_apply_in(tree, events, 2_000))
                 print(f"apply  {key}: {rows[key]['apply'][-1]:,.0f} events/s", flush=True)
         with tempfile.TemporaryDirectory() as tmp:
             kubeconfig = Path(tmp) / "kubeconfig"
             proc, url = peers._start_server(sys.executable, pods, kubeconfig)
             try:
-                for _ in range(rounds):
+                for n in range(rounds):
                     floor = json.loads(_run([sys.executable, str(HERE / "run.py"), "--floor", url])
                                        .split("RESULT ")[-1])
                     floors.append(floor["floor_s"])
                     print(f"floor  {floors[-1]:.2f} s", flush=True)
-                    for key, tree in trees.items():
+                    for key, tree in _order(trees, n):
                         rows[key]["sync"].append(_sync_in(tree, kubeconfig))
                         print(f"sync   {key}: {rows[key]['sync'][-1][0]:.2f} s", flush=True)
             finally:
                 proc.terminate()
-                proc.wait(30)
+                try:
+                    proc.wait(30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(30)
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=REPO, capture_output=True)
     floor = min(floors)
@@ -188,15 +199,24 @@ def measure(rev: str, pods: int, events: int, rounds: int) -> dict[str, Any]:
     return out
 
 
-def write_markdown(data: dict[str, Any], path: Path) -> None:
+def write_markdown(runs: list[dict[str, Any]], path: Path) -> None:
+    lines = ["# v0.1.0 and this tree on this machine, by issue 14's methods", "",
+             "Each run of `python benchmarks/baseline.py`, newest first (`baseline.json` keeps the last "
+             f"{KEEP_RUNS}).", ""]
+    for data in reversed(runs):
+        lines += _run_table(data)
+    path.write_text("\n".join(lines))
+
+
+def _run_table(data: dict[str, Any]) -> list[str]:
     old, new, issue = data["old"], data["new"], data["issue"]
     low, high = issue["apply_per_s"]
     asked = issue["apply_target"] / high, issue["apply_target"] / low
-    lines = [
-        f"# v0.1.0 ({data['rev']}) and this tree on this machine, by issue 14's methods",
+    return [
+        f"## {data['when']}: v0.1.0 ({data['rev']}) against {data.get('tree', 'the working tree')}",
         "",
-        f"`python benchmarks/baseline.py` at {data['when']}: {data['rounds']} interleaved rounds, best of each "
-        f"(apply: 5,000 events over 2,000 pods; sync: {data['pods']:,} pods, fresh processes, one server).",
+        f"{data['rounds']} interleaved rounds, best of each (apply: 5,000 events over 2,000 pods; sync: "
+        f"{data['pods']:,} pods, fresh processes, one server).",
         "",
         "| figure | issue 14 \"now\" (its machine) | v0.1.0 here | this tree here | change here | asked |",
         "|---|---|---|---|---|---|",
@@ -212,7 +232,6 @@ def write_markdown(data: dict[str, Any], path: Path) -> None:
         f"{old['rss_mb'] / new['rss_mb']:.1f}× less | |",
         "",
     ]
-    path.write_text("\n".join(lines))
 
 
 def main() -> None:
@@ -228,10 +247,25 @@ def main() -> None:
         print("RATE", apply_rate(*args.apply))
         return
     data = measure(args.rev, args.pods, args.events, args.rounds)
+    data["tree"] = _describe_tree()
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "baseline.json").write_text(json.dumps(data, indent=2) + "\n")
-    write_markdown(data, args.out / "baseline.md")
-    print((args.out / "baseline.md").read_text())
+    store = args.out / "baseline.json"
+    runs: list[dict[str, Any]] = []
+    if store.exists():
+        old = json.loads(store.read_text())
+        runs = old.get("runs", []) if isinstance(old, dict) and "runs" in old else [old]
+    runs = (runs + [data])[-KEEP_RUNS:]
+    store.write_text(json.dumps({"runs": runs}, indent=2) + "\n")
+    write_markdown(runs, args.out / "baseline.md")
+    print("\n".join(_run_table(data)))
+
+
+def _describe_tree() -> str:
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+                           capture_output=True, text=True)
+    return f"{head.stdout.strip() or 'the working tree'}{' + changes' if dirty.stdout.strip() else ''}"
+
 
 
 if __name__ == "__main__":
