@@ -47,9 +47,12 @@ class Deadline:
             self._watchdog.join()
 
     def _watch(self) -> None:
-        if not self._done.wait(self.remaining()):
-            self.expired.set()
-            self._interrupter.interrupt()
+        # One wait can last at most threading.TIMEOUT_MAX (more overflows): wait in such steps.
+        while not self._done.wait(min(self.remaining(), threading.TIMEOUT_MAX)):
+            if self.remaining() <= 0:
+                self.expired.set()
+                self._interrupter.interrupt()
+                return
 
     def remaining(self) -> float:
         """Seconds left (0 when the time is up)."""

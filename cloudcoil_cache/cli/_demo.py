@@ -199,7 +199,7 @@ class Faults(threading.Thread):
              self._unavailable),
         ]
         index = 0
-        while not self._stop_event.wait(self._every):
+        while not self._stop_event.wait(min(self._every, threading.TIMEOUT_MAX)):  # --fault-every
             what, inject = faults[index % len(faults)]
             index += 1
             before = self._informer()

@@ -10,17 +10,24 @@ from cloudcoil_cache._listwatch import parse_field_selector, parse_label_selecto
 from cloudcoil_cache.cli._errors import CliError
 from cloudcoil_cache.errors import InvalidSelector
 
-__all__ = ["adopt_positionals", "check_cluster_flags", "check_count", "check_get_flags", "check_namespace",
-           "check_rate", "check_seconds"]
+__all__ = ["MAX_SECONDS", "adopt_positionals", "check_cluster_flags", "check_count", "check_get_flags",
+           "check_namespace", "check_rate", "check_seconds"]
+
+# The longest wait a flag may ask for (about 11.6 days): far below threading.TIMEOUT_MAX, the most a
+# thread can wait at once (a larger value overflows in Event.wait), and longer than any use of a timeout.
+MAX_SECONDS = 1_000_000
 
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
 def check_seconds(flag: str, value: float, *, zero: bool = False) -> float:
-    """``value`` when it is a finite number of seconds > 0 (>= 0 with ``zero``), else a CliError naming ``flag``."""
-    if math.isfinite(value) and (value > 0 or (zero and value == 0)):
-        return value
-    _bad(flag, f"must be a number of seconds {'>= 0' if zero else '> 0'}", value)
+    """``value`` when it is a number of seconds > 0 (>= 0 with ``zero``) and at most ``MAX_SECONDS``,
+    else a CliError naming ``flag``."""
+    if not (math.isfinite(value) and (value > 0 or (zero and value == 0))):
+        _bad(flag, f"must be a number of seconds {'>= 0' if zero else '> 0'}", value)
+    if value > MAX_SECONDS:
+        _bad(flag, f"must be at most {MAX_SECONDS} seconds", value)
+    return value
 
 
 def check_count(flag: str, value: int) -> int:

@@ -3,10 +3,12 @@ says when its watch is lost and when it is back."""
 
 from __future__ import annotations
 
+import errno
 import signal
-import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -45,6 +47,8 @@ def test_timeout_bounds_the_wait_for_a_server_that_does_not_answer(command, cli,
     (["--field-selector", "phase"], "error: --field-selector: invalid field selector 'phase'"),
     (["-n", "Team_A"], "error: -n/--namespace: 'Team_A' is not a valid namespace name"),
     (["--fake-pods", "-1"], "error: --fake-pods must be a whole number >= 0, got -1"),
+    (["--timeout", "1e10"], "error: --timeout must be at most 1000000 seconds, got 1e+10"),
+    (["--timeout", "inf"], "error: --timeout must be a number of seconds > 0, got inf"),
 ])
 def test_bad_flags_are_named_as_typed(flags, expected, server, kubeconfig, capsys):
     assert main(["get", "pods", *flags, "--kubeconfig", kubeconfig]) == 2
@@ -53,6 +57,43 @@ def test_bad_flags_are_named_as_typed(flags, expected, server, kubeconfig, capsy
     assert line.startswith(expected), line
     assert "Cache(" not in line and "400" not in line, line  # neither the library's parameter nor a fake status
     assert server.requests == [], "a bad flag must be refused before anything is sent"
+
+
+@pytest.mark.parametrize(("flags", "expected"), [
+    (["--pods", "-1"], "error: --pods must be a whole number >= 0, got -1"),
+    (["--duration", "-1"], "error: --duration must be a number of seconds >= 0, got -1"),
+    (["--duration", "nan"], "error: --duration must be a number of seconds >= 0, got nan"),
+    (["--duration", "1e10"], "error: --duration must be at most 1000000 seconds, got 1e+10"),
+    (["--rate", "-0.5"], "error: --rate must be a number >= 0, got -0.5"),
+    (["--rate", "inf"], "error: --rate must be a number >= 0, got inf"),
+    (["--fault-every", "-2"], "error: --fault-every must be a number of seconds >= 0, got -2"),
+    (["--fault-every", "1e10"], "error: --fault-every must be at most 1000000 seconds, got 1e+10"),
+])
+def test_bad_demo_flags_are_named_as_typed(flags, expected, capsys):
+    before = set(threading.enumerate())
+    assert main(["demo", "--plain", *flags]) == 2
+    captured = capsys.readouterr()
+    assert one_line_error(subprocess.CompletedProcess([], 2, captured.out, captured.err)) == expected
+    assert captured.out == ""
+    assert set(threading.enumerate()) <= before, "a bad flag must be refused before the fake cluster starts"
+
+
+def test_the_longest_timeout_allowed_is_waited_on_without_overflow(server, kubeconfig, capsys, monkeypatch):
+    failed: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda hook_args: failed.append(hook_args.exc_value))
+    server.create("pods", make_pod("web-0", "default"), "default")
+    assert main(["get", "pods", "--timeout", "1e6", "-o", "name", "--kubeconfig", kubeconfig]) == 0
+    assert capsys.readouterr().out.splitlines() == ["pod/web-0"]
+    assert failed == []
+
+
+def test_a_deadline_beyond_the_longest_thread_wait_neither_overflows_nor_expires(monkeypatch):
+    failed: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda hook_args: failed.append(hook_args.exc_value))
+    with Deadline(threading.TIMEOUT_MAX * 10) as deadline:
+        assert deadline.left_for("a wait") > threading.TIMEOUT_MAX
+    assert not deadline.expired.is_set()
+    assert failed == []  # the watchdog's Event.wait did not overflow
 
 
 def test_bad_timeout_as_a_user_types_it(cli, kubeconfig):
@@ -80,6 +121,17 @@ def test_a_selector_the_server_refuses_names_the_flag(cli, server, kubeconfig):
     assert "--field-selector 'spec.color=blue'" in line and "spec.color" in line, line
 
 
+def test_kinds_after_options_are_taken_as_kubectl_does(server, kubeconfig, capsys):
+    server.create("pods", make_pod("web-0", "team-a"), "team-a")
+    assert main(["status", "-n", "team-a", "pods", "deploy", "--kubeconfig", kubeconfig]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "cache: ready=True mode=fallback informers=2 objects=1", lines
+    rows = {line.split()[0]: line.split() for line in lines[2:]}
+    assert set(rows) == {"Pod", "Deployment"}, lines
+    assert rows["Pod"][1:6] == ["team-a", "-", "yes", "current", "1"]
+    assert rows["Deployment"][1:6] == ["team-a", "-", "yes", "current", "0"]
+
+
 def test_name_after_options_is_taken_as_kubectl_does(cli, server, kubeconfig):
     server.create("pods", make_pod("web-1", "team-a"), "team-a")
     result = cli("get", "pods", "-n", "team-a", "web-1", "-o", "name", "--kubeconfig", kubeconfig, timeout=30)
@@ -87,28 +139,46 @@ def test_name_after_options_is_taken_as_kubectl_does(cli, server, kubeconfig):
     assert result.stdout.splitlines() == ["pod/web-1"]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def _start_on(server: FakeAPIServer, timeout: float = 10) -> FakeAPIServer:
+    """``server.start()`` on the port it was given (one that a server just left): retried briefly while
+    the port is still in use, as a restarted API server is."""
+    retry = threading.Event()  # never set: each retry waits a moment on it
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            return server.start()
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE or time.monotonic() > end:
+                raise
+        retry.wait(0.05)
 
 
 def test_watch_says_once_when_the_api_server_goes_away_and_once_when_it_is_back(cli_env, tmp_path: Path):
-    server = FakeAPIServer(port=_free_port(), bookmark_interval=0.5).start()
-    server.create("pods", make_pod("web-0", "default"), "default")
-    kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
-    proc = subprocess.Popen([*CLI, "get", "pods", "-w", "--kubeconfig", str(kubeconfig)], cwd=ROOT, env=cli_env,
-                            text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    servers = [FakeAPIServer(bookmark_interval=0.5).start()]  # its port: chosen by the system, no race
+    readers: list[LineReader] = []
+    proc = None
     try:
+        first = servers[0]
+        first.create("pods", make_pod("web-0", "default"), "default")
+        port, revision = first.port, first.revision
+        kubeconfig = first.write_kubeconfig(tmp_path / "kubeconfig")
+        proc = subprocess.Popen([*CLI, "get", "pods", "-w", "--kubeconfig", str(kubeconfig)], cwd=ROOT,
+                                env=cli_env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         out, err = LineReader(proc.stdout), LineReader(proc.stderr)
+        readers += [out, err]
         out.until("web-0")
-        server.wait_for_watches(1, timeout=20)
-        server.stop()  # the API server goes away: the watch ends and reconnecting is refused
+        first.wait_for_watches(1, timeout=20)
+        first.stop()  # the API server goes away: the watch ends and reconnecting is refused
         lost = [line for line in err.until("watch: pods: degraded", timeout=20) if line.strip()]
         assert len(lost) == 1 and "the listing may be out of date" in lost[0], lost
-        server.start()  # back on the same port, with the same objects
+        # Back on the same port with the same objects, as after a restart (its storage kept): written
+        # in the same order before it listens, they have the same resourceVersions.
+        second = FakeAPIServer(port=port, bookmark_interval=0.5)
+        second.create("pods", make_pod("web-0", "default"), "default")
+        assert second.revision == revision
+        servers.append(_start_on(second))
         err.until("watch: pods: current again", timeout=20)
-        server.create("pods", make_pod("web-1", "default"), "default")
+        second.create("pods", make_pod("web-1", "default"), "default")
         out.until("web-1", timeout=20)  # changes are printed again
         proc.send_signal(signal.SIGINT)
         assert proc.wait(20) == 0
@@ -118,10 +188,15 @@ def test_watch_says_once_when_the_api_server_goes_away_and_once_when_it_is_back(
         assert len(said) == 2, said  # once per change of state, however long it was down
         assert "Traceback" not in "\n".join(err.lines)
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        if proc is not None:
+            if proc.poll() is None:
+                proc.kill()
             proc.wait()
-        for pipe in (proc.stdout, proc.stderr):
-            if pipe is not None:
-                pipe.close()
-        server.stop()
+        for reader in readers:  # the process has exited: its pipes are at their end
+            reader.join()
+        if proc is not None:
+            for pipe in (proc.stdout, proc.stderr):
+                if pipe is not None:
+                    pipe.close()
+        for server in servers:
+            server.stop()
