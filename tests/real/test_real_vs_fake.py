@@ -12,6 +12,8 @@ import http.client
 import json
 import re
 import ssl
+import threading
+import time
 import urllib.parse
 from typing import Any, Callable, Iterator
 
@@ -93,6 +95,18 @@ class Backend:
                     return
         finally:
             conn.close()
+
+    def wait_served(self, path: str, within: float = 15.0) -> None:
+        """GET ``path`` until it answers 200 (``within`` seconds at most).
+
+        kube-apiserver serves a CRD's discovery document a moment after the CRD is Established (its
+        discovery controller runs on its own), and nothing can be watched for that: kubectl retries
+        discovery too. A bounded poll, paced by an Event that is never set.
+        """
+        deadline = time.monotonic() + within
+        pace = threading.Event()
+        while self.call("GET", path)[0] != 200 and time.monotonic() < deadline:
+            pace.wait(0.05)
 
     def watch_first(self, path: str) -> Answer:
         conn = self._conn(30)
@@ -268,6 +282,7 @@ def discovery(b: Backend, ns: str) -> Iterator[tuple[str, Any]]:
                                                                  "x-kubernetes-preserve-unknown-fields": True}}}]}}
     yield "crd-create", b.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)[0]
     b.wait_established(f"widgets.{group}")
+    b.wait_served(f"/apis/{group}/v1")
     yield "crd discovery", _resource(b.call("GET", f"/apis/{group}/v1"), "widgets")
     widgets = f"/apis/{group}/v1/namespaces/{ns}/widgets"
     yield "crd object create", normalise(b.call("POST", widgets, {"apiVersion": f"{group}/v1", "kind": "Widget",
