@@ -262,7 +262,8 @@ def main() -> None:
 
 def _describe_tree() -> str:
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                            ":(exclude)benchmarks/results"], cwd=REPO,
                            capture_output=True, text=True)
     return f"{head.stdout.strip() or 'the working tree'}{' + changes' if dirty.stdout.strip() else ''}"
 
