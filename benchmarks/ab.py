@@ -93,8 +93,7 @@ def main() -> None:
                         wall, cpu, rss = done.stdout.split()[-3:]
                         results[rev].append((float(wall), float(cpu), int(rss)))
             finally:
-                proc.terminate()
-                proc.wait(30)
+                peers.stop_server(proc)
     finally:
         for tree in trees.values():
             if tree != REPO:

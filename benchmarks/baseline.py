@@ -179,12 +179,7 @@ def measure(rev: str, pods: int, events: int, rounds: int) -> dict[str, Any]:
                         rows[key]["sync"].append(_sync_in(tree, kubeconfig))
                         print(f"sync   {key}: {rows[key]['sync'][-1][0]:.2f} s", flush=True)
             finally:
-                proc.terminate()
-                try:
-                    proc.wait(30)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(30)
+                peers.stop_server(proc)
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=REPO, capture_output=True)
     floor = min(floors)

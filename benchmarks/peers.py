@@ -79,6 +79,16 @@ def _start_server(server_python: str, pods: int, kubeconfig: Path) -> tuple[subp
     raise RuntimeError("the fake API server did not start")
 
 
+def stop_server(proc: subprocess.Popen[str], timeout: float = 30) -> None:
+    """Stop the burst server (SIGTERM, then SIGKILL if it has not ended within ``timeout``)."""
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout)
+
+
 def server_command(proc: subprocess.Popen[str], command: str) -> str:
     """Send one command to the burst server; its one-line answer."""
     assert proc.stdin is not None and proc.stdout is not None
@@ -660,8 +670,7 @@ def run_one(library: str, pods: int, events: int, threads: int, server_python: s
             gc.collect()
 
             if trace and own is None:  # a freshly seeded server (a delete burst empties it)
-                proc.terminate()
-                proc.wait(30)
+                stop_server(proc)
                 proc, url = _start_server(server_python, pods, kubeconfig)
                 peer = PEERS[library](kubeconfig, pods, _Counter(), _Counter())
                 gc.collect()
@@ -687,12 +696,7 @@ def run_one(library: str, pods: int, events: int, threads: int, server_python: s
                 tracemalloc.stop()
                 _stop(peer, url, names)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
+            stop_server(proc, 10)
     return result
 
 

@@ -348,8 +348,7 @@ def run_main(pods: int, events: int, out: dict[str, Any]) -> None:
                       f"{out['fresh_sync_s']:.2f} s / {out['fresh_floor_s']:.2f} s = {out['fresh_ratio']:.2f}x "
                       f"(CPU {out['fresh_cpu_ratio']:.2f}x)", flush=True)
         finally:
-            proc.terminate()
-            proc.wait(30)
+            peers.stop_server(proc)
         # a fresh process: tables of shared values left by the sync above would hide their cost
         traced = _subprocess_json([sys.executable, str(Path(__file__)), "--one", str(pods), "--traced"], 3600)
         out["traced_kb_per_pod"] = traced.get("traced_kb_per_pod")
@@ -362,8 +361,7 @@ def run_main(pods: int, events: int, out: dict[str, Any]) -> None:
             print(f"relist  longest pause {out['relist_pause_ms']:.0f} ms in another thread during a resync "
                   f"relist{'' if out['relist_seen'] else ' (NO relist seen)'}", flush=True)
         finally:
-            proc.terminate()
-            proc.wait(30)
+            peers.stop_server(proc)
 
 
 def run_one(pods: int, transform: bool, traced: bool = False) -> dict[str, Any]:
@@ -388,8 +386,7 @@ def run_one(pods: int, transform: bool, traced: bool = False) -> dict[str, Any]:
             out["sync_us_per_pod"] = out["sync_s"] / pods * 1e6
             _close(config)
         finally:
-            proc.terminate()
-            proc.wait(60)
+            peers.stop_server(proc, 60)
     return out
 
 
