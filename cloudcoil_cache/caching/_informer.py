@@ -328,16 +328,21 @@ class Informer(Generic[T]):
             self._seen.notify_all()
 
     # --------------------------------------------------------------- handlers
-    def register(self, lane: Lane, registration: Registration) -> None:
-        """Add a handler to a view's lane; if objects are already cached, replay them to it as adds."""
+    def register(self, lane: Lane, *registrations: Registration) -> None:
+        """Add handlers to a view's lane in one step (no event can fall between them); if objects
+        are already cached, replay them to each as adds."""
         with self._deliver_lock:
             if lane not in self._lanes:
                 self._lanes.append(lane)
                 if self._started:
                     lane.start()
-            lane.add(registration)
+            for registration in registrations:
+                lane.add(registration)
             if self._synced:
-                lane.enqueue([Added(obj, initial=True) for obj in self.store.list()], only=registration)
+                cached = self.store.list()
+                for registration in registrations:
+                    if issubclass(Added, registration.accepts):
+                        lane.enqueue([Added(obj, initial=True) for obj in cached], only=registration)
 
     def unregister(self, lane: Lane, registration: Registration) -> None:
         """Stop delivering to one handler; a lane left without handlers is stopped and joined."""

@@ -129,6 +129,9 @@ class InformerView(Generic[T]):
     def _register(self, event: str, func: Callable[..., Any] | None) -> Any:
         if func is None:  # used with parentheses: @informer.on_add()
             return lambda f: self._register(event, f)
+        return self._register_all([(event, func)])[0]
+
+    def _registration(self, event: str, func: Any) -> Registration:
         if not callable(func):
             raise TypeError(f"on_{event} expects a callable, got {type(func).__name__}")
         self._check_handler(event, func)
@@ -136,11 +139,26 @@ class InformerView(Generic[T]):
         if self._namespace and self._namespace != self._informer.key.namespace:
             handler = _in_namespace(func, self._namespace)
         name = f"{self._informer.name}:{getattr(func, '__qualname__', type(func).__name__)}"
+        return Registration(event, handler, name)
+
+    def _register_all(self, handlers: builtins.list[tuple[str, Any]]) -> builtins.list[HandlerHandle]:
+        registrations = [self._registration(event, func) for event, func in handlers]  # checks all first
         if self._lane is None:
             self._lane = self._new_lane(f"{self._informer.name}#{self._view_number}")
-        registration = Registration(event, handler, name)
-        self._informer.register(self._lane, registration)
-        return HandlerHandle(self._informer, self._lane, registration)
+        self._informer.register(self._lane, *registrations)
+        return [HandlerHandle(self._informer, self._lane, r) for r in registrations]
+
+    def add_event_handler(self, on_add: Callable[..., Any] | None = None,
+                          on_update: Callable[..., Any] | None = None,
+                          on_delete: Callable[..., Any] | None = None) -> builtins.list[HandlerHandle]:
+        """Register several handlers in one step, as client-go's ``AddEventHandler``: on a running
+        informer no event can arrive between their registrations (``on_add``, then ``on_delete``
+        separately could miss a delete in between). Returns their handles, in that order."""
+        handlers = [(event, func) for event, func in (("add", on_add), ("update", on_update),
+                                                      ("delete", on_delete)) if func is not None]
+        if not handlers:
+            raise TypeError("add_event_handler() needs at least one of on_add, on_update, on_delete")
+        return self._register_all(handlers)
 
     @overload
     def on_add(self, func: F) -> HandlerHandle: ...

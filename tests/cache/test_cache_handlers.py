@@ -53,6 +53,51 @@ def test_handlers_registered_while_events_stream_in_see_each_object_exactly_once
         assert sorted(added) == sorted(expected)
 
 
+class _Copy:
+    """A user's own copy of the objects, kept by add/update/delete handlers."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.cond = threading.Condition()
+
+    def add(self, pod: Any) -> None:
+        with self.cond:
+            self.names.add(pod.metadata.name)
+            self.cond.notify_all()
+
+    def update(self, old: Any, new: Any) -> None:
+        self.add(new)
+
+    def delete(self, pod: Any) -> None:
+        with self.cond:
+            self.names.discard(pod.metadata.name)
+            self.cond.notify_all()
+
+
+def test_add_event_handler_registers_several_handlers_in_one_step_and_copies_stay_exact_under_churn(
+        server, make_config):
+    seed(server, 10)
+    config = make_config(resources=[Pod])
+    copies = [_Copy() for _ in range(10)]
+    with config:
+        informer = config.cache.get_informer(Pod)  # type: ignore[union-attr]
+        for i, copy in enumerate(copies):  # registrations interleaved with live deletes and creates
+            server.delete("pods", f"pod-{i}", "default")
+            server.create("pods", make_pod(f"live-{i}"))
+            handles = informer.add_event_handler(on_add=copy.add, on_update=copy.update, on_delete=copy.delete)
+            assert [h._registration.event for h in handles] == ["add", "update", "delete"]
+        server.create("pods", make_pod("sentinel"))
+        expected = {f"live-{i}" for i in range(10)} | {"sentinel"}
+        for copy in copies:
+            with copy.cond:
+                assert copy.cond.wait_for(lambda copy=copy: copy.names == expected, 10), sorted(copy.names)
+        with pytest.raises(TypeError, match="at least one"):
+            informer.add_event_handler()
+        with pytest.raises(TypeError, match="on_delete expects a callable"):
+            informer.add_event_handler(on_add=copies[0].add, on_delete="nope")  # nothing registered
+        assert len(informer._lane.registrations) == 30  # the refused call registered nothing
+
+
 def test_a_handler_registered_before_the_scope_gets_an_add_for_every_initial_object(server, make_config):
     seed(server, 4)
     config = make_config(resources=[Pod])
