@@ -10,8 +10,8 @@ from cloudcoil_cache._listwatch import parse_field_selector, parse_label_selecto
 from cloudcoil_cache.cli._errors import CliError
 from cloudcoil_cache.errors import InvalidSelector
 
-__all__ = ["MAX_SECONDS", "adopt_positionals", "check_cluster_flags", "check_count", "check_get_flags",
-           "check_namespace", "check_rate", "check_seconds"]
+__all__ = ["MAX_FAKE_PODS", "MAX_RATE", "MAX_SECONDS", "adopt_positionals", "check_cluster_flags", "check_count",
+           "check_get_flags", "check_namespace", "check_rate", "check_seconds"]
 
 # The longest wait a flag may ask for (about 11.6 days): far below threading.TIMEOUT_MAX, the most a
 # thread can wait at once (a larger value overflows in Event.wait), and longer than any use of a timeout.
@@ -30,22 +30,34 @@ def check_seconds(flag: str, value: float, *, zero: bool = False) -> float:
     return value
 
 
-def check_count(flag: str, value: int) -> int:
-    """``value`` when it is a whole number >= 0, else a CliError naming ``flag``."""
-    if value >= 0:
-        return value
-    _bad(flag, "must be a whole number >= 0", value)
+#: The most pods the embedded fake cluster is asked to hold (it keeps each in memory, ~20 KB of
+#: Python objects per pod there, besides the cache's own copy).
+MAX_FAKE_PODS = 200_000
+#: The most changes per second the demo is asked to make (the fake cluster applies ~1,000/s).
+MAX_RATE = 10_000
+
+
+def check_count(flag: str, value: int, maximum: int = MAX_FAKE_PODS) -> int:
+    """``value`` when it is a whole number in ``[0, maximum]``, else a CliError naming ``flag``."""
+    if value < 0:
+        _bad(flag, "must be a whole number >= 0", value)
+    if value > maximum:
+        _bad(flag, f"must be at most {maximum}", value)
+    return value
 
 
 def check_rate(flag: str, value: float) -> float:
-    """``value`` when it is a finite number >= 0, else a CliError naming ``flag``."""
-    if math.isfinite(value) and value >= 0:
-        return value
-    _bad(flag, "must be a number >= 0", value)
+    """``value`` when it is a finite number in ``[0, MAX_RATE]``, else a CliError naming ``flag``."""
+    if not (math.isfinite(value) and value >= 0):
+        _bad(flag, "must be a number >= 0", value)
+    if value > MAX_RATE:
+        _bad(flag, f"must be at most {MAX_RATE} per second", value)
+    return value
 
 
 def _bad(flag: str, rule: str, value: float) -> NoReturn:
-    raise CliError(f"{flag} {rule}, got {value:g}", 2)
+    shown = f"{value:g}" if isinstance(value, float) else str(value)
+    raise CliError(f"{flag} {rule}, got {shown}", 2)
 
 
 def check_namespace(namespace: str | None, flag: bool) -> None:

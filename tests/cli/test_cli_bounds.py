@@ -47,6 +47,7 @@ def test_timeout_bounds_the_wait_for_a_server_that_does_not_answer(command, cli,
     (["--field-selector", "phase"], "error: --field-selector: invalid field selector 'phase'"),
     (["-n", "Team_A"], "error: -n/--namespace: 'Team_A' is not a valid namespace name"),
     (["--fake-pods", "-1"], "error: --fake-pods must be a whole number >= 0, got -1"),
+    (["--fake-pods", "999999999"], "error: --fake-pods must be at most 200000, got 999999999"),
     (["--timeout", "1e10"], "error: --timeout must be at most 1000000 seconds, got 1e+10"),
     (["--timeout", "inf"], "error: --timeout must be a number of seconds > 0, got inf"),
 ])
@@ -66,6 +67,8 @@ def test_bad_flags_are_named_as_typed(flags, expected, server, kubeconfig, capsy
     (["--duration", "1e10"], "error: --duration must be at most 1000000 seconds, got 1e+10"),
     (["--rate", "-0.5"], "error: --rate must be a number >= 0, got -0.5"),
     (["--rate", "inf"], "error: --rate must be a number >= 0, got inf"),
+    (["--rate", "1e9"], "error: --rate must be at most 10000 per second, got 1e+09"),
+    (["--pods", "10000000"], "error: --pods must be at most 200000, got 10000000"),
     (["--fault-every", "-2"], "error: --fault-every must be a number of seconds >= 0, got -2"),
     (["--fault-every", "1e10"], "error: --fault-every must be at most 1000000 seconds, got 1e+10"),
 ])
