@@ -16,6 +16,7 @@ from cloudcoil_cache._listwatch._selectors import (
     LabelSelector,
     parse_field_selector,
     parse_label_selector,
+    undecided_field_paths,
 )
 
 __all__ = [
@@ -34,5 +35,6 @@ __all__ = [
     "object_path",
     "parse_field_selector",
     "parse_label_selector",
+    "undecided_field_paths",
     "watch_params",
 ]

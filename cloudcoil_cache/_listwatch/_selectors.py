@@ -17,6 +17,7 @@ __all__ = [
     "check_field_selector",
     "parse_field_selector",
     "parse_label_selector",
+    "undecided_field_paths",
 ]
 
 _KEY = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
@@ -239,9 +240,27 @@ _LEGACY_MESSAGE = frozenset({("v1", "Pod"), ("v1", "Node"), ("v1", "Namespace"),
                              ("v1", "ReplicationController"), ("v1", "Event")})
 
 
+def _built_in(cls: Any) -> bool:
+    """A kind of kube-apiserver itself (a generated model), whose selectable fields are known here."""
+    return (cls.api_version, cls.kind) in SELECTABLE_FIELDS or str(getattr(cls, "__module__", "")).startswith(
+        "cloudcoil_cache.models.kubernetes.")
+
+
+def undecided_field_paths(cls: Any, text: str | None) -> list[str]:
+    """Paths of a field selector on a custom resource that only its CRD can allow (``selectableFields``,
+    Kubernetes 1.30+): the library does not know whether the API server accepts them, so the cache
+    cannot answer them; empty for built-in kinds, which ``check_field_selector`` checks."""
+    if _built_in(cls):
+        return []
+    return [path for path in sorted(parse_field_selector(text).paths) if path not in _ALWAYS]
+
+
 def check_field_selector(cls: Any, text: str | None) -> None:
-    """Raise the API server's 400 for a field ``cls`` cannot be selected on (never answer ``[]``)."""
+    """Raise the API server's 400 for a field a built-in ``cls`` cannot be selected on (never answer
+    ``[]``). A custom resource's other fields are left to the API server (``undecided_field_paths``)."""
     selector = parse_field_selector(text)
+    if not _built_in(cls):
+        return
     gvk = (cls.api_version, cls.kind)
     allowed = SELECTABLE_FIELDS.get(gvk, frozenset())
     for path in sorted(selector.paths):

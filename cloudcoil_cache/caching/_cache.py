@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple
 import attrs
 
 from cloudcoil_cache._threads import run_control
-from cloudcoil_cache._listwatch import ListWatch, parse_field_selector, parse_label_selector
+from cloudcoil_cache._listwatch import ListWatch, parse_field_selector, parse_label_selector, undecided_field_paths
 from cloudcoil_cache.caching._informer import Informer, InformerKey, InformerStatus
 from cloudcoil_cache.caching._options import (
     CacheOptions,
@@ -536,6 +536,16 @@ def _selector_problem(key: InformerKey, label_selector: str | None, field_select
     return None
 
 
+def _undecided_problem(key: InformerKey, field_selector: str | None) -> str | None:
+    """A custom resource's field the cache cannot vouch for: only its CRD says whether it is selectable."""
+    paths = undecided_field_paths(key.cls, field_selector) if field_selector else []
+    if not paths:
+        return None
+    kind = getattr(key.cls, "kind", key.cls.__name__)
+    return (f"selector not servable: whether {kind} can be selected on {', '.join(paths)} is "
+            "up to its CustomResourceDefinition's selectableFields, which only the API server knows")
+
+
 def _facts(informer: Informer[Any], request: ReadRequest) -> InformerFacts:
     state, since = informer.state()
     key = informer.key
@@ -545,8 +555,10 @@ def _facts(informer: Informer[Any], request: ReadRequest) -> InformerFacts:
         synced=informer.has_synced(), state=state, seconds_since_current=since,
         max_staleness=informer.max_staleness, last_error=informer.last_error,
         complete=is_get or informer.complete, incomplete_reason=informer.incomplete_reason,
-        selector_problem=(None if is_get or not (key.label_selector or key.field_selector)
-                          else _selector_problem(key, request.label_selector, request.field_selector)),
+        selector_problem=None if is_get else (
+            _undecided_problem(key, request.field_selector)
+            or (None if not (key.label_selector or key.field_selector)
+                else _selector_problem(key, request.label_selector, request.field_selector))),
         pending_write=informer.pending_writes(None if request.all_namespaces else request.namespace,
                                               request.name))
 

@@ -125,3 +125,36 @@ def test_an_informers_local_read_outside_its_namespace_names_the_scope_instead_o
             informer.get("pod-0", namespace="other")  # answered None
         assert informer.get("pod-0").name == "pod-0"
         assert informer.get_store().get_by_key("other/pod-0") is None  # a key, as client-go's GetByKey
+
+
+GROUP = "select.example.com"
+
+
+@pytest.mark.parametrize("mode", ["strict", "fallback"])
+def test_a_custom_resources_own_field_is_left_to_the_api_server_never_a_400_from_the_cache(
+        server, make_config, mode):
+    from cloudcoil_cache.resources import GenericResource
+
+    gadget = GenericResource.define(api_version=f"{GROUP}/v1", kind="SelGadget", plural="selgadgets",
+                                    namespaced=True)
+    server.register_resource(GROUP, "v1", "SelGadget", "selgadgets")
+    for name, color in (("g1", "red"), ("g2", "blue")):
+        server.create("selgadgets", {"apiVersion": f"{GROUP}/v1", "kind": "SelGadget",
+                                     "metadata": {"name": name, "namespace": "default"}, "spec": {"color": color}},
+                      "default")
+    config = make_config(resources=[gadget], mode=mode)
+    informer = config.cache.get_informer(gadget, sync=True)
+    with config:
+        server.clear_requests()
+        assert [g.name for g in gadget.list(namespace="default", field_selector="metadata.name=g1")] == ["g1"]
+        assert reads(server) == []  # metadata fields: served from memory
+        # spec.color is selectable only if the CRD declares it (selectableFields, 1.30+): only the
+        # server knows. The cache used to answer the built-in kinds' 400 itself.
+        if mode == "strict":
+            with pytest.raises(CacheUnavailableError, match="selectableFields"):
+                gadget.list(namespace="default", field_selector="spec.color=red")
+        else:
+            with pytest.raises(BadRequest, match="spec.color"):  # the fake server, as 1.30 without the CRD field
+                gadget.list(namespace="default", field_selector="spec.color=red")
+            assert reads(server) != []
+        assert [g.name for g in informer.list(field_selector="spec.color=red")] == ["g1"]  # a local read
