@@ -106,6 +106,7 @@ class Cache:
         self._settings: dict[Any, KindSettings] = {}
         self._lock = threading.RLock()
         self._informers: dict[InformerKey, Informer[Any]] = {}
+        self._write_peers: tuple[Cache, ...] = ()  # caches told about this cache's Config's writes
         self._by_kind: dict[type, Informer[Any]] = {}  # the informer that serves reads of a kind (read lock-free)
         self._cache_facts: dict[tuple[bool, bool, bool, bool], CacheFacts] = {}
         self._refcount = 0
@@ -387,12 +388,29 @@ class Cache:
             if informer is not None:
                 informer.track_writes = True
 
+    def share_writes_with(self, other: Cache) -> Callable[[], None]:
+        """Tell ``other`` about every write noted here from now on (a controller whose informers live
+        in several caches: its reconcile writes through one Config, and reads through all of them).
+        Returns the function that stops it."""
+        with self._lock:
+            self._write_peers = (*self._write_peers, other)
+
+        def stop() -> None:
+            with self._lock:
+                self._write_peers = tuple(c for c in self._write_peers if c is not other)
+
+        return stop
+
     def note_write(self, cls: Any, obj: Any, *, deleted: bool = False) -> None:
         """A write through this cache's Config: cached reads of it wait until the watch delivers it.
 
         Only writes the informer will see are noted: inside its namespace, and (with a label
         selector) objects that match it now or were stored before.
         """
+        for cache in (self, *self._write_peers):
+            cache._note_write_here(cls, obj, deleted=deleted)
+
+    def _note_write_here(self, cls: Any, obj: Any, *, deleted: bool = False) -> None:
         if self._options.read_your_writes_timeout <= 0 or obj is None:
             return
         informer = self.informer_for(cls)
@@ -412,6 +430,10 @@ class Cache:
 
     def note_delete(self, cls: Any, namespace: str | None, name: str) -> None:
         """A delete through this cache's Config answered with a Status: reads wait for the deletion."""
+        for cache in (self, *self._write_peers):
+            cache._note_delete_here(cls, namespace, name)
+
+    def _note_delete_here(self, cls: Any, namespace: str | None, name: str) -> None:
         if self._options.read_your_writes_timeout <= 0:
             return
         informer = self.informer_for(cls)

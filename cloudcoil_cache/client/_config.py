@@ -87,6 +87,7 @@ class Config:
         self._refcount = 0
         self._scope_kind: str | None = None  # "sync" or "async" while scopes are open
         self._is_default = False
+        self._default_start = threading.Lock()  # one set_default() at a time starts this config
         self._closed = False
 
     # ------------------------------------------------------------- discovery
@@ -376,20 +377,21 @@ class Config:
         stopped by ``close()``, which also runs at interpreter exit.
         """
         global _default
-        with _default_lock:
-            if _default is self:
-                return self
-        self._enter_kind("sync")  # refuses a config in use by async scopes, before anything changes
-        try:
-            self._start()
-        except BaseException:
-            self._leave_kind()
-            raise
-        with _default_lock:
-            previous, _default = _default, self
+        with self._default_start:  # request threads calling it at once: the others wait for the first
+            with _default_lock:
+                if _default is self:
+                    return self
+            self._enter_kind("sync")  # refuses a config in use by async scopes, before anything changes
+            try:
+                self._start()
+            except BaseException:
+                self._leave_kind()
+                raise
+            with _default_lock:
+                previous, _default = _default, self
+            self._is_default = True
         if previous is not None and previous is not self:
             previous._release_default()
-        self._is_default = True
         atexit.register(_close_at_exit, weakref.ref(self))
         return self
 

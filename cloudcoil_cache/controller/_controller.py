@@ -143,9 +143,21 @@ class Controller:
         while the controller's workers are not running (a standby replica) are dropped: every object is
         queued when they start."""
         key = normalize_key(key, namespaced=self.kind.namespaced, default_namespace=self._default_namespace())
+        outside = self._outside_scope(key)
+        if outside is not None:  # it could never be reconciled: every pass would fail and back off
+            raise ValueError(f"controller {self.name!r} reconciles namespace {self._primary_namespace!r} only: "
+                             f"cannot enqueue {key!r} (namespace {outside!r})")
         queue = self._queue
         if queue is not None:
             queue.add(key)
+
+    def _outside_scope(self, key: str) -> str | None:
+        """The namespace of ``key`` when it is not the one this controller reconciles, else None."""
+        scope = self._primary_namespace
+        if not (self.kind.namespaced and scope):
+            return None
+        namespace = key.partition("/")[0] if "/" in key else ""
+        return None if namespace == scope else namespace
 
     # -------------------------------------------------------------- scope
     def _default_namespace(self) -> str | None:
@@ -278,13 +290,20 @@ class Controller:
             if isinstance(result, (str, tuple)) or hasattr(result, "metadata"):
                 result = [result]
             default = self._default_namespace()
-            return [normalize_key(k, namespaced=self.kind.namespaced, default_namespace=default)
+            keys = [normalize_key(k, namespaced=self.kind.namespaced, default_namespace=default)
                     for k in result if k is not None]
         except Exception:
             self.logger.exception("controller %s: mapper %s failed for %s %s", self.name,
                                   getattr(mapper, "__qualname__", mapper), type(obj).__name__,
                                   _describe(obj))
             return []
+        outside = [k for k in keys if self._outside_scope(k) is not None]
+        if outside:
+            self.logger.warning("controller %s: mapper %s returned keys outside namespace %r, dropped: %s",
+                                self.name, getattr(mapper, "__qualname__", mapper), self._primary_namespace,
+                                ", ".join(outside[:5]))
+            keys = [k for k in keys if k not in outside]
+        return keys
 
     # -------------------------------------------------------------- workers
     @property

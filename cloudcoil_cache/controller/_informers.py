@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import time
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import attrs
 
@@ -90,6 +90,7 @@ class InformerSet:
         self.scopes = {cls: widest(group) for cls, group in by_kind.items()}
         self.sources: dict[Any, Source] = {}
         self._contexts: list[tuple[Config, contextvars.Context]] = []
+        self._unshare: list[Callable[[], None]] = []
         own: dict[str | None, list[Scope]] = {}  # namespace → scopes for a cache of our own
         for scope in self.scopes.values():
             if _cache_has(config.cache, scope):
@@ -138,6 +139,9 @@ class InformerSet:
         ``CacheSyncTimeout`` after ``sync_timeout``. On failure, what was started is stopped.
         """
         try:
+            caches = [c.cache for c in self.configs() if c.cache is not None]
+            for cache in caches:  # a reconcile writes through one Config and reads through all of them
+                self._unshare += [cache.share_writes_with(other) for other in caches if other is not cache]
             for config in self.configs():
                 context = contextvars.Context()
                 context.run(config.activate)
@@ -154,6 +158,8 @@ class InformerSet:
 
     def stop(self) -> None:
         """Leave the scopes (the last scope of a cache stops its informers and joins their threads)."""
+        while self._unshare:
+            self._unshare.pop()()
         while self._contexts:
             config, context = self._contexts.pop()
             try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import attrs
 
 from cloudcoil_cache.errors import CloudcoilError
@@ -21,10 +23,8 @@ class Result:
     requeue: bool = False
 
     def __attrs_post_init__(self) -> None:
-        if self.requeue_after is not None and (isinstance(self.requeue_after, bool)
-                                               or not isinstance(self.requeue_after, (int, float))
-                                               or self.requeue_after < 0):
-            raise ValueError(f"Result(requeue_after=...) must be a number of seconds >= 0, "
+        if self.requeue_after is not None and not _seconds(self.requeue_after):
+            raise ValueError(f"Result(requeue_after=...) must be a finite number of seconds >= 0, "
                              f"got {self.requeue_after!r}")
 
 
@@ -35,8 +35,8 @@ class Wait(CloudcoilError):
     """
 
     def __init__(self, reason: str = "waiting", after: float = 5.0) -> None:
-        if isinstance(after, bool) or not isinstance(after, (int, float)) or after < 0:
-            raise ValueError(f"Wait(after=...) must be a number of seconds >= 0, got {after!r}")
+        if not _seconds(after):
+            raise ValueError(f"Wait(after=...) must be a finite number of seconds >= 0, got {after!r}")
         super().__init__(reason)
         self.reason = reason
         self.after = float(after)
@@ -48,3 +48,9 @@ class Wait(CloudcoilError):
 class TerminalError(CloudcoilError):
     """A failure that retrying cannot fix: it is logged, the key's backoff is reset, and it is not retried
     (until the object changes again)."""
+
+
+def _seconds(value: object) -> bool:
+    """A finite, non-negative number of seconds (a bool is not one)."""
+    return (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+            and value >= 0)

@@ -210,7 +210,8 @@ class WorkQueue:
                 if next_due is not None:
                     until_due = max(next_due - self._clock(), 0.0)
                     wait = until_due if wait is None else min(wait, until_due)
-                self._cond.wait(wait)
+                # a timer due in years must not overflow the wait (it is checked again on waking)
+                self._cond.wait(None if wait is None else min(wait, threading.TIMEOUT_MAX))
         self._report_adds()
         if key is not None:
             self._hooks.got(max(queued, 0.0))
