@@ -341,7 +341,7 @@ class Informer(Generic[T]):
             if self._synced:
                 cached = self.store.list()
                 for registration in registrations:
-                    if issubclass(Added, registration.accepts):
+                    if registration.event == "add":
                         lane.enqueue([Added(obj, initial=True) for obj in cached], only=registration)
 
     def unregister(self, lane: Lane, registration: Registration) -> None:

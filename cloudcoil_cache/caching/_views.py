@@ -73,8 +73,7 @@ class StoreView(Generic[T]):
         if not isinstance(key, str):
             raise TypeError(f"a store key is a str ('namespace/name' or 'name'), got {type(key).__name__}")
         namespace, _, name = key.rpartition("/")
-        watched = self._view._informer.key.namespace
-        if watched and namespace and namespace != watched:
+        if self._view._outside_scope(namespace):
             return None  # a key, as client-go's: not in this store (get() names the scope instead)
         return self._view.get(name, namespace or None)
 
@@ -198,12 +197,16 @@ class InformerView(Generic[T]):
         objs = self._informer.store.list(namespace)
         return filter_objects(objs, label_selector, field_selector)
 
+    def _outside_scope(self, namespace: str | None) -> bool:
+        """Is ``namespace`` one this informer does not watch?"""
+        watched = self._informer.key.namespace
+        return bool(namespace and watched and namespace != watched)
+
     def _check_scope(self, namespace: str | None, what: str) -> None:
         """A namespace this informer does not watch is an error, never a silent miss."""
-        watched = self._informer.key.namespace
-        if namespace and watched and namespace != watched:
+        if self._outside_scope(namespace):
             raise ValueError(f"{what}(namespace={namespace!r}): the namespace is outside this informer's scope "
-                             f"(it watches only {watched!r})")
+                             f"(it watches only {self._informer.key.namespace!r})")
 
     def get(self, name: str, namespace: str | None = None) -> T | None:
         """The cached object, or None. The namespace defaults to the informer's own."""

@@ -197,8 +197,9 @@ def _follow(informer: Any, printer: _Printer, shown: list[dict[str, Any]], name:
             printer.event(event, obj)
         return handle
 
-    handles = [informer.on_add(handler("ADDED")), informer.on_update(handler("MODIFIED")),
-               informer.on_delete(handler("DELETED"))]
+    # in one step: a delete arriving between separate registrations would never be printed
+    handles = informer.add_event_handler(on_add=handler("ADDED"), on_update=handler("MODIFIED"),
+                                         on_delete=handler("DELETED"))
     health = WatchHealth(what, err or sys.stderr)
     try:
         with stop_on_signals(stop):

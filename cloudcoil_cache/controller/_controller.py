@@ -156,7 +156,7 @@ class Controller:
         scope = self._primary_namespace
         if not (self.kind.namespaced and scope):
             return None
-        namespace = key.partition("/")[0] if "/" in key else ""
+        namespace = split_key(key)[0] or ""
         return None if namespace == scope else namespace
 
     # -------------------------------------------------------------- scope
