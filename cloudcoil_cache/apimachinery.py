@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cloudcoil_cache.models._quantity import Quantity
 from cloudcoil_cache.models._time import MicroTime, Time
 from cloudcoil_cache.models.apimachinery import (
     APIGroup,
@@ -45,6 +46,7 @@ __all__ = [
     "ObjectMeta",
     "OwnerReference",
     "Preconditions",
+    "Quantity",
     "ServerAddressByClientCIDR",
     "Status",
     "StatusCause",

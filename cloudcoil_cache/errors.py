@@ -78,12 +78,14 @@ class CloudcoilError(Exception):
     """Base class of every exception raised by cloudcoil_cache."""
 
 
-class ConfigError(CloudcoilError):
-    """A configuration problem: missing/malformed kubeconfig, bad argument, unknown context."""
+class ConfigError(CloudcoilError, ValueError):
+    """A configuration problem: missing/malformed kubeconfig, bad argument, unknown context; also a
+    ``ValueError`` (as cloudcoil's ``Config`` raises for a malformed kubeconfig)."""
 
 
-class DecodeError(CloudcoilError):
-    """A response body or watch line could not be decoded."""
+class DecodeError(CloudcoilError, ValueError):
+    """A response body, watch line or model value could not be decoded; also a ``ValueError`` (as
+    pydantic's ``ValidationError`` is, which cloudcoil's models raise)."""
 
 
 class TransportError(CloudcoilError):

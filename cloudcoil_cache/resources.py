@@ -1,4 +1,5 @@
-"""Custom resources: ``GenericResource`` classes declared by apiVersion, kind, plural and scope."""
+"""cloudcoil's ``resources`` names: ``Resource``, ``GVK``, ``ResourceList``, ``parse``/``parse_file``,
+``get_model``, ``Unstructured``, ``get_dynamic_resource``, and ``GenericResource`` custom kinds."""
 
 from __future__ import annotations
 
@@ -6,9 +7,54 @@ import threading
 from typing import Any, ClassVar
 
 from cloudcoil_cache.models._base import Model, Resource, finish_model, model, register_resource
+from cloudcoil_cache.models._gvk import GVK
+from cloudcoil_cache.models._list import ResourceList
+from cloudcoil_cache.models._parse import get_model, parse, parse_file
+from cloudcoil_cache.models._registry import register_class
+from cloudcoil_cache.models._unstructured import Unstructured, dynamic_resource
 from cloudcoil_cache.models.apimachinery import ObjectMeta
 
-__all__ = ["GenericResource", "Model", "Resource"]
+__all__ = [
+    "GVK",
+    "GenericResource",
+    "Model",
+    "Resource",
+    "ResourceList",
+    "Unstructured",
+    "get_dynamic_resource",
+    "get_model",
+    "parse",
+    "parse_file",
+]
+
+
+def get_dynamic_resource(kind: str, api_version: str) -> type[Unstructured]:
+    """A class for ``kind`` in ``api_version`` whose objects are ``Unstructured`` (dict content).
+
+    No request is made here: the kind's plural, scope and subresources come from the API server's
+    discovery, through the Config in use, at the class's first API call. The same class is returned
+    for the same arguments. Its objects have ``obj["spec"]``, ``obj.raw`` and the usual methods
+    (``create()``, ``update()``, ``update_status()``, ``scale()``, ``save()``...), and so do its
+    class methods (``get``, ``list``, ``watch``, ``delete``).
+
+    Raises:
+        ValueError: ``kind`` or ``api_version`` is empty; at the first API call, a ``ConfigError``
+            (also a ``ValueError``) when the server does not serve that kind ("... is not registered
+            with the server").
+    """
+    return dynamic_resource(kind, api_version)
+
+
+class _Scheme:
+    """cloudcoil's private kind registry, for code that reaches it (``_Scheme._register``/``get``)."""
+
+    @staticmethod
+    def _register(cls: type[Resource]) -> None:
+        register_class(cls)
+
+    @staticmethod
+    def get(kind: str, api_version: str = "") -> type[Resource]:
+        return get_model(kind, api_version)
 
 _define_lock = threading.Lock()
 _defined: dict[tuple[str, str], type[GenericResource]] = {}

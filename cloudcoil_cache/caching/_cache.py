@@ -527,6 +527,14 @@ class Cache:
             return False
         return True
 
+    def wait_for_cache_sync(self, timeout: float | None = None) -> bool:
+        """``wait(timeout)`` under cloudcoil's name: True once every informer synced, False on timeout."""
+        return self.wait(timeout)
+
+    async def async_wait_for_sync(self, timeout: float | None = None) -> bool:
+        """``async_wait(timeout)`` under cloudcoil's name."""
+        return await self.async_wait(timeout)
+
     def ready(self) -> bool:
         """True if disabled; False if not started; else whether every informer has synced."""
         if not self._options.enabled:

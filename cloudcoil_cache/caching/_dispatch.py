@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 from collections import deque
@@ -160,7 +161,10 @@ class ThreadLane(Lane):
             self._generation += 1
             # The new thread first waits for the previous one to finish its current call, so one
             # handler never runs twice at once, even when a scope is re-entered right away.
-            self._thread = threading.Thread(target=self._run, args=(self._generation, self._thread),
+            # Handlers run with the context variables of whoever started the lane (a Config's
+            # scope: a handler's own ``Pod.get()`` reads through that Config).
+            self._thread = threading.Thread(target=contextvars.copy_context().run,
+                                            args=(self._run, self._generation, self._thread),
                                             name=f"cloudcoil-handlers-{self.name}", daemon=True)
             self._thread.start()
 

@@ -84,6 +84,13 @@ def check_resource_class(cls: Any, where: str) -> None:
         raise ValueError(f"{where}: {cls!r} is not a resource class (expected a class such as Pod)")
     for attr in ("api_version", "kind", "plural", "namespaced"):
         if getattr(cls, attr, None) is None:
+            if attr in ("plural", "namespaced") and getattr(cls, "kind", None):
+                raise ValueError(
+                    f"{where}: {cls.__name__} ({getattr(cls, 'api_version', None)}) does not know its {attr} "
+                    "yet: declare "
+                    "plural and namespaced on the class, or use it once through a Config (a read or "
+                    "write learns them from the API server's discovery), or cache it with Cache() "
+                    "(resources=None), whose informers are made on first use")
             raise ValueError(f"{where}: {cls!r} is not a resource class (it has no {attr!r})")
 
 

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from cloudcoil_cache.cli._errors import CliError
+from cloudcoil_cache.client._discovery import api_resources, group_versions
 from cloudcoil_cache.errors import APIError
 from cloudcoil_cache.models import resource_class_for
 from cloudcoil_cache.resources import GenericResource
 
 __all__ = ["ResolvedKind", "resolve_kind"]
-
-_ACCEPT = {"Accept": "application/json"}
 
 
 @dataclass(frozen=True)
@@ -32,24 +31,9 @@ class ResolvedKind:
         return f"{self.plural}.{group}" if group else self.plural
 
 
-def _group_versions(transport: Any) -> Iterator[str]:
-    """The core version, then each group's preferred version, in the server's priority order."""
-    core = transport.request("GET", "/api", headers=_ACCEPT).json()
-    for version in core.get("versions") or ["v1"]:
-        yield version
-    groups = transport.request("GET", "/apis", headers=_ACCEPT).json()
-    for group in groups.get("groups") or []:
-        preferred = (group.get("preferredVersion") or {}).get("groupVersion")
-        if not preferred and group.get("versions"):
-            preferred = group["versions"][0].get("groupVersion")
-        if preferred:
-            yield preferred
-
-
 def _resources(transport: Any, group_version: str) -> list[dict[str, Any]]:
-    path = f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
     try:
-        return list(transport.request("GET", path, headers=_ACCEPT).json().get("resources") or [])
+        return api_resources(transport, group_version)
     except APIError:  # an unavailable aggregated API (e.g. metrics) must not hide the others
         return []
 
@@ -72,7 +56,7 @@ def resolve_kind(transport: Any, name: str) -> ResolvedKind:
     resource, _, group = wanted.partition(".")
     if not resource:
         raise CliError("a kind is required, e.g. pods, po, deployments.apps or a custom resource's plural", 2)
-    for group_version in _group_versions(transport):
+    for group_version in group_versions(transport):
         gv_group = group_version.rpartition("/")[0]
         if group and gv_group != group:
             continue

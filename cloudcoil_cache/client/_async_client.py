@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, AsyncIterator, Generic, TypeVar
+from typing import Any, AsyncGenerator, Generic, Mapping, TypeVar
 
-from cloudcoil_cache._http._interrupt import Interrupter, interruptible
 from cloudcoil_cache._threads import run_blocking
 from cloudcoil_cache._listwatch import ListOptions
 from cloudcoil_cache.client._lists import ObjectList
 from cloudcoil_cache.client._reads import async_cached_get, async_cached_list
-from cloudcoil_cache.client._resource_client import LiveWatch, ResourceClient
+from cloudcoil_cache.client._resource_client import ResourceClient
+from cloudcoil_cache.client._wait import WaitPredicate, check_wait, wait_timeout_message
+from cloudcoil_cache.client._watch import Watch
+from cloudcoil_cache.errors import WaitTimeout
 
 __all__ = ["AsyncResourceClient"]
 
@@ -85,41 +87,63 @@ class AsyncResourceClient(Generic[T]):
     async def scale(self, name: str, replicas: int, namespace: str | None = None) -> Any:
         return await run_blocking(self.sync.scale, name, replicas, namespace)
 
-    async def watch(self, **kwargs: Any) -> AsyncIterator[tuple[str, T]]:
-        """Async generator of ``(type, object)`` (arguments as ``ResourceClient.watch``).
+    async def delete_all(self, *args: Any, **kwargs: Any) -> Any:
+        """``ResourceClient.delete_all`` off the loop (same arguments and result)."""
+        return await run_blocking(lambda: self.sync.delete_all(*args, **kwargs))
+
+    async def watch(self, *args: Any, **kwargs: Any) -> AsyncGenerator[tuple[str, T], None]:
+        """Async generator of ``(type, object)`` (arguments as ``ResourceClient.watch``: resilient,
+        it runs until the consumer stops; ``aclose()`` it or cancel the consuming task).
 
         The watch reads on a thread of its own, never on the shared executors: a long watch
-        must not hold a worker that scopes and reads need. Cancelling the consuming task aborts an
-        open still in progress or closes the stream, which ends the pending read at once; the
-        thread then ends by itself (the event loop never waits for it).
+        must not hold a worker that scopes and reads need. Closing or cancelling aborts an open
+        still in progress or closes the stream, which ends the pending read at once; the thread
+        then ends by itself (the event loop never waits for it).
         """
         loop = asyncio.get_running_loop()
         reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cloudcoil-watch")
-        opening = Interrupter()  # aborts the open (connect, TLS handshake, wait for headers)
-        watch: LiveWatch[T] | None = None
-
-        def open_watch() -> LiveWatch[T]:
-            try:
-                with interruptible(opening):
-                    return self.sync.open_watch(**kwargs)
-            finally:
-                opening.detach()  # the open stream is closed by watch.close() from here on
-
-        opened = reader.submit(open_watch)
+        watch: Watch[T] | None = None
+        opened = reader.submit(lambda: self.sync.watch(*args, **kwargs))  # discovery, if needed, runs there
         try:
             watch = await asyncio.wrap_future(opened)
-            events = iter(watch)
             while True:
-                item = await loop.run_in_executor(reader, next, events, _END)
+                item = await loop.run_in_executor(reader, next, watch, _END)
                 if item is _END:
                     return
                 yield item  # type: ignore[misc]
         finally:
             # Never wait on the event loop: the open (or read) still pending in the reader thread
             # is aborted, so that thread ends by itself at once.
-            opening.interrupt()
             if watch is not None:
-                watch.close()  # unblocks a read still pending in the reader thread
-            else:  # cancelled while opening: a stream that opened anyway is closed when it does
+                watch.close()  # from here: interrupts; the reader thread then ends the iteration
+                reader.submit(watch.close)  # there: also closes the generator (its owner thread)
+            else:  # cancelled while the watch was made: close it once it exists
                 opened.add_done_callback(_close_opened)
             reader.shutdown(wait=False)
+
+    async def wait_for(self, obj: Any, predicates: Mapping[str, WaitPredicate],
+                       timeout: float | None = None) -> str:
+        """The async twin of ``ResourceClient.wait_for`` (returns the matching predicate's name)."""
+        return (await self.wait_for_match(obj, predicates, timeout))[0]
+
+    async def wait_for_match(self, obj: Any, predicates: Mapping[str, WaitPredicate],
+                             timeout: float | None = None) -> tuple[str, T]:
+        """The async twin of ``ResourceClient.wait_for_match``; predicates run on the event loop."""
+        name, namespace, rv = check_wait(self.cls, obj, predicates, timeout)
+
+        async def scan() -> tuple[str, T]:
+            events = self.watch(namespace=namespace, field_selector=f"metadata.name={name}",
+                                resource_version=rv, allow_bookmarks=False)
+            try:
+                async for event_type, found in events:
+                    for key, predicate in predicates.items():
+                        if predicate(event_type, found):
+                            return key, found
+            finally:
+                await events.aclose()
+            raise WaitTimeout(wait_timeout_message(self.cls, namespace, name, timeout))  # pragma: no cover
+
+        try:
+            return await asyncio.wait_for(scan(), timeout)
+        except asyncio.TimeoutError:
+            raise WaitTimeout(wait_timeout_message(self.cls, namespace, name, timeout)) from None

@@ -30,6 +30,7 @@ __all__ = [
     "ReloadingCredentials",
     "StaticToken",
     "TokenFile",
+    "bearer_token",
 ]
 
 log = logging.getLogger(__name__)
@@ -423,3 +424,20 @@ def _generation_of(creds: Credentials) -> object:
 def _source_key(creds: Credentials) -> object:
     key = getattr(creds, "_source_key", None)
     return key() if callable(key) else id(creds)
+
+
+def bearer_token(creds: Credentials | None) -> str | None:
+    """The bearer token ``creds`` send now, without running anything to get one.
+
+    A static token, or a token file's current contents; ``None`` for basic auth, client
+    certificates and exec plugins (their token exists only once the plugin has run, at the
+    first request; cloudcoil's ``Config.token`` is ``None`` for them too).
+    """
+    if isinstance(creds, ReloadingCredentials):
+        creds = creds.current
+    if not isinstance(creds, (StaticToken, TokenFile)):
+        return None
+    header = creds.auth_header()
+    if header is None or not header.startswith("Bearer "):
+        return None
+    return header[len("Bearer "):]

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from cloudcoil_cache._threads import hold_executor, release_executor, run_control, submit_control
 from cloudcoil_cache.caching import Cache
-from cloudcoil_cache.client._kubeconfig import Connection, build_transport, load_connection
+from cloudcoil_cache.client._auth import bearer_token
+from cloudcoil_cache.client._kubeconfig import Connection, build_transport, check_connection, load_connection
 from cloudcoil_cache.errors import CloudcoilError, ConfigError
 
 if TYPE_CHECKING:
@@ -37,18 +38,66 @@ _default_lock = threading.Lock()
 _default: Config | None = None      # set_default(): the process-wide config
 _implicit: Config | None = None     # discovered from the environment on first use without any config
 
+# Scopes open in any thread or task (pushed, not yet popped). current_config() reads it without
+# the lock (one int read on every call's path); a read racing a scope's entry or exit can at worst
+# miss or give that thread's one warning.
+_open_scopes = 0
+_open_scopes_lock = threading.Lock()
+_thread_state = threading.local()  # .warned: this thread was told it has no Config of its own
+
+
 def current_config() -> Config:
-    """The config of the innermost scope, else the process default, else one from the environment."""
+    """The config of the innermost scope, else the process default, else one from the environment.
+
+    A thread that gets the environment's config while a scope is open in another thread (threads
+    do not inherit context variables) is told so once, by a warning on this module's logger.
+    """
     config = _active.get()
     if config is not None:
         return config
     if _default is not None:
         return _default
+    if _open_scopes and not getattr(_thread_state, "warned", False):
+        _warn_no_config_in_thread()
     global _implicit
     with _default_lock:
         if _implicit is None:
             _implicit = Config()
         return _implicit
+
+
+def _warn_no_config_in_thread() -> None:
+    _thread_state.warned = True
+    log.warning(
+        "thread %r has no Config of its own (no `with config:` in it and no process default) while a "
+        "Config scope is active in another thread: threads do not inherit context variables, so its "
+        "resource calls use the Config discovered from the environment (KUBECONFIG, ~/.kube/config or "
+        "in-cluster), which may be another cluster. Call config.set_default() to give every thread "
+        "that config, or run the thread's function in contextvars.copy_context() taken inside the "
+        "scope (copy_context().run(func)). Logged once per thread.", threading.current_thread().name)
+
+
+def _scope_opened() -> None:
+    global _open_scopes
+    with _open_scopes_lock:
+        _open_scopes += 1
+
+
+def _scope_closed() -> None:
+    global _open_scopes
+    with _open_scopes_lock:
+        _open_scopes -= 1
+
+
+def _chosen_cache(cache: Cache | bool) -> Cache | None:
+    """The Cache that ``Config(cache=...)`` means; ConfigError for anything else."""
+    if cache is True:
+        return Cache()
+    if cache is False or cache is None:
+        return None
+    if isinstance(cache, Cache):
+        return cache
+    raise ConfigError(f"Config(cache=...): expected True, False or a Cache, got {type(cache).__name__}")
 
 
 class Config:
@@ -58,26 +107,26 @@ class Config:
     task and start its cache; scopes are reference-counted, so nested scopes share the cache, which
     stops when the last one exits. A cached Config serves sync scopes or async scopes at one time.
 
-    Discovery (reading kubeconfig / in-cluster files) is lazy: it happens on the first scope, the
-    first request, or an explicit ``initialize()`` / ``await async_initialize()``.
+    The arguments and the kubeconfig they lead to are checked at construction (files only, no
+    network): a malformed kubeconfig raises ``ConfigError`` (a ``ValueError``) here. Discovery
+    proper (building the connection, in-cluster files) is lazy: it happens on the first scope, the
+    first request, an explicit ``initialize()`` / ``await async_initialize()``, or reading
+    ``server`` / ``namespace`` / ``token``; exec plugins run at the first request.
     """
 
     def __init__(self, kubeconfig: str | None = None, server: str | None = None,
                  namespace: str | None = None, token: str | None = None, cafile: str | None = None,
                  certfile: str | None = None, keyfile: str | None = None, context: str | None = None,
                  skip_verify: bool | None = None, cache: Cache | bool = False) -> None:
-        self._args: dict[str, Any] = dict(
+        args: dict[str, Any] = dict(
             kubeconfig=kubeconfig, server=server, namespace=namespace, token=token, cafile=cafile,
             certfile=certfile, keyfile=keyfile, context=context, skip_verify=skip_verify)
-        chosen: Cache | None
-        if cache is True:
-            chosen = Cache()
-        elif cache is False or cache is None:
-            chosen = None
-        elif isinstance(cache, Cache):
-            chosen = cache
-        else:
-            raise ConfigError(f"Config(cache=...): expected True, False or a Cache, got {type(cache).__name__}")
+        chosen = _chosen_cache(cache)
+        check_connection(**args)
+        self._setup(args, chosen)
+
+    def _setup(self, args: dict[str, Any], chosen: Cache | None) -> None:
+        self._args = args
         self._cache: Cache | None = chosen
         if chosen is not None:
             chosen._attach(self.initialize)  # Cache.start() outside a scope discovers through it
@@ -91,15 +140,22 @@ class Config:
         self._closed = False
 
     # ------------------------------------------------------------- discovery
+    def _discovered(self) -> Connection:
+        """The connection settings, discovered on first use (no transport is built)."""
+        with self._lock:
+            if self._connection is None:  # else discovered, or adopted from the Config cloned
+                if self._closed:
+                    raise CloudcoilError("this Config was closed")
+                self._connection = load_connection(**self._args)
+            return self._connection
+
     def initialize(self) -> Config:
         """Discover the connection (kubeconfig, in-cluster, arguments) and build the transport."""
         with self._lock:
             if self._transport is None:
                 if self._closed:
                     raise CloudcoilError("this Config was closed")
-                if self._connection is None:  # else adopted from the Config this one was cloned from
-                    self._connection = load_connection(**self._args)
-                self._transport = build_transport(self._connection)
+                self._transport = build_transport(self._discovered())
                 if self._cache is not None:
                     self._cache._bind(self._transport)
         return self
@@ -126,11 +182,19 @@ class Config:
         explicit: str | None = self._args["namespace"]
         if explicit:
             return explicit
-        return self.connection.namespace or "default"
+        return self._discovered().namespace or "default"
 
     @property
     def server(self) -> str:
-        return self.connection.server
+        """The API server's URL (without a trailing slash)."""
+        return self._discovered().server
+
+    @property
+    def token(self) -> str | None:
+        """The bearer token requests carry now: the ``token=`` argument, the kubeconfig user's token
+        or token file, the service account's token; ``None`` for client certificates, basic auth
+        and exec plugins (as in cloudcoil). Never shown by ``repr()``."""
+        return bearer_token(self._discovered().credentials)
 
     @property
     def cache(self) -> Cache | None:
@@ -140,10 +204,12 @@ class Config:
     def cached(self) -> bool:
         return self._cache is not None and self._cache.enabled
 
-    def __repr__(self) -> str:
-        source = self._connection.source if self._connection is not None else "not initialized"
-        server = self._connection.server if self._connection is not None else self._args["server"]
-        return (f"Config(server={server!r}, namespace={self._args['namespace']!r}, source={source!r}, "
+    def __repr__(self) -> str:  # never the token: only where, never how
+        connection = self._connection
+        source = connection.source if connection is not None else "not initialized"
+        server = connection.server if connection is not None else self._args["server"]
+        namespace = self._args["namespace"] or (connection.namespace if connection is not None else None)
+        return (f"Config(server={server!r}, namespace={namespace!r}, source={source!r}, "
                 f"cache={self._cache!r})")
 
     # --------------------------------------------- cloudcoil-compatible names
@@ -166,12 +232,16 @@ class Config:
         args: dict[str, Any] = dict(self._args)
         args.update((k, v) for k, v in overrides.items() if k != "cache")
         cache: Cache | bool = overrides["cache"] if "cache" in overrides else _copy_cache(self._cache)
-        new = Config(**args, cache=cache)
         changed = set(overrides) - {"cache"}
-        if not changed or (changed == {"namespace"} and overrides["namespace"]):
-            with self._lock:
-                new._connection = self._connection
-        return new
+        with self._lock:
+            connection = self._connection
+        if connection is not None and (not changed or (changed == {"namespace"} and overrides["namespace"])):
+            # The same connection: adopted as it is, the kubeconfig is neither checked nor read again.
+            new = Config.__new__(Config)
+            new._setup(args, _chosen_cache(cache))
+            new._connection = connection
+            return new
+        return Config(**args, cache=cache)
 
     def with_cache(self, cache: Cache | bool) -> Config:
         """A new Config with the same connection settings (and credentials) and ``cache``.
@@ -246,6 +316,7 @@ class Config:
     def _push(self) -> None:
         token = _active.set(self)
         _scopes.set(_scopes.get() + ((self, token),))
+        _scope_opened()
 
     def _pop(self) -> None:
         stack = _scopes.get()
@@ -256,6 +327,7 @@ class Config:
                 entered = self._refcount > (1 if self._is_default else 0)
             if not entered:
                 raise RuntimeError(f"Config@{id(self):x} exited a scope it was not in")
+            _scope_closed()
             return
         if stack[-1][0] is not self:
             raise RuntimeError(
@@ -264,12 +336,20 @@ class Config:
         _, token = stack[-1]
         _scopes.set(stack[:-1])
         _active.reset(token)
+        _scope_closed()
 
     def _start(self) -> None:
         """Blocking part of entering a scope: discovery and the cache's first reference."""
         self.initialize()
         if self._cache is not None:
-            self._cache._acquire()
+            # the cache's threads start in a context where this Config is active, so its handlers'
+            # own resource calls read through it (threads do not inherit context variables)
+            contextvars.copy_context().run(self._acquire_cache)
+
+    def _acquire_cache(self) -> None:
+        _active.set(self)
+        assert self._cache is not None
+        self._cache._acquire()
 
     def _stop(self) -> None:
         if self._cache is not None:

@@ -11,6 +11,7 @@ import base64
 import binascii
 import logging
 import os
+import re
 from typing import Any, Callable, Mapping, Sequence
 
 import attrs
@@ -29,7 +30,7 @@ from ._auth import (
     TokenFile,
 )
 
-__all__ = ["SERVICE_ACCOUNT_DIR", "Connection", "build_transport", "load_connection"]
+__all__ = ["SERVICE_ACCOUNT_DIR", "Connection", "build_transport", "check_connection", "load_connection"]
 
 log = logging.getLogger(__name__)
 
@@ -101,37 +102,81 @@ def load_connection(
         ConfigError: nothing found (names what was tried), or a malformed kubeconfig (names the
             file and field), an unknown context (lists the defined ones), or a bad argument.
     """
-    ov = _Overrides(server=server, namespace=namespace, token=token, cafile=_opt_path(cafile),
-                    certfile=_opt_path(certfile), keyfile=_opt_path(keyfile),
-                    skip_verify=skip_verify)
-    _check_overrides(ov)
-    if kubeconfig is not None:
-        path = os.fspath(kubeconfig)
-        if not os.path.isfile(path):
-            raise ConfigError(f"kubeconfig {path}: file not found")
-        return _from_kubeconfig([path], context, ov)
+    ov = _overrides(server, namespace, token, cafile, certfile, keyfile, skip_verify)
+    tried: list[str] = []
+    paths = _locate(kubeconfig, server, tried)
+    if paths:
+        return _from_kubeconfig(paths, context, ov)
     if server is not None:
         return _explicit(ov)
-    tried: list[str] = []
-    env = os.environ.get("KUBECONFIG", "")
-    if env.strip():
-        paths = list(dict.fromkeys(p for p in env.split(os.pathsep) if p))
-        existing = [p for p in paths if os.path.isfile(p)]
-        if existing:
-            return _from_kubeconfig(existing, context, ov)
-        tried.append(f"KUBECONFIG={env} (no such file)")
-    else:
-        tried.append("KUBECONFIG (not set)")
-    home = os.path.join(os.path.expanduser("~"), ".kube", "config")
-    if os.path.isfile(home):
-        return _from_kubeconfig([home], context, ov)
-    tried.append(f"{home} (not found)")
     sa_dir = os.fspath(service_account_dir) if service_account_dir is not None else SERVICE_ACCOUNT_DIR
     found = _in_cluster(sa_dir, ov, tried)
     if found is not None:
         return found
     raise ConfigError("no Kubernetes configuration found; tried: " + "; ".join(tried)
                       + ". Pass server= or kubeconfig=, set KUBECONFIG, or run inside a pod.")
+
+
+def check_connection(
+    kubeconfig: str | os.PathLike[str] | None = None,
+    server: str | None = None,
+    namespace: str | None = None,
+    token: str | None = None,
+    cafile: str | os.PathLike[str] | None = None,
+    certfile: str | os.PathLike[str] | None = None,
+    keyfile: str | os.PathLike[str] | None = None,
+    context: str | None = None,
+    skip_verify: bool | None = None,
+) -> None:
+    """Check, as ``load_connection()`` would, the arguments and the kubeconfig they lead to.
+
+    Only files are read (no network, no exec plugin run). When no kubeconfig is found, nothing
+    more is checked: in-cluster discovery and "nothing found" are left to ``load_connection()``.
+
+    Raises:
+        ConfigError: what ``load_connection()`` raises for a bad argument or a malformed kubeconfig.
+    """
+    ov = _overrides(server, namespace, token, cafile, certfile, keyfile, skip_verify)
+    paths = _locate(kubeconfig, server, [])
+    if paths:
+        _from_kubeconfig(paths, context, ov)
+    elif server is not None:
+        _explicit(ov)
+
+
+def _overrides(server: str | None, namespace: str | None, token: str | None,
+               cafile: str | os.PathLike[str] | None, certfile: str | os.PathLike[str] | None,
+               keyfile: str | os.PathLike[str] | None, skip_verify: bool | None) -> _Overrides:
+    ov = _Overrides(server=server, namespace=namespace, token=token, cafile=_opt_path(cafile),
+                    certfile=_opt_path(certfile), keyfile=_opt_path(keyfile),
+                    skip_verify=skip_verify)
+    _check_overrides(ov)
+    return ov
+
+
+def _locate(kubeconfig: str | os.PathLike[str] | None, server: str | None, tried: list[str]) -> list[str]:
+    """The kubeconfig file(s) to read, in discovery order; [] when none applies (``tried`` says why)."""
+    if kubeconfig is not None:
+        path = os.fspath(kubeconfig)
+        if not os.path.isfile(path):
+            raise ConfigError(f"kubeconfig {path}: file not found")
+        return [path]
+    if server is not None:
+        return []
+    env = os.environ.get("KUBECONFIG", "")
+    if env.strip():
+        paths = list(dict.fromkeys(p for p in env.split(os.pathsep) if p))
+        existing = [p for p in paths if os.path.isfile(p)]
+        if existing:
+            return existing
+        tried.append(f"KUBECONFIG={env} (no such file)")
+    else:
+        tried.append("KUBECONFIG (not set)")
+    home = os.path.join(os.path.expanduser("~"), ".kube", "config")
+    if os.path.isfile(home):
+        return [home]
+    tried.append(f"{home} (not found)")
+    return []
 
 
 def _opt_path(p: str | os.PathLike[str] | None) -> str | None:
@@ -235,16 +280,30 @@ def _read_kubeconfig(path: str) -> Mapping[str, Any]:
     except UnicodeDecodeError:
         raise ConfigError(f"kubeconfig {path}: not UTF-8 text") from None
     except yaml.YAMLError as e:
-        # Only the problem and its position: the YAML snippet in str(e) could show a secret.
-        mark = getattr(e, "problem_mark", None)
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(e, "problem", None) or "invalid YAML"
-        raise ConfigError(f"kubeconfig {path}: not valid YAML: {problem}{at}") from None
+        raise ConfigError(f"kubeconfig {path}: not valid YAML: {_yaml_problem(e)}") from None
     if doc is None:
         return {}
     if not isinstance(doc, dict):
-        raise ConfigError(f"kubeconfig {path}: the top level must be a mapping")
+        raise ConfigError(f"kubeconfig {path}: the top level must be a mapping, not "
+                          f"{'a list' if isinstance(doc, list) else 'a single value'}")
     return doc
+
+
+#: A quoted piece of the document inside a PyYAML message (``found undefined alias 'abc'``).
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+
+
+def _yaml_problem(e: yaml.YAMLError) -> str:
+    """What PyYAML found wrong and where, without any text of the document (it may be a secret:
+    a token starting with ``*`` reads as an alias, and PyYAML quotes the alias's name)."""
+    problem = getattr(e, "problem", None)
+    text = _QUOTED.sub("(text not shown)", problem) if isinstance(problem, str) and problem else "invalid YAML"
+    mark = getattr(e, "problem_mark", None)
+    if mark is not None:
+        text += f" at line {mark.line + 1}, column {mark.column + 1}"
+    if isinstance(problem, str) and "alias" in problem:
+        text += " (a value that starts with '*' or '&' must be quoted)"
+    return text
 
 
 def _merge(paths: Sequence[str]) -> _Merged:

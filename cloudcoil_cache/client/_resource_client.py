@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+import threading
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, Mapping, TypeVar
 
 from cloudcoil_cache import _json
 from cloudcoil_cache._listwatch import (
     ListOptions,
+    ListWatch,
     check_path_segment,
     collection_path,
     decode_event,
@@ -16,13 +18,16 @@ from cloudcoil_cache._listwatch import (
     watch_params,
 )
 from cloudcoil_cache.apimachinery import Status
+from cloudcoil_cache.client._discovery import bind_dynamic
 from cloudcoil_cache.client._lists import ObjectList
-from cloudcoil_cache.errors import ConfigError
+from cloudcoil_cache.client._wait import WaitPredicate, check_wait, wait_timeout_message
+from cloudcoil_cache.client._watch import Watch
+from cloudcoil_cache.errors import ConfigError, WaitTimeout
 
 if TYPE_CHECKING:
     from cloudcoil_cache.client._config import Config
 
-__all__ = ["PATCH_TYPES", "LiveWatch", "ResourceClient"]
+__all__ = ["PATCH_TYPES", "LiveWatch", "ResourceClient", "Watch"]
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +56,10 @@ class ResourceClient(Generic[T]):
     """
 
     def __init__(self, cls: type[T], config: Config, *, cached: bool = False) -> None:
+        if getattr(cls, "plural", None) is None and getattr(cls, "kind", None) and getattr(cls, "api_version", None):
+            # get_dynamic_resource(), or a user's class without a plural: plural and scope from
+            # discovery, once
+            bind_dynamic(getattr(cls, "__editable_class__", cls), config)
         for attr in ("api_version", "kind", "plural", "namespaced"):
             if getattr(cls, attr, None) is None:
                 raise ConfigError(f"{cls!r} is not a resource class (no {attr})")
@@ -61,6 +70,11 @@ class ResourceClient(Generic[T]):
 
     def __repr__(self) -> str:
         return f"<ResourceClient {self.cls.kind} cached={self.cached}>"
+
+    @property
+    def subresources(self) -> frozenset[str]:
+        """The subresources discovery lists for the kind (known for ``get_dynamic_resource`` classes)."""
+        return frozenset(getattr(self.cls, "subresources", None) or ())
 
     # ---------------------------------------------------------------- helpers
     def _namespace(self, namespace: str | None) -> str | None:
@@ -150,18 +164,63 @@ class ResourceClient(Generic[T]):
                           kind=body.get("kind"), api_version=body.get("apiVersion"))
 
     def watch(self, namespace: str | None = None, all_namespaces: bool = False,
-              label_selector: str | None = None, field_selector: str | None = None,
+              field_selector: str | None = None, label_selector: str | None = None,
               resource_version: str | None = None, timeout_seconds: int | None = None,
-              allow_bookmarks: bool = False,
-              read_timeout: float | None = None) -> Iterator[tuple[str, T]]:
-        """Yield ``(event_type, object)`` from one watch until the server ends it.
+              _stop_event: threading.Event | None = None, *, allow_bookmarks: bool = True,
+              read_timeout: float | None = None, _raise_on_expired: bool = False) -> Watch[T]:
+        """Yield ``(event_type, object)`` until the caller stops (cloudcoil's resilient watch).
 
-        ERROR events raise (a 410 as ``WatchExpired``); bookmarks are yielded with ``None``
-        only when ``allow_bookmarks`` is set. For a resilient stream use an informer.
+        Each request lasts at most ``timeout_seconds`` (server side, default 300) or until the
+        stream is quiet for ``read_timeout`` (default: the transport's); the watch is then re-opened
+        from the last resourceVersion. A 410 restarts it from the current state (``ADDED`` for
+        every object), or raises ``WatchExpired`` with ``_raise_on_expired``. It ends on
+        ``close()`` (any thread) or when ``_stop_event`` is set (at once, also while waiting to
+        reconnect). See ``Watch``; ``open_watch`` is the single request.
         """
-        with self.open_watch(namespace, all_namespaces, label_selector, field_selector, resource_version,
-                             timeout_seconds, allow_bookmarks, read_timeout) as events:
-            yield from events
+        ns = None if all_namespaces else self._namespace(namespace)
+        source: ListWatch[T] = ListWatch(self.config.transport, self.cls, namespace=ns,
+                                         label_selector=label_selector or "",
+                                         field_selector=field_selector or "", structure=self.cls.from_dict)
+        return Watch(source, self.cls, resource_version=resource_version, timeout_seconds=timeout_seconds,
+                     read_timeout=read_timeout, allow_bookmarks=allow_bookmarks, stop_event=_stop_event,
+                     raise_on_expired=_raise_on_expired)
+
+    def wait_for(self, obj: Any, predicates: Mapping[str, WaitPredicate], timeout: float | None = None) -> str:
+        """Watch ``obj`` until a predicate returns true; returns its name (cloudcoil's ``wait_for``).
+
+        Raises:
+            WaitTimeout: no predicate matched within ``timeout`` seconds.
+        """
+        return self.wait_for_match(obj, predicates, timeout)[0]
+
+    def wait_for_match(self, obj: Any, predicates: Mapping[str, WaitPredicate],
+                       timeout: float | None = None) -> tuple[str, T]:
+        """``wait_for`` returning the matching predicate's name and the object it matched.
+
+        Every change of ``obj`` after its resourceVersion (or, without one, its current state)
+        is passed to each predicate as ``predicate(event_type, obj)``, in order; the first that
+        returns a true value wins. ``DELETED`` events are passed too; bookmarks are not.
+        """
+        name, namespace, rv = check_wait(self.cls, obj, predicates, timeout)
+        watch = self.watch(namespace=namespace, field_selector=f"metadata.name={name}", resource_version=rv,
+                           allow_bookmarks=False)
+        timer: threading.Timer | None = None
+        if timeout is not None:
+            timer = threading.Timer(timeout, watch.close)
+            timer.name = f"cloudcoil-wait-for-{self.cls.kind}"
+            timer.daemon = True
+            timer.start()
+        try:
+            for event_type, found in watch:
+                for key, predicate in predicates.items():
+                    if predicate(event_type, found):
+                        return key, found
+            raise WaitTimeout(wait_timeout_message(self.cls, namespace, name, timeout))
+        finally:
+            if timer is not None:
+                timer.cancel()
+                timer.join()
+            watch.close()
 
     def open_watch(self, namespace: str | None = None, all_namespaces: bool = False,
                    label_selector: str | None = None, field_selector: str | None = None,
@@ -236,16 +295,14 @@ class ResourceClient(Generic[T]):
                preconditions: Mapping[str, str] | None = None, dry_run: bool = False) -> Any:
         """DELETE ``name``; returns the object as the server returned it (or its Status).
 
-        ``propagation_policy``: "Foreground", "Background" or "Orphan"; ``preconditions``:
+        ``propagation_policy``: "Foreground", "Background" or "Orphan" (any case, as cloudcoil's
+        lower-case ones); ``preconditions``:
         ``{"uid": ...}`` and/or ``{"resourceVersion": ...}`` (a mismatch raises
         ``ResourceConflict``).
         """
         options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
         if propagation_policy:
-            if propagation_policy not in ("Foreground", "Background", "Orphan"):
-                raise ValueError(f"propagation_policy {propagation_policy!r}: expected Foreground, "
-                                 "Background or Orphan")
-            options["propagationPolicy"] = propagation_policy
+            options["propagationPolicy"] = _propagation(propagation_policy)
         if grace_period_seconds is not None:
             options["gracePeriodSeconds"] = int(grace_period_seconds)
         if preconditions:
@@ -262,6 +319,79 @@ class ResourceClient(Generic[T]):
         if not dry_run:
             self._note_delete(name, namespace, result)
         return result
+
+    def delete_all(self, namespace: str | None = None, dry_run: bool = False,
+                   propagation_policy: str | None = None, grace_period_seconds: int | None = None,
+                   label_selector: str | None = None, field_selector: str | None = None, *,
+                   all_namespaces: bool = False) -> Any:
+        """Delete every object of the namespace (or, ``all_namespaces``, of every namespace) that
+        matches the selectors, with one DELETE of the collection per namespace.
+
+        Returns what the server answered: the list of the deleted objects (an ``ObjectList``, as
+        kube-apiserver answers; objects kept by finalizers appear with their deletionTimestamp),
+        or a ``Status`` from a server that answers one.
+        """
+        params: dict[str, str] = {}
+        if label_selector:
+            params["labelSelector"] = label_selector
+        if field_selector:
+            params["fieldSelector"] = field_selector
+        if dry_run:
+            params["dryRun"] = "All"
+        if propagation_policy:
+            params["propagationPolicy"] = _propagation(propagation_policy)
+        if grace_period_seconds is not None:
+            if isinstance(grace_period_seconds, bool) or not isinstance(grace_period_seconds, int):
+                raise ValueError(f"grace_period_seconds must be an integer, got {grace_period_seconds!r}")
+            params["gracePeriodSeconds"] = str(grace_period_seconds)
+        if all_namespaces and self.cls.namespaced:
+            # kube-apiserver has no cluster-wide DELETE of a namespaced collection: one per namespace
+            found: ObjectList[Any] = self.live_list(all_namespaces=True, label_selector=label_selector,
+                                                    field_selector=field_selector)
+            scopes: list[str | None] = sorted({o.metadata.namespace for o in found if o.metadata})
+        else:
+            scopes = [self._namespace(namespace)]
+        log.info("Deleting all %s in %s (labels %r, fields %r%s)", self.cls.kind,
+                 "all namespaces" if all_namespaces else (scopes[0] or "the cluster"),
+                 label_selector, field_selector, ", dry run" if dry_run else "")
+        items: list[T] = []
+        status: Any = None
+        answered_list = False
+        for ns in scopes:
+            noted = None if dry_run else self._names_to_note(ns, label_selector, field_selector)
+            data = self._request("DELETE", collection_path(self.cls, ns), params=params)
+            if isinstance(data, dict) and isinstance(data.get("items"), list):
+                answered_list = True
+                deleted = [self.cls.from_dict(item) for item in data["items"]]
+                items.extend(deleted)
+                if not dry_run:
+                    for obj in deleted:
+                        self._note_deleted_object(obj)
+            else:
+                status = self._to_obj(data)
+                cache = self.config.cache
+                if cache is not None and noted:
+                    for name in noted:
+                        cache.note_delete(self.cls, ns, name)
+        if answered_list or status is None:
+            return ObjectList(self.cls, items, {})
+        return status
+
+    def _names_to_note(self, namespace: str | None, label_selector: str | None,
+                       field_selector: str | None) -> tuple[str, ...] | None:
+        """The names a collection DELETE will remove, for the cache's read-your-writes when the
+        server answers a Status that names none (kube-apiserver lists the deleted objects; the
+        project's fake answers a Status). Read live, and only when the cache has this kind."""
+        cache = self.config.cache
+        if cache is None or cache.informer_for(self.cls) is None:
+            return None
+        found: ObjectList[Any] = self.live_list(namespace, False, label_selector, field_selector)
+        return tuple(o.metadata.name for o in found.items if o.metadata and o.metadata.name)
+
+    def _note_deleted_object(self, obj: Any) -> None:
+        cache = self.config.cache
+        if cache is not None and getattr(obj, "metadata", None) is not None:
+            cache.note_write(self.cls, obj, deleted=True)
 
     def scale(self, name: str, replicas: int, namespace: str | None = None) -> Any:
         """Set ``spec.replicas`` through the ``scale`` subresource; returns the updated object."""
@@ -312,6 +442,14 @@ class LiveWatch(Generic[T]):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _propagation(policy: str) -> str:
+    """"Foreground", "Background" or "Orphan" from any case of them (cloudcoil passes "background")."""
+    value = policy.capitalize() if isinstance(policy, str) else policy
+    if value not in ("Foreground", "Background", "Orphan"):
+        raise ValueError(f"propagation_policy {policy!r}: expected Foreground, Background or Orphan")
+    return value
 
 
 def _write_params(dry_run: bool, field_manager: str | None) -> dict[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import operator
 import sys
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, NoReturn, TypeVar
 import attrs
 
 from cloudcoil_cache.errors import ReadOnlyError
+from cloudcoil_cache.models import _builders
 from cloudcoil_cache.models._methods import ResourceMethods
 
 if TYPE_CHECKING:
@@ -48,22 +50,89 @@ def _read_only(self: Model, name: str, *_: Any) -> NoReturn:
     )
 
 
+# ------------------------------------------------------------------ a user's annotated classes
+#: Class constants of a resource: never fields, also when annotated (``kind: str = "Widget"``).
+_CONSTANTS = ("api_version", "kind", "plural", "namespaced", "group", "version")
+
+
+def _wants_auto_model(namespace: dict[str, Any]) -> bool:
+    """Whether a class body is a user's model declaration (not ours, not attrs' rebuilt class)."""
+    module = namespace.get("__module__") or ""
+    return (bool(namespace.get("__annotations__")) and "__attrs_attrs__" not in namespace
+            and not module.startswith("cloudcoil_cache."))
+
+
+def _prepare_auto_model(bases: tuple[type, ...], namespace: dict[str, Any], kwargs: dict[str, Any]) -> None:
+    """Turn a user's class body into what ``attrs.define`` expects of a model (in place).
+
+    Resource constants (annotated or given as class keywords) stay class constants; every field
+    defaults to ``None`` as generated fields do; mutable defaults become per-object copies; a
+    resource without its own ``metadata`` gets the ``ObjectMeta`` field every kind has.
+    """
+    annotations: dict[str, Any] = namespace["__annotations__"]
+    for name in _CONSTANTS:
+        annotations.pop(name, None)
+        if name in kwargs:
+            namespace[name] = kwargs.pop(name)
+    is_resource = any(isinstance(b, type) and issubclass(b, Resource) for b in bases)
+    if is_resource and "metadata" not in annotations and not any(
+            attrs.has(b) and "metadata" in attrs.fields_dict(b) for b in bases):
+        from cloudcoil_cache.models.apimachinery import ObjectMeta  # imports this module
+
+        annotations["metadata"] = ObjectMeta | None
+        namespace["metadata"] = None
+    for name, hint in annotations.items():
+        if _is_class_var(hint):
+            continue
+        default = namespace.get(name)
+        if isinstance(default, (list, dict, set)):
+            namespace[name] = attrs.field(factory=functools.partial(copy.deepcopy, default))
+        elif name not in namespace:
+            namespace[name] = None
+
+
+def _is_class_var(hint: Any) -> bool:
+    if isinstance(hint, str):
+        return hint.startswith(("ClassVar", "typing.ClassVar"))
+    return getattr(hint, "__origin__", None) is ClassVar or hint is ClassVar
+
+
+def _auto_model(cls: type) -> type:
+    """Finish a user's annotated class as a model: attrs fields, sealed twin, registration."""
+    api_version = cls.__dict__.get("api_version")
+    if isinstance(api_version, str) and "group" not in cls.__dict__:
+        group, _, version = api_version.rpartition("/")
+        type.__setattr__(cls, "group", group)
+        type.__setattr__(cls, "version", version)
+    type.__setattr__(cls, "_cc_checked", True)  # keyword values of plain-typed fields are checked
+    if issubclass(cls, Resource) and cls.kind and cls.plural is None and "namespaced" not in cls.__dict__:
+        type.__setattr__(cls, "namespaced", None)  # with the plural, from the server's discovery
+    return _build_model(cls, replace=True)
+
+
 class _ModelMeta(type):
-    """Gives every model subclass ``__slots__ = ()`` unless it declares its own.
+    """Gives every model subclass ``__slots__ = ()``, and makes a user's annotated class a model.
 
     So a plain subclass (``class Widget(GenericResource, api_version=...)``) stays slotted: no
-    per-object ``__dict__`` and no silently accepted misspelt attributes.
+    per-object ``__dict__`` and no silently accepted misspelt attributes. A class written outside
+    this library with annotated fields (``class Widget(Resource): api_version = ...; spec:
+    WidgetSpec | None = None``) becomes a full model without a decorator, as a pydantic model
+    would (see ``_auto_model``).
     """
 
     def __new__(
         mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any
     ) -> type:
         namespace.setdefault("__slots__", ())
-        return super().__new__(mcls, name, bases, namespace, **kwargs)
+        auto = _wants_auto_model(namespace)
+        if auto:
+            _prepare_auto_model(bases, namespace, kwargs)
+        cls = super().__new__(mcls, name, bases, namespace, **kwargs)
+        return _auto_model(cls) if auto else cls
 
 
 @attrs.define(slots=True, eq=False, repr=False, weakref_slot=False, kw_only=True)
-class Model(metaclass=_ModelMeta):
+class Model(_builders.BuilderTypes, metaclass=_ModelMeta):
     """Base of every model: wire conversion, editable copies, and read-only ("sealed") objects.
 
     Objects a user builds (keyword construction, ``from_dict``, ``copy``) are ordinary editable
@@ -125,6 +194,63 @@ class Model(metaclass=_ModelMeta):
             setattr(new, key, value)
         return new  # type: ignore[no-any-return]
 
+    # ------------------------------------------------------------- pydantic's names
+    # cloudcoil's models are pydantic models; these give code written for them the same calls.
+    @classmethod
+    def model_validate(cls: type[M], obj: Any) -> M:
+        """``obj`` if it is already a ``cls``, else an editable object from its wire form (a dict).
+
+        Raises ``DecodeError`` (a ``ValueError``) naming the field that does not fit.
+        """
+        if isinstance(obj, cls):
+            return obj
+        return cls.from_dict(obj)
+
+    @classmethod
+    def model_validate_json(cls: type[M], data: str | bytes | bytearray) -> M:
+        """An editable object from JSON text. Raises ``DecodeError`` (a ``ValueError``)."""
+        from cloudcoil_cache import _json
+        from cloudcoil_cache.errors import DecodeError
+
+        try:
+            value = _json.loads(data)
+        except ValueError as exc:
+            raise DecodeError(f"{cls.__name__}: not valid JSON: {exc}") from None
+        return cls.from_dict(value)
+
+    def model_dump(self, *, mode: str = "python", by_alias: bool = False,
+                   exclude_none: bool = False) -> dict[str, Any]:
+        """A plain dict of this object, as pydantic's ``model_dump``.
+
+        Keys are attribute names (``by_alias=True``: the wire's camelCase names); fields without a
+        value are ``None`` unless ``exclude_none``; ``mode="json"`` gives JSON values (times as
+        their wire text), ``"python"`` keeps ``datetime`` objects. Unknown fields from the server
+        are kept under their wire names. ``model_dump(mode="json", by_alias=True,
+        exclude_none=True)`` is ``to_dict()``.
+        """
+        from cloudcoil_cache.models import _dump  # _dump imports _codegen, which imports this module
+
+        return _dump.dump(self, mode=mode, by_alias=by_alias, exclude_none=exclude_none)
+
+    def model_dump_json(self, *, by_alias: bool = False, exclude_none: bool = False,
+                        indent: int | None = None) -> str:
+        """``model_dump(mode="json", ...)`` as JSON text."""
+        import json
+
+        return json.dumps(self.model_dump(mode="json", by_alias=by_alias, exclude_none=exclude_none),
+                          indent=indent)
+
+    def model_copy(self: M, *, update: dict[str, Any] | None = None, deep: bool = False) -> M:
+        """An editable copy, as pydantic's ``model_copy``: shallow unless ``deep``.
+
+        A shallow copy of a cached (read-only) object shares its nested values, which stay
+        read-only; ``deep=True`` (or ``copy()``) copies everything. ``update`` sets fields by
+        attribute or wire name, without conversion (as pydantic's).
+        """
+        from cloudcoil_cache.models import _dump
+
+        return _dump.copy_model(self, update=update, deep=deep)  # type: ignore[no-any-return]
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Model) or other.__editable_class__ is not self.__editable_class__:
             return NotImplemented
@@ -147,6 +273,26 @@ class Model(metaclass=_ModelMeta):
 
     def __reduce__(self) -> Any:
         return (_rebuild, (self.__editable_class__, self._sealed, self.to_dict()))
+
+    # ------------------------------------------------------------- cloudcoil's fluent builders
+    # Derived from the fields at first use (models._builders); nothing is generated per class.
+    # ``Kind.Builder`` / ``Kind.ListBuilder`` come from the base ``_builders.BuilderTypes``.
+
+    @classmethod
+    def builder(cls: type[M]) -> _builders.Builder[M]:
+        """An immutable fluent builder: ``Pod.builder().metadata(dict(name="a")).spec(lambda s: ...).build()``."""
+        return _builders.Builder(cls)
+
+    @classmethod
+    def new(cls: type[M]) -> _builders.Scope[_builders.Builder[M]]:
+        """``with Pod.new() as pod: pod.metadata(...)`` (set in place; nested ``with pod.spec() as s:``), then
+        ``pod.build()``."""
+        return _builders.Scope(_builders.Builder(cls))
+
+    @classmethod
+    def list_builder(cls: type[M]) -> _builders.ListBuilder[M]:
+        """An immutable builder of a list: ``Container.list_builder().add(lambda c: c.name("a")).build()``."""
+        return _builders.ListBuilder(cls)
 
 
 def _rebuild(cls: type[Model], sealed: bool, data: dict[str, Any]) -> Model:
@@ -183,15 +329,30 @@ class Resource(Model, ResourceMethods):
     if TYPE_CHECKING:
         metadata: ObjectMeta | None
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls is Resource:  # ``Resource(apiVersion="v1", kind="Pod", metadata=...)``, as cloudcoil
+            cls = _plain_resource()
+        return object.__new__(cls)
+
     @property
     def name(self) -> str | None:
+        """``metadata.name``; setting it creates ``metadata`` when missing (read-only when sealed)."""
         meta = self.metadata
         return None if meta is None else meta.name
 
+    @name.setter
+    def name(self, value: str | None) -> None:
+        _set_meta(self, "name", value)
+
     @property
     def namespace(self) -> str | None:
+        """``metadata.namespace``; setting it creates ``metadata`` when missing (read-only when sealed)."""
         meta = self.metadata
         return None if meta is None else meta.namespace
+
+    @namespace.setter
+    def namespace(self, value: str | None) -> None:
+        _set_meta(self, "namespace", value)
 
     @property
     def resource_version(self) -> str | None:
@@ -204,17 +365,38 @@ class Resource(Model, ResourceMethods):
         return None if meta is None else meta.uid
 
 
+def _set_meta(obj: Resource, field: str, value: str | None) -> None:
+    """``obj.metadata.<field> = value``, creating an ``ObjectMeta`` when there is none."""
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{type(obj).__name__}.{field} must be a string or None, got {type(value).__name__}")
+    meta = obj.metadata
+    if meta is None:
+        from cloudcoil_cache.models.apimachinery import ObjectMeta  # it imports this module
+
+        obj.metadata = ObjectMeta(**{field: value})
+    else:
+        setattr(meta, field, value)
+
+
 @dataclass_transform(kw_only_default=True, field_specifiers=(attrs.field,))  # type: ignore[type-var]
 def model(cls: type[M]) -> type[M]:
-    """Class decorator of every model: an attrs slotted class plus its sealed twin."""
+    """Class decorator of every model: an attrs slotted class plus its sealed twin (idempotent)."""
+    if "__sealed_class__" in cls.__dict__:
+        return cls  # already a model (a user's annotated class is made one by its metaclass)
+    return _build_model(cls, replace=False)
+
+
+def _build_model(cls: type[M], *, replace: bool) -> type[M]:
     built: type[M] = attrs.define(
         slots=True, kw_only=True, eq=False, repr=False, weakref_slot=False)(cls)
     finish_model(built)
     resource = issubclass(built, Resource)
     type.__setattr__(built, "__init__", _first_init(built, built.__init__, resource))
     if issubclass(built, Resource) and built.kind:
-        register_resource(built, replace=False)
+        register_resource(built, replace=replace)
     return built
+
+
 
 
 def _first_init(cls: type, attrs_init: Callable[..., None], resource: bool) -> Callable[..., None]:
@@ -251,6 +433,14 @@ def _keyword_init(init: Callable[..., None], resource: bool) -> Callable[..., No
     @functools.wraps(init)
     def __init__(self: Model, *args: Any, api_version: str | None = None, kind: str | None = None,
                  **kwargs: Any) -> None:
+        names = _field_names(type(self))
+        if any(key not in names for key in kwargs):
+            from cloudcoil_cache.models._codegen import wire_keywords  # _codegen imports this module
+
+            given = {"api_version": api_version, "kind": kind} if resource else {}
+            kwargs = wire_keywords(type(self), given, kwargs)
+            if resource:
+                api_version, kind = kwargs.pop("api_version", None), kwargs.pop("kind", None)
         if not resource:
             if api_version is not None:
                 kwargs["api_version"] = api_version
@@ -324,3 +514,14 @@ def registered_resource(api_version: str, kind: str) -> type[Resource] | None:
 def is_sealed(obj: object) -> bool:
     """Whether ``obj`` is a read-only (sealed) model object."""
     return isinstance(obj, Model) and type(obj)._sealed
+
+
+@functools.lru_cache(maxsize=None)
+def _plain_resource() -> type[Resource]:
+    """What ``Resource(...)`` builds: a resource of any kind with only ``metadata`` typed."""
+    from cloudcoil_cache.models.apimachinery import ObjectMeta  # imports this module
+
+    plain = type("Resource", (Resource,), {
+        "__module__": __name__, "__qualname__": "Resource", "__annotations__": {"metadata": ObjectMeta | None},
+        "metadata": None, "__doc__": "A resource of any kind: typed ``metadata``, other fields kept as they came."})
+    return model(plain)

@@ -12,12 +12,13 @@ from typing import Any, Callable, Union
 
 import attrs
 
+from cloudcoil_cache.errors import DecodeError
 from cloudcoil_cache.models import _time
 from cloudcoil_cache.models._base import Model, Resource
 from cloudcoil_cache.models._frozen import FrozenDict, FrozenList, freeze_json, thaw_json
 
-__all__ = ["build", "build_init", "format_path", "init_converters", "model_from_mapping", "set_type_meta", "shape_of",
-           "wire_name"]
+__all__ = ["build", "build_init", "format_path", "init_by_wire_names", "init_converters", "model_from_mapping",
+           "set_type_meta", "shape_of", "wire_keywords", "wire_name"]
 
 # Shapes: ("scalar",), ("json",), ("time",), ("micro",), ("model", cls), ("list", inner),
 # ("dict", inner)
@@ -53,9 +54,9 @@ def shape_of(hint: Any) -> Shape:
         if "k8s:MicroTime" in meta:
             return ("micro",)
         return shape_of(base)
-    if hint in _SCALARS:
+    if hint in _SCALARS or origin is typing.Literal:
         return ("scalar",)
-    if hint is Any or hint is object:
+    if hint is Any or hint is object or hint is dict or hint is list:
         return ("json",)
     if hint is datetime.datetime:
         return ("time",)
@@ -396,10 +397,50 @@ def init_converters(cls: type) -> dict[str, InitConverter]:
             if a.name == "_extra":
                 continue
             fn = _init_converter(shape_of(hints[a.name]))
+            if fn is None and cls.__dict__.get("_cc_checked"):
+                fn = _plain_checker(hints[a.name])
             if fn is not None:
                 table[a.name] = fn
         type.__setattr__(cls, "_cc_init_conv", table)
     return table
+
+
+_PLAIN: dict[Any, tuple[type, ...]] = {str: (str,), int: (int,), float: (int, float), bool: (bool,),
+                                       dict: (dict,), list: (list, tuple)}
+
+
+def _plain_types(hint: Any) -> tuple[type, ...] | None:
+    """The classes a value of a plain field type may have, or None when anything goes (or unknown)."""
+    origin = typing.get_origin(hint)
+    if origin is Union or isinstance(hint, types.UnionType):
+        found: list[type] = []
+        for arg in typing.get_args(hint):
+            if arg is type(None):
+                continue
+            inner = _plain_types(arg)
+            if inner is None:
+                return None
+            found.extend(inner)
+        return tuple(found) or None
+    if origin is typing.Annotated:
+        return _plain_types(typing.get_args(hint)[0])
+    return _PLAIN.get(origin if origin in (dict, list) else hint)
+
+
+def _plain_checker(hint: Any) -> InitConverter | None:
+    """For a user's own model (``_cc_checked``): keyword values of plain-typed fields are checked, as
+    pydantic checks them (``spec: dict`` refuses a string); generated models leave that to the server."""
+    allowed = _plain_types(hint)
+    if allowed is None:
+        return None
+    expected = " or ".join(t.__name__ for t in allowed)
+
+    def check(value: Any, path: Path) -> Any:
+        if isinstance(value, allowed):
+            return value
+        raise DecodeError(f"{format_path(path)}: expected {expected}, got {_type_name(value)}")
+
+    return check
 
 
 def _init_names(cls: type) -> dict[str, str]:
@@ -565,9 +606,11 @@ def build_init(cls: type) -> Callable[..., None] | None:
         body.append("    if api_version is not None or kind is not None:")
         body.append("        _type_meta(self, api_version, kind)")
     constants["_datetime"] = datetime.datetime
-    source = "def __init__(self, *, " + ", ".join(params) + "):\n" + "\n".join(body) + "\n"
-    if not params:
-        source = "def __init__(self):\n" + "\n".join(body) + "\n"
+    constants["_by_wire"] = init_by_wire_names
+    names = [p.split("=", 1)[0] for p in params]
+    body.insert(0, "    if _kw:\n        return _by_wire(self, _kw, {"
+                + ", ".join(f"{n!r}: {n}" for n in names) + "})")
+    source = "def __init__(self, *, " + ", ".join(params + ["**_kw"]) + "):\n" + "\n".join(body) + "\n"
     namespace = dict(constants)
     filename = f"<cloudcoil_cache generated {cls.__qualname__}.__init__ #{next(_counter)}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -577,6 +620,36 @@ def build_init(cls: type) -> Callable[..., None] | None:
     init.__module__ = cls.__module__
     init.__doc__ = f"Keyword construction of {cls.__name__} (dict values of model fields are converted)."
     return init  # type: ignore[no-any-return]
+
+
+def wire_keywords(cls: type, given: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """``given`` (attribute-named keywords) with ``extra``'s wire (camelCase) names renamed in.
+
+    ``Pod(apiVersion="v1", metadata=...)`` and ``ListMeta(resourceVersion="1")`` work as they do
+    with pydantic's aliases; an unknown name, or one field named twice, is a ``TypeError``.
+    """
+    names = _init_names(cls)
+    fields = attrs.fields_dict(cls)
+    resource = issubclass(cls, Resource)
+    out = dict(given)
+    for key, value in extra.items():
+        attr = names.get(key)
+        if attr is None and resource and key in ("apiVersion", "api_version", "kind"):
+            attr = "api_version" if key != "kind" else "kind"
+        if attr is None:
+            raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {key!r}")
+        field = fields.get(attr)
+        current = out.get(attr)
+        if current is not None and (field is None or current is not field.default):
+            raise TypeError(f"{cls.__name__}() got field {attr!r} twice (as {attr!r} and as {key!r})")
+        out[attr] = value
+    return out
+
+
+def init_by_wire_names(obj: Any, extra: dict[str, Any], given: dict[str, Any]) -> None:
+    """The generated ``__init__``'s path for keywords that are wire names (see ``wire_keywords``)."""
+    cls = type(obj)
+    cls.__init__(obj, **wire_keywords(cls, given, extra))
 
 
 def set_type_meta(obj: Any, api_version: str | None, kind: str | None) -> None:

@@ -14,7 +14,8 @@ less CPU. The table is adaptive and bounded by what is alive:
   ``SHARE_MIN_HITS`` of them were repeats (already after ``SHARE_FIRST_LOOK`` inputs without one):
   values unique per object (a pod's metadata or status) soon stop paying for the key;
 - entries nobody else references any more are dropped when the table has doubled since the last
-  sweep (amortised O(1); it never holds more than about twice what the cache uses).
+  sweep, first at ``_SWEEP_AT`` entries (amortised O(1); it never holds more than about twice what
+  the cache uses, so the objects of a few dozen deleted objects do not linger while it samples).
 
 Equal JSON bytes are equal JSON values of equal types (``1`` and ``1.0`` serialise differently),
 so a shared object is exactly what the builder would have built. A value that cannot be serialised
@@ -224,7 +225,7 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 SHARE_SAMPLE = 4096
 SHARE_FIRST_LOOK = 256  # not one repeat in the first 256 values: unique per object, stop at once
 SHARE_MIN_HITS = 0.5
-_SWEEP_AT = 1024
+_SWEEP_AT = 32
 
 _key = _json.key
 _exact = bytes
@@ -235,7 +236,7 @@ _exact = bytes
 # digest's key is a secret of the process, so no one can craft two values with one digest (which
 # would let one object's value stand in for another's, across namespaces).
 DIGEST_ABOVE = 256
-DIGEST_FROM = _SWEEP_AT
+DIGEST_FROM = 1024
 _DIGEST_SIZE = 16
 _SECRET = os.urandom(16)
 _GIL_KEPT_BELOW = 2048  # CPython's HASHLIB_GIL_MINSIZE

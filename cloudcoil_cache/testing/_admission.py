@@ -20,10 +20,9 @@ import base64
 import binascii
 import contextlib
 import threading
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Iterator
 
-from . import _rules, _status
+from . import _crds, _rules, _status
 from ._resources import ResourceRegistry, ResourceType
 from ._schema import resolve
 
@@ -61,10 +60,6 @@ def request_context(field_validation: str = "") -> Iterator[list[str]]:
 def _context() -> tuple[str, list[str]]:
     ctx = getattr(_local, "ctx", None)
     return ctx if ctx is not None else ("", [])
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _ref_name(node: Any) -> str | None:
@@ -220,8 +215,12 @@ class Admission:
         if old is None:
             self._on_create(rtype, obj)
             _rules.check_name(rtype.group, rtype.kind, str(meta.get("name", "")), errs)
-            if rtype.builtin and rtype.kind == "CustomResourceDefinition":
-                self._crd_on_create(obj, errs)
+            if _crds.is_crd(rtype):
+                _crds.prepare_create(obj, errs)
+        elif _crds.is_crd(rtype) and subresource is None:
+            _crds.default_names(obj)
+        if not rtype.builtin:
+            _crds.validate_scale(rtype, obj, errs)
         _rules.label_errors(meta, "metadata", errs)
         rule = _rules.OBJECT_RULES.get((rtype.group, rtype.kind))
         if rule is not None:
@@ -243,66 +242,10 @@ class Admission:
     # -- custom resource definitions -------------------------------------------------------
 
     def committed(self, rtype: ResourceType, etype: str, obj: dict[str, Any]) -> None:
-        """After a stored change (lock held): a CRD's change (un)registers its types."""
-        if not (rtype.builtin and rtype.kind == "CustomResourceDefinition"):
-            return
-        spec = obj.get("spec") or {}
-        group, names = spec.get("group", ""), spec.get("names") or {}
-        plural = names.get("plural", "")
-        served = {v.get("name") for v in spec.get("versions") or () if v.get("served", True)}
-        if etype == "DELETED":
-            served = set()
-        for known in self.registry.all():
-            if known.group == group and known.plural == plural and not known.builtin \
-                    and known.version not in served:
-                self.registry.remove(known.group, known.version, known.plural)
-                if etype == "DELETED":
-                    self.store.drop_all_locked(known)
-        for version in spec.get("versions") or ():
-            if version.get("name") not in served:
-                continue
-            subs = version.get("subresources") or {}
-            extra: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = ()
-            if "scale" in subs:
-                extra = (("scale", "autoscaling", "v1", "Scale", ("get", "patch", "update")),)
-            self.registry.add(ResourceType(
-                group=group, version=version["name"], kind=names.get("kind", ""), plural=plural,
-                namespaced=spec.get("scope", "Namespaced") == "Namespaced",
-                singular=names.get("singular", ""),
-                short_names=tuple(names.get("shortNames") or ()),
-                categories=tuple(names.get("categories") or ()),
-                has_status="status" in subs, builtin=False, has_generation=True,
-                subresources=extra,
-                schema=(version.get("schema") or {}).get("openAPIV3Schema"),
-            ))
-
-    @staticmethod
-    def _crd_on_create(obj: dict[str, Any], errs: _rules.Errors) -> None:
-        spec = obj.get("spec") or {}
-        names = spec.get("names") or {}
-        wanted = f"{names.get('plural', '')}.{spec.get('group', '')}"
-        name = obj["metadata"].get("name", "")
-        if name != wanted:
-            errs.invalid("metadata.name", name, 'must be spec.names.plural+"."+spec.group')
-        storage = [v.get("name") for v in spec.get("versions") or () if v.get("storage")]
-        if len(storage) != 1:
-            errs.invalid("spec.versions", [v.get("name") for v in spec.get("versions") or ()],
-                         "must have exactly one version marked as storage version")
-        now = _now()
-        accepted = {**names}
-        accepted.setdefault("singular", str(names.get("kind", "")).lower())
-        accepted.setdefault("listKind", f"{names.get('kind', '')}List")
-        spec["names"] = accepted
-        obj["status"] = {
-            "acceptedNames": accepted,
-            "conditions": [
-                {"type": "NamesAccepted", "status": "True", "lastTransitionTime": now,
-                 "reason": "NoConflicts", "message": "no conflicts found"},
-                {"type": "Established", "status": "True", "lastTransitionTime": now,
-                 "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"},
-            ],
-            "storedVersions": storage[:1],
-        }
+        """After a stored change (lock held): a CRD's change runs the apiextensions controllers
+        and (un)registers its types (``_crds``)."""
+        if _crds.is_crd(rtype):
+            _crds.after_commit(self.store, self.registry, rtype, etype, obj)
 
     # -- namespace lifecycle -------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from ._list import list_body, parse_filters, parse_rv, wait_not_too_large
 from ._protobuf import ProtobufError, decode_body
 from ._reviews import review
 from ._schema import definition_for
-from ._routing import Route, derive_verb, parse_route
+from ._routing import Route, derive_verb, parse_route, subresource_ok
 from ._scale import get_scale, patch_scale, update_scale
 from ._store import APPLY_PATCH
 from ._status import StatusError
@@ -366,6 +366,10 @@ class Handler(BaseHTTPRequestHandler):
         self, method: str, verb: str, route: Route, query: dict[str, str], body: bytes
     ) -> None:
         store = self.api._store
+        if route.subresource is not None and route.rtype is not None and not subresource_ok(
+                route.subresource, route.rtype):
+            # a custom resource's subresource its CRD does not declare (kube-apiserver's CRD handler)
+            raise _status.not_found(route.rtype, route.name or "")
         self._check_body_type(method)
         if route.subresource is not None and verb not in ("get", "update", "patch"):
             raise _method_not_allowed()

@@ -68,6 +68,9 @@ class ResourceType:
         default=(), compare=False)
     # A custom resource's openAPIV3Schema (from its CRD), used for validation and ownership.
     schema: Any = field(default=None, compare=False, hash=False, repr=False)
+    # A custom resource's scale subresource: (specReplicasPath, statusReplicasPath,
+    # labelSelectorPath), as its CRD declares them ("" where not given).
+    scale_paths: tuple[str, str, str] | None = field(default=None, compare=False)
 
     def schema_node(self) -> Any:
         """The root schema node of this kind's objects (None when unknown)."""

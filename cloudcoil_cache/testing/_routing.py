@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ._resources import ResourceRegistry, ResourceType
 
-__all__ = ["Route", "derive_verb", "has_scale", "parse_route"]
+__all__ = ["Route", "derive_verb", "has_scale", "parse_route", "subresource_ok"]
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,8 @@ def has_scale(rtype: ResourceType) -> bool:
         s[0] == "scale" for s in rtype.subresources)
 
 
-def _subresource_ok(subresource: str, rtype: ResourceType) -> bool:
+def subresource_ok(subresource: str, rtype: ResourceType) -> bool:
+    """Whether ``rtype`` serves ``subresource`` (``status`` or ``scale``)."""
     return (subresource == "status" and rtype.has_status) or (
         subresource == "scale" and has_scale(rtype)
     )
@@ -80,8 +81,8 @@ def parse_route(path: str, registry: ResourceRegistry) -> Route | None:
     if rtype.namespaced and namespace is None and name is not None:
         return None
     subresource = rest[2] if len(rest) == 3 else None
-    if subresource is not None and not _subresource_ok(subresource, rtype):
-        return None
+    if subresource is not None and not subresource_ok(subresource, rtype) and rtype.builtin:
+        return None  # a custom resource's unknown subresource is a NotFound naming the object
     if watch_path and subresource is not None:
         return None
     return Route(

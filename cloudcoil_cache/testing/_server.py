@@ -16,6 +16,7 @@ import yaml
 
 from ..errors import WaitTimeout
 from ._admission import Admission
+from ._bootstrap import preload_cluster
 from ._fault_api import FaultInjection
 from ._faults import FaultState
 from ._handler import Handler
@@ -31,7 +32,6 @@ __all__ = ["FakeAPIServer"]
 log = logging.getLogger(__name__)
 
 _JOIN_SECONDS = 5.0
-_SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 _HANDSHAKE_SECONDS = 5.0
 
 
@@ -119,11 +119,11 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
     """A threaded fake kube-apiserver for tests, on ``127.0.0.1`` at a random port.
 
     Serves discovery, CRUD (with optimistic concurrency, patches, ``/status``, and ``/scale``
-    of Deployments, ReplicaSets and StatefulSets), LIST (selectors, ``limit``/``continue`` from
-    consistent snapshots, resourceVersion rules) and WATCH (resume from history, bookmarks,
-    ``sendInitialEvents``, selector transitions, timeouts) for the built-in kinds and for custom
-    resources added with ``register_resource``. One global integer revision is shared by all
-    kinds, like etcd's.
+    of Deployments, ReplicaSets, StatefulSets and custom resources whose CRD declares it), LIST
+    (selectors, ``limit``/``continue`` from consistent snapshots, resourceVersion rules) and WATCH
+    (resume from history, bookmarks, ``sendInitialEvents``, selector transitions, timeouts) for the
+    built-in kinds and for custom resources added with ``register_resource``. One global integer
+    revision is shared by all kinds, like etcd's.
 
     Also: fault injection (``drop_watches``, ``send_malformed_line``, ``send_error_event``,
     ``fail_next``, ``stall_watches``/``resume_watches``, ``split_events``, ``set_delay``/``delay``,
@@ -153,7 +153,10 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
     removed; a pod on a node is deleted gracefully (``kubelet=False`` keeps it terminating); a
     deleted namespace terminates and removes its content. Discovery, CRUD, ``/openapi/v2``,
     ``/openapi/v3`` and server-side tables cover every kind of the 1.30 spec; creating a
-    CustomResourceDefinition serves its kind. ``dryRun=All`` answers a write without storing it.
+    CustomResourceDefinition serves its kind (the POST answers it without conditions, then two
+    status writes, MODIFIED events, accept its names and make it ``Established``, as
+    kube-apiserver's controllers do). The ``default/kubernetes`` Service exists from the start.
+    ``dryRun=All`` answers a write without storing it.
     ``cloudcoil_cache/testing/KNOWN_DIFFERENCES.md`` lists what still differs, and why.
 
     Constructor options beyond the settings below: ``namespace_lifecycle`` (default False: objects
@@ -250,8 +253,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         self._store.admission = Admission(
             self._store, self.registry, namespace_lifecycle=namespace_lifecycle
         )
-        if namespace_lifecycle:
-            self._preload_namespaces()
+        preload_cluster(self._store, self.registry, namespaces=namespace_lifecycle)
         self._faults = FaultState()
         self._log = RequestLog()
         self._requested_port = port
@@ -260,17 +262,6 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         self._stopping = threading.Event()
         self._watch_cond = threading.Condition()
         self._active: set[Watcher] = set()
-
-    def _preload_namespaces(self) -> None:
-        """The namespaces every cluster starts with, present before any history (revision 1)."""
-        rtype = self.registry.get("", "v1", "namespaces")
-        assert rtype is not None
-        for name in _SYSTEM_NAMESPACES:
-            self._store.preload(rtype, {
-                "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
-                "spec": {"finalizers": ["kubernetes"]},
-                "status": {"phase": "Active"},
-            })
 
     def _build_ssl_context(
         self,

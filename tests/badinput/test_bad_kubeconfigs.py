@@ -156,18 +156,22 @@ def test_a_malformed_kubeconfig_is_a_config_error_naming_the_problem(tmp_path, c
 def test_a_cached_scope_on_a_malformed_kubeconfig_fails_and_starts_nothing(tmp_path, content, words):
     path = materialise(tmp_path, content)
     cache = Cache(resources=[Pod])
-    config = Config(kubeconfig=path, cache=cache)
-    try:
-        def enter() -> None:
-            with config:
-                pass
+    made: list[Config] = []
 
-        error = fails_cleanly(enter, ConfigError, words)
+    def make_and_enter() -> None:
+        # Config() checks the kubeconfig (issue 19); TLS material that does not load fails at the scope.
+        made.append(Config(kubeconfig=path, cache=cache))
+        with made[0]:
+            pass
+
+    try:
+        error = fails_cleanly(make_and_enter, ConfigError, words)
         assert SECRET not in str(error)
         status = cache.status()
         assert not status.started and not status.ready and status.errors == {}
     finally:
-        config.close()
+        for config in made:
+            config.close()
 
 
 def test_an_unreadable_kubeconfig_names_the_os_error(tmp_path):

@@ -122,13 +122,13 @@ def test_limit_and_continue_are_served_from_memory_and_iterating_walks_every_pag
     with config:
         server.clear_requests()
         first = Pod.list(limit=3)
-        assert len(first) == 3
+        assert len(first.items) == 3 and len(first) == 7  # len(): the page plus remainingItemCount
         assert first.continue_ and first.remaining_item_count == 4
         second = Pod.list(limit=3, continue_=first.continue_)
         assert names(first.items).isdisjoint(names(second.items))
         walked = [p.metadata.name for p in Pod.list(limit=3)]
         assert reads(server) == []
-    assert len(second) == 3
+    assert len(second.items) == 3 and len(second) == 4
     assert sorted(walked) == sorted(f"pod-{i}" for i in range(7))
     assert len(walked) == 7
 
@@ -138,7 +138,7 @@ def test_pages_are_served_with_the_selector_applied_before_paging(server, make_c
     config = make_config(resources=[Pod], mode="strict")
     with config:
         pages = Pod.list(label_selector="app", limit=2)
-        assert len(pages) == 2 and pages.remaining_item_count == 2
+        assert len(pages.items) == 2 and pages.remaining_item_count == 2 and len(pages) == 4
         assert names(pages) == {"web-a", "web-b", "db-a", "cache-a"}
 
 

@@ -65,7 +65,7 @@ async def test_async_watch_yields_events_and_raises_watch_expired(
     await events.aclose()
     assert (event_type, obj.metadata.name) == ("ADDED", "w")
     server.compact()
-    expired = client.watch(resource_version=rv)
+    expired = client.watch(resource_version=rv, _raise_on_expired=True)
     with pytest.raises(WatchExpired):
         await expired.__anext__()
     await expired.aclose()

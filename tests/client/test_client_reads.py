@@ -62,7 +62,8 @@ def test_a_limited_list_returns_one_page_and_iteration_walks_every_page(
         server: FakeAPIServer, config: Config) -> None:
     names = seed(server, 7)
     first = Pod.client(config).list(limit=3)
-    assert len(first) == 3 and first.continue_ and first.remaining_item_count == 4
+    assert len(first.items) == 3 and first.continue_ and first.remaining_item_count == 4
+    assert len(first) == 7  # cloudcoil's len(): this page plus remainingItemCount
     server.clear_requests()
     assert [p.metadata.name for p in first] == sorted(names)
     pages = [r for r in server.requests if r.verb == "list"]
@@ -126,34 +127,31 @@ def test_watch_yields_typed_events_from_a_resource_version(
     assert last(server, "watch").query["resourceVersion"] == rv
 
 
-def test_watch_ends_when_the_server_ends_the_stream(server: FakeAPIServer, config: Config) -> None:
+def test_one_watch_request_ends_when_the_server_ends_the_stream(server: FakeAPIServer, config: Config) -> None:
     server.create("pods", make_pod("w"), "default")
-    events = list(Pod.client(config).watch(timeout_seconds=1, label_selector="tier=frontend"))
+    with Pod.client(config).open_watch(timeout_seconds=1, label_selector="tier=frontend") as stream:
+        events = list(stream)
     assert [(t, o.metadata.name) for t, o in events] == [("ADDED", "w")]
     assert last(server, "watch").query["timeoutSeconds"] == "1"
 
 
-def test_watch_with_bookmarks_yields_them_without_an_object(
+def test_one_watch_request_with_bookmarks_yields_them_without_an_object(
         server: FakeAPIServer, config: Config) -> None:
-    events = Pod.client(config).watch(resource_version=str(server.revision), allow_bookmarks=True)
-    try:
-        assert next(events) == ("BOOKMARK", None)
-    finally:
-        events.close()
+    with Pod.client(config).open_watch(resource_version=str(server.revision), allow_bookmarks=True) as stream:
+        assert next(iter(stream)) == ("BOOKMARK", None)
 
 
 @pytest.mark.parametrize("mode", ["event", "http"], ids=["error-event", "http-410"])
-def test_watch_from_a_compacted_version_raises_watch_expired(
+def test_one_watch_request_from_a_compacted_version_raises_watch_expired(
         server: FakeAPIServer, config: Config, mode: str) -> None:
     server.expired_watch_mode = mode
     client = Pod.client(config)
     rv = client.list().resource_version
     server.create("pods", make_pod("w"), "default")
     server.compact()
-    events = client.watch(resource_version=rv)
     with pytest.raises(WatchExpired) as info:
-        next(events)
-    events.close()
+        with client.open_watch(resource_version=rv) as stream:
+            next(iter(stream))
     assert info.value.code == 410
 
 

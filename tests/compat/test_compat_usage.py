@@ -359,3 +359,21 @@ def test_models_built_from_dicts_go_through_the_client(server: FakeAPIServer, ma
         created = ConfigMap(metadata=dict(name="a", namespace="default"), data={"k": "v"}).create()
         assert created.name == "a" and created.data == {"k": "v"}
         assert server.get("configmaps", "a", "default")["data"] == {"k": "v"}
+
+
+# ------------------------------------------------------------------ cloudcoil's wait names
+
+
+def test_wait_for_cache_sync_and_its_async_twin_wait_for_every_informer(server: FakeAPIServer, make_config) -> None:
+    _seed_apps(server)
+    config = make_config(resources=[Pod], namespaces=["default"], wait_for_sync=False)
+
+    async def scope() -> tuple[bool, bool]:
+        async with config:
+            synced = await config.cache.async_wait_for_sync(timeout=10)
+            return synced, config.cache.get_informer(Pod).has_synced()
+
+    assert asyncio.run(scope()) == (True, True)
+    with config:
+        assert config.cache.wait_for_cache_sync(timeout=10) is True
+        assert names(config.cache.get_informer(Pod, sync=True).list()) == {"web-0", "web-1", "db-0"}

@@ -240,7 +240,9 @@ def test_a_defined_custom_class_takes_precedence_over_a_generated_one() -> None:
 
 
 def test_resources_module_exports() -> None:
-    assert sorted(resources.__all__) == ["GenericResource", "Model", "Resource"]
+    assert sorted(resources.__all__) == ["GVK", "GenericResource", "Model", "Resource", "ResourceList",
+                                        "Unstructured", "get_dynamic_resource", "get_model", "parse",
+                                        "parse_file"]
 
 
 # -- ResourceList -------------------------------------------------------------------------------
@@ -251,7 +253,8 @@ def test_resource_list_structures_items_that_lack_kind_and_api_version(sealed: b
     body = load("pod_list")
     assert all("kind" not in item for item in body["items"])
     pods = ResourceList.from_response(body, Pod, sealed=sealed)
-    assert len(pods) == 2 and [p.name for p in pods] == ["a", "b"]
+    assert len(pods.items) == 2 and [p.name for p in pods] == ["a", "b"]
+    assert len(pods) == 5  # cloudcoil's len(): this page plus remainingItemCount
     assert all(type(p).__name__ == "Pod" and isinstance(p, Pod) for p in pods)
     assert all(models.is_sealed(p) is sealed for p in pods)
     assert pods.resource_version == "184500" and pods.continue_ == body["metadata"]["continue"]

@@ -199,3 +199,13 @@ def test_a_keyed_digest_fed_in_pieces_is_the_digest_of_the_whole(size: int) -> N
     whole = hashlib.blake2b(data, digest_size=16, key=_frozen._SECRET).digest()
     assert _frozen.keyed_digest(data, 16) == whole
     assert _frozen.keyed_digest(data + b"x", 16) != whole
+
+
+def test_a_sampling_table_does_not_hold_what_a_few_dozen_deleted_objects_left() -> None:
+    shared = sharing(FrozenDict, "test-sampling")
+    stats = _frozen.sharing_stats()[-1]
+    for i in range(_frozen.SHARE_FIRST_LOOK - 6):  # unique values, dropped at once: still sampling
+        shared({"uid": f"u-{i}"})
+    gc.collect()
+    assert stats.enabled
+    assert stats.entries <= 2 * _frozen._SWEEP_AT

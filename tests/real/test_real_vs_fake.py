@@ -108,6 +108,23 @@ class Backend:
         while self.call("GET", path)[0] != 200 and time.monotonic() < deadline:
             pace.wait(0.05)
 
+    def watch_events(self, path: str, count: int) -> list[Any]:
+        """The first ``count`` events of a watch (or its HTTP error); ``path`` sets ``timeoutSeconds``."""
+        conn = self._conn(35)
+        try:
+            conn.request("GET", path, headers=self._headers(None))
+            response = conn.getresponse()
+            if response.status != 200:
+                return [response.status, response.read().decode("utf-8", "replace")]
+            events = []
+            for line in response:
+                events.append(json.loads(line))
+                if len(events) == count:
+                    break
+            return events
+        finally:
+            conn.close()
+
     def watch_first(self, path: str) -> Answer:
         conn = self._conn(30)
         try:
@@ -290,6 +307,65 @@ def discovery(b: Backend, ns: str) -> Iterator[tuple[str, Any]]:
     yield "crd list", normalise(b.call("GET", widgets))
     yield "crd strategic patch 415", normalise(b.call("PATCH", f"{widgets}/w", {"spec": {"a": 2}},
                                                       "application/strategic-merge-patch+json"))
+    yield "crd no scale subresource 404", normalise(b.call("GET", f"{widgets}/w/scale"))
+    yield "crd no status subresource 404", normalise(b.call("PUT", f"{widgets}/w/status", {"metadata": {"name": "w"}}))
+    yield from cloudcoil_needs(b, ns)
+
+
+def cloudcoil_needs(b: Backend, ns: str) -> Iterator[tuple[str, Any]]:
+    """What cloudcoil's e2e suites need: CRD establishment events, a custom resource's /scale at its CRD's
+    paths, and the default/kubernetes Service."""
+    status, svc = b.call("GET", "/api/v1/namespaces/default/services/kubernetes")
+    if status == 200:  # the service range and the secure port are each server's own
+        spec = svc["spec"]
+        spec["clusterIP"], spec["clusterIPs"] = "<ip>", ["<ip>"]
+        spec["ports"][0]["targetPort"] = "<port>"
+    yield "kubernetes service", normalise((status, svc))
+    group = "scale.differential.cloudcoil.dev"
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": f"webservices.{group}"},
+           "spec": {"group": group, "scope": "Namespaced", "names": {"plural": "webservices", "kind": "WebService"},
+                    "versions": [{"name": "v1alpha1", "served": True, "storage": True,
+                                  "subresources": {"status": {}, "scale": {
+                                      "specReplicasPath": ".spec.size", "statusReplicasPath": ".status.currentSize",
+                                      "labelSelectorPath": ".status.selector"}},
+                                  "schema": {"openAPIV3Schema": {"type": "object",
+                                                                 "x-kubernetes-preserve-unknown-fields": True}}}]}}
+    status, created = b.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+    yield "scale-crd create", normalise([status, created.get("status"), created["spec"].get("names")])
+    rv = created["metadata"]["resourceVersion"]
+    events = b.watch_events("/apis/apiextensions.k8s.io/v1/customresourcedefinitions?watch=true"
+                            f"&fieldSelector=metadata.name%3Dwebservices.{group}&resourceVersion={rv}"
+                            "&timeoutSeconds=10", 2)
+    if events and isinstance(events[0], dict):
+        for event in events:
+            for condition in (event.get("object", {}).get("status") or {}).get("conditions") or ():
+                condition["lastTransitionTime"] = "<time>" if condition.get("lastTransitionTime") else ""
+        events = [[e.get("type"), e.get("object", {}).get("status")] for e in events]
+    yield "scale-crd events", normalise(events)
+    b.wait_served(f"/apis/{group}/v1alpha1")
+    items = f"/apis/{group}/v1alpha1/namespaces/{ns}/webservices"
+    b.call("POST", items, {"apiVersion": f"{group}/v1alpha1", "kind": "WebService", "metadata": {"name": "w"},
+                           "spec": {"image": "nginx:latest", "size": 3}})
+    status, obj = b.call("GET", f"{items}/w")
+    obj["status"] = {"currentSize": 2, "selector": "app=web"}
+    yield "cr update status", normalise(b.call("PUT", f"{items}/w/status", obj))
+    yield "cr scale get", normalise(b.call("GET", f"{items}/w/scale"))
+    yield "cr scale patch", normalise(b.call("PATCH", f"{items}/w/scale", {"spec": {"replicas": 5}},
+                                             "application/merge-patch+json"))
+    yield "cr after scale", normalise(b.call("GET", f"{items}/w"))
+    scale = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "w"}}
+    yield "cr scale put negative", normalise(b.call("PUT", f"{items}/w/scale", {**scale, "spec": {"replicas": -1}}))
+    yield "cr scale put zero", normalise(b.call("PUT", f"{items}/w/scale", {**scale, "spec": {}}))
+    yield "cr scale missing object", normalise(b.call("GET", f"{items}/nope/scale"))
+    b.call("POST", items, {"apiVersion": f"{group}/v1alpha1", "kind": "WebService", "metadata": {"name": "n"},
+                           "spec": {}})
+    yield "cr scale get without replicas", normalise(b.call("GET", f"{items}/n/scale"))
+    yield "cr scale patch without replicas", normalise(b.call("PATCH", f"{items}/n/scale",
+                                                              {"metadata": {"labels": {"a": "b"}}},
+                                                              "application/merge-patch+json"))
+    yield "cr create negative size", normalise(b.call("POST", items, {
+        "apiVersion": f"{group}/v1alpha1", "kind": "WebService", "metadata": {"name": "neg"}, "spec": {"size": -2}}))
 
 
 @pytest.fixture

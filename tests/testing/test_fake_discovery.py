@@ -110,9 +110,13 @@ CRD = {
 def test_creating_a_crd_serves_its_kind_and_deleting_it_stops(
         fake_api_server: FakeAPIServer) -> None:
     url = fake_api_server.url
-    created = requests.post(url + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                            json=CRD, timeout=5).json()
-    conditions = {c["type"]: c["status"] for c in created["status"]["conditions"]}
+    crds = url + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    created = requests.post(crds, json=CRD, timeout=5).json()
+    # As from kube-apiserver, the POST answers the CRD before its controllers accept its names and
+    # establish it (later writes: see tests/testing/test_fake_cloudcoil_needs.py).
+    assert created["status"]["conditions"] is None
+    established = requests.get(f"{crds}/widgets.example.com", timeout=5).json()
+    conditions = {c["type"]: c["status"] for c in established["status"]["conditions"]}
     assert conditions == {"NamesAccepted": "True", "Established": "True"}
     found = entries(fake_api_server, "example.com/v1")
     assert found["widgets"]["shortNames"] == ["wd"] and found["widgets"]["categories"] == ["all"]
