@@ -42,6 +42,7 @@ from typing import Any, Mapping
 __all__ = [
     "APIError",
     "BadRequest",
+    "BodyTooLarge",
     "CacheError",
     "CacheSyncTimeout",
     "CacheUnavailableError",
@@ -121,6 +122,26 @@ class LineTooLong(ProtocolError):
 
 def _rebuild_line_too_long(message: str, limit: int) -> LineTooLong:
     return LineTooLong(message, limit=limit)
+
+
+class BodyTooLarge(ProtocolError):
+    """A response body (a LIST) was longer than ``limit`` bytes; refused while reading, the stream closed.
+
+    The limit bounds the memory one LIST can take before it is parsed (``Tuning(max_list_bytes=...)``
+    for the cache's informers): a server that sends 100 MB where 1 MB was expected is cut off at the
+    limit, never read whole first.
+    """
+
+    def __init__(self, message: str, *, limit: int) -> None:
+        self.limit = limit
+        super().__init__(message)
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_body_too_large, (str(self), self.limit))
+
+
+def _rebuild_body_too_large(message: str, limit: int) -> BodyTooLarge:
+    return BodyTooLarge(message, limit=limit)
 
 
 class APIError(CloudcoilError):

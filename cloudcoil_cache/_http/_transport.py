@@ -14,6 +14,7 @@ import logging
 import re
 import ssl
 import threading
+import time
 import warnings
 from typing import Any, Callable, Iterator, Mapping
 from urllib.parse import urlsplit
@@ -25,6 +26,7 @@ import urllib3
 from .. import __version__, _json
 from ..errors import (
     APIError,
+    BodyTooLarge,
     ConfigError,
     ConnectError,
     DecodeError,
@@ -149,7 +151,11 @@ class LineStream:
     ever yielded whole: if the body ends (cleanly or not) after a partial line, iteration raises
     ``errors.ProtocolError``; a read timeout raises ``errors.ReadTimeout``. A clean end of the body
     simply stops iteration. A line longer than ``max_line`` bytes closes the stream and raises
-    ``errors.LineTooLong`` as soon as the limit is passed (at most one read chunk later).
+    ``errors.LineTooLong`` as soon as the limit is passed (at most one read chunk later). With a
+    ``line_timeout``, a stream that sends no complete line for that many seconds closes and raises
+    ``errors.ReadTimeout`` even while bytes keep coming (a server trickling a byte a second is a
+    stall: progress is a complete line, not a byte); it is noticed at the first read after the
+    deadline (the socket's read timeout bounds a read that gets nothing).
 
     ``close()`` may be called from any thread, also while another thread is blocked reading: it
     shuts the socket down so that the read returns at once, and the iteration then **ends
@@ -164,8 +170,9 @@ class LineStream:
     """
 
     def __init__(self, response: requests.Response, method: str, path: str, *,
-                 max_line: int = MAX_LINE_BYTES) -> None:
+                 max_line: int = MAX_LINE_BYTES, line_timeout: float | None = None) -> None:
         self.max_line = max_line
+        self.line_timeout = line_timeout
         self.status_code = response.status_code
         self.headers: Mapping[str, str] = response.headers
         self._response = response
@@ -199,6 +206,9 @@ class LineStream:
         pending: list[bytes] = []  # pieces of the current, still incomplete line
         pending_size = 0
         limit = self.max_line
+        line_timeout = self.line_timeout
+        clock = time.monotonic
+        deadline = clock() + line_timeout if line_timeout is not None else 0.0
         try:
             for data, start, end in pieces:
                 nl = data.find(b"\n", start, end)
@@ -207,6 +217,8 @@ class LineStream:
                     pending_size += end - start
                     if pending_size > limit:
                         self._too_long(pending_size)
+                    if line_timeout is not None and clock() > deadline:
+                        self._stalled()
                     continue
                 if pending:
                     pending.append(data[start:nl])
@@ -219,6 +231,8 @@ class LineStream:
                         self._too_long(len(line))
                     if line:
                         yield line
+                        if line_timeout is not None:
+                            deadline = clock() + line_timeout
                     start = nl + 1
                     nl = data.find(b"\n", start, end)
                     if nl < 0:
@@ -229,6 +243,8 @@ class LineStream:
                     pending.append(data[start:end])
                     if pending_size > limit:
                         self._too_long(pending_size)
+                if line_timeout is not None and clock() > deadline:
+                    self._stalled()  # only empty lines came (a newline trickle is no progress either)
         except ProtocolError:  # malformed chunk framing (LineTooLong has closed the stream already)
             self.close()
             raise
@@ -248,15 +264,24 @@ class LineStream:
                           f"{self.max_line} bytes (max_line_bytes; {size} bytes read without a "
                           "newline): the stream was closed", limit=self.max_line)
 
+    def _stalled(self) -> None:
+        self.close()
+        raise ReadTimeout(f"{self._method} {self._path}: no complete line within the read timeout of "
+                          f"{self.line_timeout:g}s (bytes may still trickle in): the stream was closed")
+
     def _cut_off(self) -> ProtocolError:
         return ProtocolError(f"{self._method} {self._path}: the response body was cut off "
                              "(the connection ended before the last chunk)")
 
-    def read_all(self) -> bytes:
+    def read_all(self, max_bytes: int | None = None) -> bytes:
         """Read the whole remaining body (a LIST read this way can be interrupted by ``close()``).
+
+        With ``max_bytes``, a body longer than that is refused while it is read: a Content-Length
+        over it before any byte of the body, any other body as soon as the bytes read pass it.
 
         Raises:
             ProtocolError: ``close()`` was called before the body was complete, or it broke off.
+            BodyTooLarge: the body is longer than ``max_bytes`` (the stream is closed).
         """
         if self._iterated:
             raise RuntimeError("a LineStream can be read only once")
@@ -265,22 +290,44 @@ class LineStream:
         parts: list[bytes | memoryview] = []
         if body is not None:
             try:
-                parts = [memoryview(data)[start:end] for data, start, end in body.pieces()]
+                parts = self._bounded((memoryview(data)[start:end] for data, start, end in body.pieces()),
+                                      max_bytes)
             except ProtocolError:
                 self.close()
                 raise
         elif self._identity() and self._raw.length_remaining is not None:
+            if max_bytes is not None and self._raw.length_remaining > max_bytes:
+                self._too_large(self._raw.length_remaining, max_bytes, declared=True)
             # Content-Length: one read of the whole body into one bytes object, with its length
             # checked (http.client's IncompleteRead); the connection goes back to the pool.
             parts = [self._read(functools.partial(self._raw.read, decode_content=True))]
         else:
-            parts = [chunk for chunk, _start, _end in self._urllib3_pieces()]
+            parts = self._bounded((chunk for chunk, _start, _end in self._urllib3_pieces()), max_bytes)
         if self._closed:
             raise ProtocolError(f"{self._method} {self._path}: closed while the body was read")
         self.close()
         if body is not None and not body.complete:
             raise self._cut_off()
         return parts[0] if len(parts) == 1 and isinstance(parts[0], bytes) else b"".join(parts)
+
+    def _bounded(self, pieces: Iterator[bytes | memoryview], max_bytes: int | None) -> list[bytes | memoryview]:
+        if max_bytes is None:
+            return list(pieces)
+        parts: list[bytes | memoryview] = []
+        size = 0
+        for piece in pieces:
+            size += len(piece)
+            if size > max_bytes:
+                parts.clear()
+                self._too_large(size, max_bytes, declared=False)
+            parts.append(piece)
+        return parts
+
+    def _too_large(self, size: int, limit: int, *, declared: bool) -> None:
+        self.close()
+        what = f"declares {size} bytes (Content-Length)" if declared else f"passed {size} bytes while read"
+        raise BodyTooLarge(f"{self._method} {self._path}: the response body {what}, over the limit of "
+                           f"{limit} bytes (max_list_bytes): refused, the stream was closed", limit=limit)
 
     def _identity(self) -> bool:
         """The body has no content encoding (``stream()`` asks for identity; a server may differ)."""
@@ -471,11 +518,13 @@ class Transport:
                 raise error
 
     def stream(self, path: str, *, params: Mapping[str, str] | None = None,
-               read_timeout: float | None = None, interrupter: Interrupter | None = None) -> LineStream:
+               read_timeout: float | None = None, interrupter: Interrupter | None = None,
+               line_timeout: float | None = None) -> LineStream:
         """Open a streaming GET (a watch) and return it as an open ``LineStream``.
 
         ``interrupter.interrupt()`` from another thread aborts the request while it still waits
-        for the response headers (``LineStream.close()`` covers the body).
+        for the response headers (``LineStream.close()`` covers the body). ``line_timeout``: the
+        longest wait for a complete line (see ``LineStream``; None: only the socket read timeout).
 
         Raises:
             APIError: the server answered >= 400 (no retries except one after a 401 refresh).
@@ -489,7 +538,7 @@ class Transport:
                 resp = self._send("GET", path, params=params, headers={"Accept-Encoding": "identity"},
                                   read_timeout=read_timeout, stream=True)
             if resp.status_code < 400:
-                return LineStream(resp, "GET", path, max_line=self.max_line_bytes)
+                return LineStream(resp, "GET", path, max_line=self.max_line_bytes, line_timeout=line_timeout)
             try:
                 with _error_catcher("GET", path):
                     content = resp.content

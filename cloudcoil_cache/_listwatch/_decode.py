@@ -9,12 +9,20 @@ import attrs
 from cloudcoil_cache import _json
 from cloudcoil_cache.errors import DecodeError, api_error_from_status
 
-__all__ = ["INITIAL_EVENTS_END", "WatchEvent", "decode_event"]
+__all__ = ["INITIAL_EVENTS_END", "Refused", "WatchEvent", "decode_event"]
 
 T = TypeVar("T")
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 _OBJECT_TYPES = frozenset(("ADDED", "MODIFIED", "DELETED"))
+
+
+class Refused(Exception):
+    """Internal: the ``admit`` check refused an event's object (the watch skips it and counts it)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
 
 
 @attrs.frozen(slots=True)
@@ -27,10 +35,12 @@ class WatchEvent(Generic[T]):
     initial_events_end: bool = False
 
 
-def decode_event(line: bytes, structure: Callable[[dict[str, Any]], T]) -> WatchEvent[T]:
-    """Decode one complete watch line.
+def decode_event(line: bytes, structure: Callable[[dict[str, Any]], T],
+                 admit: Callable[[dict[str, Any]], str | None] | None = None) -> WatchEvent[T]:
+    """Decode one complete watch line; ``admit`` (see ``_admit``) is asked about the object first.
 
     Raises:
+        Refused: ``admit`` refused the object (it is not decoded).
         APIError: for an ERROR event (a 410 becomes ``WatchExpired``); the Status is never an object.
         DecodeError: for malformed JSON, an unknown event type, or an object without metadata.
     """
@@ -60,6 +70,10 @@ def decode_event(line: bytes, structure: Callable[[dict[str, Any]], T]) -> Watch
         return WatchEvent("BOOKMARK", None, rv, annotations.get(INITIAL_EVENTS_END) == "true")
     if etype not in _OBJECT_TYPES:
         raise DecodeError(f"unknown watch event type {etype!r}")
+    if admit is not None:
+        reason = admit(raw)
+        if reason is not None:
+            raise Refused(f"{etype} event refused: {reason}")
     try:
         obj = structure(raw)
     except Exception as exc:  # a cattrs validation error names the failing attribute

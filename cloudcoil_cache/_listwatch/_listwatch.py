@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any, Callable, Generic, Iterator, Protocol, TypeVar
 
 import attrs
 
-from cloudcoil_cache._listwatch._decode import WatchEvent, decode_event
+from cloudcoil_cache._listwatch._admit import Admit, identity_check
+from cloudcoil_cache._listwatch._decode import Refused, WatchEvent, decode_event
 from cloudcoil_cache._listwatch._request import collection_path, list_params, watch_params
 from cloudcoil_cache import _gc, _json
 from cloudcoil_cache._http._interrupt import Interrupter
@@ -16,6 +18,11 @@ from cloudcoil_cache.errors import DecodeError, ProtocolError
 __all__ = ["ListPage", "ListWatch", "ListerWatcher", "WatchStream"]
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+#: Refusals logged at WARNING per ListWatch; later ones at DEBUG (a hostile server must not flood the log).
+_LOUD_REFUSALS = 5
 
 
 class _LineStream(Protocol):
@@ -28,32 +35,46 @@ class _Transport(Protocol):
 
     def request(self, method: str, path: str, *, params: Any = None, **kw: Any) -> Any: ...
     def stream(self, path: str, *, params: Any = None, read_timeout: float | None = None,
-               interrupter: Any = None) -> Any: ...
+               interrupter: Any = None, line_timeout: float | None = None) -> Any: ...
 
 
 @attrs.frozen(slots=True)
 class ListPage(Generic[T]):
-    """One page of a LIST: its objects, the snapshot's resourceVersion and the continue token."""
+    """One page of a LIST: its objects, the snapshot's resourceVersion, the continue token, and
+    the server's ``remainingItemCount`` (None when it sent none)."""
 
     items: list[T]
     resource_version: str
     continue_: str | None
+    remaining_item_count: int | None = None
 
 
 class WatchStream(Generic[T]):
     """An open watch: iterate it for ``WatchEvent``s; ``close()`` may be called from any thread."""
 
     def __init__(self, lines: _LineStream, structure: Callable[[dict[str, Any]], T],
-                 on_close: Callable[[], None] | None = None) -> None:
+                 on_close: Callable[[], None] | None = None, admit: Admit | None = None,
+                 on_refused: Callable[[str], None] | None = None) -> None:
         self._lines = lines
         self._structure = structure
         self._on_close = on_close
+        self._admit = admit
+        self._on_refused = on_refused or (lambda reason: None)
         self._closed = threading.Event()
 
     def __iter__(self) -> Iterator[WatchEvent[T]]:
-        structure = self._structure
+        structure, admit = self._structure, self._admit
+        if admit is None:
+            for line in self._lines:
+                yield decode_event(line, structure)
+            return
         for line in self._lines:
-            yield decode_event(line, structure)
+            try:
+                event = decode_event(line, structure, admit)
+            except Refused as refused:  # skipped: neither stored nor taken as the stream's position
+                self._on_refused(refused.reason)
+                continue
+            yield event
 
     def close(self) -> None:
         if not self._closed.is_set():
@@ -94,7 +115,13 @@ class ListWatch(Generic[T]):
 
     def __init__(self, transport: _Transport, cls: Any, *, namespace: str | None = None,
                  label_selector: str = "", field_selector: str = "",
-                 structure: Callable[[dict[str, Any]], T] | None = None) -> None:
+                 structure: Callable[[dict[str, Any]], T] | None = None,
+                 refuse_mismatched: bool = False, line_timeouts: bool = False,
+                 max_list_bytes: int | None = None) -> None:
+        """``refuse_mismatched``: skip (and count in ``refused``) objects whose kind or identity
+        does not match this kind and scope (``_admit``); ``line_timeouts``: a watch's read timeout
+        also bounds the wait for a complete line (a trickling stream is a stall); ``max_list_bytes``:
+        a LIST body longer than this is refused while read (``errors.BodyTooLarge``)."""
         self.transport = transport
         self.cls = cls
         self.namespace = namespace if cls.namespaced else None
@@ -106,6 +133,11 @@ class ListWatch(Generic[T]):
         self._inflight: _LineStream | None = None
         self._interrupted = False
         self._interrupter = Interrupter()  # aborts a request still waiting for its headers
+        self._admit: Admit | None = identity_check(cls, self.namespace) if refuse_mismatched else None
+        self._line_timeouts = line_timeouts
+        self.max_list_bytes = max_list_bytes
+        #: objects refused by the identity check (LIST items and watch events), for status()
+        self.refused = 0
 
     def interrupt(self) -> None:
         """Abort the request in flight and refuse later ones (the reflector is stopping)."""
@@ -116,13 +148,19 @@ class ListWatch(Generic[T]):
         if inflight is not None:
             inflight.close()
 
-    def _open(self, params: dict[str, str], read_timeout: float | None) -> Any:
+    def _refuse(self, reason: str) -> None:
+        self.refused += 1  # only the reflector thread counts (LIST and watch run on it)
+        level = logging.WARNING if self.refused <= _LOUD_REFUSALS else logging.DEBUG
+        log.log(level, "GET %s: %s; skipped (%d refused so far)", self.path, reason, self.refused)
+
+    def _open(self, params: dict[str, str], read_timeout: float | None, *, watch: bool = False) -> Any:
         """Open a streaming GET registered for ``interrupt()``; the caller must ``_done()`` it."""
         if self._interrupted:
             raise ProtocolError(f"GET {self.path}: interrupted")
+        extra = {"line_timeout": read_timeout} if watch and self._line_timeouts else {}
         try:
             stream = self.transport.stream(self.path, params=params, read_timeout=read_timeout,
-                                           interrupter=self._interrupter)
+                                           interrupter=self._interrupter, **extra)
         finally:
             self._interrupter.detach()
         with self._lock:
@@ -142,9 +180,13 @@ class ListWatch(Generic[T]):
         """One LIST request. A continued page carries no resourceVersion (kubernetes#85221)."""
         params = list_params(label_selector=self.label_selector, field_selector=self.field_selector,
                              resource_version=resource_version, limit=limit, continue_=continue_)
+        if limit and resource_version not in (None, "", "0"):
+            # A relist from the last RV, paginated: "not older than" (with a limit and no match
+            # the API server would read exactly that RV, from etcd, often 410 by now).
+            params["resourceVersionMatch"] = "NotOlderThan"
         stream = self._open(params, None)
         try:
-            raw = stream.read_all()
+            raw = stream.read_all(self.max_list_bytes) if self.max_list_bytes is not None else stream.read_all()
         finally:
             self._done(stream)
             stream.close()
@@ -156,13 +198,24 @@ class ListWatch(Generic[T]):
                 raw_items = body.get("items") or []
             except AttributeError as exc:
                 raise DecodeError(f"LIST {self.path}: the response is not a list object") from exc
-            structure = self._structure
+            structure, admit = self._structure, self._admit
+            if admit is not None and raw_items.__class__ is list:
+                admitted = []
+                for item in raw_items:
+                    reason = admit(item) if item.__class__ is dict else None  # not an object: a DecodeError below
+                    if reason is None:
+                        admitted.append(item)
+                    else:
+                        self._refuse(f"list item refused: {reason}")
+                raw_items = admitted
             try:
                 items = [structure(item) for item in raw_items]
             except Exception as exc:
                 raise DecodeError(f"LIST {self.path}: cannot structure an item: {exc}") from exc
             del body, raw_items  # freed now, before the collection that re-enabling triggers walks it
-        return ListPage(items, str(metadata.get("resourceVersion") or ""), metadata.get("continue") or None)
+        remaining = metadata.get("remainingItemCount")
+        return ListPage(items, str(metadata.get("resourceVersion") or ""), metadata.get("continue") or None,
+                        remaining if remaining.__class__ is int and remaining >= 0 else None)
 
     def watch(self, *, resource_version: str, timeout_seconds: int, read_timeout: float,
               allow_bookmarks: bool = True) -> WatchStream[T]:
@@ -170,5 +223,6 @@ class ListWatch(Generic[T]):
         params = watch_params(label_selector=self.label_selector, field_selector=self.field_selector,
                               resource_version=resource_version, timeout_seconds=timeout_seconds,
                               allow_bookmarks=allow_bookmarks)
-        lines = self._open(params, read_timeout)
-        return WatchStream(lines, self._structure, on_close=lambda: self._done(lines))
+        lines = self._open(params, read_timeout, watch=True)
+        return WatchStream(lines, self._structure, on_close=lambda: self._done(lines), admit=self._admit,
+                           on_refused=self._refuse)

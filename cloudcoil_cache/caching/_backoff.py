@@ -19,7 +19,8 @@ class Backoff:
     ``[d, 2d)``. Against a server that stays broken that settles at one request every 30-60 s
     (~0.02 QPS per informer instead of the 1 QPS of a fixed one-second retry, a ~98% reduction),
     which is what keeps a fleet of clients from taking a recovering control plane down again.
-    After ``reset_after`` seconds without needing a backoff the sequence starts over at ``initial``.
+    After ``reset_after`` seconds without needing a backoff the sequence starts over at ``initial``
+    (and the reflector starts it over after a watch that made progress).
     """
 
     initial: float = 0.8
@@ -30,10 +31,15 @@ class Backoff:
     current: float = 0.0  # 0: the next delay is ``initial``
     last_at: float | None = None  # monotonic time of the last delay handed out
 
-    def next(self, now: float, rand: Callable[[], float] = random.random) -> tuple[float, Backoff]:
+    def next(self, now: float, rand: Callable[[], float] = random.random, *,
+             limit: float | None = None) -> tuple[float, Backoff]:
+        """``limit``: seconds the jitter may not carry the delay past (the time left before the
+        informer turns stale); the un-jittered step itself is kept. None or <= 0: no limit."""
         base = self.current
         if base <= 0 or (self.last_at is not None and now - self.last_at > self.reset_after):
             base = self.initial
         delay = base * (1.0 + self.jitter * rand())
+        if limit is not None and limit > 0:
+            delay = min(delay, max(base, limit))
         following = min(base * self.factor, self.cap)
         return delay, attrs.evolve(self, current=following, last_at=now)

@@ -8,6 +8,7 @@ import contextvars
 import logging
 import threading
 import time
+import weakref
 from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple
 
 import attrs
@@ -188,8 +189,11 @@ class Cache:
 
     # ---------------------------------------------------------------- binding
     def _attach(self, initialize: Callable[[], Any]) -> None:
-        """The owning Config's discovery (called by ``start()`` before the first scope)."""
-        self._initialize = initialize
+        """The owning Config's discovery (called by ``start()`` before the first scope).
+
+        Held weakly (the Config owns the cache, not the reverse): see ``_weakly``.
+        """
+        self._initialize = _weakly(initialize, _nothing)
 
     def _bind(self, transport: Any) -> None:
         """Attach the transport of the Config that owns this cache (once)."""
@@ -204,7 +208,8 @@ class Cache:
         informer = self._informers.get(key)  # registered before it starts (a GIL-atomic read)
         return ListWatch(self._transport, key.cls, namespace=key.namespace,
                          label_selector=key.label_selector, field_selector=key.field_selector,
-                         structure=None if informer is None else informer.structure_function())
+                         structure=None if informer is None else informer.structure_function(),
+                         refuse_mismatched=True, line_timeouts=True, max_list_bytes=self.tuning.max_list_bytes)
 
     # --------------------------------------------------------------- registry
     def _key_for(self, cls: Any) -> InformerKey:
@@ -217,9 +222,9 @@ class Cache:
         if informer is None:
             key = self._key_for(cls)
             settings = self.settings_for(cls)
-            informer = Informer(key, self._source_for, capacity=settings.max_items,
+            informer = Informer(key, _weakly(self._source_for, _no_source), capacity=settings.max_items,
                                 resync_period=settings.resync_period, tuning=self.tuning,
-                                on_change=self._wake, max_staleness=settings.max_staleness,
+                                on_change=_weakly(self._wake, _nothing), max_staleness=settings.max_staleness,
                                 transform=settings.transform)
             self._informers[key] = informer
             self._by_kind[cls] = informer
@@ -259,7 +264,13 @@ class Cache:
         if sync:
             return SyncInformer(informer, namespace)
         from cloudcoil_cache.caching._async import AsyncInformer
-        return AsyncInformer(informer, lambda: self._loop, namespace)
+        this = weakref.ref(self)  # the view's lane lives in the informer: no cycle back to the cache
+
+        def loop() -> Any:
+            cache = this()
+            return None if cache is None else cache._loop
+
+        return AsyncInformer(informer, loop, namespace)
 
     def informer_for(self, cls: Any) -> Informer[Any] | None:
         """The informer that serves reads of ``cls``, if one exists (no side effect)."""
@@ -319,6 +330,16 @@ class Cache:
             runs = [(informer, informer.signal_stop()) for informer in self._informers.values()]
         for informer, run in runs:  # joined outside the lock; only this run's threads, bounded
             informer.join(run, self.tuning.stop_timeout)
+
+    def _close(self) -> None:
+        """The owning Config was closed (for good): forget the handlers, so that what they hold of
+        the application (often the Config itself) is no reference cycle through the cache."""
+        with self._lock:
+            if self._refcount:
+                return  # still started (Cache.start()): its handlers still run
+            informers = list(self._informers.values())
+        for informer in informers:
+            informer.forget_handlers()
 
     def wait_synced(self, informers: list[Informer[Any]], timeout: float,
                     cancel: threading.Event | None = None) -> None:
@@ -604,6 +625,34 @@ def _matches(key: InformerKey, obj: Any) -> bool:
         return fields.empty or bool(fields.matches(obj))
     except Exception:  # an object the selector cannot evaluate: do not wait for it
         return False
+
+
+def _weakly(method: Callable[..., Any], if_gone: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` (a bound method) called through a weak reference to its object; ``if_gone`` once that is freed.
+
+    What a cache hands to what it owns (its informers, their lanes) and what it keeps of its
+    Config: the references back up are weak, so a Config, its cache and its informers hold no
+    reference cycle. ``_gc.freeze()`` moves them into the collector's permanent generation,
+    where a cycle would never be collected; without one, reference counting frees all of it
+    once the application drops a closed Config (``tests/lifetimes``).
+    """
+    if not hasattr(method, "__self__"):
+        return method  # a plain function holds no object of ours
+    ref = weakref.WeakMethod(method)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        bound = ref()
+        return if_gone(*args, **kwargs) if bound is None else bound(*args, **kwargs)
+
+    return call
+
+
+def _nothing(*_: Any) -> None:
+    """What a call through a weak reference does once its object is gone."""
+
+
+def _no_source(key: InformerKey) -> Any:
+    raise CloudcoilError(f"{key.describe()}: its cache was garbage-collected")
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

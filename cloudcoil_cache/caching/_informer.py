@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import logging
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Any, Callable, Generic, TypeVar
 
@@ -67,6 +68,11 @@ class InformerStatus:
     complete: bool
     last_error: str | None
     handler_backlogs: dict[str, int]
+    #: objects and bookmarks refused so far (a kind or identity not matching the watch, a bookmark
+    #: with a resourceVersion that is not a number): never stored
+    refused_events: int = 0
+    #: seconds until the reflector retries after a failure (None: it is not waiting)
+    next_retry_in: float | None = None
 
 
 #: How many recent (object, resourceVersion) pairs an informer remembers for read-your-writes.
@@ -144,8 +150,10 @@ class Informer(Generic[T]):
                 self._writer.clear()  # a new run lists from scratch: every object is an add again
                 for lane in self._lanes:
                     lane.start()
-                reflector = Reflector(self.name, self._source_factory(self.key), _RunSink(self, generation),
-                                      tuning=self._tuning, resync_period=self._resync_period)
+                reflector = Reflector(self.name, self._source_factory(self.key),
+                                      _RunSink(weakref.ref(self), generation),
+                                      tuning=self._tuning, resync_period=self._resync_period,
+                                      max_staleness=self.max_staleness)
                 self._reflector = reflector
                 reflector.start()
 
@@ -354,6 +362,21 @@ class Informer(Generic[T]):
         if join is not None:
             join(None)
 
+    def forget_handlers(self) -> None:
+        """Drop every handler (the owning Config was closed; only while stopped).
+
+        A handler often closes over the Config or the view it was registered on: a reference
+        cycle through this informer that, once ``_gc.freeze()`` moved it into the permanent
+        generation, the collector would never free. Dropped here, reference counting frees it.
+        """
+        with self._deliver_lock:
+            if self._started:
+                return
+            lanes, self._lanes = self._lanes, []
+            for lane in lanes:
+                for registration in lane.registrations:
+                    lane.remove(registration)
+
     def handler_backlogs(self) -> dict[str, int]:
         with self._deliver_lock:
             return {_lane_label(lane): lane.backlog for lane in self._lanes}
@@ -376,6 +399,7 @@ class Informer(Generic[T]):
         reuse = reusing(self.key.cls)
         prepare = raw_step(self._transform)
         peek = self._writer.peek
+        this = weakref.ref(self)  # held by the source, held by the reflector: no cycle back to us
 
         def structure(raw: dict[str, Any]) -> T:
             meta = raw.get("metadata") if raw.__class__ is dict else None
@@ -386,7 +410,8 @@ class Informer(Generic[T]):
                 name = meta.get("name")
                 if name.__class__ is str:
                     previous = peek((meta.get("namespace") or "", name))
-            result: T = reuse(raw, previous, self._synced)
+            informer = this()
+            result: T = reuse(raw, previous, informer is not None and informer._synced)
             return result
 
         return structure
@@ -442,7 +467,10 @@ class Informer(Generic[T]):
                 return
             self._writer.bookmark(resource_version)
 
-    def error(self, exc: BaseException | None, generation: int | None = None) -> None:
+    def error(self, exc: BaseException | None, generation: int | None = None,
+              since: float | None = None) -> None:
+        """Record the reflector's failure (None: current again); ``since``: when the data was last
+        known current, if before now (a stalled watch: the read timeout ago)."""
         with self._state:
             if generation is not None and generation != self._generation:
                 return
@@ -452,7 +480,7 @@ class Informer(Generic[T]):
             if exc is None:
                 self._unhealthy_since = None
             elif self._unhealthy_since is None:
-                self._unhealthy_since = self._clock.now()
+                self._unhealthy_since = self._clock.now() if since is None else since
             self._state.notify_all()
         self._on_change()
 
@@ -473,6 +501,8 @@ class Informer(Generic[T]):
             evictions=self.store.evictions, complete=self.complete,
             last_error=f"{type(err).__name__}: {err}" if err else None,
             handler_backlogs=self.handler_backlogs(),
+            refused_events=reflector.refused_events if reflector else 0,
+            next_retry_in=_retry_in(reflector, self._clock),
         )
 
 
@@ -480,6 +510,11 @@ def _lane_label(lane: Lane) -> str:
     """``pods@*#3 (add:handler, update:other)``: the view's lane and the handlers it feeds."""
     handlers = ", ".join(f"{r.event}:{r.name.rpartition(':')[2]}" for r in lane.registrations)
     return f"{lane.name} ({handlers})"
+
+
+def _retry_in(reflector: Reflector | None, clock: Clock) -> float | None:
+    at = None if reflector is None else reflector.next_retry_at
+    return None if at is None else max(0.0, at - clock.now())
 
 
 def _remaining(deadline: float | None) -> float | None:
@@ -497,24 +532,36 @@ class _StoppedRun:
 
 @attrs.frozen
 class _RunSink:
-    """The ReflectorSink of one run: forwards to the informer tagged with the run's generation."""
+    """The ReflectorSink of one run: forwards to the informer tagged with the run's generation.
 
-    informer: Informer[Any]
+    The informer is held weakly (it holds the reflector that holds this): no reference cycle, so
+    a frozen (``_gc.freeze()``) informer is still freed by reference counting once dropped.
+    """
+
+    informer: weakref.ref[Informer[Any]]
     generation: int
 
     def replace(self, items: list[Any], resource_version: str, *, resync: bool,
                 started_at: float | None = None) -> None:
-        self.informer.replace(items, resource_version, resync=resync, generation=self.generation,
-                              started_at=started_at)
+        informer = self.informer()
+        if informer is not None:
+            informer.replace(items, resource_version, resync=resync, generation=self.generation,
+                             started_at=started_at)
 
     def apply(self, event: WatchEvent[Any]) -> None:
-        self.informer.apply(event, self.generation)
+        informer = self.informer()
+        if informer is not None:
+            informer.apply(event, self.generation)
 
     def bookmark(self, resource_version: str) -> None:
-        self.informer.bookmark(resource_version, self.generation)
+        informer = self.informer()
+        if informer is not None:
+            informer.bookmark(resource_version, self.generation)
 
-    def error(self, exc: BaseException | None) -> None:
-        self.informer.error(exc, self.generation)
+    def error(self, exc: BaseException | None, since: float | None = None) -> None:
+        informer = self.informer()
+        if informer is not None:
+            informer.error(exc, self.generation, since)
 
 
 def _informer_name(key: InformerKey) -> str:

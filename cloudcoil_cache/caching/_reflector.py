@@ -18,6 +18,7 @@ from cloudcoil_cache._listwatch._listwatch import ListerWatcher
 from cloudcoil_cache.caching._backoff import Backoff
 from cloudcoil_cache.errors import (
     APIError,
+    BodyTooLarge,
     CloudcoilError,
     ConnectError,
     LineTooLong,
@@ -31,7 +32,16 @@ from cloudcoil_cache.errors import (
     retry_after_of,
 )
 
-__all__ = ["MAX_RETRY_AFTER", "Reflector", "ReflectorSink", "Tuning", "VeryShortWatchError"]
+__all__ = [
+    "EmptyWatchError",
+    "ListPagingError",
+    "MAX_RETRY_AFTER",
+    "Reflector",
+    "ReflectorSink",
+    "StalledWatchError",
+    "Tuning",
+    "VeryShortWatchError",
+]
 
 #: The longest Retry-After the reflector honours, in seconds.
 MAX_RETRY_AFTER = 60.0
@@ -46,13 +56,21 @@ class Tuning:
     Attributes:
         backoff: the retry backoff (0.8 s doubling to 30 s, jitter [d, 2d), reset after 2 minutes).
         watch_timeout: server-side ``timeoutSeconds`` is drawn from ``[t, 2t)`` to spread reconnects.
-        read_timeout: socket read timeout of a watch; bookmarks (about one a minute) keep a healthy
-            stream talking, so a silent stream this long is a stall (python client #1148).
+        read_timeout: socket read timeout of a watch, and the longest wait for a complete event
+            line; bookmarks (about one a minute) keep a healthy stream talking, so a stream silent
+            (or trickling bytes) this long is a stall (python client #1148): ``StalledWatchError``.
         page_size: ``limit`` of a paginated LIST. Half of client-go's 500: a page is parsed by one
             C call that holds the GIL (~12 ms for 250 realistic pods with orjson, twice that with
             500), and every other thread and event loop of the program waits that long.
         min_watch_duration: a watch that ends this fast without an event is "very short" (an error).
         max_list_restarts: consecutive expired-continue restarts of one paginated LIST before failing.
+        max_list_pages: the most pages one paginated LIST may take (4,000: a million objects at
+            250 a page); past it, or past what the server's ``remainingItemCount`` allows, or at a
+            repeated continue token, the LIST fails with ``ListPagingError`` (a server whose
+            ``continue`` never ends must not grow the program without bound).
+        max_list_bytes: the longest LIST response body read (512 MiB: above a page of 250
+            objects at etcd's 1.5 MiB limit each); a longer one is refused while it is read
+            (``errors.BodyTooLarge``), never read whole first. None: no bound.
         freeze_gc: after each (re)list and every few hundred watch events, move the objects alive
             into the collector's permanent generation so collections skip the cache (see
             ``cloudcoil_cache._gc`` for the policy).
@@ -69,6 +87,8 @@ class Tuning:
     page_size: int = 250
     min_watch_duration: float = 1.0
     max_list_restarts: int = 3
+    max_list_pages: int = 4_000
+    max_list_bytes: int | None = 512 * 1024 * 1024
     freeze_gc: bool = True
     clock: Clock | None = None
     rng: Callable[[], float] = random.random
@@ -82,11 +102,37 @@ class ReflectorSink(Protocol):
                 started_at: float | None = None) -> None: ...
     def apply(self, event: WatchEvent[Any]) -> None: ...
     def bookmark(self, resource_version: str) -> None: ...
-    def error(self, exc: BaseException | None) -> None: ...
+    def error(self, exc: BaseException | None, since: float | None = None) -> None:
+        """Record a failure (None: healthy again); ``since``: when it was last known current, if earlier."""
+        ...
 
 
 class VeryShortWatchError(CloudcoilError):
     """A watch ended almost at once without an event: treat as an error (backoff + relist)."""
+
+
+class EmptyWatchError(CloudcoilError):
+    """A watch ended within ``min_watch_duration`` without progress (an event, or a bookmark that
+    moved the resourceVersion) although it sent bookmarks: the informer is not current; backoff,
+    then re-watch (without a relist: the server accepted the resourceVersion)."""
+
+    def __init__(self, message: str, *, since: float | None = None) -> None:
+        self.since = since  # clock time the watch opened: nothing was proven current after it
+        super().__init__(message)
+
+
+class StalledWatchError(CloudcoilError):
+    """A watch sent no complete event line within the read timeout (silent, or trickling bytes):
+    the informer is not current; backoff, then re-watch."""
+
+    def __init__(self, message: str, *, since: float | None = None) -> None:
+        self.since = since  # clock time of the last complete line, at the latest
+        super().__init__(message)
+
+
+class ListPagingError(CloudcoilError):
+    """A paginated LIST did not end: a continue token came back twice, or more pages came than the
+    server's ``remainingItemCount`` allowed, or more than ``Tuning.max_list_pages``."""
 
 
 class _Stopped(Exception):
@@ -103,7 +149,9 @@ class Reflector:
     """
 
     def __init__(self, name: str, source: ListerWatcher[Any], sink: ReflectorSink, *,
-                 tuning: Tuning = Tuning(), resync_period: float | None = None) -> None:
+                 tuning: Tuning = Tuning(), resync_period: float | None = None,
+                 max_staleness: float | None = None) -> None:
+        """``max_staleness``: the informer's; no backoff wait's jitter carries it past that."""
         self.name = name
         self._source = source
         self._sink = sink
@@ -119,6 +167,11 @@ class Reflector:
         self.relist_count = 0
         self.last_sync_time: float | None = None
         self._next_resync: float | None = None
+        self._max_staleness = max_staleness
+        self._unhealthy_since: float | None = None  # as reported to the sink (clock time)
+        #: clock time the thread's backoff wait ends (None: not waiting), for status()
+        self.next_retry_at: float | None = None
+        self._dropped_bookmarks = 0
 
     # --------------------------------------------------------------- lifecycle
     def start(self) -> None:
@@ -138,6 +191,12 @@ class Reflector:
             self._thread.join(timeout)
 
     @property
+    def refused_events(self) -> int:
+        """Objects and bookmarks refused so far: a kind or identity that does not match the watch
+        (counted by the source), and bookmarks with an implausible resourceVersion."""
+        return self._dropped_bookmarks + int(getattr(self._source, "refused", 0))
+
+    @property
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
@@ -147,14 +206,17 @@ class Reflector:
         rv_unavailable = False
         resync = False
         expired_in_a_row = 0
+        listed = False
         while not self._stop.is_set():
             try:
                 if need_list:
-                    # A successful list does not clear the error: only an open watch makes the
-                    # informer current again (a list that works while every watch fails is stale).
+                    # A successful list does not clear the error: the watch opened after it does
+                    # (a list that works while every watch fails is stale), or a watch's progress.
                     self._list(rv_unavailable=rv_unavailable, resync=resync)
                     need_list = rv_unavailable = resync = False
-                if self._watch():
+                    listed = True
+                after_list, listed = listed, False
+                if self._watch(after_list=after_list):
                     need_list = resync = True
             except _Stopped:
                 return
@@ -170,26 +232,59 @@ class Reflector:
                         expired_in_a_row = 0
                     expired_in_a_row += 1
                     log.info("%s: %s; relisting", self.name, exc)
-                    self._sink.error(exc)  # degraded while the relist runs (still serving)
+                    self._report(exc)  # degraded while the relist runs (still serving)
                     if expired_in_a_row == 1:
                         continue
+                elif isinstance(exc, (EmptyWatchError, StalledWatchError)) and not need_list:
+                    # Not an open socket but progress makes a watch healthy: one that delivered
+                    # nothing waits a backoff step (no hot loop) and the staleness clock runs on.
+                    self._report(exc, since=exc.since)
+                    log.info("%s: %s; re-watching after backoff", self.name, exc)
                 elif _is_watch_retriable(exc) and not need_list:
-                    self._sink.error(exc)
+                    self._report(exc)
                     log.info("%s: watch failed (%s); re-watching after backoff", self.name, exc)
                 else:
-                    self._sink.error(exc)
+                    self._report(exc)
                     need_list = True
                     _log_failure(self.name, exc)
                 if self._wait_backoff(exc):
                     return
 
+    def _report(self, exc: BaseException, since: float | None = None) -> None:
+        """Tell the sink about a failure; ``since``: when the data was last known current."""
+        if self._unhealthy_since is None:
+            self._unhealthy_since = self._clock.now() if since is None else since
+        if since is None:
+            self._sink.error(exc)
+        else:
+            self._sink.error(exc, since=since)
+
+    def _healthy(self) -> None:
+        """The data is known current again (a watch opened after a list, or one that made progress)."""
+        self._unhealthy_since = None
+        self._sink.error(None)
+
     def _wait_backoff(self, exc: BaseException) -> bool:
-        """Wait out the next backoff step (at least Retry-After); True if stopped meanwhile."""
-        delay, self._backoff = self._backoff.next(self._clock.now(), self._tuning.rng)
+        """Wait out the next backoff step (at least Retry-After); True if stopped meanwhile.
+
+        The jitter never carries the wait past the moment the informer would turn stale
+        (``max_staleness`` after it was last current): the retry comes before that, if the
+        un-jittered step allows it. The end of the wait is ``next_retry_at`` meanwhile.
+        """
+        clock = self._clock
+        now = clock.now()
+        limit = None
+        if self._max_staleness is not None and self._unhealthy_since is not None:
+            limit = self._unhealthy_since + self._max_staleness - now
+        delay, self._backoff = self._backoff.next(now, self._tuning.rng, limit=limit)
         retry_after = retry_after_of(exc)
         if retry_after:  # honoured, but a server asking for an hour does not park us for an hour
             delay = max(delay, min(retry_after, MAX_RETRY_AFTER))
-        return self._clock.wait(self._stop, delay)
+        self.next_retry_at = now + delay
+        try:
+            return clock.wait(self._stop, delay)
+        finally:
+            self.next_retry_at = None
 
     # ------------------------------------------------------------------- list
     def _list(self, *, rv_unavailable: bool, resync: bool) -> None:
@@ -197,12 +292,16 @@ class Reflector:
         rv = "" if rv_unavailable or self.last_rv is None else self.last_rv
         if rv and not resync:
             try:
-                # A concrete RV without limit is "not older than": cheap, served from the watch cache.
-                page = self._source.list_page(resource_version=rv, limit=None, continue_=None)
-                items, list_rv = page.items, page.resource_version
-            except APIError as exc:
-                if not (is_expired(exc) or is_too_large_resource_version(exc)):
+                # Paginated from the last RV (client-go's pager): one page at a time is parsed, so a
+                # relist neither holds the GIL for the whole collection in one C call nor holds a
+                # second decoded copy of it as JSON (benchmarks/relist.py: 170 ms, +128 MB at 4,000
+                # pods unpaginated). An RV that is gone (410) relists at the latest.
+                items, list_rv = self._paginated_list(rv)
+            except (APIError, BodyTooLarge) as exc:
+                if not (is_expired(exc) or is_too_large_resource_version(exc) or _is_invalid_rv(exc)):
                     raise
+                # A 400/422 at a concrete RV: the RV itself is what the server refuses (a garbage
+                # one from a bookmark or an object): start fresh, or every relist asks for it again.
                 log.info("%s: relist at resourceVersion %s failed (%s); listing at the latest",
                          self.name, rv, exc)
                 items, list_rv = self._paginated_list()
@@ -221,18 +320,20 @@ class Reflector:
         if self._resync_period:
             self._next_resync = self._clock.now() + self._resync_period
 
-    def _paginated_list(self) -> tuple[list[Any], str]:
+    def _paginated_list(self, resource_version: str = "") -> tuple[list[Any], str]:
         """A consistent paginated LIST. An expired continue token restarts it: never mix snapshots."""
         restarts = 0
         while True:
             items: list[Any] = []
             continue_: str | None = None
+            pages = _Pages(self._tuning.page_size, self._tuning.max_list_pages)
             try:
                 while True:
                     self._check_stop()
                     page: ListPage[Any] = self._source.list_page(
-                        resource_version="" if continue_ is None else None,
+                        resource_version=resource_version if continue_ is None else None,
                         limit=self._tuning.page_size, continue_=continue_)
+                    pages.check(page)
                     items.extend(page.items)
                     if self._tuning.freeze_gc:
                         # Each page is decoded with collection paused (ListWatch); freezing it now
@@ -251,11 +352,20 @@ class Reflector:
                 log.info("%s: continue token expired on a later page; restarting the list", self.name)
 
     # ------------------------------------------------------------------ watch
-    def _watch(self) -> bool:
+    def _watch(self, *, after_list: bool = False) -> bool:
         """Watch from the last RV until the stream ends. Returns True when a resync relist is due.
 
-        A clean end, a dropped connection, a truncated line and a read timeout all end the watch
-        normally: the caller re-watches from the last fully applied RV, without a relist.
+        A clean end, a dropped connection and a truncated line end the watch: the caller
+        re-watches from the last fully applied RV, without a relist. Health is progress, not an
+        open socket: the informer is current again when the watch opens right after a list (the
+        list is fresh), at its first event or bookmark that moves the RV, or at a bookmark that
+        confirms the RV once the watch has been open ``min_watch_duration`` (a quiet resource).
+        A watch that ends within ``min_watch_duration`` without moving the RV raises
+        ``VeryShortWatchError`` if it sent nothing (backoff, relist), ``EmptyWatchError`` if it
+        sent bookmarks confirming the RV (backoff, re-watch); one without a complete line within
+        the read timeout ``StalledWatchError``. Progress resets the backoff. A bookmark whose RV
+        is not a number where the RVs so far were numbers is dropped (a garbage RV would poison
+        every relist).
         """
         assert self.last_rv is not None
         clock = self._clock
@@ -264,29 +374,56 @@ class Reflector:
             seconds = min(seconds, math.ceil(self._next_resync - clock.now()))
         seconds = max(1, seconds)
         started = clock.now()
-        events = self._watch_events = 0
+        events = self._watch_events = 0  # events and bookmarks that moved the RV
+        lines = 0  # every event and bookmark
+        healthy = False  # told the sink so during this watch
+        alive = False  # a bookmark confirmed the RV after min_watch_duration
+        stalled: ReadTimeout | None = None
         freeze_gc = self._tuning.freeze_gc
+        min_duration = self._tuning.min_watch_duration
         stream = self._source.watch(resource_version=self.last_rv,
                                     timeout_seconds=seconds,
                                     read_timeout=self._tuning.read_timeout)
-        self._sink.error(None)  # the watch is open: a failure to open it (429...) is over
+        if after_list:  # the list is fresh and the watch continues from it
+            self._healthy()
+            healthy = True
         try:
             self._check_stop()
             for event in stream:
-                events += 1
+                lines += 1
                 if event.type == "BOOKMARK":
-                    self._sink.bookmark(event.resource_version)
+                    rv = event.resource_version
+                    if rv == self.last_rv:  # confirms the RV: alive, no progress
+                        if not alive and clock.now() - started >= min_duration:
+                            alive = True
+                            if not healthy:
+                                self._healthy()
+                                healthy = True
+                        continue
+                    if not _plausible_rv(rv, self.last_rv):
+                        self._drop_bookmark(rv)
+                        continue
+                    self._sink.bookmark(rv)
                 else:
                     self._sink.apply(event)
                     if freeze_gc:
                         _gc.note_events()
                 self.last_rv = event.resource_version
+                if not events:  # the first progress of this watch
+                    self._backoff = self._tuning.backoff
+                    if not healthy:
+                        self._healthy()
+                        healthy = True
+                events += 1
                 if self._stop.is_set():
                     break
         except LineTooLong:
             self._check_stop()
             raise  # not the stream ending: an error (logged, in status, backoff and relist)
-        except (ProtocolError, ReadTimeout) as exc:
+        except ReadTimeout as exc:
+            self._check_stop()
+            stalled = exc
+        except ProtocolError as exc:
             self._check_stop()
             log.debug("%s: watch stream ended (%s); re-watching from %s", self.name, exc, self.last_rv)
         except TransportError:
@@ -296,17 +433,84 @@ class Reflector:
             self._watch_events = events
             stream.close()
         self._check_stop()
-        if self._next_resync is not None and clock.now() >= self._next_resync:
+        now = clock.now()
+        if self._next_resync is not None and now >= self._next_resync:
             return True
-        if not events and clock.now() - started < self._tuning.min_watch_duration:
+        if stalled is not None:
+            raise StalledWatchError(f"stalled watch: no complete event within the read timeout "
+                                    f"({self._tuning.read_timeout:g}s): {stalled}",
+                                    since=now - self._tuning.read_timeout)
+        if events:
+            return False
+        if now - started >= min_duration:  # lived long enough: a quiet resource, re-watched at once
+            return False
+        if not lines:
             raise VeryShortWatchError(
-                f"very short watch: the watch ended after {clock.now() - started:.3f}s "
+                f"very short watch: the watch ended after {now - started:.3f}s "
                 f"without an event")
-        return False
+        raise EmptyWatchError(
+            f"empty watch: the watch ended after {now - started:.3f}s without an event or a bookmark "
+            f"that moved the resourceVersion ({lines} bookmarks only confirmed it)", since=started)
+
+    def _drop_bookmark(self, rv: str) -> None:
+        self._dropped_bookmarks += 1
+        level = logging.WARNING if self._dropped_bookmarks <= 5 else logging.DEBUG
+        log.log(level, "%s: a BOOKMARK carries resourceVersion %r, not a number like %r: dropped (%d so far)",
+                self.name, rv[:64], self.last_rv, self._dropped_bookmarks)
 
     def _check_stop(self) -> None:
         if self._stop.is_set():
             raise _Stopped()
+
+
+def _plausible_rv(rv: str, last: str | None) -> bool:
+    """An RV to move to: any non-empty one, but a number where the last one was a number.
+
+    Kubernetes' resourceVersions are decimal numbers (etcd revisions); an extension API server may
+    use other opaque strings, and then they are not judged.
+    """
+    if not rv or len(rv) > 1024:
+        return False
+    if last is not None and last.isascii() and last.isdigit():
+        return rv.isascii() and rv.isdigit()
+    return True
+
+
+def _is_invalid_rv(exc: BaseException) -> bool:
+    """A 400/422 to a LIST at a concrete RV, or a body too large for one unpaginated answer."""
+    return isinstance(exc, BodyTooLarge) or (isinstance(exc, APIError) and exc.code in (400, 422))
+
+
+class _Pages:
+    """Bounds the pages of one paginated LIST (see ``ListPagingError``)."""
+
+    def __init__(self, limit: int, max_pages: int) -> None:
+        self._limit = max(1, limit)
+        self._max_pages = max_pages
+        self._count = 0
+        self._budget: int | None = None  # the most pages remainingItemCount allows (+1: short pages)
+        self._tokens: set[str] = set()
+
+    def check(self, page: ListPage[Any]) -> None:
+        self._count += 1
+        token = page.continue_
+        if not token:
+            return
+        if token in self._tokens:
+            raise ListPagingError(f"paginated LIST: the server sent the same continue token again after "
+                                  f"{self._count} pages: the list never ends")
+        self._tokens.add(token)
+        remaining = getattr(page, "remaining_item_count", None)
+        if remaining is not None:
+            allowed = self._count + -(-remaining // self._limit) + 1
+            self._budget = allowed if self._budget is None else min(self._budget, allowed)
+        if self._budget is not None and self._count >= self._budget:
+            raise ListPagingError(f"paginated LIST: {self._count} pages and still a continue token, more "
+                                  f"than the server's remainingItemCount allows (at most {self._budget} "
+                                  f"pages of {self._limit})")
+        if self._count >= self._max_pages:
+            raise ListPagingError(f"paginated LIST: {self._count} pages and still a continue token: over "
+                                  f"the limit of {self._max_pages} pages (Tuning.max_list_pages)")
 
 
 def _is_watch_retriable(exc: BaseException) -> bool:

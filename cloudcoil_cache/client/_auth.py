@@ -319,7 +319,8 @@ class ExecCredentials:
         if not isinstance(cred, dict) or cred.get("kind") != "ExecCredential":
             raise ConfigError(f"{bad} JSON that is not an ExecCredential")
         if cred.get("apiVersion") != cfg.api_version:
-            raise ConfigError(f"{bad} apiVersion {cred.get('apiVersion')!r}, expected {cfg.api_version!r}")
+            raise ConfigError(f"{bad} an ExecCredential of another apiVersion (expected {cfg.api_version!r}; "
+                              "the value is not shown: the plugin's output may hold credentials)")
         status = cred.get("status")
         if not isinstance(status, dict):
             raise ConfigError(f"{bad} an ExecCredential without 'status'")
@@ -343,7 +344,8 @@ class ExecCredentials:
         try:
             when = datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
         except ValueError:
-            raise ConfigError(f"{bad} an invalid status.expirationTimestamp {value!r}") from None
+            raise ConfigError(f"{bad} a status.expirationTimestamp that is not an RFC 3339 time (the value "
+                              "is not shown: the plugin's output may hold credentials)") from None
         if when.tzinfo is None:
             when = when.replace(tzinfo=datetime.timezone.utc)
         return when.timestamp()

@@ -502,6 +502,8 @@ class Config:
             transport, self._transport = self._transport, None
         if transport is not None:
             transport.close()
+        if self._cache is not None:
+            self._cache._close()  # its handlers often hold this Config: no cycle left (tests/lifetimes)
 
 
 _MISSING = object()

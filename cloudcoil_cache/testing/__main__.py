@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
+from ._files import write_private
 from ._objects import seed_pods
 from ._real import RealAPIServer
 from ._server import FakeAPIServer
@@ -26,7 +29,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve until Ctrl-C / SIGTERM")
-    serve.add_argument("--kubeconfig", required=True, help="write a kubeconfig for the server here")
+    serve.add_argument("--kubeconfig", required=True,
+                       help="write a kubeconfig for the server here (0600; removed when serve exits)")
     serve.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: random)")
     serve.add_argument("--pods", type=int, default=0, help="seed this many realistic pods")
     serve.add_argument("--namespace", default="default", help="the kubeconfig context's namespace")
@@ -79,22 +83,40 @@ def _real(args: argparse.Namespace, done: threading.Event) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.command == "real":
-        real_done = threading.Event()
-        signal.signal(signal.SIGINT, lambda signum, frame: real_done.set())
-        signal.signal(signal.SIGTERM, lambda signum, frame: real_done.set())
-        return _real(args, real_done)
+    done = threading.Event()
+    with _stopping_on_signals(done):
+        if args.command == "real":
+            return _real(args, done)
+        return _serve(args, done)
+
+
+@contextlib.contextmanager
+def _stopping_on_signals(done: threading.Event) -> Iterator[None]:
+    """SIGINT and SIGTERM set ``done`` inside the block (and the handlers found are put back after).
+
+    Only in the main thread (the only one that may): ``main()`` called from another thread stops
+    on ``done`` alone. The library installs no signal handler anywhere else.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        done.set()
+
+    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _serve(args: argparse.Namespace, done: threading.Event) -> int:
     if args.pods < 0:
         print("error: --pods must be >= 0", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING)
-    done = threading.Event()
-
-    def _stop(signum: int, frame: Any) -> None:
-        done.set()
-
-    signal.signal(signal.SIGINT, _stop)
-    signal.signal(signal.SIGTERM, _stop)
     crds = []
     for spec in args.crd:
         path, _, scope = spec.partition(":")
@@ -103,35 +125,46 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: --crd {spec!r}: expected GROUP/VERSION/KIND/PLURAL[:cluster]", file=sys.stderr)
             return 2
         crds.append((*parts, scope != "cluster"))
-    tls: dict[str, Any] = {}
-    if args.tls:
-        try:
-            tls = _tls_files()
-        except RuntimeError as exc:
-            print(f"error: --tls: {exc}", file=sys.stderr)
-            return 2
-    server = FakeAPIServer(port=args.port, bookmark_interval=args.bookmark_interval,
-                           expected_token=args.token,
-                           namespace_lifecycle=not args.no_namespace_lifecycle, **tls)
-    for group, version, kind, plural, namespaced in crds:
-        server.register_resource(group, version, kind, plural, namespaced)
-    with server:
-        seed_pods(server, args.pods)
-        server.write_kubeconfig(args.kubeconfig, namespace=args.namespace, token=args.token)
-        print(server.url, flush=True)
-        print(
-            f"kubeconfig written to {args.kubeconfig}; {args.pods} pods; Ctrl-C to stop",
-            file=sys.stderr,
-            flush=True,
-        )
-        while not done.wait(1.0):
-            pass
+    with contextlib.ExitStack() as cleanup:  # what serve wrote is removed however it ends (SIGTERM included)
+        tls: dict[str, Any] = {}
+        if args.tls:
+            try:
+                tls = _tls_files(cleanup)
+            except RuntimeError as exc:
+                print(f"error: --tls: {exc}", file=sys.stderr)
+                return 2
+        server = FakeAPIServer(port=args.port, bookmark_interval=args.bookmark_interval,
+                               expected_token=args.token,
+                               namespace_lifecycle=not args.no_namespace_lifecycle, **tls)
+        for group, version, kind, plural, namespaced in crds:
+            server.register_resource(group, version, kind, plural, namespaced)
+        with server:
+            seed_pods(server, args.pods)
+            cleanup.callback(_remove, args.kubeconfig)
+            server.write_kubeconfig(args.kubeconfig, namespace=args.namespace, token=args.token)
+            print(server.url, flush=True)
+            print(
+                f"kubeconfig written to {args.kubeconfig}; {args.pods} pods; Ctrl-C to stop",
+                file=sys.stderr,
+                flush=True,
+            )
+            while not done.wait(1.0):
+                pass
     return 0
 
 
-def _tls_files() -> dict[str, Any]:
-    """A CA and a server certificate for 127.0.0.1/localhost: FakeAPIServer TLS arguments."""
+def _remove(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def _tls_files(cleanup: contextlib.ExitStack) -> dict[str, Any]:
+    """A CA and a server certificate for 127.0.0.1/localhost: FakeAPIServer TLS arguments.
+
+    The keys are written 0600 in a 0700 folder that ``cleanup`` removes.
+    """
     folder = tempfile.mkdtemp(prefix="cloudcoil-fake-tls-")
+    cleanup.callback(shutil.rmtree, folder, ignore_errors=True)
     cert, key = os.path.join(folder, "server.crt"), os.path.join(folder, "server.key")
     try:
         import trustme
@@ -141,9 +174,11 @@ def _tls_files() -> dict[str, Any]:
         ca = trustme.CA()
         issued = ca.issue_cert("127.0.0.1", "localhost")
         issued.cert_chain_pems[0].write_to_path(cert)
-        issued.private_key_pem.write_to_path(key)
+        write_private(key, issued.private_key_pem.bytes())
         return {"certfile": cert, "keyfile": key, "ca_cert": ca.cert_pem.bytes()}
     ca_cert, ca_key = os.path.join(folder, "ca.crt"), os.path.join(folder, "ca.key")
+    for private in (key, ca_key):  # created 0600 before openssl writes into them (it keeps the mode)
+        write_private(private, b"")
     ext = os.path.join(folder, "ext.cnf")
     with open(ext, "w", encoding="utf-8") as fh:
         fh.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
@@ -162,7 +197,6 @@ def _tls_files() -> dict[str, Any]:
             raise RuntimeError(f"neither trustme nor a working openssl: {exc}") from None
     with open(ca_cert, "rb") as fh:
         return {"certfile": cert, "keyfile": key, "ca_cert": fh.read()}
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -24,6 +24,8 @@ from typing import IO, Any, Callable, Literal, Sequence
 
 import yaml
 
+from ._files import write_private
+
 __all__ = [
     "BUILD_COMMAND",
     "ETCD_VERSION",
@@ -364,7 +366,7 @@ class RealAPIServer:
             raise ValueError(f"user must be one of {sorted(self.tokens)}, got {user!r}")
         credentials: dict[str, str] = {"token": self.tokens[user]}
         if token_file is not None:
-            Path(token_file).write_text(self.tokens[user])
+            write_private(token_file, self.tokens[user])
             credentials = {"tokenFile": os.fspath(token_file)}
         config = {
             "apiVersion": "v1",
@@ -378,9 +380,7 @@ class RealAPIServer:
             "contexts": [{"name": "real", "context": {"cluster": "real", "user": user, "namespace": namespace}}],
             "current-context": "real",
         }
-        with open(path, "w", encoding="utf-8") as fh:
-            yaml.safe_dump(config, fh, sort_keys=False)
-        return os.fspath(path)
+        return write_private(path, yaml.safe_dump(config, sort_keys=False))  # it holds credentials: 0600
 
     def ssl_context(self) -> ssl.SSLContext:
         """An SSL context that trusts this server's CA."""

@@ -19,6 +19,7 @@ from ._admission import Admission
 from ._bootstrap import preload_cluster
 from ._fault_api import FaultInjection
 from ._faults import FaultState
+from ._files import write_private
 from ._handler import Handler
 from ._object_api import ObjectAPI
 from ._openapi import OpenAPI
@@ -402,9 +403,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
             ],
             "current-context": "fake",
         }
-        with open(path, "w", encoding="utf-8") as fh:
-            yaml.safe_dump(config, fh, sort_keys=False)
-        return os.fspath(path)
+        return write_private(path, yaml.safe_dump(config, sort_keys=False))  # it holds credentials: 0600
 
     def register_resource(
         self,

@@ -125,8 +125,8 @@ def test_an_exec_plugin_can_supply_a_client_certificate(tmp_path):
 PLUGIN_FAILURES = [
     ({"mode": "fail"}, "failed with exit status 3"),
     ({"mode": "garbage"}, "printed something that is not JSON"),
-    ({"mode": "wrong-api"}, "printed apiVersion 'client.authentication.k8s.io/v1alpha1', expected"),
-    ({"expiry": "tomorrow"}, "an invalid status.expirationTimestamp"),
+    ({"mode": "wrong-api"}, "printed an ExecCredential of another apiVersion (expected"),
+    ({"expiry": "tomorrow-SECRET-77"}, "a status.expirationTimestamp that is not an RFC 3339 time"),
     ({"extra": {"interactiveMode": "Always"}}, "needs an interactive terminal"),
     ({"extra": {"command": "/nonexistent/kubelogin", "installHint": "install kubelogin"}},
      "'/nonexistent/kubelogin' was not found (install kubelogin)"),
@@ -144,6 +144,7 @@ def test_a_failing_exec_plugin_raises_config_error_naming_the_command_not_its_se
     assert words in text
     assert text.startswith(f"kubeconfig {tmp_path / 'config'}: users[0].user.exec: exec plugin")
     assert "env-SECRET-77" not in text and "env-SECRET-77" not in repr(creds)
+    assert "SECRET" not in text and "v1alpha1" not in text  # nothing the plugin printed is echoed
 
 
 def test_a_relative_exec_command_with_a_slash_resolves_against_the_kubeconfig_directory(tmp_path):
