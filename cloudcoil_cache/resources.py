@@ -148,6 +148,8 @@ def _declare(
         ("_declared", True),
     ):
         type.__setattr__(cls, attr, value)
+    if cls.__dict__.get("_cc_auto"):
+        return  # a class with annotated fields: made a model, and registered, by its metaclass next
     finish_model(cls)
     register_resource(cls)
 

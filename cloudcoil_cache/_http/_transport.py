@@ -152,10 +152,11 @@ class LineStream:
     ``errors.ProtocolError``; a read timeout raises ``errors.ReadTimeout``. A clean end of the body
     simply stops iteration. A line longer than ``max_line`` bytes closes the stream and raises
     ``errors.LineTooLong`` as soon as the limit is passed (at most one read chunk later). With a
-    ``line_timeout``, a stream that sends no complete line for that many seconds closes and raises
-    ``errors.ReadTimeout`` even while bytes keep coming (a server trickling a byte a second is a
-    stall: progress is a complete line, not a byte); it is noticed at the first read after the
-    deadline (the socket's read timeout bounds a read that gets nothing).
+    ``line_timeout``, a line not complete that many seconds after its first byte closes the stream
+    and raises ``errors.ReadTimeout`` even while bytes keep coming (a server trickling a byte a
+    second is a stall: progress is a complete line, not a byte); it is noticed at the first read
+    after the deadline. A stream silent between lines is left to the socket's read timeout (a quiet
+    watch sends nothing for minutes).
 
     ``close()`` may be called from any thread, also while another thread is blocked reading: it
     shuts the socket down so that the read returns at once, and the iteration then **ends
@@ -208,11 +209,13 @@ class LineStream:
         limit = self.max_line
         line_timeout = self.line_timeout
         clock = time.monotonic
-        deadline = clock() + line_timeout if line_timeout is not None else 0.0
+        deadline = 0.0  # while a line is pending: when it must be complete (it started then + timeout)
         try:
             for data, start, end in pieces:
                 nl = data.find(b"\n", start, end)
                 if nl < 0:
+                    if line_timeout is not None and not pending_size:
+                        deadline = clock() + line_timeout  # a new line starts: its own deadline
                     pending.append(data[start:end])
                     pending_size += end - start
                     if pending_size > limit:
@@ -231,8 +234,6 @@ class LineStream:
                         self._too_long(len(line))
                     if line:
                         yield line
-                        if line_timeout is not None:
-                            deadline = clock() + line_timeout
                     start = nl + 1
                     nl = data.find(b"\n", start, end)
                     if nl < 0:
@@ -243,8 +244,8 @@ class LineStream:
                     pending.append(data[start:end])
                     if pending_size > limit:
                         self._too_long(pending_size)
-                if line_timeout is not None and clock() > deadline:
-                    self._stalled()  # only empty lines came (a newline trickle is no progress either)
+                    if line_timeout is not None:
+                        deadline = clock() + line_timeout  # the rest of this piece starts a line
         except ProtocolError:  # malformed chunk framing (LineTooLong has closed the stream already)
             self.close()
             raise

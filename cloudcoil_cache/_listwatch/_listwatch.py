@@ -107,7 +107,7 @@ class ListerWatcher(Protocol[T]):
                   continue_: str | None) -> ListPage[T]: ...
 
     def watch(self, *, resource_version: str, timeout_seconds: int, read_timeout: float,
-              allow_bookmarks: bool = True) -> WatchStream[T]: ...
+              allow_bookmarks: bool = True, line_timeout: float | None = None) -> WatchStream[T]: ...
 
 
 class ListWatch(Generic[T]):
@@ -153,11 +153,12 @@ class ListWatch(Generic[T]):
         level = logging.WARNING if self.refused <= _LOUD_REFUSALS else logging.DEBUG
         log.log(level, "GET %s: %s; skipped (%d refused so far)", self.path, reason, self.refused)
 
-    def _open(self, params: dict[str, str], read_timeout: float | None, *, watch: bool = False) -> Any:
+    def _open(self, params: dict[str, str], read_timeout: float | None, *, watch: bool = False,
+              line_timeout: float | None = None) -> Any:
         """Open a streaming GET registered for ``interrupt()``; the caller must ``_done()`` it."""
         if self._interrupted:
             raise ProtocolError(f"GET {self.path}: interrupted")
-        extra = {"line_timeout": read_timeout} if watch and self._line_timeouts else {}
+        extra = {"line_timeout": line_timeout} if watch and self._line_timeouts else {}
         try:
             stream = self.transport.stream(self.path, params=params, read_timeout=read_timeout,
                                            interrupter=self._interrupter, **extra)
@@ -218,11 +219,17 @@ class ListWatch(Generic[T]):
                         remaining if remaining.__class__ is int and remaining >= 0 else None)
 
     def watch(self, *, resource_version: str, timeout_seconds: int, read_timeout: float,
-              allow_bookmarks: bool = True) -> WatchStream[T]:
-        """Open a WATCH from ``resource_version`` (events strictly after it)."""
+              allow_bookmarks: bool = True, line_timeout: float | None = None) -> WatchStream[T]:
+        """Open a WATCH from ``resource_version`` (events strictly after it).
+
+        ``read_timeout`` bounds a socket read that gets nothing; with ``line_timeouts``,
+        ``line_timeout`` (default: ``read_timeout``) bounds how long a started line may take to
+        complete (a trickle is a stall).
+        """
         params = watch_params(label_selector=self.label_selector, field_selector=self.field_selector,
                               resource_version=resource_version, timeout_seconds=timeout_seconds,
                               allow_bookmarks=allow_bookmarks)
-        lines = self._open(params, read_timeout, watch=True)
+        lines = self._open(params, read_timeout, watch=True,
+                           line_timeout=read_timeout if line_timeout is None else line_timeout)
         return WatchStream(lines, self._structure, on_close=lambda: self._done(lines), admit=self._admit,
                            on_refused=self._refuse)

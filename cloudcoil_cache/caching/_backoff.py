@@ -34,12 +34,16 @@ class Backoff:
     def next(self, now: float, rand: Callable[[], float] = random.random, *,
              limit: float | None = None) -> tuple[float, Backoff]:
         """``limit``: seconds the jitter may not carry the delay past (the time left before the
-        informer turns stale); the un-jittered step itself is kept. None or <= 0: no limit."""
+        informer turns stale; the cap is itself jittered within its last half); the un-jittered
+        step itself is kept. None or <= 0: no limit."""
         base = self.current
         if base <= 0 or (self.last_at is not None and now - self.last_at > self.reset_after):
             base = self.initial
-        delay = base * (1.0 + self.jitter * rand())
+        spread = rand()
+        delay = base * (1.0 + self.jitter * spread)
         if limit is not None and limit > 0:
-            delay = min(delay, max(base, limit))
+            # jittered too (within the last half of what is left): clients that lost the server at
+            # one moment must not all come back at the same instant
+            delay = min(delay, max(base, limit * (0.5 + 0.5 * spread)))
         following = min(base * self.factor, self.cap)
         return delay, attrs.evolve(self, current=following, last_at=now)

@@ -114,6 +114,7 @@ class Cache:
         self._sync_cond = threading.Condition(threading.Lock())  # notified when any informer changes
         self._transport: Any = None
         self._initialize: Callable[[], Any] | None = None
+        self._handler_context: Callable[[], contextvars.Context] = contextvars.Context
         self._loop: Any = None  # the event loop of the latest async scope (for async handlers)
         self._mode_var: contextvars.ContextVar[Mode | None] = contextvars.ContextVar(
             f"cloudcoil_cache_mode_{id(self)}", default=None)
@@ -188,12 +189,22 @@ class Cache:
                 f"enabled={self._options.enabled}, started={self._refcount > 0})")
 
     # ---------------------------------------------------------------- binding
-    def _attach(self, initialize: Callable[[], Any]) -> None:
-        """The owning Config's discovery (called by ``start()`` before the first scope).
+    def _attach(self, initialize: Callable[[], Any],
+                handler_context: Callable[[], contextvars.Context] | None = None) -> None:
+        """The owning Config's discovery (called by ``start()`` before the first scope), and the
+        context its handlers run in (a fresh one per lane start: the Config's scope, nothing else).
 
-        Held weakly (the Config owns the cache, not the reverse): see ``_weakly``.
+        ``initialize`` is held until the transport is bound (``Cache.start()`` of a cache whose
+        Config the application did not keep still discovers through it, as in cloudcoil), then
+        dropped; the handler context is held weakly (the Config owns the cache, not the reverse:
+        see ``_weakly``).
         """
-        self._initialize = _weakly(initialize, _nothing)
+        self._initialize = initialize
+        if handler_context is not None:
+            self._handler_context = _weakly(handler_context, contextvars.Context)
+
+    def _context_for_handlers(self) -> contextvars.Context:
+        return self._handler_context()
 
     def _bind(self, transport: Any) -> None:
         """Attach the transport of the Config that owns this cache (once)."""
@@ -201,6 +212,7 @@ class Cache:
             if self._transport is not None and self._transport is not transport:
                 raise CloudcoilError("this Cache already belongs to another Config; give each Config its own")
             self._transport = transport
+            self._initialize = None  # bound: no reference back to the Config from here on
 
     def _source_for(self, key: InformerKey) -> ListWatch[Any]:
         if self._transport is None:
@@ -225,7 +237,8 @@ class Cache:
             informer = Informer(key, _weakly(self._source_for, _no_source), capacity=settings.max_items,
                                 resync_period=settings.resync_period, tuning=self.tuning,
                                 on_change=_weakly(self._wake, _nothing), max_staleness=settings.max_staleness,
-                                transform=settings.transform)
+                                transform=settings.transform,
+                                handler_context=_weakly(self._context_for_handlers, contextvars.Context))
             self._informers[key] = informer
             self._by_kind[cls] = informer
         return informer
@@ -335,6 +348,7 @@ class Cache:
         """The owning Config was closed (for good): forget the handlers, so that what they hold of
         the application (often the Config itself) is no reference cycle through the cache."""
         with self._lock:
+            self._initialize = None
             if self._refcount:
                 return  # still started (Cache.start()): its handlers still run
             informers = list(self._informers.values())

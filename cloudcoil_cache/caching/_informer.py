@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import logging
 import threading
@@ -101,12 +102,16 @@ class Informer(Generic[T]):
     def __init__(self, key: InformerKey, source_factory: Callable[[InformerKey], ListerWatcher[T]], *,
                  capacity: int = 0, resync_period: float | None = None,
                  tuning: Tuning = Tuning(), on_change: Callable[[], None] | None = None,
-                 max_staleness: float | None = 60.0, transform: Transform | None = None) -> None:
+                 max_staleness: float | None = 60.0, transform: Transform | None = None,
+                 handler_context: Callable[[], contextvars.Context] | None = None) -> None:
         self.key = key
+        # the context variables handlers run with (their Config's scope), whoever starts the lane
+        self._handler_context = handler_context or contextvars.Context
         self._on_change = on_change or (lambda: None)  # sync state or error changed (never under a lock)
         self._writer: Writer[T] = Writer(capacity)
         self.store: Store[T] = self._writer.reader  # readers never get replace/apply
         self._source_factory = source_factory
+        self._reflector_finalizer: weakref.finalize[Any, Any] | None = None
         self._resync_period = resync_period or None
         self._tuning = tuning
         self._clock: Clock = tuning.clock or SYSTEM_CLOCK
@@ -149,12 +154,17 @@ class Informer(Generic[T]):
                 generation = self._generation
                 self._writer.clear()  # a new run lists from scratch: every object is an add again
                 for lane in self._lanes:
-                    lane.start()
+                    self._start_lane(lane)
                 reflector = Reflector(self.name, self._source_factory(self.key),
                                       _RunSink(weakref.ref(self), generation),
                                       tuning=self._tuning, resync_period=self._resync_period,
                                       max_staleness=self.max_staleness)
                 self._reflector = reflector
+                # an informer dropped while started (its Cache and Config gone without a stop) takes
+                # its reflector thread with it: it must not list and watch for no one
+                if self._reflector_finalizer is not None:
+                    self._reflector_finalizer.detach()  # the last run's reflector was stopped
+                self._reflector_finalizer = weakref.finalize(self, reflector.stop)
                 reflector.start()
 
     def stop(self, timeout: float | None = None) -> None:
@@ -336,6 +346,11 @@ class Informer(Generic[T]):
             self._seen.notify_all()
 
     # --------------------------------------------------------------- handlers
+    def _start_lane(self, lane: Lane) -> None:
+        """Start ``lane`` in the handlers' own context, never the caller's (a thread inside
+        ``cache.pause()`` or another Config's scope must not lend its state to every later event)."""
+        self._handler_context().run(lane.start)
+
     def register(self, lane: Lane, *registrations: Registration) -> None:
         """Add handlers to a view's lane in one step (no event can fall between them); if objects
         are already cached, replay them to each as adds."""
@@ -343,7 +358,7 @@ class Informer(Generic[T]):
             if lane not in self._lanes:
                 self._lanes.append(lane)
                 if self._started:
-                    lane.start()
+                    self._start_lane(lane)
             for registration in registrations:
                 lane.add(registration)
             if self._synced:

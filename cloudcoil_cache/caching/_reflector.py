@@ -18,7 +18,6 @@ from cloudcoil_cache._listwatch._listwatch import ListerWatcher
 from cloudcoil_cache.caching._backoff import Backoff
 from cloudcoil_cache.errors import (
     APIError,
-    BodyTooLarge,
     CloudcoilError,
     ConnectError,
     LineTooLong,
@@ -297,7 +296,7 @@ class Reflector:
                 # second decoded copy of it as JSON (benchmarks/relist.py: 170 ms, +128 MB at 4,000
                 # pods unpaginated). An RV that is gone (410) relists at the latest.
                 items, list_rv = self._paginated_list(rv)
-            except (APIError, BodyTooLarge) as exc:
+            except APIError as exc:
                 if not (is_expired(exc) or is_too_large_resource_version(exc) or _is_invalid_rv(exc)):
                     raise
                 # A 400/422 at a concrete RV: the RV itself is what the server refuses (a garbage
@@ -349,7 +348,11 @@ class Reflector:
                 restarts += 1
                 if restarts > self._tuning.max_list_restarts:
                     raise
-                log.info("%s: continue token expired on a later page; restarting the list", self.name)
+                # at the latest: a relist at a concrete RV whose later page is gone (compacted) can
+                # never succeed at that RV again
+                resource_version = ""
+                log.info("%s: continue token expired on a later page; restarting the list at the latest",
+                         self.name)
 
     # ------------------------------------------------------------------ watch
     def _watch(self, *, after_list: bool = False) -> bool:
@@ -379,11 +382,16 @@ class Reflector:
         healthy = False  # told the sink so during this watch
         alive = False  # a bookmark confirmed the RV after min_watch_duration
         stalled: ReadTimeout | None = None
+        progress_at = started  # the last event or bookmark that moved the RV
         freeze_gc = self._tuning.freeze_gc
         min_duration = self._tuning.min_watch_duration
+        # A quiet resource's watch sends nothing until the server ends it at ``seconds`` (kube-apiserver
+        # sends no bookmark while the RV does not move): silence is only a stall past that deadline
+        # plus the read timeout. A line that starts must complete within the read timeout.
         stream = self._source.watch(resource_version=self.last_rv,
                                     timeout_seconds=seconds,
-                                    read_timeout=self._tuning.read_timeout)
+                                    read_timeout=seconds + self._tuning.read_timeout,
+                                    line_timeout=self._tuning.read_timeout)
         if after_list:  # the list is fresh and the watch continues from it
             self._healthy()
             healthy = True
@@ -409,11 +417,10 @@ class Reflector:
                     if freeze_gc:
                         _gc.note_events()
                 self.last_rv = event.resource_version
-                if not events:  # the first progress of this watch
-                    self._backoff = self._tuning.backoff
-                    if not healthy:
-                        self._healthy()
-                        healthy = True
+                progress_at = clock.now()
+                if not events and not healthy:  # the first progress of this watch
+                    self._healthy()
+                    healthy = True
                 events += 1
                 if self._stop.is_set():
                     break
@@ -437,12 +444,16 @@ class Reflector:
         if self._next_resync is not None and now >= self._next_resync:
             return True
         if stalled is not None:
-            raise StalledWatchError(f"stalled watch: no complete event within the read timeout "
-                                    f"({self._tuning.read_timeout:g}s): {stalled}",
-                                    since=now - self._tuning.read_timeout)
-        if events:
-            return False
-        if now - started >= min_duration:  # lived long enough: a quiet resource, re-watched at once
+            raise StalledWatchError(f"stalled watch: a line not complete within the read timeout "
+                                    f"({self._tuning.read_timeout:g}s), or no end {seconds}s after the "
+                                    f"watch's own timeoutSeconds: {stalled}", since=progress_at)
+        if events or now - started >= min_duration:
+            # Ended by the server after progress, or after living long enough (a quiet resource):
+            # current, and a later failure starts its backoff over (not a watch that delivered and
+            # then failed: a server that flaps after every event must not get a relist per event).
+            self._backoff = self._tuning.backoff
+            if not healthy:
+                self._healthy()
             return False
         if not lines:
             raise VeryShortWatchError(
@@ -472,13 +483,13 @@ def _plausible_rv(rv: str, last: str | None) -> bool:
     if not rv or len(rv) > 1024:
         return False
     if last is not None and last.isascii() and last.isdigit():
-        return rv.isascii() and rv.isdigit()
-    return True
+        return rv.isascii() and rv.isdigit() and rv != "0"  # "0" means "any", never a revision
+    return rv != "0"
 
 
 def _is_invalid_rv(exc: BaseException) -> bool:
-    """A 400/422 to a LIST at a concrete RV, or a body too large for one unpaginated answer."""
-    return isinstance(exc, BodyTooLarge) or (isinstance(exc, APIError) and exc.code in (400, 422))
+    """A 400/422 to a LIST at a concrete RV (the RV is what the server refuses)."""
+    return isinstance(exc, APIError) and exc.code in (400, 422)
 
 
 class _Pages:

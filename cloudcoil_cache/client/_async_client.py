@@ -6,7 +6,7 @@ import asyncio
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, AsyncGenerator, Generic, Mapping, TypeVar
 
-from cloudcoil_cache._threads import run_blocking
+from cloudcoil_cache._threads import run_blocking, run_control
 from cloudcoil_cache._listwatch import ListOptions
 from cloudcoil_cache.client._lists import ObjectList
 from cloudcoil_cache.client._reads import async_cached_get, async_cached_list
@@ -38,19 +38,27 @@ class AsyncResourceClient(Generic[T]):
         self.sync = client
 
     async def ready(self) -> AsyncResourceClient[T]:
-        """Run the config's discovery off the loop (once), so later reads never block on it."""
+        """Run the config's discovery, and a dynamic kind's binding (its plural and scope), off the
+        loop (once), so later reads never block on them."""
         await self.sync.config.async_initialize()
+        await self._bound()
         return self
+
+    async def _bound(self) -> None:
+        if self.sync.needs_binding:
+            await run_control(self.sync.bind)
 
     @property
     def cls(self) -> Any:
-        return self.sync.cls
+        """The resource class (a dynamic one has its plural once ``ready()`` or a call bound it)."""
+        return self.sync.kind_class
 
     def __repr__(self) -> str:
         return f"<AsyncResourceClient {self.cls.kind} cached={self.sync.cached}>"
 
     async def get(self, name: str, namespace: str | None = None) -> T:
         if self.sync.cached:
+            await self._bound()
             return await async_cached_get(self.sync, name, namespace)  # type: ignore[no-any-return]
         return await run_blocking(self.sync.live_get, name, namespace)
 
@@ -63,6 +71,7 @@ class AsyncResourceClient(Generic[T]):
     async def list_with(self, opts: ListOptions) -> ObjectList[T]:
         """``list()`` with its options as one ``ListOptions`` value."""
         if self.sync.cached:
+            await self._bound()
             return await async_cached_list(self.sync, opts)
         return await run_blocking(self.sync.live_list_with, opts)
 

@@ -107,11 +107,13 @@ class Config:
     task and start its cache; scopes are reference-counted, so nested scopes share the cache, which
     stops when the last one exits. A cached Config serves sync scopes or async scopes at one time.
 
-    The arguments and the kubeconfig they lead to are checked at construction (files only, no
-    network): a malformed kubeconfig raises ``ConfigError`` (a ``ValueError``) here. Discovery
-    proper (building the connection, in-cluster files) is lazy: it happens on the first scope, the
-    first request, an explicit ``initialize()`` / ``await async_initialize()``, or reading
-    ``server`` / ``namespace`` / ``token``; exec plugins run at the first request.
+    The arguments and the kubeconfig they lead to are read and checked at construction (files
+    only, no network): a malformed kubeconfig raises ``ConfigError`` (a ``ValueError``) here, and
+    the connection read then is the one used (the kubeconfig is not read again at first use; only
+    a 401 reloads the user's credentials from it). Without a kubeconfig or ``server=``, discovery
+    (in-cluster files) is lazy: it happens on the first scope, the first request, an explicit
+    ``initialize()`` / ``await async_initialize()``, or reading ``server`` / ``namespace`` /
+    ``token``. Exec plugins run at the first request.
     """
 
     def __init__(self, kubeconfig: str | None = None, server: str | None = None,
@@ -122,16 +124,17 @@ class Config:
             kubeconfig=kubeconfig, server=server, namespace=namespace, token=token, cafile=cafile,
             certfile=certfile, keyfile=keyfile, context=context, skip_verify=skip_verify)
         chosen = _chosen_cache(cache)
-        check_connection(**args)
-        self._setup(args, chosen)
+        checked = check_connection(**args)  # None: in-cluster or nothing, found at first use
+        self._setup(args, chosen, checked)
 
-    def _setup(self, args: dict[str, Any], chosen: Cache | None) -> None:
+    def _setup(self, args: dict[str, Any], chosen: Cache | None, checked: Connection | None = None) -> None:
         self._args = args
         self._cache: Cache | None = chosen
         if chosen is not None:
-            chosen._attach(self.initialize)  # Cache.start() outside a scope discovers through it
+            chosen._attach(self.initialize, self._handler_context)  # start() outside a scope discovers through it
         self._lock = threading.RLock()
         self._connection: Connection | None = None
+        self._checked = checked  # read at construction; becomes _connection at first use
         self._transport: Any = None
         self._refcount = 0
         self._scope_kind: str | None = None  # "sync" or "async" while scopes are open
@@ -146,7 +149,8 @@ class Config:
             if self._connection is None:  # else discovered, or adopted from the Config cloned
                 if self._closed:
                     raise CloudcoilError("this Config was closed")
-                self._connection = load_connection(**self._args)
+                checked, self._checked = self._checked, None
+                self._connection = checked if checked is not None else load_connection(**self._args)
             return self._connection
 
     def initialize(self) -> Config:
@@ -342,14 +346,14 @@ class Config:
         """Blocking part of entering a scope: discovery and the cache's first reference."""
         self.initialize()
         if self._cache is not None:
-            # the cache's threads start in a context where this Config is active, so its handlers'
-            # own resource calls read through it (threads do not inherit context variables)
-            contextvars.copy_context().run(self._acquire_cache)
+            self._cache._acquire()
 
-    def _acquire_cache(self) -> None:
-        _active.set(self)
-        assert self._cache is not None
-        self._cache._acquire()
+    def _handler_context(self) -> contextvars.Context:
+        """The context the cache's handlers run in: this Config active, nothing else of any thread's
+        (threads do not inherit context variables), so a handler's own ``Pod.get()`` reads through it."""
+        context = contextvars.Context()
+        context.run(_active.set, self)
+        return context
 
     def _stop(self) -> None:
         if self._cache is not None:

@@ -11,13 +11,13 @@ import base64
 import binascii
 import logging
 import os
-import re
 from typing import Any, Callable, Mapping, Sequence
 
 import attrs
 import yaml
 
 from .._http import Credentials, TLSConfig, Transport, normalise_server
+from .._yaml import describe_error
 from ..errors import ConfigError
 from ._auth import (
     EXEC_API_VERSIONS,
@@ -127,11 +127,13 @@ def check_connection(
     keyfile: str | os.PathLike[str] | None = None,
     context: str | None = None,
     skip_verify: bool | None = None,
-) -> None:
-    """Check, as ``load_connection()`` would, the arguments and the kubeconfig they lead to.
+) -> Connection | None:
+    """Check, as ``load_connection()`` would, the arguments and the kubeconfig they lead to; the
+    ``Connection`` that ``load_connection()`` would give when it comes from them alone, else None.
 
-    Only files are read (no network, no exec plugin run). When no kubeconfig is found, nothing
-    more is checked: in-cluster discovery and "nothing found" are left to ``load_connection()``.
+    Only files are read (no network, no exec plugin run: exec credentials run at their first
+    use). When no kubeconfig is found and no ``server`` is given, nothing more is checked and
+    None is returned: in-cluster discovery and "nothing found" are left to ``load_connection()``.
 
     Raises:
         ConfigError: what ``load_connection()`` raises for a bad argument or a malformed kubeconfig.
@@ -139,9 +141,10 @@ def check_connection(
     ov = _overrides(server, namespace, token, cafile, certfile, keyfile, skip_verify)
     paths = _locate(kubeconfig, server, [])
     if paths:
-        _from_kubeconfig(paths, context, ov)
-    elif server is not None:
-        _explicit(ov)
+        return _from_kubeconfig(paths, context, ov)
+    if server is not None:
+        return _explicit(ov)
+    return None
 
 
 def _overrides(server: str | None, namespace: str | None, token: str | None,
@@ -272,38 +275,25 @@ class _Merged:
 
 
 def _read_kubeconfig(path: str) -> Mapping[str, Any]:
+    problem: str | None = None
+    doc: Any = None
     try:
         with open(path, encoding="utf-8") as f:
             doc = yaml.safe_load(f)
     except OSError as e:
-        raise ConfigError(f"kubeconfig {path}: cannot be read: {e.strerror}") from None
+        problem = f"cannot be read: {e.strerror}"
     except UnicodeDecodeError:
-        raise ConfigError(f"kubeconfig {path}: not UTF-8 text") from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"kubeconfig {path}: not valid YAML: {_yaml_problem(e)}") from None
+        problem = "not UTF-8 text"
+    except yaml.YAMLError as e:  # its marks hold the document: described here, raised outside
+        problem = f"not valid YAML: {describe_error(e)}"
+    if problem is not None:
+        raise ConfigError(f"kubeconfig {path}: {problem}") from None
     if doc is None:
         return {}
     if not isinstance(doc, dict):
         raise ConfigError(f"kubeconfig {path}: the top level must be a mapping, not "
                           f"{'a list' if isinstance(doc, list) else 'a single value'}")
     return doc
-
-
-#: A quoted piece of the document inside a PyYAML message (``found undefined alias 'abc'``).
-_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
-
-
-def _yaml_problem(e: yaml.YAMLError) -> str:
-    """What PyYAML found wrong and where, without any text of the document (it may be a secret:
-    a token starting with ``*`` reads as an alias, and PyYAML quotes the alias's name)."""
-    problem = getattr(e, "problem", None)
-    text = _QUOTED.sub("(text not shown)", problem) if isinstance(problem, str) and problem else "invalid YAML"
-    mark = getattr(e, "problem_mark", None)
-    if mark is not None:
-        text += f" at line {mark.line + 1}, column {mark.column + 1}"
-    if isinstance(problem, str) and "alias" in problem:
-        text += " (a value that starts with '*' or '&' must be quoted)"
-    return text
 
 
 def _merge(paths: Sequence[str]) -> _Merged:

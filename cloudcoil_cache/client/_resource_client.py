@@ -22,7 +22,7 @@ from cloudcoil_cache.client._discovery import bind_dynamic
 from cloudcoil_cache.client._lists import ObjectList
 from cloudcoil_cache.client._wait import WaitPredicate, check_wait, wait_timeout_message
 from cloudcoil_cache.client._watch import Watch
-from cloudcoil_cache.errors import ConfigError, WaitTimeout
+from cloudcoil_cache.errors import ConfigError, DecodeError, WaitTimeout
 
 if TYPE_CHECKING:
     from cloudcoil_cache.client._config import Config
@@ -32,6 +32,9 @@ __all__ = ["PATCH_TYPES", "LiveWatch", "ResourceClient", "Watch"]
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+#: Page size of the LIST that finds the namespaces ``delete_all(all_namespaces=True)`` visits.
+_NAMESPACE_PAGE = 500
 
 PATCH_TYPES = {
     "merge": "application/merge-patch+json",
@@ -56,20 +59,44 @@ class ResourceClient(Generic[T]):
     """
 
     def __init__(self, cls: type[T], config: Config, *, cached: bool = False) -> None:
-        if getattr(cls, "plural", None) is None and getattr(cls, "kind", None) and getattr(cls, "api_version", None):
-            # get_dynamic_resource(), or a user's class without a plural: plural and scope from
-            # discovery, once
-            bind_dynamic(getattr(cls, "__editable_class__", cls), config)
-        for attr in ("api_version", "kind", "plural", "namespaced"):
+        # the kind's class, also when given a cached object's read-only class (type(cached_pod))
+        kind_cls: Any = getattr(cls, "__editable_class__", cls)
+        attrs = ("api_version", "kind") if _unbound(kind_cls) else ("api_version", "kind", "plural", "namespaced")
+        for attr in attrs:
             if getattr(cls, attr, None) is None:
                 raise ConfigError(f"{cls!r} is not a resource class (no {attr})")
-        # the kind's class, also when given a cached object's read-only class (type(cached_pod))
-        self.cls: Any = getattr(cls, "__editable_class__", cls)
+        self._cls = kind_cls
         self.config = config
         self.cached = cached
 
+    @property
+    def cls(self) -> Any:
+        """The resource class; a dynamic one (no plural yet) is bound from discovery first (one GET)."""
+        if _unbound(self._cls):
+            self.bind()
+        return self._cls
+
+    @property
+    def kind_class(self) -> Any:
+        """The resource class as it is now (``cls`` without binding a dynamic one first)."""
+        return self._cls
+
+    @property
+    def needs_binding(self) -> bool:
+        """True while the class still lacks the plural and scope discovery gives (``bind()``)."""
+        return _unbound(self._cls)
+
+    def bind(self) -> None:
+        """Fill in a dynamic class's plural and scope from discovery (blocking I/O: off the event loop).
+
+        ``get_dynamic_resource()`` classes and a user's class without a plural are bound on first use,
+        once (a class bound stays bound). Raises ``ConfigError`` when the server serves no such kind.
+        """
+        if _unbound(self._cls):
+            bind_dynamic(self._cls, self.config)
+
     def __repr__(self) -> str:
-        return f"<ResourceClient {self.cls.kind} cached={self.cached}>"
+        return f"<ResourceClient {self._cls.kind} cached={self.cached}>"
 
     @property
     def subresources(self) -> frozenset[str]:
@@ -163,18 +190,22 @@ class ResourceClient(Generic[T]):
         return ObjectList(self.cls, items, body.get("metadata") or {}, next_page,
                           kind=body.get("kind"), api_version=body.get("apiVersion"))
 
-    def watch(self, namespace: str | None = None, all_namespaces: bool = False,
-              field_selector: str | None = None, label_selector: str | None = None,
+    def watch(self, namespace: str | None = None, all_namespaces: bool = False, *,
+              label_selector: str | None = None, field_selector: str | None = None,
               resource_version: str | None = None, timeout_seconds: int | None = None,
-              _stop_event: threading.Event | None = None, *, allow_bookmarks: bool = True,
+              _stop_event: threading.Event | None = None, allow_bookmarks: bool = True,
               read_timeout: float | None = None, _raise_on_expired: bool = False) -> Watch[T]:
         """Yield ``(event_type, object)`` until the caller stops (cloudcoil's resilient watch).
 
-        Each request lasts at most ``timeout_seconds`` (server side, default 300) or until the
-        stream is quiet for ``read_timeout`` (default: the transport's); the watch is then re-opened
-        from the last resourceVersion. A 410 restarts it from the current state (``ADDED`` for
-        every object), or raises ``WatchExpired`` with ``_raise_on_expired``. It ends on
-        ``close()`` (any thread) or when ``_stop_event`` is set (at once, also while waiting to
+        Everything after ``all_namespaces`` is keyword-only (``Kind.watch()`` keeps cloudcoil's
+        positional order, field selector first; ``open_watch`` and ``list`` put the label selector
+        first: keywords bind the same in all of them). Each request lasts at most
+        ``timeout_seconds`` (server side, default 300) or until the stream is quiet for
+        ``read_timeout`` (default: the transport's); the watch is then re-opened from the last
+        resourceVersion, at once when the request lasted 0.5 s or delivered an event, else after a
+        backoff (so a tiny ``read_timeout`` cannot spin). A 410 restarts it from the current state
+        (``ADDED`` for every object), or raises ``WatchExpired`` with ``_raise_on_expired``. It
+        ends on ``close()`` (any thread) or when ``_stop_event`` is set (also while waiting to
         reconnect). See ``Watch``; ``open_watch`` is the single request.
         """
         ns = None if all_namespaces else self._namespace(namespace)
@@ -327,9 +358,14 @@ class ResourceClient(Generic[T]):
         """Delete every object of the namespace (or, ``all_namespaces``, of every namespace) that
         matches the selectors, with one DELETE of the collection per namespace.
 
-        Returns what the server answered: the list of the deleted objects (an ``ObjectList``, as
-        kube-apiserver answers; objects kept by finalizers appear with their deletionTimestamp),
-        or a ``Status`` from a server that answers one.
+        Returns the list of the deleted objects (an ``ObjectList``), as kube-apiserver answers it:
+        each object as listed just before the deletion (so without a deletionTimestamp; one kept by
+        finalizers is still on the server). A dry run answers the same list and deletes nothing.
+        With ``all_namespaces``, the namespaces come from a paged LIST of the kind (the same
+        selectors; only the namespace of each item is read).
+
+        Raises:
+            DecodeError: the server answered something else than the list (kube-apiserver never does).
         """
         params: dict[str, str] = {}
         if label_selector:
@@ -346,47 +382,49 @@ class ResourceClient(Generic[T]):
             params["gracePeriodSeconds"] = str(grace_period_seconds)
         if all_namespaces and self.cls.namespaced:
             # kube-apiserver has no cluster-wide DELETE of a namespaced collection: one per namespace
-            found: ObjectList[Any] = self.live_list(all_namespaces=True, label_selector=label_selector,
-                                                    field_selector=field_selector)
-            scopes: list[str | None] = sorted({o.metadata.namespace for o in found if o.metadata})
+            scopes: list[str | None] = list(self._namespaces_with(label_selector, field_selector))
         else:
             scopes = [self._namespace(namespace)]
         log.info("Deleting all %s in %s (labels %r, fields %r%s)", self.cls.kind,
                  "all namespaces" if all_namespaces else (scopes[0] or "the cluster"),
                  label_selector, field_selector, ", dry run" if dry_run else "")
         items: list[T] = []
-        status: Any = None
-        answered_list = False
+        meta: dict[str, Any] = {}
+        kind, api_version = f"{self.cls.kind}List", self.cls.api_version
         for ns in scopes:
-            noted = None if dry_run else self._names_to_note(ns, label_selector, field_selector)
             data = self._request("DELETE", collection_path(self.cls, ns), params=params)
-            if isinstance(data, dict) and isinstance(data.get("items"), list):
-                answered_list = True
-                deleted = [self.cls.from_dict(item) for item in data["items"]]
-                items.extend(deleted)
-                if not dry_run:
-                    for obj in deleted:
-                        self._note_deleted_object(obj)
-            else:
-                status = self._to_obj(data)
-                cache = self.config.cache
-                if cache is not None and noted:
-                    for name in noted:
-                        cache.note_delete(self.cls, ns, name)
-        if answered_list or status is None:
-            return ObjectList(self.cls, items, {})
-        return status
+            if not isinstance(data, dict) or not isinstance(data.get("items"), list):
+                # kube-apiserver always answers the list (dry run and no match too)
+                raise DecodeError(f"DELETE of the {self.cls.kind} collection: the server answered "
+                                  f"{_answer_kind(data)}, not the list of the deleted objects")
+            deleted = [self.cls.from_dict(item) for item in data["items"]]
+            items.extend(deleted)
+            if len(scopes) == 1:
+                meta = data.get("metadata") or {}
+                kind, api_version = data.get("kind") or kind, data.get("apiVersion") or api_version
+            if not dry_run:
+                for obj in deleted:
+                    self._note_deleted_object(obj)
+        return ObjectList(self.cls, items, meta, kind=kind, api_version=api_version)
 
-    def _names_to_note(self, namespace: str | None, label_selector: str | None,
-                       field_selector: str | None) -> tuple[str, ...] | None:
-        """The names a collection DELETE will remove, for the cache's read-your-writes when the
-        server answers a Status that names none (kube-apiserver lists the deleted objects; the
-        project's fake answers a Status). Read live, and only when the cache has this kind."""
-        cache = self.config.cache
-        if cache is None or cache.informer_for(self.cls) is None:
-            return None
-        found: ObjectList[Any] = self.live_list(namespace, False, label_selector, field_selector)
-        return tuple(o.metadata.name for o in found.items if o.metadata and o.metadata.name)
+    def _namespaces_with(self, label_selector: str | None, field_selector: str | None) -> tuple[str, ...]:
+        """The namespaces holding objects of the kind that match the selectors, sorted.
+
+        Read from a live LIST across all namespaces, page by page, without decoding the objects.
+        """
+        found: set[str] = set()
+        token: str | None = None
+        while True:
+            params = list_params(label_selector=label_selector, field_selector=field_selector,
+                                 limit=_NAMESPACE_PAGE, continue_=token)
+            body = self._request("GET", collection_path(self.cls, None), params=params)
+            for item in body.get("items") or ():
+                ns = (item.get("metadata") or {}).get("namespace") if isinstance(item, dict) else None
+                if isinstance(ns, str) and ns:
+                    found.add(ns)
+            token = (body.get("metadata") or {}).get("continue") or None
+            if token is None:
+                return tuple(sorted(found))
 
     def _note_deleted_object(self, obj: Any) -> None:
         cache = self.config.cache
@@ -442,6 +480,18 @@ class LiveWatch(Generic[T]):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _unbound(cls: Any) -> bool:
+    """A dynamic class still waiting for discovery: kind and apiVersion, no plural."""
+    return getattr(cls, "plural", None) is None and bool(getattr(cls, "kind", None)) \
+        and bool(getattr(cls, "api_version", None))
+
+
+def _answer_kind(data: Any) -> str:
+    if isinstance(data, dict) and isinstance(data.get("kind"), str):
+        return f"a {data['kind']}"
+    return f"a {type(data).__name__}"
 
 
 def _propagation(policy: str) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import weakref
 from typing import Any, Generator, Generic, TypeVar
 
 from cloudcoil_cache._listwatch import ListWatch, WatchEvent
@@ -37,8 +36,31 @@ _BACKOFF = Backoff(initial=0.2, cap=10.0, reset_after=60.0)
 _MIN_WATCH_SECONDS = 0.5
 #: The longest Retry-After honoured between two watch requests.
 _MAX_RETRY_AFTER = 30.0
-#: How often the thread relaying a caller's stop event looks at it.
-_STOP_POLL_SECONDS = 0.05
+#: How long the stop-event relay waits on the caller's event before it looks whether the watch
+#: ended (``threading.Event`` has no callbacks): it ends at most this long after the watch does.
+_RELAY_WAIT_SECONDS = 0.5
+
+
+class _State:
+    """What the watch loop works on; it never references the ``Watch``, so dropping a ``Watch``
+    frees its generator by reference counting, which closes the stream (no cycle for the gc)."""
+
+    __slots__ = ("source", "cls", "rv", "timeout", "read_timeout", "bookmarks", "raise_on_expired", "stopped")
+
+    def __init__(self, source: ListWatch[Any], cls: Any, rv: str | None, timeout: int, read_timeout: float | None,
+                 bookmarks: bool, raise_on_expired: bool) -> None:
+        self.source = source
+        self.cls = cls
+        self.rv = rv
+        self.timeout = timeout
+        self.read_timeout = read_timeout
+        self.bookmarks = bookmarks
+        self.raise_on_expired = raise_on_expired
+        self.stopped = threading.Event()
+
+    def signal_stop(self) -> None:
+        self.stopped.set()
+        self.source.interrupt()  # aborts an open or a blocked read, and refuses later requests
 
 
 class Watch(Generic[T]):
@@ -46,14 +68,18 @@ class Watch(Generic[T]):
 
     Each watch request ends when the server says so (``timeout_seconds``), when the stream stays
     quiet for the read timeout, or when the connection drops: the next one resumes from the last
-    resourceVersion seen (bookmarks keep it fresh, so they are always requested). A 410 Gone
+    resourceVersion seen (bookmarks keep it fresh, so they are always requested). A request that
+    ends in under 0.5 s without an event (a tiny read timeout, a server that closes at once) is
+    re-opened after a backoff (0.2 s doubling to 10 s), never in a tight loop. A 410 Gone
     (history compacted) restarts from the current state: every object comes again as ``ADDED``
     (objects deleted meanwhile are not reported). Connection failures, 429 and 5xx answers are
     retried with a backoff. Other errors (401, 403, 404, a malformed stream) raise.
 
     It ends when ``close()`` is called (from any thread: a pending read returns at once), when the
-    ``stop_event`` given is set (also during a backoff wait, or while a read is blocked), or when
-    the consuming code stops iterating and closes it (``with``, ``contextlib.closing``).
+    ``stop_event`` given is set (also during a backoff wait, or while a read is blocked), when the
+    consuming code stops iterating and closes it (``with``, ``contextlib.closing``), or when the
+    last reference to it goes (the stream is closed then, without waiting for the gc). A
+    ``stop_event`` is relayed by a thread of its own, which ends at most 0.5 s after the watch.
     ``BOOKMARK`` events are yielded (with an object of the watched class carrying only
     ``metadata.resourceVersion``) when ``allow_bookmarks`` is set.
     """
@@ -65,29 +91,23 @@ class Watch(Generic[T]):
         if timeout_seconds is not None and (isinstance(timeout_seconds, bool)
                                             or not isinstance(timeout_seconds, int) or timeout_seconds < 1):
             raise ValueError(f"timeout_seconds must be an integer >= 1, got {timeout_seconds!r}")
-        if read_timeout is not None and not read_timeout > 0:
-            raise ValueError(f"read_timeout must be > 0 seconds, got {read_timeout!r}")
-        self._source = source
-        self._cls = cls
-        self._rv = resource_version or None
-        self._timeout = timeout_seconds or DEFAULT_WATCH_TIMEOUT
-        self._read_timeout = read_timeout
-        self._bookmarks = allow_bookmarks
-        self._raise_on_expired = raise_on_expired
+        if read_timeout is not None and (isinstance(read_timeout, bool) or not isinstance(read_timeout, (int, float))
+                                         or not read_timeout > 0):
+            raise ValueError(f"read_timeout must be a number of seconds > 0, got {read_timeout!r}")
+        self._state = _State(source, cls, resource_version or None, timeout_seconds or DEFAULT_WATCH_TIMEOUT,
+                             read_timeout, allow_bookmarks, raise_on_expired)
         self._user_stop = stop_event
-        self._stopped = threading.Event()
-        self._relay: threading.Thread | None = None
         self._owner: int | None = None  # the thread iterating (only it may close the generator)
-        self._events = self._run()
+        self._events: Generator[tuple[str, T], None, None] = _run(self._state)
 
     def __repr__(self) -> str:
-        state = "stopped" if self._stopped.is_set() else "open"
-        return f"<Watch {self._cls.kind} resourceVersion={self._rv!r} {state}>"
+        state = "stopped" if self._state.stopped.is_set() else "open"
+        return f"<Watch {self._state.cls.kind} resourceVersion={self._state.rv!r} {state}>"
 
     @property
     def resource_version(self) -> str | None:
         """The last resourceVersion seen (where the next watch request resumes)."""
-        return self._rv
+        return self._state.rv
 
     # --------------------------------------------------------------- iterator
     def __iter__(self) -> Watch[T]:
@@ -97,18 +117,21 @@ class Watch(Generic[T]):
         if self._owner is None:
             self._owner = threading.get_ident()
             if self._user_stop is not None:
-                self._start_relay(self._user_stop)
+                _start_relay(self._user_stop, self._state)
         return next(self._events)
 
     def close(self) -> None:
-        """End the watch; safe from any thread and idempotent (an open stream is closed at once)."""
-        self._signal_stop()
+        """End the watch; safe from any thread and idempotent, and it never waits for a thread.
+
+        An open stream is interrupted at once; from the iterating thread (or before any iteration)
+        the generator is closed too, elsewhere it ends at its next step.
+        """
+        self._state.signal_stop()
         if self._owner is None or self._owner == threading.get_ident():
             try:
                 self._events.close()
             except ValueError:  # pragma: no cover - running in another thread: it ends by itself
                 pass
-        self._join_relay()
 
     def __enter__(self) -> Watch[T]:
         return self
@@ -116,108 +139,100 @@ class Watch(Generic[T]):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _signal_stop(self) -> None:
-        self._stopped.set()
-        self._source.interrupt()  # aborts an open or a blocked read, and refuses later requests
 
-    # ------------------------------------------------------------------- loop
-    def _run(self) -> Generator[tuple[str, T], None, None]:
-        backoff = _BACKOFF
-        expired_in_a_row = 0
-        stopped = self._stopped
-        try:
-            while not stopped.is_set():
-                started = time.monotonic()
-                delivered = 0
-                failure: BaseException | None = None
-                try:
-                    with self._source.watch(resource_version=self._rv or "", timeout_seconds=self._timeout,
-                                            read_timeout=self._read_timeout,  # type: ignore[arg-type]
-                                            allow_bookmarks=True) as stream:
-                        for event in stream:
-                            delivered += 1
-                            expired_in_a_row = 0
-                            self._rv = event.resource_version
-                            if event.type == "BOOKMARK":
-                                if self._bookmarks:
-                                    yield "BOOKMARK", self._bookmark(event)
-                            else:
-                                yield event.type, event.object  # type: ignore[misc]
-                            if stopped.is_set():
-                                return
-                except ReadTimeout:
-                    if stopped.is_set():
-                        return
-                    log.debug("%s watch: quiet for the read timeout; re-watching from %s",
-                              self._cls.kind, self._rv)
-                    continue  # it lasted a whole read timeout: never a tight loop
-                except LineTooLong:
-                    raise  # the same line would come again
-                except APIError as exc:
-                    if stopped.is_set():
-                        return
-                    if not (is_expired(exc) or is_too_large_resource_version(exc)):
-                        if not _retriable(exc):
-                            raise
-                        log.warning("%s watch: %s; retrying", self._cls.kind, exc)
-                    elif self._raise_on_expired:
-                        raise
-                    else:
-                        log.info("%s watch: %s; restarting from the current state", self._cls.kind, exc)
-                        self._rv = None
-                        expired_in_a_row += 1
-                        if expired_in_a_row == 1:
-                            continue  # at once; a second one in a row backs off
-                    failure, delivered = exc, 0
-                except TransportError as exc:  # a dropped connection (ProtocolError), or none at all
-                    if stopped.is_set():
-                        return
-                    log.log(logging.DEBUG if isinstance(exc, ProtocolError) else logging.WARNING,
-                            "%s watch: %s; re-watching from %s", self._cls.kind, exc, self._rv)
-                    failure = exc
+# ------------------------------------------------------------------------ loop
+def _run(state: _State) -> Generator[tuple[str, Any], None, None]:
+    """The watch loop over ``state`` (module level: the generator must not hold the ``Watch``)."""
+    backoff = _BACKOFF
+    expired_in_a_row = 0
+    stopped = state.stopped
+    kind = state.cls.kind
+    try:
+        while not stopped.is_set():
+            started = time.monotonic()
+            delivered = 0
+            failure: BaseException | None = None
+            try:
+                with state.source.watch(resource_version=state.rv or "", timeout_seconds=state.timeout,
+                                        read_timeout=state.read_timeout,  # type: ignore[arg-type]
+                                        allow_bookmarks=True) as stream:
+                    for event in stream:
+                        delivered += 1
+                        expired_in_a_row = 0
+                        state.rv = event.resource_version
+                        if event.type == "BOOKMARK":
+                            if state.bookmarks:
+                                yield "BOOKMARK", _bookmark(state.cls, event)
+                        else:
+                            yield event.type, event.object
+                        if stopped.is_set():
+                            return
+            except ReadTimeout:
                 if stopped.is_set():
                     return
-                if delivered or (failure is None and time.monotonic() - started >= _MIN_WATCH_SECONDS):
-                    backoff = _BACKOFF  # progress, or the server ended it (timeoutSeconds): resume now
-                    continue
-                delay, backoff = backoff.next(time.monotonic())
-                retry_after = retry_after_of(failure) if failure is not None else None
-                if retry_after:
-                    delay = max(delay, min(retry_after, _MAX_RETRY_AFTER))
-                if stopped.wait(delay):
+                log.debug("%s watch: quiet for the read timeout; re-watching from %s", kind, state.rv)
+                # a clean end: at once if it lasted _MIN_WATCH_SECONDS, else after a backoff (below)
+            except LineTooLong:
+                raise  # the same line would come again
+            except APIError as exc:
+                if stopped.is_set():
                     return
-        finally:
-            self._signal_stop()
-            self._join_relay()
-
-    def _bookmark(self, event: WatchEvent[T]) -> T:
-        meta: dict[str, Any] = {"resourceVersion": event.resource_version}
-        if event.initial_events_end:
-            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
-        return self._cls.from_dict(  # type: ignore[no-any-return]
-            {"apiVersion": self._cls.api_version, "kind": self._cls.kind, "metadata": meta})
-
-    # ------------------------------------------------------ stop-event relay
-    def _start_relay(self, user_stop: threading.Event) -> None:
-        """A thread that turns the caller's stop event into ``close()``-like interruption."""
-        ref = weakref.ref(self)
-        stopped = self._stopped
-        source = self._source
-
-        def relay() -> None:
-            while not user_stop.wait(_STOP_POLL_SECONDS):
-                if stopped.is_set() or ref() is None:
+                if not (is_expired(exc) or is_too_large_resource_version(exc)):
+                    if not _retriable(exc):
+                        raise
+                    log.warning("%s watch: %s; retrying", kind, exc)
+                elif state.raise_on_expired:
+                    raise
+                else:
+                    log.info("%s watch: %s; restarting from the current state", kind, exc)
+                    state.rv = None
+                    expired_in_a_row += 1
+                    if expired_in_a_row == 1:
+                        continue  # at once; a second one in a row backs off
+                failure, delivered = exc, 0
+            except TransportError as exc:  # a dropped connection (ProtocolError), or none at all
+                if stopped.is_set():
                     return
-            stopped.set()
-            source.interrupt()
+                log.log(logging.DEBUG if isinstance(exc, ProtocolError) else logging.WARNING,
+                        "%s watch: %s; re-watching from %s", kind, exc, state.rv)
+                failure = exc
+            if stopped.is_set():
+                return
+            if delivered or (failure is None and time.monotonic() - started >= _MIN_WATCH_SECONDS):
+                backoff = _BACKOFF  # progress, or the server ended it (timeoutSeconds): resume now
+                continue
+            delay, backoff = backoff.next(time.monotonic())
+            retry_after = retry_after_of(failure) if failure is not None else None
+            if retry_after:
+                delay = max(delay, min(retry_after, _MAX_RETRY_AFTER))
+            if stopped.wait(delay):
+                return
+    finally:
+        state.signal_stop()  # also ends the relay thread (within _RELAY_WAIT_SECONDS)
 
-        self._relay = threading.Thread(target=relay, name=f"cloudcoil-watch-stop-{self._cls.kind}", daemon=True)
-        self._relay.start()
 
-    def _join_relay(self) -> None:
-        relay = self._relay
-        if relay is not None and relay is not threading.current_thread():
-            relay.join()
+def _bookmark(cls: Any, event: WatchEvent[Any]) -> Any:
+    meta: dict[str, Any] = {"resourceVersion": event.resource_version}
+    if event.initial_events_end:
+        meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+    return cls.from_dict({"apiVersion": cls.api_version, "kind": cls.kind, "metadata": meta})
+
+
+# ------------------------------------------------------------ stop-event relay
+def _start_relay(user_stop: threading.Event, state: _State) -> None:
+    """A thread that turns the caller's stop event into ``close()``-like interruption.
+
+    It waits on the caller's event (it wakes twice a second to see whether the watch ended
+    meanwhile; it holds the state, never the ``Watch``) and is not joined: it ends by itself.
+    """
+
+    def relay() -> None:
+        while not state.stopped.is_set():
+            if user_stop.wait(_RELAY_WAIT_SECONDS):
+                state.signal_stop()
+                return
+
+    threading.Thread(target=relay, name=f"cloudcoil-watch-stop-{state.cls.kind}", daemon=True).start()
 
 
 def _retriable(exc: APIError) -> bool:

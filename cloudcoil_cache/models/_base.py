@@ -6,6 +6,7 @@ import copy
 import functools
 import operator
 import sys
+import typing
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, NoReturn, TypeVar
 
 import attrs
@@ -17,7 +18,7 @@ from cloudcoil_cache.models._methods import ResourceMethods
 if TYPE_CHECKING:
     from cloudcoil_cache.models.apimachinery import ObjectMeta
 
-__all__ = ["Model", "Resource", "is_sealed", "model", "register_resource", "registered_resource"]
+__all__ = ["Model", "Resource", "field_hints", "is_sealed", "model", "register_resource", "registered_resource"]
 
 M = TypeVar("M", bound="Model")
 C = TypeVar("C", bound=type)
@@ -72,8 +73,9 @@ def _prepare_auto_model(bases: tuple[type, ...], namespace: dict[str, Any], kwar
     annotations: dict[str, Any] = namespace["__annotations__"]
     for name in _CONSTANTS:
         annotations.pop(name, None)
-        if name in kwargs:
-            namespace[name] = kwargs.pop(name)
+    # class keywords (``GenericResource``'s api_version=...) stay for its __init_subclass__, which
+    # checks them and leaves registration to _auto_model
+    namespace["_cc_auto"] = True
     is_resource = any(isinstance(b, type) and issubclass(b, Resource) for b in bases)
     if is_resource and "metadata" not in annotations and not any(
             attrs.has(b) and "metadata" in attrs.fields_dict(b) for b in bases):
@@ -85,7 +87,7 @@ def _prepare_auto_model(bases: tuple[type, ...], namespace: dict[str, Any], kwar
         if _is_class_var(hint):
             continue
         default = namespace.get(name)
-        if isinstance(default, (list, dict, set)):
+        if isinstance(default, (list, dict, set, Model)):  # one per object, as pydantic copies them
             namespace[name] = attrs.field(factory=functools.partial(copy.deepcopy, default))
         elif name not in namespace:
             namespace[name] = None
@@ -107,7 +109,10 @@ def _auto_model(cls: type) -> type:
     type.__setattr__(cls, "_cc_checked", True)  # keyword values of plain-typed fields are checked
     if issubclass(cls, Resource) and cls.kind and cls.plural is None and "namespaced" not in cls.__dict__:
         type.__setattr__(cls, "namespaced", None)  # with the plural, from the server's discovery
-    return _build_model(cls, replace=True)
+    # only a class that declares its kind becomes what that kind decodes to: a subclass of Pod that
+    # adds a field must not change what parse() and the cache build for every Pod
+    declares = "kind" in cls.__dict__ or "api_version" in cls.__dict__
+    return _build_model(cls, replace=True, register=declares)
 
 
 class _ModelMeta(type):
@@ -127,6 +132,11 @@ class _ModelMeta(type):
         auto = _wants_auto_model(namespace)
         if auto:
             _prepare_auto_model(bases, namespace, kwargs)
+            scope = sys._getframe(1)  # the code running the class statement
+            if scope.f_locals is not scope.f_globals:  # a class defined in a function
+                # the names its annotations may use (``from __future__ import annotations``), as
+                # pydantic keeps them: the function's locals when the class was made
+                namespace["_cc_localns"] = dict(scope.f_locals)
         cls = super().__new__(mcls, name, bases, namespace, **kwargs)
         return _auto_model(cls) if auto else cls
 
@@ -386,15 +396,31 @@ def model(cls: type[M]) -> type[M]:
     return _build_model(cls, replace=False)
 
 
-def _build_model(cls: type[M], *, replace: bool) -> type[M]:
+def _build_model(cls: type[M], *, replace: bool, register: bool = True) -> type[M]:
     built: type[M] = attrs.define(
         slots=True, kw_only=True, eq=False, repr=False, weakref_slot=False)(cls)
     finish_model(built)
     resource = issubclass(built, Resource)
     type.__setattr__(built, "__init__", _first_init(built, built.__init__, resource))
-    if issubclass(built, Resource) and built.kind:
+    if register and issubclass(built, Resource) and built.kind:
         register_resource(built, replace=replace)
     return built
+
+
+def field_hints(cls: type) -> dict[str, Any]:
+    """The resolved annotations of a model class, also of a user's class defined in a function.
+
+    Raises:
+        TypeError: an annotation names something not defined (yet), saying which class.
+    """
+    localns: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        localns.update(klass.__dict__.get("_cc_localns") or {})
+    try:
+        return typing.get_type_hints(cls, localns=localns or None, include_extras=True)
+    except NameError as exc:
+        raise TypeError(f"{cls.__qualname__}: a field's type cannot be resolved ({exc}); define the "
+                        "classes its fields name before the class is first used") from None
 
 
 
@@ -522,6 +548,13 @@ def _plain_resource() -> type[Resource]:
     from cloudcoil_cache.models.apimachinery import ObjectMeta  # imports this module
 
     plain = type("Resource", (Resource,), {
-        "__module__": __name__, "__qualname__": "Resource", "__annotations__": {"metadata": ObjectMeta | None},
+        # pickled by reference as this module's _PlainResource (see __getattr__); shown as Resource
+        "__module__": __name__, "__qualname__": "_PlainResource", "__annotations__": {"metadata": ObjectMeta | None},
         "metadata": None, "__doc__": "A resource of any kind: typed ``metadata``, other fields kept as they came."})
     return model(plain)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "_PlainResource":  # what pickle looks up for a ``Resource(...)`` object
+        return _plain_resource()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

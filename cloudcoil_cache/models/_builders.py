@@ -10,7 +10,6 @@ field that is a list of models, a function receiving a ``ListBuilder``.
 from __future__ import annotations
 
 import difflib
-import typing
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeAlias, TypeVar, overload
 
@@ -60,7 +59,7 @@ def _fields_of(cls: type[Model]) -> dict[str, _Field]:
         fields = [a.name for a in attrs.fields(cls) if a.name != "_extra"]
     except (TypeError, attrs.exceptions.NotAnAttrsClassError):
         raise TypeError(f"{cls.__name__} is not a model class; builders need a model") from None
-    hints = typing.get_type_hints(cls, include_extras=True)
+    hints = _base.field_hints(cls)
     table = {}
     for name in fields:
         try:

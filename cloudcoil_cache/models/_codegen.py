@@ -14,7 +14,7 @@ import attrs
 
 from cloudcoil_cache.errors import DecodeError
 from cloudcoil_cache.models import _time
-from cloudcoil_cache.models._base import Model, Resource
+from cloudcoil_cache.models._base import Model, Resource, field_hints
 from cloudcoil_cache.models._frozen import FrozenDict, FrozenList, freeze_json, thaw_json
 
 __all__ = ["build", "build_init", "format_path", "init_by_wire_names", "init_converters", "model_from_mapping",
@@ -173,7 +173,7 @@ _BASE_GLOBALS: dict[str, Any] = {
 
 
 def _fields(cls: type) -> list[tuple[str, str, Shape]]:
-    hints = typing.get_type_hints(cls, include_extras=True)
+    hints = field_hints(cls)
     out = []
     for a in attrs.fields(cls):
         if a.name == "_extra":
@@ -391,7 +391,7 @@ def init_converters(cls: type) -> dict[str, InitConverter]:
     """
     table: dict[str, InitConverter] | None = cls.__dict__.get("_cc_init_conv")
     if table is None:
-        hints = typing.get_type_hints(cls, include_extras=True)
+        hints = field_hints(cls)
         table = {}
         for a in attrs.fields(cls):
             if a.name == "_extra":
@@ -580,7 +580,7 @@ def build_init(cls: type) -> Callable[..., None] | None:
             return None
     if extra_default is not None:
         return None
-    hints = typing.get_type_hints(cls, include_extras=True)
+    hints = field_hints(cls)
     convs = init_converters(cls)
     constants: dict[str, Any] = {"_type_meta": set_type_meta}
     params = []

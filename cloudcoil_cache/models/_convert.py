@@ -12,7 +12,7 @@ import cattrs
 
 from cloudcoil_cache.errors import DecodeError
 from cloudcoil_cache.models import _base, _codegen
-from cloudcoil_cache.models._base import Model, Resource
+from cloudcoil_cache.models._base import Model, Resource, field_hints
 from cloudcoil_cache.models._frozen import FrozenDict, FrozenList, interning, sharing
 
 __all__ = [
@@ -117,7 +117,7 @@ def configure_converter(conv: cattrs.Converter) -> None:
 
 def _string_fields(cls: type) -> list[str]:
     """The attributes of ``cls`` that hold a plain string on the wire."""
-    hints = typing.get_type_hints(cls, include_extras=True)
+    hints = field_hints(cls)
     names = []
     for field in attrs.fields(cls):
         hint = hints.get(field.name)

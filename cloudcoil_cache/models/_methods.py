@@ -94,8 +94,8 @@ class ResourceMethods:
         ``BOOKMARK`` events are yielded, as cloudcoil does) and cloudcoil's ``_stop_event`` (a
         ``threading.Event`` that ends it). See ``ResourceClient.watch``.
         """
-        return cls.client().watch(namespace, all_namespaces, field_selector, label_selector,
-                                  resource_version, **options)
+        return cls.client().watch(namespace, all_namespaces, field_selector=field_selector,
+                                  label_selector=label_selector, resource_version=resource_version, **options)
 
     @classmethod
     def async_watch(cls, namespace: str | None = None, all_namespaces: bool = False,

@@ -8,6 +8,7 @@ from typing import Any, Literal, overload
 
 import yaml
 
+from cloudcoil_cache._yaml import describe_error
 from cloudcoil_cache.models._base import Resource
 from cloudcoil_cache.models._registry import resource_class_for, resource_classes_of_kind
 from cloudcoil_cache.models._unstructured import Unstructured
@@ -73,19 +74,28 @@ def parse_file(path: str | os.PathLike[str], load_all: bool = False) -> Resource
     class) is an ``Unstructured``. ``load_all=True`` returns a list of every document.
 
     Raises:
-        ValueError: the file is empty ("Empty YAML document"), is not valid YAML/JSON ("Failed to
-            parse YAML", with the line and column, never the content), holds several documents
+        ValueError: the file is empty ("Empty YAML document"), is not UTF-8 or not valid YAML/JSON
+            ("Failed to parse YAML", with the line and column, never the content), holds several documents
             with ``load_all=False``, or a document lacks ``apiVersion``/``kind``.
         OSError: the file cannot be read.
     """
     where = str(path)
-    text = Path(path).read_text(encoding="utf-8")
+    try:
+        text: str | None = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:  # its .object is the file's bytes: not carried along
+        text = None
+    if text is None:
+        raise ValueError(f"Failed to parse YAML in {where}: not UTF-8 text") from None
     if not text.strip():
         raise ValueError(f"Empty YAML document: {where} has no content")
+    problem: str | None = None
+    docs: list[Any] = []
     try:
         docs = [doc for doc in yaml.safe_load_all(text) if doc is not None]
-    except yaml.YAMLError as exc:
-        raise ValueError(f"Failed to parse YAML in {where}: {_yaml_problem(exc)}") from None
+    except yaml.YAMLError as exc:  # its marks hold the whole text: described here, raised outside
+        problem = describe_error(exc)
+    if problem is not None:
+        raise ValueError(f"Failed to parse YAML in {where}: {problem}") from None
     if not docs:
         raise ValueError(f"Empty YAML document: {where} holds no object")
     if not load_all:
@@ -117,11 +127,3 @@ def _type_meta(obj: dict[str, Any], where: str, key: str) -> str:
         raise ValueError(f"{where}: {key} must be a string, got {type(value).__name__}")
     return value
 
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    """What went wrong and where, from a YAML error, without the snippet of content it quotes."""
-    problem = getattr(exc, "problem", None) or getattr(exc, "context", None) or type(exc).__name__
-    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    if mark is not None:
-        return f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
-    return str(problem)

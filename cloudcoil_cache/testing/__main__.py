@@ -30,7 +30,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve until Ctrl-C / SIGTERM")
     serve.add_argument("--kubeconfig", required=True,
-                       help="write a kubeconfig for the server here (0600; removed when serve exits)")
+                       help="write a kubeconfig for the server here (0600; when serve exits it is removed, or what "
+                       "was there before is put back)")
     serve.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: random)")
     serve.add_argument("--pods", type=int, default=0, help="seed this many realistic pods")
     serve.add_argument("--namespace", default="default", help="the kubeconfig context's namespace")
@@ -140,7 +141,7 @@ def _serve(args: argparse.Namespace, done: threading.Event) -> int:
             server.register_resource(group, version, kind, plural, namespaced)
         with server:
             seed_pods(server, args.pods)
-            cleanup.callback(_remove, args.kubeconfig)
+            cleanup.callback(_put_back, args.kubeconfig, _previous(args.kubeconfig))
             server.write_kubeconfig(args.kubeconfig, namespace=args.namespace, token=args.token)
             print(server.url, flush=True)
             print(
@@ -153,9 +154,24 @@ def _serve(args: argparse.Namespace, done: threading.Event) -> int:
     return 0
 
 
-def _remove(path: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
+def _previous(path: str) -> tuple[bytes, int] | None:
+    """What was at ``path`` before serve wrote there (a user's own kubeconfig must come back)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(), os.fstat(fh.fileno()).st_mode & 0o777
+    except FileNotFoundError:
+        return None
+
+
+def _put_back(path: str, previous: tuple[bytes, int] | None) -> None:
+    """Remove what serve wrote at ``path``, or restore what was there before (its content and mode)."""
+    if previous is None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        return
+    content, mode = previous
+    write_private(path, content)
+    os.chmod(path, mode)
 
 
 def _tls_files(cleanup: contextlib.ExitStack) -> dict[str, Any]:

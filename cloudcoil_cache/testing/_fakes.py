@@ -212,7 +212,7 @@ class FakeListWatch:
             return FakePage(list(self._objects.values()), str(self._rv))
 
     def watch(self, *, resource_version: str, timeout_seconds: int | None = None,
-              read_timeout: float | None = None) -> _Stream:
+              read_timeout: float | None = None, line_timeout: float | None = None) -> _Stream:
         with self._cond:
             self.requests.append(("watch", resource_version))
             self._cond.notify_all()

@@ -489,16 +489,23 @@ class Handler(BaseHTTPRequestHandler):
             self.send_obj(200, _deleted_answer(rtype, result, store.exists(rtype, name, ns)
                                                and not query.get("dryRun")))
         elif verb == "deletecollection":
+            # kube-apiserver answers the <Kind>List of the objects it deleted, as it listed them
+            # before deleting (no deletionTimestamp yet), also for a dry run and when none matched
             filters = parse_filters(rtype, ns, query)
+            with_kind = api.list_items_have_kind or not rtype.builtin
             with store.lock:
-                for entry in list(store.all_objects(rtype)):
+                revision = store.revision
+                matched = sorted(
+                    (e for e in store.all_objects(rtype)
+                     if (ns is None or e.obj["metadata"].get("namespace") == ns) and filters.matches(e.obj)),
+                    key=lambda e: (e.obj["metadata"].get("namespace") or "", e.obj["metadata"]["name"]))
+                items = [json.loads(e.full() if with_kind else e.bare()) for e in matched]
+                for entry in matched:
                     meta = entry.obj["metadata"]
-                    if (ns is None or meta.get("namespace") == ns) and filters.matches(entry.obj):
-                        store.delete(rtype, meta["name"], meta.get("namespace"),
-                                     grace_period=_grace_period({}, query), kubelet=api.kubelet)
-            self.send_obj(
-                200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
-            )
+                    store.delete(rtype, meta["name"], meta.get("namespace"),
+                                 grace_period=_grace_period({}, query), kubelet=api.kubelet)
+            self.send_obj(200, {"kind": f"{rtype.kind}List", "apiVersion": rtype.api_version,
+                                "metadata": {"resourceVersion": str(revision)}, "items": items})
         else:
             raise _method_not_allowed()
 

@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
+from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import make_pod
+from cluster_support import FAST
 
 from _aio_support import Calls, ConnectGate, OpenGate, cloudcoil_threads
 
@@ -169,8 +171,10 @@ def test_cancelling_a_task_while_the_first_list_connects_returns_without_waiting
 
 
 def test_cancelling_a_task_during_discovery_starts_nothing_and_the_next_entry_works(
-        server, seeded, kubeconfig, make_config):
-    cfg = make_config(resources=[Pod], namespaces=["default"], mode="strict", sync_timeout=20)
+        server, seeded, kubeconfig, found_at_first_use):
+    # discovery that reads a file at first use (see found_at_first_use)
+    cfg = found_at_first_use(cache=Cache(resources=[Pod], namespaces=["default"], mode="strict", sync_timeout=20,
+                                         tuning=FAST))
 
     async def enter() -> list[str]:
         async with cfg:
@@ -188,4 +192,7 @@ def test_cancelling_a_task_during_discovery_starts_nothing_and_the_next_entry_wo
         assert not cfg.cache.status().started
         return await enter()
 
-    assert asyncio.run(main()) == WEB
+    try:
+        assert asyncio.run(main()) == WEB
+    finally:
+        cfg.close()

@@ -169,8 +169,10 @@ async def test_an_async_scope_makes_the_config_active_only_inside_it(server, see
 
 @pytest.mark.asyncio
 async def test_async_initialize_reads_the_kubeconfig_on_a_library_thread_while_the_loop_keeps_running(
-        server, kubeconfig):
-    cfg = Config(kubeconfig=kubeconfig)
+        server, kubeconfig, found_at_first_use):
+    # a kubeconfig named at Config() is read there, once; one found by discovery at first use
+    # (as in-cluster credentials are) is read by async_initialize, off the loop
+    cfg = found_at_first_use()
     loop = asyncio.get_running_loop()
     try:
         with OpenGate(kubeconfig, loop) as gate:

@@ -14,7 +14,8 @@ PACKAGE = Path(cloudcoil_cache.__file__).parent
 
 # layer of each top-level module/package of cloudcoil_cache (higher may import lower)
 LAYERS = {
-    "errors": 0, "_json": 0, "_gc": 0, "_clock": 0, "_threads": 0, "models": 0, "apimachinery": 0, "resources": 0,
+    "errors": 0, "_json": 0, "_yaml": 0, "_gc": 0, "_clock": 0, "_threads": 0, "models": 0, "apimachinery": 0,
+    "resources": 0,
     "_http": 1,
     "_listwatch": 2,
     "caching": 3,

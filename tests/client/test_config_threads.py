@@ -135,7 +135,8 @@ def test_the_thread_that_holds_the_scope_is_not_warned(
     assert warnings_seen() == []
 
 
-@pytest.mark.parametrize("registered", ["before the scope", "on the running informer"])
+@pytest.mark.parametrize("registered", ["before the scope", "on the running informer",
+                                        "from a thread of its own", "inside cache.pause()"])
 def test_a_handlers_own_resource_calls_read_through_its_scopes_config(
         environment: FakeAPIServer, server: FakeAPIServer, kubeconfig: str, make_config: Callable[..., Config],
         warnings_seen: Callable[[], list[str]], registered: str) -> None:
@@ -144,18 +145,25 @@ def test_a_handlers_own_resource_calls_read_through_its_scopes_config(
     server.create("pods", make_pod("scoped"), "default")
     cached = make_config(kubeconfig=kubeconfig, cache=Cache(resources=[Pod]))
     seen: list[list[str]] = []
+    paused: list[bool] = []
     done = threading.Event()
 
     def on_add(pod: Pod) -> None:
         seen.append(names())  # a handler thread: no `with config:` of its own
+        paused.append(cached.cache.paused)  # type: ignore[union-attr]
         done.set()
 
     informer = cached.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
     if registered == "before the scope":
         informer.on_add(on_add)
     with cached:
-        if registered != "before the scope":
+        if registered == "on the running informer":
             informer.on_add(on_add)
+        elif registered == "from a thread of its own":  # no Config in that thread: nothing to lend
+            in_thread("registrar", lambda: informer.on_add(on_add))
+        elif registered == "inside cache.pause()":  # the registering thread's policy is not lent
+            with cached.cache.pause():  # type: ignore[union-attr]
+                informer.on_add(on_add)
         assert done.wait(10)
-    assert seen[0] == ["scoped"]
+    assert seen[0] == ["scoped"] and paused[0] is False
     assert warnings_seen() == []

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.errors import ConfigError, ReadOnlyError, ResourceNotFound
 from cloudcoil_cache.models.kubernetes.apps.v1 import Deployment
-from cloudcoil_cache.resources import ResourceList, Unstructured, get_dynamic_resource, parse_file
+from cloudcoil_cache.resources import Resource, ResourceList, Unstructured, get_dynamic_resource, parse_file
 from cloudcoil_cache.testing import FakeAPIServer, make_deployment
 
 
@@ -53,8 +55,6 @@ def test_dynamic_objects_are_created_read_updated_and_deleted_as_dicts(config: C
 
 def test_save_creates_then_updates_a_dynamic_object(config: Config) -> None:
     DynamicConfigMap = get_dynamic_resource("ConfigMap", "v1")
-    if not hasattr(DynamicConfigMap, "save"):
-        pytest.skip("Resource.save() is not available yet")
     with config:
         saved = DynamicConfigMap(metadata={"name": "s", "namespace": "default"}, data={"k": "v"}).save()
         saved["data"]["k"] = "updated"
@@ -148,6 +148,46 @@ async def test_async_methods_and_async_iteration_of_dynamic_lists(server: FakeAP
         assert (await fetched.async_update())["spec"]["n"] == "B"
         await asyncio.gather(*(Thing.async_delete(n, "default") for n in ("a", "b", "c")))
     assert server.list("thingamajigs", "default") == []
+
+
+def spy_on_discovery(config: Config, path: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the threads that GET ``path`` through ``config`` (the real request still runs)."""
+    transport = config.transport
+    request = transport.request
+    threads: list[str] = []
+
+    def spied(method: str, url: str, **kwargs: Any) -> Any:
+        if url == path:
+            threads.append(threading.current_thread().name)
+        return request(method, url, **kwargs)
+
+    monkeypatch.setattr(transport, "request", spied)
+    return threads
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("made_by", ["get_dynamic_resource", "a class without plural"])
+async def test_async_calls_of_an_unbound_kind_run_its_discovery_off_the_event_loop(
+        server: FakeAPIServer, config: Config, monkeypatch: pytest.MonkeyPatch, made_by: str) -> None:
+    group = f"dyn-offloop-{made_by[0]}.example.com"
+    server.register_resource(group, "v1", "Flywheel", "flywheels")
+    if made_by == "get_dynamic_resource":
+        Flywheel: Any = get_dynamic_resource("Flywheel", f"{group}/v1")
+    else:
+        class Flywheel(Resource):  # type: ignore[no-redef]  # a cloudcoil user's model: no plural
+            api_version: str = f"{group}/v1"
+            kind: str = "Flywheel"
+            spec: dict[str, Any] | None = None
+    discovered_on = spy_on_discovery(config, f"/apis/{group}/v1", monkeypatch)
+    Flywheel.client(config)  # making a client sends nothing: the binding waits for a use
+    assert (discovered_on, Flywheel.plural) == ([], None)
+    async with config:
+        assert (await Flywheel.async_list(namespace="default")).items == []
+        await Flywheel(metadata={"name": "s", "namespace": "default"}, spec={}).async_create()
+    loop_thread = threading.current_thread().name
+    assert discovered_on and loop_thread not in discovered_on, (loop_thread, discovered_on)
+    assert (Flywheel.plural, len(discovered_on)) == ("flywheels", 1)
+    assert server.get("flywheels", "s", "default")["spec"] == {}
 
 
 def test_a_cached_config_serves_dynamic_objects_from_its_informer(

@@ -192,6 +192,23 @@ def test_an_unquoted_token_read_as_a_yaml_alias_is_named_by_line_and_column_not_
     assert SECRET_TOKEN not in message and SECRET_TOKEN not in repr(info.value)
     assert str(path) in message and f"line {line}," in message and "alias" in message
     assert info.value.__cause__ is None and info.value.__suppress_context__  # no YAML snippet chained
+    assert info.value.__context__ is None  # not even a suppressed one: PyYAML's error holds the document
+
+
+@pytest.mark.parametrize(("broken", "problem"), [
+    (f'"{SECRET_TOKEN}', "found unexpected end of stream"),
+    (f"{SECRET_TOKEN}\n bad: {SECRET_TOKEN}", "expected <block end>"),
+    (f"!{SECRET_TOKEN} x", "could not determine a constructor for the tag"),
+], ids=["unterminated-quote", "bad-indentation", "unknown-tag"])
+def test_yaml_errors_in_a_kubeconfig_name_the_problem_and_line_never_the_text(
+        tmp_path: Path, broken: str, problem: str) -> None:
+    path = tmp_path / "config"
+    path.write_text(yaml.safe_dump(_doc()).replace(SECRET_TOKEN, broken))
+    with pytest.raises(errors.ConfigError) as info:
+        Config(kubeconfig=str(path))
+    message = str(info.value)
+    assert message.startswith(f"kubeconfig {path}: not valid YAML: ") and problem in message and "(line " in message
+    assert SECRET_TOKEN not in message and info.value.__context__ is None
 
 
 def test_a_missing_kubeconfig_file_or_a_bad_argument_raises_at_construction(tmp_path: Path) -> None:
@@ -214,9 +231,46 @@ def test_nothing_found_and_in_cluster_discovery_stay_lazy(tmp_path: Path, monkey
         Config().server
 
 
-def test_a_kubeconfig_broken_after_construction_fails_at_first_use(tmp_path: Path) -> None:
-    path = simple_kubeconfig(tmp_path / "config", {"token": SECRET_TOKEN})
+# ------------------------------------------------------------------ read once, at Config()
+
+
+def test_a_kubeconfig_broken_after_construction_is_not_read_again(tmp_path: Path) -> None:
+    path = simple_kubeconfig(tmp_path / "config", {"token": SECRET_TOKEN}, namespace="team-a")
     config = Config(kubeconfig=str(path))
     write_kubeconfig(path, raw={"clusters": "not a list"})
-    with pytest.raises(errors.ConfigError, match="clusters: must be a list"):
-        config.initialize()
+    assert config.initialize() is config  # what Config() read and checked is what it uses
+    assert (config.server, config.namespace, config.token) == ("https://k8s.example.test:6443", "team-a",
+                                                               SECRET_TOKEN)
+
+
+@pytest.mark.parametrize("via_env", [False, True], ids=["kubeconfig-argument", "KUBECONFIG"])
+def test_a_kubeconfig_rewritten_before_the_first_request_is_not_read_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listener: socket.socket, closing: list[Config],
+        via_env: bool) -> None:
+    elsewhere = f"https://127.0.0.1:{listener.getsockname()[1]}"
+    with FakeAPIServer(expected_token=SECRET_TOKEN) as server:
+        server.create("pods", make_pod("p", "team-a"), "team-a")
+        server.create("pods", make_pod("q", "team-b"), "team-b")
+        path = simple_kubeconfig(tmp_path / "config", {"token": SECRET_TOKEN}, server=server.url, namespace="team-a")
+        if via_env:
+            monkeypatch.setenv("KUBECONFIG", str(path))
+        config = Config() if via_env else Config(kubeconfig=str(path))
+        closing.append(config)
+        simple_kubeconfig(path, {"token": "other-token"}, server=elsewhere, namespace="team-b")
+        if via_env:
+            monkeypatch.setenv("KUBECONFIG", str(tmp_path / "nowhere"))
+        assert [p.metadata.name for p in Pod.client(config, cached=False).list()] == ["p"]  # team-a, SECRET_TOKEN
+        assert (config.server, config.namespace, config.token) == (server.url, "team-a", SECRET_TOKEN)
+    assert nobody_connected(listener)
+
+
+def test_a_clone_with_another_context_reads_the_kubeconfig_as_it_is_then(tmp_path: Path) -> None:
+    path = write_kubeconfig(tmp_path / "config", clusters={"c": {"server": "https://one.test"}},
+                            contexts={"ctx": {"cluster": "c", "user": "u"}}, users={"u": {"token": SECRET_TOKEN}},
+                            current="ctx")
+    config = Config(kubeconfig=str(path))
+    write_kubeconfig(path, clusters={"c": {"server": "https://one.test"}, "d": {"server": "https://two.test"}},
+                     contexts={"ctx": {"cluster": "c", "user": "u"}, "other": {"cluster": "d", "user": "u"}},
+                     users={"u": {"token": SECRET_TOKEN}}, current="ctx")
+    assert config.clone(context="other").server == "https://two.test"  # a new Config: its own read
+    assert config.server == "https://one.test"

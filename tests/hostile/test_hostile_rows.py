@@ -86,7 +86,9 @@ def test_row1_watches_ending_after_one_bookmark_back_off_and_turn_stale(hostile,
             delays.append(retry(clock, config, server, "watch"))
         st = backing_off(clock, config)
         assert st.state == "stale" and st.seconds_since_current is not None and st.seconds_since_current > 5
-        assert delays == pytest.approx([1.5, 3.0, 4.0])  # doubling; the third capped to its base by max_staleness
+        # doubling; the second's jitter capped within the last half of what is left before
+        # max_staleness (itself jittered), the third capped to its base
+        assert delays == pytest.approx([1.5, 2.62425, 4.0], abs=1e-3)
         assert server.count("watch") == 4 and server.count("list") == 1
         with pytest.raises(CacheUnavailableError, match="stale"):
             Pod.list(namespace="default")
@@ -173,9 +175,13 @@ def test_row3_4_a_watch_without_complete_events_is_a_stall_and_max_staleness_app
         hostile, cached, clock, tuned, behaviour):
     """Before: `current` forever, a strict read served rv 10 while the server had 11 (trickling),
     and a watch re-opened per read timeout counted as healthy (silent). After: each is a
-    StalledWatchError, the re-opened watch does not make it current, `stale` past max_staleness."""
+    StalledWatchError, the re-opened watch does not make it current, `stale` past max_staleness.
+
+    "Silent" is a watch the server never ends: nothing for longer than its own timeoutSeconds plus
+    the read timeout (a quiet resource's watch is silent too, until the server ends it: that is
+    kube-apiserver's way, and healthy). Here timeoutSeconds is 1 s."""
     server = hostile(list_ok(), _watch_then(behaviour))
-    config = cached(server, tuned())
+    config = cached(server, tuned(watch_timeout=1.0))
     with config:
         st = backing_off(clock, config)  # the read timeout (0.5 s, real) ended the first watch
         assert st.state == "degraded" and "StalledWatchError" in (st.last_error or "")
@@ -344,3 +350,97 @@ def test_row8_jitter_never_carries_a_wait_past_max_staleness_against_a_server_th
         wait_state(config, "current")
         st = status(config)
         assert st.state == "current" and st.next_retry_in is None and st.resource_version == "16"
+
+
+# ------------------------------------------------------------------ what is not hostile
+
+def test_a_quiet_resource_whose_watches_the_server_ends_stays_current_and_recovers_from_an_error(
+        hostile, cached, clock, tuned):
+    """kube-apiserver sends nothing on a quiet resource's watch (no bookmark while the RV does not
+    move) and ends it at its timeoutSeconds: silence within that is health, not a stall. After a
+    failed watch (a 429), the next quiet watch the server ends makes the informer current again."""
+    opened = threading.Event()
+    proceed = threading.Event()
+    finished = threading.Event()
+
+    def on_watch(ex: Exchange) -> None:
+        if server.count("watch") == 1:
+            ex.reply_status(429, "TooManyRequests", "slow down")
+            return
+        ex.start_chunked()
+        opened.set()
+        if not finished.is_set():
+            proceed.wait(10)  # silent (longer than the 0.5 s read timeout), until the test lets it end
+            proceed.clear()
+        ex.end_chunks()
+
+    server = hostile(list_ok(), on_watch)
+    config = cached(server, tuned(watch_timeout=5.0))  # timeoutSeconds 7: silence within it is fine
+    with config:
+        st = backing_off(clock, config)
+        assert st.state == "degraded" and "429" in (st.last_error or "")
+        retry(clock, config, server, "watch")
+        for n in (2, 3):
+            assert opened.wait(10)
+            opened.clear()
+            proceed.wait(0.8)  # real time past the read timeout, nothing sent: not a stall
+            clock.advance(1.5)  # the watch lived past min_watch_duration
+            proceed.set()
+            server.wait_for(lambda s: s.count("watch") > n)  # re-watched at once, no backoff
+            st = status(config)
+            assert st.state == "current" and st.last_error is None, st
+        assert server.count("list") == 1
+        finished.set()
+        proceed.set()
+
+
+def test_a_relist_at_an_rv_whose_later_page_is_compacted_away_restarts_at_the_latest(
+        hostile, cached, clock, tuned):
+    """kube-apiserver serves a relist's first page at the RV from its watch cache and the next from
+    etcd at that revision: once etcd is compacted past it, every later page is a 410 at that RV.
+    The restart is a consistent list at "" (asking at the same RV again can never succeed)."""
+    def on_list(ex: Exchange) -> None:
+        rv, token = ex.query.get("resourceVersion", ""), ex.query.get("continue")
+        if server.count("list") == 1:
+            ex.reply_list([pod("pod-0", 10)], 10)  # the first sync
+        elif token == "page-2-of-10":
+            ex.reply_status(410, "Expired", "The provided continue parameter is too old")
+        elif rv == "10":
+            ex.reply_list([pod("pod-0", 10)], 10, continue_="page-2-of-10")
+        else:
+            ex.reply_list([pod("pod-0", 12), pod("pod-1", 12)], 12)
+
+    def on_watch(ex: Exchange) -> None:
+        if server.count("watch") == 1:
+            ex.reply_status(500, "InternalError", "etcd leader changed")  # a relist at the last RV
+            return
+        ex.start_chunked()
+        ex.hold()
+
+    server = hostile(on_list, on_watch)
+    config = cached(server, tuned(read_timeout=30.0))
+    with config:
+        server.wait_for(lambda s: s.count("list") >= 1)
+        retry(clock, config, server, "list")
+        server.wait_for(lambda s: s.count("watch") >= 2)
+        asked = [(r.query.get("resourceVersion", ""), r.query.get("continue")) for r in server.of("list")]
+        assert asked == [("", None), ("10", None), ("", "page-2-of-10"), ("", None)], asked
+        assert names(config) == {"pod-0", "pod-1"} and status(config).resource_version == "12"
+
+
+def test_a_server_that_fails_every_watch_after_one_event_still_backs_off(hostile, cached, clock, tuned):
+    """One event, then an ERROR 500, on every watch: the event is applied, but the backoff keeps
+    growing (a reset per event gave one relist per event: 32 LISTs in 40 s against 6)."""
+    def on_watch(ex: Exchange) -> None:
+        n = server.count("watch")
+        ex.start_chunked()
+        ex.chunk(event_line("MODIFIED", pod("pod-0", 10 + n)))
+        ex.chunk(b'{"type": "ERROR", "object": {"kind": "Status", "code": 500, "reason": "InternalError", '
+                 b'"message": "etcd leader changed"}}\n')
+        ex.end_chunks()
+
+    server = hostile(list_ok(), on_watch)
+    config = cached(server, tuned(), max_staleness=None)
+    with config:
+        delays = [retry(clock, config, server, verb) for verb in ("list", "list", "list")]
+        assert delays == pytest.approx([1.5, 3.0, 6.0])

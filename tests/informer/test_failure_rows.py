@@ -336,7 +336,8 @@ def test_row15_a_raising_handler_is_logged_and_keeps_receiving_events(server, ma
 def test_row16_a_stalled_stream_is_caught_by_the_read_timeout_and_rewatched(server, make_config):
     seed(server, 1)
     server.bookmark_interval = 60.0
-    config = make_config(resources=[Pod], tuning=attrs.evolve(FAST, read_timeout=0.5))
+    # a stall: no end 1 s (the watch's own timeoutSeconds) + 0.5 s after it opened
+    config = make_config(resources=[Pod], tuning=attrs.evolve(FAST, read_timeout=0.5, watch_timeout=0.5))
     with config:
         server.wait_for_watches(1)
         server.stall_watches()

@@ -95,3 +95,24 @@ def test_a_closed_config_is_freed_without_the_cyclic_collector(server: FakeAPISe
     finally:
         gc.enable()
     assert alive == []
+
+
+def test_a_cache_whose_config_was_not_kept_still_starts_and_a_dropped_one_stops_its_reflector(
+        server: FakeAPIServer, kubeconfig: str) -> None:
+    """cloudcoil's pattern: ``Config(cache=cache)`` not kept, then ``cache.start()``; and a started
+    cache dropped without ``stop()`` takes its reflector thread with it."""
+    import threading
+
+    seed(server, 2)
+    cache = Cache(resources=[Pod], tuning=FAST)
+    Config(kubeconfig=kubeconfig, cache=cache)  # not kept: the cache discovers through it at start
+    cache.start()
+    assert cache.wait(10)
+    assert len(cache.get_informer(Pod, sync=True).list()) == 2  # type: ignore[union-attr]
+    reflectors = [t for t in threading.enumerate() if t.name.startswith("cloudcoil-reflector-")]
+    assert reflectors
+    del cache
+    gc.collect()
+    for thread in reflectors:
+        thread.join(10)
+    assert not any(t.is_alive() for t in reflectors)

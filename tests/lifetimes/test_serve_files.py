@@ -21,7 +21,7 @@ def _mode(path: Path) -> int:
 def test_serve_writes_its_secrets_owner_only_and_removes_them_on_sigterm(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text("an older file, readable by all\n")
-    kubeconfig.chmod(0o644)  # replaced, not reused: the new one is 0600 all the same
+    kubeconfig.chmod(0o644)  # replaced while serve runs (0600), and put back when it exits
     temp = tmp_path / "tmp"
     temp.mkdir()
     env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": str(ROOT)}
@@ -48,7 +48,8 @@ def test_serve_writes_its_secrets_owner_only_and_removes_them_on_sigterm(tmp_pat
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
-    assert not kubeconfig.exists()
+    # a user's own file at --kubeconfig (even ~/.kube/config) comes back as it was
+    assert kubeconfig.read_text() == "an older file, readable by all\n" and _mode(kubeconfig) == 0o644
     assert list(temp.iterdir()) == []  # the key, the certificates and their folder
     assert not list(tmp_path.glob(".kubeconfig.*"))  # no temporary file of the atomic write left over
 

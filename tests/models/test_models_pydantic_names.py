@@ -232,3 +232,57 @@ def test_a_users_plain_typed_fields_are_checked_at_construction_as_pydantic_does
         Knob(turns="3")
     # generated models leave plain values to the API server's validation, as before
     assert ConfigMap(immutable="yes").immutable == "yes"  # type: ignore[arg-type]
+
+
+def test_classes_defined_in_a_function_resolve_each_others_names() -> None:
+    class Inner(Model):
+        x: int = 1
+
+    class Outer(Resource):
+        api_version = "toys.example.com/v1"
+        kind = "Outer"
+        spec: Inner | None = None
+
+    assert Outer(spec={"x": 5}).spec == Inner(x=5)
+    assert Outer.from_dict({"spec": {"x": 2}}).spec == Inner(x=2)
+
+
+def test_a_model_default_is_copied_per_object() -> None:
+    class Dial(Resource):
+        api_version = "toys.example.com/v1"
+        kind = "Dial"
+        spec: GizmoSpec = GizmoSpec(size=2)
+
+    a, b = Dial(), Dial()
+    a.spec.size = 99
+    assert b.spec.size == 2
+
+
+def test_a_subclass_of_a_generated_kind_adding_a_field_does_not_take_its_kind_over() -> None:
+    from cloudcoil_cache.resources import parse
+
+    class NotedConfigMap(ConfigMap):
+        note: str | None = None
+
+    assert NotedConfigMap(note="n").note == "n"
+    assert resource_class_for("v1", "ConfigMap") is ConfigMap
+    assert type(parse({"apiVersion": "v1", "kind": "ConfigMap"})) is ConfigMap
+
+
+def test_an_annotated_generic_resource_still_needs_all_four_declarations() -> None:
+    with pytest.raises(TypeError, match="all four"):
+        class Half(GenericResource, api_version="toys.example.com/v1", kind="Half"):
+            extra: str | None = None
+
+
+def test_a_plain_resource_pickles_and_comes_back_in_another_process() -> None:
+    import pickle
+    import subprocess
+    import sys
+
+    r = Resource(apiVersion="v1", kind="Pod", metadata={"name": "x"})
+    data = pickle.dumps(r)
+    assert pickle.loads(data) == r
+    out = subprocess.run([sys.executable, "-c", "import pickle, sys; print(pickle.loads(sys.stdin.buffer.read())"
+                          ".to_dict()['metadata'])"], input=data, capture_output=True, timeout=60)
+    assert out.stdout.strip() == b"{'name': 'x'}", out.stderr

@@ -183,6 +183,49 @@ def test_parse_file_refuses_bad_files_with_a_value_error(
     assert "hunter2" not in str(info.value)  # the file's content is never echoed
 
 
+MARKER = "hunter2SECRET"
+SECRET_HEAD = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n"
+
+
+@pytest.mark.parametrize(("body", "line", "problem"), [
+    (f"  token: *{MARKER}\n", 6, "found undefined alias"),
+    (f"  token: &{MARKER}\n  again: &{MARKER}\n", 7, "found duplicate anchor"),
+    (f'  token: "{MARKER}\n', 7, "found unexpected end of stream"),
+    (f"  token: '{MARKER}\n", 7, "found unexpected end of stream"),
+    (f"  token: {MARKER}\n bad: {MARKER}\n", 7, "expected <block end>"),
+    (f"  token: a: {MARKER}\n", 6, "mapping values are not allowed here"),
+    (f"  token: !{MARKER} x\n", 6, "could not determine a constructor for the tag"),
+    (f'  token: "a\\q{MARKER}"\n', 6, "found unknown escape character"),
+    (f"  token: [{MARKER}\n", 7, "expected ',' or ']'"),
+], ids=["alias", "duplicate anchor", "unterminated double quote", "unterminated single quote", "bad indentation",
+        "mapping in a value", "unknown tag", "bad escape", "unclosed flow"])
+def test_parse_file_names_line_column_and_problem_never_a_secret(
+        tmp_path: Path, body: str, line: int, problem: str) -> None:
+    path = tmp_path / "secret.yaml"
+    path.write_text(SECRET_HEAD + body)
+    with pytest.raises(ValueError) as info:
+        parse_file(path)
+    message = str(info.value)
+    assert message.startswith(f"Failed to parse YAML in {path}: ") and problem in message
+    assert f"(line {line}, column " in message
+    assert MARKER not in message and MARKER not in repr(info.value)
+    # nothing chained either: PyYAML's error carries the whole document in its marks
+    assert info.value.__cause__ is None and info.value.__context__ is None and info.value.__suppress_context__
+
+
+def test_parse_file_refuses_a_control_character_or_bytes_that_are_not_utf8_without_showing_them(
+        tmp_path: Path) -> None:
+    path = tmp_path / "secret.yaml"
+    path.write_text(SECRET_HEAD + f"  token: \x07{MARKER}\n")
+    with pytest.raises(ValueError, match=r"special characters are not allowed \(at character \d+\)") as info:
+        parse_file(path)
+    assert MARKER not in str(info.value) and info.value.__context__ is None
+    path.write_bytes(SECRET_HEAD.encode() + b"  token: \xff" + MARKER.encode() + b"\n")
+    with pytest.raises(ValueError, match="not UTF-8 text") as info:
+        parse_file(path)
+    assert MARKER not in str(info.value) and info.value.__context__ is None
+
+
 # -- Unstructured ---------------------------------------------------------------------------------------
 
 

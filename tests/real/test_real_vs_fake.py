@@ -264,6 +264,10 @@ def corpus(b: Backend, ns: str) -> Iterator[tuple[str, Any]]:
         "GET", f"{cms}?resourceVersion={rvs[2]}&resourceVersionMatch=Exact"))
     yield "continue-compacted-410", normalise(b.call("GET", f"{cms}?limit=2&continue={urllib.parse.quote(token)}"))
     yield "watch-unknown-resource", normalise(b.watch_first(f"/api/v1/namespaces/{ns}/nosuchthings?watch=true"))
+    # A collection DELETE answers the <Kind>List of what it deleted (as listed before), dry run or not.
+    yield "delete-collection-dry-run", normalise(b.call("DELETE", f"{cms}?labelSelector=app%3Da&dryRun=All"))
+    yield "delete-collection", normalise(b.call("DELETE", f"{cms}?labelSelector=app%3Da"))
+    yield "delete-collection-none", normalise(b.call("DELETE", f"{cms}?labelSelector=app%3Da"))
     yield from discovery(b, ns)
 
 

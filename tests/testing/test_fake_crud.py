@@ -421,6 +421,24 @@ def test_delete_collection_removes_the_selected_objects(fake_api_server: FakeAPI
     assert [c["metadata"]["name"] for c in fake_api_server.list("configmaps")] == ["c"]
 
 
+def test_delete_collection_answers_the_list_of_what_it_deleted(fake_api_server: FakeAPIServer) -> None:
+    # kube-apiserver's answer: the <Kind>List as listed before deleting, dry run or not, empty when none matched
+    created = [fake_api_server.create("configmaps", make_configmap(name, labels={"tier": "x"})) for name in "ba"]
+    url = fake_api_server.url + "/api/v1/namespaces/default/configmaps"
+    dry = requests.delete(url, params={"labelSelector": "tier=x", "dryRun": "All"}, timeout=5).json()
+    assert len(fake_api_server.list("configmaps")) == 2
+    answer = requests.delete(url, params={"labelSelector": "tier=x"}, timeout=5).json()
+    assert answer == dry
+    assert (answer["kind"], answer["apiVersion"]) == ("ConfigMapList", "v1")
+    assert int(answer["metadata"]["resourceVersion"]) >= int(created[-1]["metadata"]["resourceVersion"])
+    assert [(i["metadata"]["name"], i["metadata"]["resourceVersion"]) for i in answer["items"]] == [
+        (c["metadata"]["name"], c["metadata"]["resourceVersion"]) for c in reversed(created)]
+    assert "kind" not in answer["items"][0]  # built-in list items, as a LIST serves them
+    assert fake_api_server.list("configmaps") == []
+    again = requests.delete(url, params={"labelSelector": "tier=x"}, timeout=5).json()
+    assert (again["kind"], again["items"]) == ("ConfigMapList", [])
+
+
 # -- direct object API ---------------------------------------------------------------------------
 
 
