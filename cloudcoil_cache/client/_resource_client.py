@@ -427,9 +427,16 @@ class ResourceClient(Generic[T]):
                 return tuple(sorted(found))
 
     def _note_deleted_object(self, obj: Any) -> None:
+        """One object of a collection DELETE's answer: reads wait for its DELETED event.
+
+        The answer lists the objects as they were before the delete, so their resourceVersions were
+        delivered already and cannot be what reads wait for (an object a finalizer keeps is waited
+        for until ``read_your_writes_timeout``, then read from the API).
+        """
         cache = self.config.cache
-        if cache is not None and getattr(obj, "metadata", None) is not None:
-            cache.note_write(self.cls, obj, deleted=True)
+        meta = getattr(obj, "metadata", None)
+        if cache is not None and meta is not None and meta.name:
+            cache.note_delete(self.cls, meta.namespace, meta.name)
 
     def scale(self, name: str, replicas: int, namespace: str | None = None) -> Any:
         """Set ``spec.replicas`` through the ``scale`` subresource; returns the updated object."""

@@ -188,16 +188,21 @@ def test_delete_all_in_all_namespaces_deletes_one_collection_per_namespace(
 
 def test_delete_all_is_read_back_from_the_cache(
         server: FakeAPIServer, kubeconfig: str, make_config: Callable[..., Config]) -> None:
-    cached = make_config(kubeconfig=kubeconfig, cache=Cache(resources=[ConfigMap], sync_timeout=5))
+    cached = make_config(kubeconfig=kubeconfig, cache=Cache(resources=[ConfigMap], sync_timeout=5,
+                                                            read_your_writes_timeout=0.5))
     with cached:
         for i in range(3):
             configmap(f"cm-{i}", labels={"test": "true"}).create()
         assert len(ConfigMap.list(label_selector="test=true").items) == 3
         lists = len([r for r in server.requests if r.verb == "list"])
-        ConfigMap.delete_all(label_selector="test=true")
-        assert ConfigMap.list(label_selector="test=true").items == []
-    # read-your-writes from the DELETE's answer: no LIST of its own
-    assert len([r for r in server.requests if r.verb == "list"]) == lists
+        server.stall_watches()  # the deletions reach the cache late: the read must not serve it before
+        try:
+            ConfigMap.delete_all(label_selector="test=true")
+            assert ConfigMap.list(label_selector="test=true").items == []
+        finally:
+            server.resume_watches()
+    # read-your-writes from the DELETE's answer (waited for, then read live): no LIST of delete_all's
+    assert len([r for r in server.requests if r.verb == "list"]) == lists + 1
 
 
 def test_a_dry_run_delete_all_answers_what_it_would_delete_and_keeps_it(config: Config) -> None:
