@@ -55,12 +55,15 @@ class Tuning:
     Attributes:
         backoff: the retry backoff (0.8 s doubling to 30 s, jitter [d, 2d), reset after 2 minutes).
         watch_timeout: server-side ``timeoutSeconds`` is drawn from ``[t, 2t)`` to spread reconnects.
-        read_timeout: socket read timeout of a watch, and the longest wait for a complete event
-            line; bookmarks (about one a minute) keep a healthy stream talking, so a stream silent
-            (or trickling bytes) this long is a stall (python client #1148): ``StalledWatchError``.
-        page_size: ``limit`` of a paginated LIST. Half of client-go's 500: a page is parsed by one
-            C call that holds the GIL (~12 ms for 250 realistic pods with orjson, twice that with
-            500), and every other thread and event loop of the program waits that long.
+        read_timeout: the longest a started event line may take to complete (a trickle is a
+            stall), and how long past its own ``timeoutSeconds`` a watch may stay open without the
+            server ending it (kube-apiserver keeps a quiet resource's watch silent until then): past
+            either, ``StalledWatchError`` (python client #1148).
+        page_size: ``limit`` of a paginated LIST. Well under client-go's 500: a page is parsed by
+            one C call that holds the GIL (~10 ms for 200 realistic pods with orjson, 2.5 times that
+            with 500), and every other thread and event loop of the program waits that long
+            (``benchmarks/relist.py``: the longest pause during a 4,000-pod relist is 42 ms at 200,
+            50-57 ms at 250).
         min_watch_duration: a watch that ends this fast without an event is "very short" (an error).
         max_list_restarts: consecutive expired-continue restarts of one paginated LIST before failing.
         max_list_pages: the most pages one paginated LIST may take (4,000: a million objects at
@@ -83,7 +86,7 @@ class Tuning:
     backoff: Backoff = Backoff()
     watch_timeout: float = 300.0
     read_timeout: float = 90.0
-    page_size: int = 250
+    page_size: int = 200
     min_watch_duration: float = 1.0
     max_list_restarts: int = 3
     max_list_pages: int = 4_000
