@@ -367,11 +367,7 @@ class ResourceClient(Generic[T]):
         Raises:
             DecodeError: the server answered something else than the list (kube-apiserver never does).
         """
-        params: dict[str, str] = {}
-        if label_selector:
-            params["labelSelector"] = label_selector
-        if field_selector:
-            params["fieldSelector"] = field_selector
+        params = list_params(label_selector=label_selector, field_selector=field_selector)
         if dry_run:
             params["dryRun"] = "All"
         if propagation_policy:
