@@ -86,7 +86,7 @@ class _HTTPServer(ThreadingHTTPServer):
                 except (ssl.SSLError, OSError) as exc:
                     log.debug("fake API server: TLS handshake with %s failed: %s",
                               client_address, exc)
-                    self.api._tls_failures.append(str(exc))
+                    self.api._note_tls_failure(str(exc))
                     return
                 request.settimeout(None)
             self.finish_request(request, client_address)
@@ -245,6 +245,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
             ssl_context, certfile, keyfile, require_client_cert
         )
         self._tls_failures: list[str] = []
+        self._tls_failed = threading.Condition()
         self.clock_skew = 0.0
         self.registry = ResourceRegistry()
         self._store = Store(max_history=max_history)
@@ -292,7 +293,23 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
     @property
     def tls_handshake_failures(self) -> list[str]:
         """Messages of the TLS handshakes that failed so far (a copy), oldest first."""
-        return list(self._tls_failures)
+        with self._tls_failed:
+            return list(self._tls_failures)
+
+    def wait_for_tls_handshake_failures(self, count: int = 1, timeout: float = 5.0) -> list[str]:
+        """Wait until ``count`` TLS handshakes have failed (or ``timeout`` passed); their messages.
+
+        The client can see a refused handshake before the server's thread has noted it (TLS 1.3
+        finishes the client's side first), so a test that asserts on failures waits here.
+        """
+        with self._tls_failed:
+            self._tls_failed.wait_for(lambda: len(self._tls_failures) >= count, timeout)
+            return list(self._tls_failures)
+
+    def _note_tls_failure(self, message: str) -> None:
+        with self._tls_failed:
+            self._tls_failures.append(message)
+            self._tls_failed.notify_all()
 
     def __repr__(self) -> str:
         state = f"url={self.url!r}" if self._httpd is not None else "stopped"

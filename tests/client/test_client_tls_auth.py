@@ -87,7 +87,7 @@ def test_a_required_client_certificate_that_is_missing_fails_the_handshake(
     config = make_config(kubeconfig=server.write_kubeconfig(tmp_path / "kc", token=TOKEN))
     with pytest.raises(ConnectError):
         Pod.client(config).list()
-    assert server.tls_handshake_failures
+    assert server.wait_for_tls_handshake_failures(1, timeout=5.0)
     assert server.requests == []
 
 
