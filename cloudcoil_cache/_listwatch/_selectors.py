@@ -217,7 +217,7 @@ def parse_field_selector(text: str | None) -> FieldSelector:
 
 
 #: Fields each built-in kind can be selected on besides metadata.name and metadata.namespace
-#: (kube-apiserver's per-kind field sets; protocol.md §1.8). Custom resources: none.
+#: (kube-apiserver's per-kind field sets; docs/protocol.md §1.8). Custom resources: none.
 SELECTABLE_FIELDS: dict[tuple[str, str], frozenset[str]] = {
     ("v1", "Pod"): frozenset({
         "spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",

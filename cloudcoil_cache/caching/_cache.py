@@ -75,7 +75,7 @@ class ReadPlan(NamedTuple):
 class Cache:
     """Informers for a Config, started and stopped by its scopes.
 
-    Args mirror api.md: ``resources``, ``namespaces`` (one or None), ``label_selector``,
+    Args mirror docs/contract.md: ``resources``, ``namespaces`` (one or None), ``label_selector``,
     ``field_selector``, ``resync_period``, ``wait_for_sync``, ``sync_timeout``,
     ``max_items_per_resource``, ``per_resource``, ``mode`` ("strict"/"fallback"), ``enabled``,
     ``max_staleness``, ``read_your_writes_timeout``, ``transform``. ``tuning`` (advanced) sets the

@@ -157,7 +157,7 @@ def _cannot(reason: str, mode: Mode, last_error: BaseException | None = None) ->
 
 def decide(cache: CacheFacts, informer: InformerFacts | None, request: ReadRequest, mode: Mode, *,
            writes_waited: bool = False) -> Decision:
-    """The read policy (api.md "What the cache can serve"): one pure function of the facts."""
+    """The read policy (docs/contract.md "What the cache can serve"): one pure function of the facts."""
     if not cache.enabled:
         return ReadLive("the cache is disabled", bypass=True)
     if cache.paused:

@@ -263,7 +263,7 @@ class Config:
         ``cached=None`` routes reads through the cache when this config has an enabled cache (and
         it is not paused in the current thread/task); ``cached=False`` gives a live client;
         ``cached=True`` a cached one. A cached client's reads follow the cache's read policy at
-        read time (see api.md "What the cache can serve"); writes always go to the API server.
+        read time (see docs/contract.md "What the cache can serve"); writes always go to the API server.
 
         Raises:
             ConfigError: ``cached=True`` on a config without an enabled cache, or ``cls`` is not

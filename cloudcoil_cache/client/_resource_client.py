@@ -54,7 +54,7 @@ class ResourceClient(Generic[T]):
     """Operations on ``cls`` through one Config. Writes always go to the API server.
 
     With ``cached=True``, ``get`` and ``list`` are routed through the config's cache (served from
-    memory when it can, per api.md "What the cache can serve"); with ``cached=False`` they are live.
+    memory when it can, per docs/contract.md "What the cache can serve"); with ``cached=False`` they are live.
     Thread-safe: it holds no state beyond the class and the config.
     """
 

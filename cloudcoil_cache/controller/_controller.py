@@ -33,7 +33,7 @@ class Controller:
     object as cached now.
 
     A key is never reconciled by two workers at once; a key changed while it is processed is
-    processed once more. See api.md "Controllers" for outcomes and ``ctx.cached``.
+    processed once more. See docs/contract.md "Controllers" for outcomes and ``ctx.cached``.
 
     Run it with a ``Manager`` (leader election, health, signals) or alone: ``with controller:``.
     """

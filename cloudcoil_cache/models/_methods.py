@@ -58,7 +58,7 @@ class ResourceMethods:
     # ------------------------------------------------------------------ reads
     @classmethod
     def get(cls: type[R], name: str, namespace: str | None = None) -> R:
-        """The object ``name``, from the cache when it can serve it (api.md), else the API."""
+        """The object ``name``, from the cache when it can serve it (docs/contract.md), else the API."""
         return cls.client(cached=True).get(name, namespace)  # type: ignore[no-any-return]
 
     @classmethod

@@ -13,7 +13,7 @@ __all__ = ["ResourceType", "ResourceRegistry"]
 
 _VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
-# Field selectors each built-in kind supports beyond metadata.name/namespace (protocol.md §1.8).
+# Field selectors each built-in kind supports beyond metadata.name/namespace (docs/protocol.md §1.8).
 _POD_FIELDS = (
     "spec.nodeName",
     "spec.restartPolicy",

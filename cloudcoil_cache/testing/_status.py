@@ -121,7 +121,7 @@ def invalid_options(
     cause_reason: str = "FieldValueForbidden",
     prefix: str = "Forbidden",
 ) -> StatusError:
-    """A 422 Invalid on list/watch options, with one cause on ``field`` (protocol.md §1.5)."""
+    """A 422 Invalid on list/watch options, with one cause on ``field`` (docs/protocol.md §1.5)."""
     text = f"{prefix}: {message}"
     body = status_body(
         422,

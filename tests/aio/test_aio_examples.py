@@ -1,4 +1,4 @@
-"""The api.md reference examples in examples/ run as written, against the fake API server."""
+"""The reference examples of docs/contract.md, in examples/ run as written, against the fake API server."""
 
 from __future__ import annotations
 

@@ -267,7 +267,7 @@ async def test_the_last_scope_exit_lets_a_coroutine_handlers_current_call_finish
 
     async with config:
         await asyncio.wait_for(started.wait(), 5)
-    assert cancelled == []  # the call in progress finished (api.md); it used to be cancelled
+    assert cancelled == []  # the call in progress finished (docs/contract.md); it used to be cancelled
     assert 1 <= len(finished) < 20  # and the adds still queued were dropped
 
 

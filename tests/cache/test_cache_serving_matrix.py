@@ -1,4 +1,4 @@
-"""api.md "What the cache can serve": every cannot-serve reason x strict/fallback, for get and list."""
+"""docs/contract.md "What the cache can serve": every cannot-serve reason x strict/fallback, for get and list."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """cloudcoil's caching usage patterns, end to end over the fake server (issue 9, gap 8; reference §1–3).
 
-Each test is written the way cloudcoil's docs use the API, imports renamed, and checks api.md's
+Each test is written the way cloudcoil's docs use the API, imports renamed, and checks docs/contract.md's
 contract (the **(fix)** where it differs from cloudcoil).
 """
 
@@ -334,7 +334,7 @@ def test_async_initialize_then_an_async_informer(server: FakeAPIServer, make_con
 
 
 def test_cached_reads_in_an_async_program(server: FakeAPIServer, kubeconfig: str) -> None:
-    """api.md's reference example: ``async with config`` then ``await Pod.async_list()``."""
+    """docs/contract.md's reference example: ``async with config`` then ``await Pod.async_list()``."""
     seed(server, 2)
     config = Config(kubeconfig=kubeconfig, cache=Cache(resources=[Pod], tuning=FAST))
 

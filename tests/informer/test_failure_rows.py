@@ -1,4 +1,4 @@
-"""protocol.md §3: one test per failure row (1-16, 21, 22), over the fake API server on loopback."""
+"""docs/protocol.md §3: one test per failure row (1-16, 21, 22), over the fake API server on loopback."""
 
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ def test_reference_example_sync_and_async_strict_reads(
 
 def test_reference_example_async_direct_subscriptions(
         namespace: str, kubeconfig: str, live: Config, monkeypatch: pytest.MonkeyPatch) -> None:
-    """api.md's "Direct subscriptions in an async program", against the real server."""
+    """docs/contract.md's "Direct subscriptions in an async program" reference example, against the real server."""
     create_pods(live, namespace, "a")
     monkeypatch.setenv("KUBECONFIG", kubeconfig)
     events: list[tuple[str, str]] = []
