@@ -62,6 +62,7 @@ class Deleted:
 
 
 Notification = Union[Added, Updated, Deleted]
+"""What the store hands to the handler lanes for one change: an ``Added``, ``Updated`` or ``Deleted``."""
 
 
 def key_of(obj: Any) -> Key:

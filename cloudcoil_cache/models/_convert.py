@@ -146,8 +146,8 @@ def make_converter() -> ModelConverter:
     return conv
 
 
-#: The converter of the library: every conversion between wire dicts and models goes through it.
 converter = make_converter()
+"""The converter of the library: every conversion between wire dicts and models goes through it."""
 
 
 def structure(data: Any, cls: type[T]) -> T:

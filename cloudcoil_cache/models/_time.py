@@ -16,10 +16,10 @@ __all__ = [
     "parse_time",
 ]
 
-#: ``metav1.Time``: RFC 3339 with second precision, always UTC on the wire ("2024-05-01T10:00:00Z").
 Time = Annotated[datetime.datetime, "k8s:Time"]
-#: ``metav1.MicroTime``: RFC 3339 with 6 fractional digits ("2024-05-01T10:00:00.123456Z").
+"""``metav1.Time``: RFC 3339 with second precision, always UTC on the wire ("2024-05-01T10:00:00Z")."""
 MicroTime = Annotated[datetime.datetime, "k8s:MicroTime"]
+"""``metav1.MicroTime``: RFC 3339 with 6 fractional digits ("2024-05-01T10:00:00.123456Z")."""
 
 _UTC = datetime.timezone.utc
 
