@@ -14,7 +14,7 @@ from cloudcoil_cache.controller import (
     WorkQueue,
     default_rate_limiter,
 )
-from _controller_support import FakeClock
+from cloudcoil_cache.testing import FakeClock
 
 
 def make_queue(**kwargs):
