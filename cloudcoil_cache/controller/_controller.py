@@ -11,7 +11,7 @@ from typing import Any, Callable, TypeVar
 
 from cloudcoil_cache._listwatch import parse_label_selector
 from cloudcoil_cache.client import Config, current_config
-from cloudcoil_cache.controller._context import CachedResources, Context
+from cloudcoil_cache.controller._context import CachedKind, Context
 from cloudcoil_cache.controller._informers import InformerSet, Scope, Source
 from cloudcoil_cache.controller._keys import key_of, normalize_key, split_key
 from cloudcoil_cache.controller._loop import LoopThread
@@ -224,7 +224,7 @@ class Controller:
         informers = self._informers
         return dict(informers.sources) if informers is not None else {}
 
-    def cached(self, cls: Any) -> CachedResources[Any]:
+    def cached(self, cls: Any) -> CachedKind[Any]:
         """Reads of ``cls`` from the controller's informers (for mappers and tests)."""
         return Context(self.name, "", self._write_config(), self.sources, self.logger).cached(cls)
 
@@ -407,7 +407,7 @@ class Controller:
         started = time.monotonic()
         result = "error"
         try:
-            obj = CachedResources(primary, namespace).get(name, namespace)
+            obj = CachedKind(primary, namespace).get(name, namespace)
             if obj is None or not self.in_scope(obj):
                 queue.forget(key)  # gone: nothing to reconcile
                 result = ""
