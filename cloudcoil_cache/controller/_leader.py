@@ -44,6 +44,9 @@ class LeaderElection:
 
     As in client-go, safety rests on ``lease_duration > renew_deadline``: a leader that cannot renew
     stops before another replica may take over, provided stopping takes less than the difference.
+
+    ``clock``: the ``Clock`` of the lease timings and of the campaign's waits between attempts
+    (``cloudcoil_cache.testing.FakeClock`` in tests; a bare function returning seconds still works).
     """
 
     def __init__(self, name: str, *, namespace: str | None = None, identity: str | None = None,
