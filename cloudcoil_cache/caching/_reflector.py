@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import logging
 import math
 import random
@@ -33,13 +34,16 @@ from cloudcoil_cache.errors import (
 
 __all__ = [
     "EmptyWatchError",
+    "Ended",
     "ListPagingError",
     "MAX_RETRY_AFTER",
+    "Next",
     "Reflector",
     "ReflectorSink",
     "StalledWatchError",
     "Tuning",
     "VeryShortWatchError",
+    "what_next",
 ]
 
 #: The longest Retry-After the reflector honours, in seconds.
@@ -137,6 +141,55 @@ class ListPagingError(CloudcoilError):
     server's ``remainingItemCount`` allowed, or more than ``Tuning.max_list_pages``."""
 
 
+class Next(enum.Enum):
+    """What the reflector does after a list or a watch ends (``what_next`` decides it)."""
+
+    WATCH = "watch"  # the watch ended cleanly (a list is followed by a watch at once): watch again
+    RESYNC = "resync"  # the watch ended because the periodic resync is due: relist (a resync) at once
+    RELIST = "relist"  # the RV expired (410) or is too large, once: relist at once
+    BACKOFF_WATCH = "backoff, watch"  # the watch failed retriably, delivered nothing or stalled
+    BACKOFF_RELIST = "backoff, relist"  # any other failure, a list's, or a second 410 in a row
+
+    @property
+    def lists(self) -> bool:
+        """Is the next step a list (else a watch from the last RV)?"""
+        return self in (Next.RESYNC, Next.RELIST, Next.BACKOFF_RELIST)
+
+    @property
+    def backs_off(self) -> bool:
+        """Is a backoff step waited out first?"""
+        return self in (Next.BACKOFF_WATCH, Next.BACKOFF_RELIST)
+
+
+@attrs.frozen
+class Ended:
+    """How a list or a watch ended: what ``what_next`` decides from."""
+
+    failure: BaseException | None = None
+    in_list: bool = False  # the failure came from the list (else from the watch)
+    resync_due: bool = False  # the watch ended cleanly because the periodic resync is due
+    progressed: bool = False  # the last watch (the one before, when a list failed) moved the RV
+
+
+def what_next(ended: Ended, expired_in_a_row: int) -> tuple[Next, int]:
+    """The step after ``ended``, and the new count of expiries in a row (client-go's classification).
+
+    A 410 (or a too-large RV) relists at once, but a second one in a row backs off first (a watch
+    that made progress in between starts the count over). A watch that failed to connect, got 429,
+    delivered nothing or stalled backs off and watches again from the last RV (the server accepted
+    it); every other failure, and any failure of a list, backs off and relists.
+    """
+    exc = ended.failure
+    if exc is None:
+        return (Next.RESYNC if ended.resync_due else Next.WATCH), expired_in_a_row
+    if is_expired(exc) or is_too_large_resource_version(exc):
+        expired_in_a_row = (0 if ended.progressed else expired_in_a_row) + 1
+        return (Next.RELIST if expired_in_a_row == 1 else Next.BACKOFF_RELIST), expired_in_a_row
+    if not ended.in_list and (isinstance(exc, (EmptyWatchError, StalledWatchError)) or _is_watch_retriable(exc)):
+        return Next.BACKOFF_WATCH, expired_in_a_row
+    return Next.BACKOFF_RELIST, expired_in_a_row
+
+
 class _Stopped(Exception):
     """Internal: the reflector was asked to stop."""
 
@@ -204,53 +257,50 @@ class Reflector:
 
     # ------------------------------------------------------------------- loop
     def _run(self) -> None:
-        need_list = True
-        rv_unavailable = False
-        resync = False
+        step = Next.RELIST  # the first list
+        at_latest = resync = False  # how the next list lists; kept until a list succeeds
         expired_in_a_row = 0
-        listed = False
         while not self._stop.is_set():
+            listing = step.lists
             try:
-                if need_list:
+                if listing:
                     # A successful list does not clear the error: the watch opened after it does
                     # (a list that works while every watch fails is stale), or a watch's progress.
-                    self._list(rv_unavailable=rv_unavailable, resync=resync)
-                    need_list = rv_unavailable = resync = False
-                    listed = True
-                after_list, listed = listed, False
-                if self._watch(after_list=after_list):
-                    need_list = resync = True
+                    self._list(rv_unavailable=at_latest, resync=resync)
+                    at_latest = resync = False
+                    listing = False
+                ended = Ended(resync_due=self._watch(after_list=step.lists))
             except _Stopped:
                 return
             except Exception as exc:  # the thread never dies: record, back off, retry
                 if self._stop.is_set():
                     return
-                if is_expired(exc) or is_too_large_resource_version(exc):
-                    # Relist now: at the last RV after a 410 (cheap, "not older than"), at "" after
-                    # "too large" (the server went back in time). A second 410 in a row backs off.
-                    need_list = True
-                    rv_unavailable = rv_unavailable or is_too_large_resource_version(exc)
-                    if self._watch_events:  # the watch made progress before it expired
-                        expired_in_a_row = 0
-                    expired_in_a_row += 1
-                    log.info("%s: %s; relisting", self.name, exc)
-                    self._report(exc)  # degraded while the relist runs (still serving)
-                    if expired_in_a_row == 1:
-                        continue
-                elif isinstance(exc, (EmptyWatchError, StalledWatchError)) and not need_list:
-                    # Not an open socket but progress makes a watch healthy: one that delivered
-                    # nothing waits a backoff step (no hot loop) and the staleness clock runs on.
-                    self._report(exc, since=exc.since)
-                    log.info("%s: %s; re-watching after backoff", self.name, exc)
-                elif _is_watch_retriable(exc) and not need_list:
-                    self._report(exc)
-                    log.info("%s: watch failed (%s); re-watching after backoff", self.name, exc)
-                else:
-                    self._report(exc)
-                    need_list = True
-                    _log_failure(self.name, exc)
-                if self._wait_backoff(exc):
-                    return
+                ended = Ended(exc, in_list=listing, progressed=self._watch_events > 0)
+            step, expired_in_a_row = what_next(ended, expired_in_a_row)
+            resync = resync or step is Next.RESYNC
+            if ended.failure is None:
+                continue
+            at_latest = at_latest or is_too_large_resource_version(ended.failure)
+            self._record_failure(ended.failure, step)
+            if step.backs_off and self._wait_backoff(ended.failure):
+                return
+
+    def _record_failure(self, exc: BaseException, step: Next) -> None:
+        """Report ``exc`` to the sink and log it as what ``step`` makes of it."""
+        if is_expired(exc) or is_too_large_resource_version(exc):
+            log.info("%s: %s; relisting", self.name, exc)
+            self._report(exc)  # degraded while the relist runs (still serving)
+        elif step is Next.BACKOFF_WATCH and isinstance(exc, (EmptyWatchError, StalledWatchError)):
+            # Not an open socket but progress makes a watch healthy: one that delivered nothing
+            # waits a backoff step (no hot loop) and the staleness clock runs on.
+            self._report(exc, since=exc.since)
+            log.info("%s: %s; re-watching after backoff", self.name, exc)
+        elif step is Next.BACKOFF_WATCH:
+            self._report(exc)
+            log.info("%s: watch failed (%s); re-watching after backoff", self.name, exc)
+        else:
+            self._report(exc)
+            _log_failure(self.name, exc)
 
     def _report(self, exc: BaseException, since: float | None = None) -> None:
         """Tell the sink about a failure; ``since``: when the data was last known current."""

@@ -8,7 +8,6 @@ import random
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable, Deque, TextIO
 
 from cloudcoil_cache.caching import Cache
@@ -16,6 +15,7 @@ from cloudcoil_cache.cli._cluster import FAKE_NAMESPACES, fake_cluster
 from cloudcoil_cache.cli._console import interactive, rich_available
 from cloudcoil_cache.cli._flags import check_count, check_rate, check_seconds
 from cloudcoil_cache.cli._signals import stop_on_signals
+from cloudcoil_cache.cli._snapshot import Snapshot
 from cloudcoil_cache.cli._status import informer_state
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
@@ -25,36 +25,6 @@ __all__ = ["DemoState", "Snapshot", "run_demo"]
 
 _FRAME = 0.25  # seconds between two frames of the live view
 _WINDOW = 3.0  # seconds over which events/s is averaged
-
-
-@dataclass
-class Snapshot:
-    """Everything one frame of the live view shows (built on the main thread, rendered by either view)."""
-
-    elapsed: float
-    remaining: float | None
-    loading: bool
-    loaded_objects: int
-    total_objects: int
-    loaded_bytes: float
-    total_bytes: int
-    load_seconds: float | None
-    server_objects: int
-    cache_objects: int
-    resource_version: str
-    state: str
-    seconds_since_current: float | None
-    events_per_second: float
-    backlog: int
-    relists: int
-    last_error: str | None
-    counts: dict[str, int]
-    read_micros: float
-    read_count: int
-    lists_since_sync: int
-    faults: int
-    recent: list[tuple[float, str, str, str]] = field(default_factory=list)
-    notes: list[tuple[float, str, str, str]] = field(default_factory=list)
 
 
 class DemoState:

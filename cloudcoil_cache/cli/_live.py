@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any, TextIO
 
-from cloudcoil_cache.cli._demo import Snapshot
+from cloudcoil_cache.cli._snapshot import Snapshot
 
 __all__ = ["LiveView", "PlainView"]
 

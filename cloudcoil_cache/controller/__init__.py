@@ -12,7 +12,7 @@ Sync-first and threaded (client-go's workqueue and leaderelection, controller-ru
     Manager(mirror, leader_election=LeaderElection("mirror"), health_port=8081).run()
 """
 
-from cloudcoil_cache.controller._context import CachedResources, Context
+from cloudcoil_cache.controller._context import CachedKind, CachedResources, Context
 from cloudcoil_cache.controller._controller import Controller
 from cloudcoil_cache.controller._leader import LeaderElection
 from cloudcoil_cache.controller._manager import Manager
@@ -28,6 +28,7 @@ from cloudcoil_cache.controller._ratelimit import (
 
 __all__ = [
     "BucketRateLimiter",
+    "CachedKind",
     "CachedResources",
     "Context",
     "Controller",

@@ -1,4 +1,4 @@
-"""What a reconcile function gets besides its object: Context (key, config, logger) and ctx.cached readers."""
+"""What a reconcile function gets besides its object: Context (key, config, logger) and CachedKind (ctx.cached)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from cloudcoil_cache.controller._informers import Source
 from cloudcoil_cache.controller._keys import split_key
 from cloudcoil_cache.errors import CacheUnavailableError, ResourceNotFound
 
-__all__ = ["CachedResources", "Context"]
+__all__ = ["CachedKind", "CachedResources", "Context"]
 
 T = TypeVar("T")
 
 
-class CachedResources(Generic[T]):
+class CachedKind(Generic[T]):
     """Reads of one kind from a controller's informer: editable deep copies, never an API call.
 
     Reads go through the cache of the Config that owns the informer in strict mode, so they get
@@ -33,7 +33,7 @@ class CachedResources(Generic[T]):
         return self._source.scope.cls
 
     def __repr__(self) -> str:
-        return f"<CachedResources {self._source.scope.describe()}>"
+        return f"<CachedKind {self._source.scope.describe()}>"
 
     def _namespace(self, namespace: str | None) -> str | None:
         cls = self.resource
@@ -91,6 +91,11 @@ class CachedResources(Generic[T]):
                 if all((obj.metadata.labels or {}).get(k) == v for k, v in wanted.items())]
 
 
+#: The controller's former name for this class: ``caching.CachedResources`` (cloudcoil's, over an informer view)
+#: has a different contract, so the controller's reads are ``CachedKind``; the old name stays importable.
+CachedResources = CachedKind
+
+
 class _KeyLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
     """Prefixes messages with the controller and key (also in ``extra`` for structured handlers)."""
 
@@ -115,14 +120,14 @@ class Context:
         self.logger: logging.LoggerAdapter[logging.Logger] = _KeyLogger(logger, {"controller": controller,
                                                                                 "key": key})
 
-    def cached(self, cls: type[T]) -> CachedResources[T]:
+    def cached(self, cls: type[T]) -> CachedKind[T]:
         """Reads of ``cls`` from the controller's informers (primary, owned and watched kinds only)."""
         source = self._sources.get(cls)
         if source is None:
             readable = ", ".join(sorted(c.kind for c in self._sources))
             raise ValueError(f"{getattr(cls, 'kind', cls)!r} is not watched by controller {self.controller!r}; "
                              f"it can read: {readable} (declare it with .owns() or .watch())")
-        return CachedResources(source, self.namespace)
+        return CachedKind(source, self.namespace)
 
     def __repr__(self) -> str:
         return f"<Context {self.controller} {self.key}>"

@@ -9,10 +9,10 @@ import logging
 import random
 import socket
 import threading
-import time
 import uuid
 from typing import Any, Callable
 
+from cloudcoil_cache._clock import ClockLike, as_clock
 from cloudcoil_cache.apimachinery import ObjectMeta
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.errors import CloudcoilError, ResourceNotFound
@@ -44,6 +44,9 @@ class LeaderElection:
 
     As in client-go, safety rests on ``lease_duration > renew_deadline``: a leader that cannot renew
     stops before another replica may take over, provided stopping takes less than the difference.
+
+    ``clock``: the ``Clock`` of the lease timings and of the campaign's waits between attempts
+    (``cloudcoil_cache.testing.FakeClock`` in tests; a bare function returning seconds still works).
     """
 
     def __init__(self, name: str, *, namespace: str | None = None, identity: str | None = None,
@@ -51,7 +54,7 @@ class LeaderElection:
                  on_started_leading: Callable[[], Any] | None = None,
                  on_stopped_leading: Callable[[], Any] | None = None,
                  on_new_leader: Callable[[str], Any] | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: ClockLike | None = None) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError("LeaderElection(name): a non-empty Lease name is required")
         for what, value in (("lease_duration", lease_duration), ("renew_deadline", renew_deadline),
@@ -73,7 +76,7 @@ class LeaderElection:
         self.on_started_leading = on_started_leading
         self.on_stopped_leading = on_stopped_leading
         self.on_new_leader = on_new_leader
-        self._clock = clock
+        self._clock = as_clock(clock)  # the campaign waits on it: a FakeClock drives retries and renewals
         self._cond = threading.Condition(threading.Lock())  # guards the state below
         self._renewed_at: float | None = None  # monotonic start of the last successful acquire/renew
         self._observed: Lease | None = None  # the Lease as last read or written
@@ -151,7 +154,7 @@ class LeaderElection:
             return self._holds_locked()
 
     def _holds_locked(self) -> bool:
-        return self._renewed_at is not None and self._clock() < self._renewed_at + self.renew_deadline
+        return self._renewed_at is not None and self._clock.now() < self._renewed_at + self.renew_deadline
 
     @property
     def leader(self) -> str | None:
@@ -167,7 +170,7 @@ class LeaderElection:
                 leading = self._holds_locked()
                 closing = self._closing
             if leading or not closing:
-                attempt_start = self._clock()
+                attempt_start = self._clock.now()
                 try:
                     acquired = self._try_acquire_or_renew(renew_only=closing)
                 except Exception as exc:  # never let the campaign thread die
@@ -178,7 +181,7 @@ class LeaderElection:
                         self._renewed_at = attempt_start
                     self._cond.notify_all()
             interval = self.retry_period if leading else self.retry_period * (1 + JITTER * random.random())
-            self._stop_event.wait(interval)
+            self._clock.wait(self._stop_event, interval)
 
     def _watch(self) -> None:
         """Turn leadership changes into callbacks, in order; step down when renewals stop succeeding."""
@@ -193,7 +196,7 @@ class LeaderElection:
                         break
                     timeout = None
                     if self._leading and self._renewed_at is not None:
-                        timeout = max(self._renewed_at + self.renew_deadline - self._clock(), 0.0) + 0.001
+                        timeout = max(self._renewed_at + self.renew_deadline - self._clock.now(), 0.0) + 0.001
                     self._cond.wait(timeout)
                 stopped = self._stopped
             for identity in events:
@@ -248,7 +251,7 @@ class LeaderElection:
         with self._cond:
             if spec != self._observed_spec:
                 self._observed_spec = spec
-                self._observed_at = self._clock()
+                self._observed_at = self._clock.now()
             self._observed = lease
             holder = spec.get("holderIdentity") or None
             if holder and holder != self._reported_leader:
@@ -265,7 +268,7 @@ class LeaderElection:
         with self._cond:
             observed = self._observed
             leader = self._is_leader_locked()
-            valid = self._clock() < self._observed_at + self._observed_duration_locked()
+            valid = self._clock.now() < self._observed_at + self._observed_duration_locked()
         if leader and valid and observed is not None:  # fast path: renew what we wrote last
             spec = observed.spec or LeaseSpec()
             try:
@@ -294,7 +297,7 @@ class LeaderElection:
         with self._cond:
             record = dict(self._observed_spec or {})
             leader = self._is_leader_locked()
-            valid = self._clock() < self._observed_at + self._observed_duration_locked()
+            valid = self._clock.now() < self._observed_at + self._observed_duration_locked()
         holder = record.get("holderIdentity")
         if holder and valid and not leader:
             return False  # someone else holds a lease that has not expired

@@ -4,15 +4,27 @@ controller_runtime_*, leader election and informer gauges. Needs the ``metrics``
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator, Protocol
 
+from cloudcoil_cache.controller._controller import Controller
+from cloudcoil_cache.controller._leader import LeaderElection
 from cloudcoil_cache.controller._observe import ControllerObserver
 from cloudcoil_cache.controller._queue import QueueHooks
 
-if TYPE_CHECKING:
-    from cloudcoil_cache.controller._manager import Manager
+__all__ = ["ManagerMetrics", "Measured", "metrics_available"]
 
-__all__ = ["ManagerMetrics", "metrics_available"]
+
+class Measured(Protocol):
+    """What the metrics read from a Manager (its controllers, election and informers), so that this
+    module does not import the Manager that owns it."""
+
+    @property
+    def controllers(self) -> list[Controller]: ...
+
+    @property
+    def leader_election(self) -> LeaderElection | None: ...
+
+    def informer_statuses(self) -> list[Any]: ...
 
 #: client-go's workqueue histogram buckets: 1e-8 s .. 10 s, one per power of ten.
 QUEUE_BUCKETS = tuple(10.0 ** e for e in range(-8, 2))
@@ -77,7 +89,7 @@ class _Observer(ControllerObserver):
 class ManagerMetrics:
     """The metrics of one Manager, in a ``CollectorRegistry`` of its own (no global state)."""
 
-    def __init__(self, manager: Manager) -> None:
+    def __init__(self, manager: Measured) -> None:
         from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
         self.registry = CollectorRegistry()
@@ -116,7 +128,7 @@ class ManagerMetrics:
 class _PullCollector:
     """Gauges read at scrape time: queue depth and running work, leadership, informers."""
 
-    def __init__(self, manager: Manager) -> None:
+    def __init__(self, manager: Measured) -> None:
         self._manager = manager
 
     def describe(self) -> list[Any]:

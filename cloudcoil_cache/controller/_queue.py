@@ -7,15 +7,14 @@ import heapq
 import itertools
 import threading
 import time
-from typing import Callable, Hashable
+from typing import Hashable
 
 import attrs
 
+from cloudcoil_cache._clock import ClockLike, as_clock
 from cloudcoil_cache.controller._ratelimit import RateLimiter, default_rate_limiter
 
 __all__ = ["QueueHooks", "QueueStats", "WorkQueue"]
-
-Clock = Callable[[], float]
 
 
 class QueueHooks:
@@ -58,8 +57,8 @@ class WorkQueue:
       never handed to a second worker: added meanwhile, it is queued again when ``done(key)`` is called.
     - ``add_after(key, seconds)``: the key is added once ``seconds`` have passed on ``clock``. There is
       no timer thread: due keys are moved into the queue by every call, and a blocked ``get`` wakes
-      up when the next one is due. With a fake clock, advance it and call any method (``get(timeout=0)``,
-      ``len()``) or ``wake()`` to fire timers - no sleeping.
+      up when the next one is due. With ``cloudcoil_cache.testing.FakeClock``, advance it and call any
+      method (``get(timeout=0)``, ``len()``) or ``wake()`` to fire timers - no sleeping.
     - ``add_rate_limited(key)``: ``add_after(key, rate_limiter.when(key))``; ``forget(key)`` resets
       the key's backoff; ``num_requeues(key)`` counts its retries. The default limiter is
       client-go's: per-key exponential backoff 5 ms → 1000 s, and 10 qps / 100 burst overall.
@@ -70,10 +69,10 @@ class WorkQueue:
     Nothing user-supplied runs while the lock is held (hooks are called after it is released).
     """
 
-    def __init__(self, name: str = "", *, rate_limiter: RateLimiter | None = None, clock: Clock = time.monotonic,
+    def __init__(self, name: str = "", *, rate_limiter: RateLimiter | None = None, clock: ClockLike | None = None,
                  hooks: QueueHooks | None = None) -> None:
         self.name = name
-        self._clock = clock
+        self._clock = as_clock(clock)  # read only: the queue's waits are on its condition
         self.rate_limiter: RateLimiter = rate_limiter if rate_limiter is not None else \
             default_rate_limiter(clock=clock)
         self._hooks = hooks or QueueHooks()
@@ -117,7 +116,7 @@ class WorkQueue:
         if key in self._dirty:
             return True
         self._dirty.add(key)
-        self._added_at[key] = self._clock()
+        self._added_at[key] = self._clock.now()
         if key not in self._processing:
             self._queue.append(key)
             self._cond.notify()
@@ -132,7 +131,7 @@ class WorkQueue:
         with self._cond:
             if self._shutting_down:
                 return
-            ready_at = self._clock() + seconds
+            ready_at = self._clock.now() + seconds
             current = self._ready_at.get(key)
             if current is not None and current <= ready_at:
                 return
@@ -162,7 +161,7 @@ class WorkQueue:
 
     def _fire_due_locked(self) -> float | None:
         """Queue every key whose timer is due; return when the next one is due (or None)."""
-        now = self._clock()
+        now = self._clock.now()
         while self._timers:
             ready_at, _, key = self._timers[0]
             if self._ready_at.get(key) != ready_at:  # superseded by an earlier timer
@@ -197,7 +196,7 @@ class WorkQueue:
                 next_due = self._fire_due_locked()
                 if self._queue:
                     key = self._queue.popleft()
-                    now = self._clock()
+                    now = self._clock.now()
                     self._processing[key] = now
                     self._dirty.discard(key)
                     queued = now - self._added_at.pop(key, now)
@@ -208,7 +207,7 @@ class WorkQueue:
                 if wait is not None and wait <= 0:
                     break
                 if next_due is not None:
-                    until_due = max(next_due - self._clock(), 0.0)
+                    until_due = max(next_due - self._clock.now(), 0.0)
                     wait = until_due if wait is None else min(wait, until_due)
                 # a timer due in years must not overflow the wait (it is checked again on waking)
                 self._cond.wait(None if wait is None else min(wait, threading.TIMEOUT_MAX))
@@ -227,7 +226,7 @@ class WorkQueue:
                 self._queue.append(key)
                 self._cond.notify()
             self._cond.notify_all()  # shut_down_with_drain waits for processing to empty
-            worked = self._clock() - started
+            worked = self._clock.now() - started
         self._hooks.finished(max(worked, 0.0))
 
     # ----------------------------------------------------------------- shutdown
@@ -266,7 +265,7 @@ class WorkQueue:
     def stats(self) -> QueueStats:
         with self._cond:
             self._fire_due_locked()
-            now = self._clock()
+            now = self._clock.now()
             running = [max(now - started, 0.0) for started in self._processing.values()]
             stats = QueueStats(depth=len(self._queue), waiting=len(self._ready_at),
                               processing=len(self._processing), adds=self._adds, retries=self._retries,

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import threading
-import time
-from typing import Callable, Hashable, Protocol
+from typing import Hashable, Protocol
+
+from cloudcoil_cache._clock import ClockLike, as_clock
 
 __all__ = ["BucketRateLimiter", "ItemExponentialRateLimiter", "MaxOfRateLimiter", "RateLimiter",
            "default_rate_limiter"]
-
-Clock = Callable[[], float]
 
 
 class RateLimiter(Protocol):
@@ -60,19 +59,19 @@ class BucketRateLimiter:
     token exists (``rate.Limiter.Reserve().Delay()``).
     """
 
-    def __init__(self, qps: float = 10.0, burst: int = 100, *, clock: Clock = time.monotonic) -> None:
+    def __init__(self, qps: float = 10.0, burst: int = 100, *, clock: ClockLike | None = None) -> None:
         if not qps > 0 or burst < 1:
             raise ValueError(f"token bucket needs qps > 0 and burst >= 1, got qps={qps!r}, burst={burst!r}")
         self.qps = float(qps)
         self.burst = int(burst)
-        self._clock = clock
+        self._clock = as_clock(clock)
         self._lock = threading.Lock()
         self._tokens = float(burst)
-        self._last = clock()
+        self._last = self._clock.now()
 
     def when(self, key: Hashable) -> float:
         with self._lock:
-            now = self._clock()
+            now = self._clock.now()
             self._tokens = min(float(self.burst), self._tokens + (now - self._last) * self.qps)
             self._last = now
             self._tokens -= 1.0
@@ -105,6 +104,6 @@ class MaxOfRateLimiter:
 
 
 def default_rate_limiter(*, base: float = 0.005, cap: float = 1000.0, qps: float = 10.0, burst: int = 100,
-                         clock: Clock = time.monotonic) -> MaxOfRateLimiter:
+                         clock: ClockLike | None = None) -> MaxOfRateLimiter:
     """client-go's ``DefaultControllerRateLimiter``: per-item 5 ms → 1000 s, overall 10 qps / 100 burst."""
     return MaxOfRateLimiter(ItemExponentialRateLimiter(base, cap), BucketRateLimiter(qps, burst, clock=clock))

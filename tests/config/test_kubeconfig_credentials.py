@@ -11,21 +11,12 @@ import pytest
 from cloudcoil_cache import errors
 from cloudcoil_cache.client._auth import ExecConfig, ExecCredentials, StaticToken, TokenFile
 from cloudcoil_cache.client._kubeconfig import load_connection
+from cloudcoil_cache.testing import FakeClock
 
 from _kubeconfigs import SECRET_TOKEN, exec_info, exec_user, runs, simple_kubeconfig
 
 V1 = "client.authentication.k8s.io/v1"
 V1BETA1 = "client.authentication.k8s.io/v1beta1"
-
-
-class FakeClock:
-    """A settable clock for re-read intervals and token expiry (no sleeping)."""
-
-    def __init__(self, now: float = 1_000_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def iso(epoch: float) -> str:
@@ -42,12 +33,12 @@ def test_a_static_token_has_nothing_to_refresh_and_hides_itself():
 def test_a_token_file_is_re_read_after_its_interval_and_at_once_on_refresh(tmp_path):
     path = tmp_path / "token"
     path.write_text("one\n")
-    clock = FakeClock()
-    creds = TokenFile(path, reread_interval=60, clock=clock)
+    clock = FakeClock(1_000_000.0)
+    creds = TokenFile(path, reread_interval=60, clock=clock.now)
     path.write_text("two")
-    clock.now += 59
+    clock.advance(59)
     assert creds.auth_header() == "Bearer one"  # not due yet
-    clock.now += 1
+    clock.advance(1)
     assert creds.auth_header() == "Bearer two"
     path.write_text("three")
     assert creds.refresh() is True and creds.auth_header() == "Bearer three"
@@ -56,7 +47,7 @@ def test_a_token_file_is_re_read_after_its_interval_and_at_once_on_refresh(tmp_p
 def test_a_token_file_that_disappears_keeps_the_last_token(tmp_path, caplog):
     path = tmp_path / "token"
     path.write_text(SECRET_TOKEN)
-    creds = TokenFile(path, reread_interval=1, clock=FakeClock())
+    creds = TokenFile(path, reread_interval=1, clock=FakeClock(1_000_000.0).now)
     path.unlink()
     assert creds.refresh() is False
     assert creds.auth_header() == f"Bearer {SECRET_TOKEN}"
@@ -92,16 +83,16 @@ def test_provide_cluster_info_passes_the_cluster_to_the_plugin(tmp_path):
 
 
 def test_an_exec_token_is_cached_until_its_expiry_then_fetched_again(tmp_path):
-    clock = FakeClock()
+    clock = FakeClock(1_000_000.0)
     state = tmp_path / "plugin"
     conn = load_connection(kubeconfig=simple_kubeconfig(
-        tmp_path / "config", exec_user(state, expiry=iso(clock.now + 3600))))
-    creds = ExecCredentials(conn.credentials.current.config, clock=clock)
+        tmp_path / "config", exec_user(state, expiry=iso(clock.now() + 3600))))
+    creds = ExecCredentials(conn.credentials.current.config, clock=clock.now)
     assert [creds.auth_header() for _ in range(3)] == ["Bearer exec-token-1"] * 3
     assert runs(state) == 1
-    clock.now += 3599
+    clock.advance(3599)
     assert creds.auth_header() == "Bearer exec-token-1" and runs(state) == 1
-    clock.now += 1
+    clock.advance(1)
     assert creds.auth_header() == "Bearer exec-token-2" and runs(state) == 2
 
 

@@ -1,25 +1,9 @@
-"""Helpers for the controller tests: a fake clock, a call recorder, kubeconfig-backed configs."""
+"""Helpers for the controller tests: a call recorder, kubeconfig-backed configs."""
 
 from __future__ import annotations
 
 import threading
 from typing import Any, Callable
-
-
-class FakeClock:
-    """A monotonic clock that moves only when told to."""
-
-    def __init__(self, start: float = 1000.0) -> None:
-        self._now = start
-        self._lock = threading.Lock()
-
-    def __call__(self) -> float:
-        with self._lock:
-            return self._now
-
-    def advance(self, seconds: float) -> None:
-        with self._lock:
-            self._now += seconds
 
 
 class Calls:

@@ -427,3 +427,9 @@ def test_declaration_errors_are_typed_and_named():
         Manager(Controller(ConfigMap), Controller(ConfigMap))
     with pytest.raises(RuntimeError, match="no reconcile function"):
         Controller(ConfigMap).start()
+
+
+def test_the_controllers_cached_reads_have_a_name_of_their_own():
+    from cloudcoil_cache import caching, controller
+    assert controller.CachedKind is controller.CachedResources  # the old name stays importable
+    assert controller.CachedKind is not caching.CachedResources  # cloudcoil's, with another contract

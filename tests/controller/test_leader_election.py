@@ -21,6 +21,7 @@ import pytest
 
 from cloudcoil_cache.controller import LeaderElection
 from cloudcoil_cache.controller._leader import JITTER
+from cloudcoil_cache.testing import FakeClock
 
 REPLICA = Path(__file__).with_name("_replica.py")
 LEASE, RENEW, RETRY = 2.0, 1.5, 0.3
@@ -188,3 +189,22 @@ def test_leader_election_arguments_are_checked():
     with pytest.raises(ValueError, match="name"):
         LeaderElection("")
     assert LeaderElection("x").identity  # a unique default identity
+
+
+def test_the_shipped_fake_clock_drives_the_campaign(config, fake_api_server):
+    clock = FakeClock()
+    started = threading.Event()
+    election = LeaderElection("fake-clock", namespace="default", identity="me", lease_duration=15,
+                              renew_deadline=10, retry_period=2, clock=clock, on_started_leading=started.set)
+    election._start(config)
+    try:
+        assert started.wait(10)  # the first attempt does not wait
+        assert clock.wait_for_sleepers(1)  # then the campaign waits a retry period on the fake clock
+        fake_api_server.clear_requests()
+        clock.advance(2 * (1 + JITTER))  # the wait after an acquisition is jittered
+        renewal = fake_api_server.wait_for_request(lambda r: r.verb == "update")
+        assert renewal.path.endswith("/leases/fake-clock")
+        assert election.is_leader()
+    finally:
+        election._stop()
+    assert not election.is_leader()

@@ -14,7 +14,7 @@ from cloudcoil_cache.controller import (
     WorkQueue,
     default_rate_limiter,
 )
-from _controller_support import FakeClock
+from cloudcoil_cache.testing import FakeClock
 
 
 def make_queue(**kwargs):
@@ -254,3 +254,14 @@ def test_measurements_depth_adds_durations_retries_unfinished_and_longest():
     assert (hooks.retries, q.stats().retries) == (1, 1)
     assert hooks.adds == 4 == q.stats().adds
     assert q.stats().unfinished_work_seconds == 0
+
+
+def test_a_function_returning_seconds_is_still_accepted_as_the_clock():
+    now = [10.0]
+    q = WorkQueue("fn", clock=lambda: now[0])
+    q.add_after("k", 1)
+    assert len(q) == 0
+    now[0] += 1
+    assert len(q) == 1
+    with pytest.raises(TypeError, match="clock"):
+        WorkQueue("bad", clock=3)  # type: ignore[arg-type]

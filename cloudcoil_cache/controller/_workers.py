@@ -1,0 +1,221 @@
+"""Workers: one run of a controller's worker threads, taking keys from its queue and acting on each outcome."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextvars
+import inspect
+import logging
+import threading
+import time
+from typing import Any, Callable, Mapping
+
+import attrs
+
+from cloudcoil_cache.controller._context import CachedKind, Context
+from cloudcoil_cache.controller._informers import Source
+from cloudcoil_cache.controller._keys import split_key
+from cloudcoil_cache.controller._loop import LoopThread
+from cloudcoil_cache.controller._observe import ControllerObserver
+from cloudcoil_cache.controller._outcomes import Result, TerminalError, Wait
+from cloudcoil_cache.controller._queue import WorkQueue
+
+__all__ = ["Reconciler", "Workers"]
+
+
+@attrs.frozen
+class Reconciler:
+    """A reconcile function and how it is called: ``f(obj)`` or ``f(obj, ctx)``, plain or a coroutine
+    function; ``every``: also reconcile each object that many seconds after its last success."""
+
+    func: Callable[..., Any]
+    pass_ctx: bool
+    is_async: bool
+    every: float | None = None
+
+    @classmethod
+    def of(cls, func: Callable[..., Any], every: float | None = None) -> Reconciler:
+        return cls(func, _takes_context(func), inspect.iscoroutinefunction(func), every)
+
+
+class Workers:
+    """One run of a controller's workers (controller-runtime's ``reconcileHandler``): a fresh queue,
+    ``count`` threads taking keys from it, an event loop for a coroutine reconcile function, and
+    what each outcome does to its key.
+
+    A worker reads the primary from the controller's informers (``sources()``); an object gone, or
+    no longer ``in_scope``, is not reconciled. Created (queue and loop) under the controller's lock;
+    ``start()`` starts the threads, ``stop()`` ends the run.
+    """
+
+    def __init__(self, name: str, kind: Any, reconciler: Reconciler, *, count: int, context: contextvars.Context,
+                 sources: Callable[[], Mapping[Any, Source]], in_scope: Callable[[Any], bool],
+                 observer: Callable[[], ControllerObserver], logger: logging.Logger) -> None:
+        self.name = name
+        self.kind = kind
+        self.logger = logger
+        self._reconciler = reconciler
+        self._sources = sources
+        self._in_scope = in_scope
+        self._observer = observer
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()  # guards the count of reconciles running
+        self._active = 0
+        self.queue = WorkQueue(name, hooks=observer().queue_hooks())
+        self._loop = LoopThread(f"controller-{name}-loop") if reconciler.is_async else None
+        if self._loop is not None:
+            self._loop.start()
+        self._threads = [threading.Thread(target=context.copy().run, args=(self._work,),
+                                          name=f"controller-{name}-worker-{i}", daemon=True)
+                         for i in range(count)]
+
+    def start(self) -> None:
+        for thread in self._threads:
+            thread.start()
+        self.logger.info("controller %s: %d worker(s) started", self.name, len(self._threads))
+
+    def threads(self) -> list[threading.Thread]:
+        """The worker and event-loop threads."""
+        loop_thread = self._loop.thread if self._loop is not None else None
+        return self._threads + ([loop_thread] if loop_thread is not None else [])
+
+    def stop(self, timeout: float) -> bool:
+        """Stop taking keys, wait up to ``timeout`` for reconciles in flight, join the workers. False
+        when some did not finish in time: coroutine reconciles are then cancelled; a plain function
+        cannot be interrupted, its thread is left to end."""
+        threads, loop = self._threads, self._loop
+        self._stopping.set()
+        self.queue.shut_down()
+        deadline = time.monotonic() + timeout
+        for thread in threads:
+            thread.join(max(deadline - time.monotonic(), 0.0))
+        late = [t for t in threads if t.is_alive()]
+        in_time = not late
+        if loop is not None:
+            if late:  # coroutine reconciles still running: cancel them, then the workers end
+                loop.cancel_all()
+                for thread in late:
+                    thread.join(1.0)
+                late = [t for t in late if t.is_alive()]
+            loop.stop(1.0)
+        if late:
+            self.logger.warning("controller %s: %d reconcile(s) still running %gs after stop: %s", self.name,
+                                len(late), timeout, ", ".join(t.name for t in late))
+        elif not in_time:
+            self.logger.warning("controller %s: reconciles running past the shutdown timeout (%gs) were "
+                                "cancelled", self.name, timeout)
+        else:
+            self.logger.info("controller %s: workers stopped", self.name)
+        return in_time
+
+    # ------------------------------------------------------------ one key
+    def _work(self) -> None:
+        queue = self.queue
+        while True:
+            key = queue.get()
+            if key is None:
+                return
+            try:
+                if self._stopping.is_set():
+                    return
+                self._process(str(key))
+            finally:
+                queue.done(key)
+
+    def _process(self, key: str) -> None:
+        queue = self.queue
+        namespace, name = split_key(key)
+        sources = self._sources()
+        primary = sources.get(self.kind)
+        if primary is None:
+            return
+        started = time.monotonic()
+        result = "error"
+        try:
+            obj = CachedKind(primary, namespace).get(name, namespace)
+            if obj is None or not self._in_scope(obj):
+                queue.forget(key)  # gone: nothing to reconcile
+                result = ""
+                return
+            ctx = Context(self.name, key, primary.config, sources, self.logger, queue.num_requeues(key))
+            self._count_active(+1)
+            try:
+                outcome = self._call(obj, ctx)
+            finally:
+                self._count_active(-1)
+            result = self._handle_outcome(key, outcome)
+        except Wait as wait:
+            result = self._handle_outcome(key, wait)
+        except TerminalError as exc:
+            self.logger.error("controller %s: %s: terminal error (not retried): %s", self.name, key, exc)
+            queue.forget(key)
+        except concurrent.futures.CancelledError:
+            self.logger.warning("controller %s: %s: reconcile cancelled (shutting down)", self.name, key)
+        except Exception as exc:
+            if self._stopping.is_set():
+                self.logger.warning("controller %s: %s: reconcile failed while stopping: %s", self.name, key, exc)
+            else:
+                self.logger.error("controller %s: %s: reconcile failed (retry %d): %s: %s", self.name, key,
+                                  queue.num_requeues(key) + 1, type(exc).__name__, exc,
+                                  exc_info=self.logger.isEnabledFor(logging.DEBUG))
+            queue.add_rate_limited(key)
+        finally:
+            if result:
+                self._observer().reconciled(result, time.monotonic() - started)
+
+    def _count_active(self, change: int) -> None:
+        with self._lock:
+            self._active += change
+            active = self._active
+        self._observer().workers(active)
+
+    def _call(self, obj: Any, ctx: Context) -> Any:
+        reconciler = self._reconciler
+        args = (obj, ctx) if reconciler.pass_ctx else (obj,)
+        if not reconciler.is_async:
+            return reconciler.func(*args)
+        loop = self._loop
+        if loop is None:
+            raise RuntimeError(f"controller {self.name!r}: its event loop is not running")
+        return loop.submit(reconciler.func(*args)).result()
+
+    def _handle_outcome(self, key: str, outcome: Any) -> str:
+        """Requeue, forget or schedule ``key`` as ``outcome`` says; the result label of the metrics."""
+        queue = self.queue
+        if isinstance(outcome, Wait):
+            self.logger.info("controller %s: %s: waiting %gs: %s", self.name, key, outcome.after, outcome.reason)
+            queue.forget(key)
+            queue.add_after(key, outcome.after)
+            return "requeue_after"
+        if isinstance(outcome, Result):
+            if outcome.requeue_after is not None:
+                queue.forget(key)
+                queue.add_after(key, outcome.requeue_after)
+                return "requeue_after"
+            if outcome.requeue:
+                queue.add_rate_limited(key)
+                return "requeue"
+            outcome = None
+        if outcome is not None:
+            raise TypeError(f"reconcile returned {type(outcome).__name__}; expected None, Result or Wait")
+        queue.forget(key)
+        if self._reconciler.every is not None:
+            queue.add_after(key, self._reconciler.every)
+        return "success"
+
+
+def _takes_context(func: Callable[..., Any]) -> bool:
+    """Does ``func`` take ``(obj, ctx)`` rather than ``(obj)``?"""
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return True
+    if len(positional) >= 2:
+        return True
+    if not positional:
+        raise TypeError(f"reconcile function {getattr(func, '__qualname__', func)!r} must take the object: "
+                        "def f(obj) or def f(obj, ctx)")
+    return False
