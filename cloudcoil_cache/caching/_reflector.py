@@ -276,6 +276,7 @@ class Reflector:
                 if self._stop.is_set():
                     return
                 ended = Ended(exc, in_list=listing, progressed=self._watch_events > 0)
+                self._watch_events = 0  # a watch's progress counts once (not again for each list after it)
             step, expired_in_a_row = what_next(ended, expired_in_a_row)
             resync = resync or step is Next.RESYNC
             if ended.failure is None:

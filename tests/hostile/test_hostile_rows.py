@@ -444,3 +444,32 @@ def test_a_server_that_fails_every_watch_after_one_event_still_backs_off(hostile
     with config:
         delays = [retry(clock, config, server, verb) for verb in ("list", "list", "list")]
         assert delays == pytest.approx([1.5, 3.0, 6.0])
+
+
+def test_a_list_answering_410_after_a_watch_that_delivered_backs_off(hostile, cached, clock, tuned):
+    """A watch delivers one event, then 410; every list after the first sync answers 410 too. The
+    relist after the watch's 410 runs at once, but the list's own 410 is a second expiry in a row and
+    backs off: the watch's progress counts once (it counted for every list, a relist hot loop)."""
+    def on_list(ex: Exchange) -> None:
+        if server.count("list") == 1:
+            ex.reply_list([pod("pod-0", 10)], 10)
+        else:
+            ex.reply_status(410, "Expired", "too old resource version: 10 (20)")
+
+    def on_watch(ex: Exchange) -> None:
+        ex.start_chunked()
+        ex.chunk(event_line("MODIFIED", pod("pod-0", 11)))
+        ex.chunk(b'{"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired", '
+                 b'"message": "too old resource version: 11 (20)"}}\n')
+        ex.end_chunks()
+
+    server = hostile(on_list, on_watch)
+    config = cached(server, tuned(), max_staleness=None)
+    with config:
+        backing_off(clock, config)
+        asked = [(r.query.get("resourceVersion", ""), r.query.get("continue")) for r in server.of("list")]
+        assert asked == [("", None), ("11", None), ("", None)], asked  # the relist's own restart at ""
+        assert server.count("watch") == 1
+        retry(clock, config, server, "list")
+        backing_off(clock, config)
+        assert server.count("list") <= 5 and server.count("watch") == 1
