@@ -15,6 +15,7 @@ import attrs
 
 from cloudcoil_cache._threads import run_control
 from cloudcoil_cache._listwatch import ListWatch, parse_field_selector, parse_label_selector, undecided_field_paths
+from cloudcoil_cache.caching._async import AsyncInformer, running_loop
 from cloudcoil_cache.caching._informer import Informer, InformerKey, InformerStatus
 from cloudcoil_cache.caching._options import (
     CacheOptions,
@@ -268,7 +269,7 @@ class Cache:
                 raise ValueError(f"get_informer({cls.kind}, namespace={namespace!r}): the namespace is outside "
                                  f"the cache's scope (it watches only {self.namespace!r})")
         if sync is None:
-            sync = not (_running_loop() is not None or (self._loop is not None and self.started
+            sync = not (running_loop() is not None or (self._loop is not None and self.started
                                                          and not self._loop.is_closed()))
         with self._lock:
             informer = self._informer_for_kind_locked(cls)
@@ -276,7 +277,6 @@ class Cache:
                 informer.start()  # under _lock: ordered against the last scope's stop
         if sync:
             return SyncInformer(informer, namespace)
-        from cloudcoil_cache.caching._async import AsyncInformer
         this = weakref.ref(self)  # the view's lane lives in the informer: no cycle back to the cache
 
         def loop() -> Any:
@@ -667,13 +667,6 @@ def _nothing(*_: Any) -> None:
 
 def _no_source(key: InformerKey) -> Any:
     raise CloudcoilError(f"{key.describe()}: its cache was garbage-collected")
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 def _naming(err: BaseException, what: str) -> BaseException:
