@@ -16,7 +16,7 @@ import attrs
 from cloudcoil_cache._threads import run_control
 from cloudcoil_cache._listwatch import ListWatch, parse_field_selector, parse_label_selector, undecided_field_paths
 from cloudcoil_cache.caching._async import AsyncInformer, running_loop
-from cloudcoil_cache.caching._informer import Informer, InformerKey, InformerStatus
+from cloudcoil_cache.caching._informer import Decoder, DecodingSource, Informer, InformerKey, InformerStatus
 from cloudcoil_cache.caching._options import (
     CacheOptions,
     KindSettings,
@@ -215,13 +215,12 @@ class Cache:
             self._transport = transport
             self._initialize = None  # bound: no reference back to the Config from here on
 
-    def _source_for(self, key: InformerKey) -> ListWatch[Any]:
+    def _source_for(self, key: InformerKey, decoder: Decoder[Any]) -> ListWatch[Any]:
         if self._transport is None:
             raise CloudcoilError("the cache is not attached to a Config")
-        informer = self._informers.get(key)  # registered before it starts (a GIL-atomic read)
         return ListWatch(self._transport, key.cls, namespace=key.namespace,
                          label_selector=key.label_selector, field_selector=key.field_selector,
-                         structure=None if informer is None else informer.structure_function(),
+                         structure=decoder,
                          refuse_mismatched=True, line_timeouts=True, max_list_bytes=self.tuning.max_list_bytes)
 
     # --------------------------------------------------------------- registry
@@ -235,7 +234,8 @@ class Cache:
         if informer is None:
             key = self._key_for(cls)
             settings = self.settings_for(cls)
-            informer = Informer(key, _weakly(self._source_for, _no_source), capacity=settings.max_items,
+            informer = Informer(key, DecodingSource(_weakly(self._source_for, _no_source)),
+                                capacity=settings.max_items,
                                 resync_period=settings.resync_period, tuning=self.tuning,
                                 on_change=_weakly(self._wake, _nothing), max_staleness=settings.max_staleness,
                                 transform=settings.transform,
@@ -665,7 +665,7 @@ def _nothing(*_: Any) -> None:
     """What a call through a weak reference does once its object is gone."""
 
 
-def _no_source(key: InformerKey) -> Any:
+def _no_source(key: InformerKey, _: Decoder[Any]) -> Any:
     raise CloudcoilError(f"{key.describe()}: its cache was garbage-collected")
 
 

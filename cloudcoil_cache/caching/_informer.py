@@ -23,7 +23,7 @@ from cloudcoil_cache.caching._policy import informer_state
 from cloudcoil_cache.errors import is_hard_failure
 from cloudcoil_cache.models._reuse import reusing
 
-__all__ = ["Informer", "InformerKey", "InformerStatus"]
+__all__ = ["Decoder", "DecodingSource", "Informer", "InformerKey", "InformerStatus"]
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +31,9 @@ T = TypeVar("T")
 
 #: A function applied to every object before it is stored (``Cache(transform=...)``).
 Transform = Callable[[Any], Any]
+
+#: How a source decodes one object's JSON (list items and watch events): ``Informer.structure_function()``.
+Decoder = Callable[[dict[str, Any]], T]
 
 
 @attrs.frozen
@@ -46,6 +49,15 @@ class InformerKey:
         scope = self.namespace if self.namespace else "all namespaces"
         sel = ",".join(s for s in (self.label_selector, self.field_selector) if s)
         return f"{self.cls.kind} in {scope}" + (f" [{sel}]" if sel else "")  # type: ignore[attr-defined]
+
+
+@attrs.frozen
+class DecodingSource(Generic[T]):
+    """A source factory that decodes with the informer's own decoder: the informer calls
+    ``build(key, decoder)`` at each start (the Cache's ``ListWatch``). A plain
+    ``source_factory(key)`` suits a source that decodes nothing (a test double)."""
+
+    build: Callable[[InformerKey, Decoder[T]], ListerWatcher[T]]
 
 
 @attrs.frozen
@@ -99,7 +111,8 @@ class Informer(Generic[T]):
     guards the run and health fields; ``_seen`` the pending writes.
     """
 
-    def __init__(self, key: InformerKey, source_factory: Callable[[InformerKey], ListerWatcher[T]], *,
+    def __init__(self, key: InformerKey,
+                 source_factory: Callable[[InformerKey], ListerWatcher[T]] | DecodingSource[T], *,
                  capacity: int = 0, resync_period: float | None = None,
                  tuning: Tuning = Tuning(), on_change: Callable[[], None] | None = None,
                  max_staleness: float | None = 60.0, transform: Transform | None = None,
@@ -155,7 +168,10 @@ class Informer(Generic[T]):
                 self._writer.clear()  # a new run lists from scratch: every object is an add again
                 for lane in self._lanes:
                     self._start_lane(lane)
-                reflector = Reflector(self.name, self._source_factory(self.key),
+                factory = self._source_factory
+                source = (factory.build(self.key, self.structure_function()) if isinstance(factory, DecodingSource)
+                          else factory(self.key))
+                reflector = Reflector(self.name, source,
                                       _RunSink(weakref.ref(self), generation),
                                       tuning=self._tuning, resync_period=self._resync_period,
                                       max_staleness=self.max_staleness)
