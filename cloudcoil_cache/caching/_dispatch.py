@@ -13,7 +13,7 @@ import attrs
 
 from cloudcoil_cache.caching._store import Added, Deleted, Notification, Updated
 
-__all__ = ["EVENT_TYPES", "Item", "Lane", "Registration", "ThreadLane", "describe", "handler_args"]
+__all__ = ["EVENT_TYPES", "Item", "Lane", "Lanes", "Registration", "ThreadLane", "describe", "handler_args"]
 
 log = logging.getLogger(__name__)
 
@@ -200,3 +200,64 @@ class ThreadLane(Lane):
             if not self._running or self._generation != generation:
                 return None
             return self._queue.popleft()
+
+
+class Lanes:
+    """The handler lanes of one informer: every view's lane, started and stopped with the informer's runs.
+
+    Lanes start in the handlers' own context (``handler_context``: the owning Config's scope),
+    never the caller's: a thread inside ``cache.pause()`` or another Config's scope must not lend
+    its state to every later event.
+
+    Thread safety: none of its own; the informer calls every method under its delivery lock
+    (``*_locked`` there), which orders them against the notifications it queues.
+    """
+
+    def __init__(self, handler_context: Callable[[], contextvars.Context] | None = None) -> None:
+        self._lanes: list[Lane] = []
+        self._handler_context = handler_context or contextvars.Context
+
+    def start(self, lane: Lane | None = None) -> None:
+        """Start ``lane`` (or every lane, at the start of a run) in the handlers' context."""
+        for each in (lane,) if lane is not None else self._lanes:
+            self._handler_context().run(each.start)
+
+    def stop(self) -> list[Callable[[float | None], None]]:
+        """Ask every lane to stop; the joins to wait with (none for a lane that never ran)."""
+        return [join for join in (lane.stop() for lane in self._lanes) if join is not None]
+
+    def add(self, lane: Lane) -> bool:
+        """Take ``lane`` in; True if it is new."""
+        if lane in self._lanes:
+            return False
+        self._lanes.append(lane)
+        return True
+
+    def drop(self, lane: Lane) -> Callable[[float | None], None] | None:
+        """Stop and forget ``lane`` (its last handler is gone); the join to wait with."""
+        if lane not in self._lanes:
+            return None
+        self._lanes.remove(lane)
+        return lane.stop()
+
+    def forget(self) -> None:
+        """Drop every lane and every registration (a closed Config's handlers: see ``Informer.forget_handlers``)."""
+        lanes, self._lanes = self._lanes, []
+        for lane in lanes:
+            for registration in lane.registrations:
+                lane.remove(registration)
+
+    def enqueue(self, notes: list[Notification]) -> None:
+        """Queue notifications on every lane, in the order the informer applied them."""
+        if notes:
+            for lane in self._lanes:
+                lane.enqueue(notes)
+
+    def backlogs(self) -> dict[str, int]:
+        """``{"pods@*#3 (add:handler, update:other)": queued}``: each view's lane and the handlers it feeds."""
+        return {_label(lane): lane.backlog for lane in self._lanes}
+
+
+def _label(lane: Lane) -> str:
+    handlers = ", ".join(f"{r.event}:{r.name.rpartition(':')[2]}" for r in lane.registrations)
+    return f"{lane.name} ({handlers})"
