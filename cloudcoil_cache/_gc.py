@@ -30,10 +30,10 @@ undoing the freeze: ``gc.unfreeze()`` moves *every* frozen object back, the appl
 cannot be scoped to one closed Config, and calling it behind the application's back would undo a
 pre-fork freeze (and put every other live cache back under full collections). So the references
 that point back up are weak (a reflector's sink to its informer, an informer's callbacks to its
-cache, the cache's to its Config: ``caching._cache._weakly``), and ``Config.close()`` drops the
-handlers registered on its cache (they often close over the Config or the view: an application
-cycle through the cache). A closed Config the application drops is then freed by reference
-counting, frozen or not (``tests/lifetimes``).
+cache, the cache's to its Config: ``caching._cache._weakly``, ``caching._owner.Scopes``), and
+``Config.close()`` drops the handlers registered on its cache (they often close over the Config
+or the view: an application cycle through the cache). A closed Config the application drops is
+then freed by reference counting, frozen or not (``tests/lifetimes``).
 
 What freezing costs an application: an object alive at a freeze is never examined by the cyclic
 collector again. The cached objects are acyclic (reference counting frees them when an event

@@ -6,16 +6,14 @@ import asyncio
 import concurrent.futures
 import inspect
 import logging
-import threading
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 from cloudcoil_cache._threads import run_blocking, run_control
-from cloudcoil_cache.caching._dispatch import Item, Lane, Registration, describe, handler_args
+from cloudcoil_cache.caching._dispatch import Item, Lane, handler_args
 from cloudcoil_cache.caching._informer import Informer
-from cloudcoil_cache.caching._store import Notification
 from cloudcoil_cache.caching._views import InformerView
 
-__all__ = ["AsyncInformer", "AsyncLane"]
+__all__ = ["AsyncInformer", "AsyncLane", "running_loop"]
 
 log = logging.getLogger(__name__)
 
@@ -44,10 +42,10 @@ class AsyncInformer(InformerView[T]):
                  namespace: str | None = None) -> None:
         super().__init__(informer, namespace)
         self._loop_provider = loop_provider
-        self._registered_on = _running_loop()
+        self._registered_on = running_loop()
 
     def _new_lane(self, name: str) -> Lane:
-        registered_on = _running_loop() or self._registered_on
+        registered_on = running_loop() or self._registered_on
         return AsyncLane(name, registered_on, self._loop_provider)
 
     async def wait_for_sync(self, timeout: float | None = None) -> bool:  # type: ignore[override]
@@ -55,7 +53,8 @@ class AsyncInformer(InformerView[T]):
         return await run_control(self._informer.wait_for_sync, timeout)
 
 
-def _running_loop() -> asyncio.AbstractEventLoop | None:
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop running in this thread, or None (``asyncio.get_running_loop()`` without the error)."""
     try:
         return asyncio.get_running_loop()
     except RuntimeError:
@@ -77,17 +76,10 @@ class AsyncLane(Lane):
         super().__init__(name)
         self._registered_on = registered_on
         self._loop_provider = loop_provider
-        self._lock = threading.Lock()
-        self._running = False
-        self._generation = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: concurrent.futures.Future[None] | None = None
         self._wake: asyncio.Event | None = None  # created by the task, on its loop
         self._no_loop_logged = False
-
-    @property
-    def running(self) -> bool:
-        return self._running
 
     def _resolve_loop(self) -> asyncio.AbstractEventLoop | None:
         for loop in (self._registered_on, self._loop_provider()):
@@ -141,46 +133,25 @@ class AsyncLane(Lane):
 
     async def _run(self, generation: int) -> None:
         wake = self._wake = asyncio.Event()
-        queue = self._queue
+        while (item := await self._next(generation, wake)) is not None:
+            for registration, note in self._calls(item, generation):
+                try:
+                    await _call(registration.handler, handler_args(note))
+                except asyncio.CancelledError:
+                    raise
+                except BaseException:
+                    self._failed(registration, note)
+
+    async def _next(self, generation: int, wake: asyncio.Event) -> Item | None:
+        """The next queued item, once there is one; None when run ``generation`` is over."""
         while True:
             with self._lock:
                 if not self._running or self._generation != generation:
-                    return
-                item = queue.popleft() if queue else None
-                if item is None:
-                    wake.clear()
-            if item is None:
-                await wake.wait()
-                continue
-            await self._deliver_async(item, generation)
-
-    async def _deliver_async(self, item: Item, generation: int) -> None:
-        note, targets = item
-        for registration in targets:
-            if not isinstance(note, registration.accepts) or registration not in self._registrations:
-                continue
-            if self._generation != generation:
-                return  # stopped: the call in progress (the previous one) was the last
-            try:
-                await self._invoke_async(registration, note)
-            except asyncio.CancelledError:
-                raise
-            except BaseException:
-                log.exception("event handler %s raised on %s; it keeps receiving events",
-                              registration.name, describe(note))
-
-    async def _invoke_async(self, registration: Registration, note: Notification) -> None:
-        handler = registration.handler
-        args = handler_args(note)
-        if inspect.iscoroutinefunction(handler):
-            await handler(*args)
-        else:
-            result = await run_blocking(handler, *args)
-            if inspect.isawaitable(result):  # a callable object returning a coroutine
-                await result
-
-    def invoke(self, registration: Registration, note: Notification) -> None:
-        raise RuntimeError("an async lane delivers on its event loop")  # pragma: no cover
+                    return None
+                if self._queue:
+                    return self._queue.popleft()
+                wake.clear()
+            await wake.wait()
 
     def stop(self) -> Callable[[float | None], None] | None:
         with self._lock:
@@ -199,7 +170,7 @@ class AsyncLane(Lane):
                 pass
 
         def join(timeout: float | None = None) -> None:
-            if loop.is_closed() or _running_loop() is loop:
+            if loop.is_closed() or running_loop() is loop:
                 task.cancel()  # nothing can run it any more / we are on that loop: cannot wait
                 return
             wait = JOIN_TIMEOUT if timeout is None else min(timeout, JOIN_TIMEOUT)
@@ -209,3 +180,13 @@ class AsyncLane(Lane):
                 log.warning("async handlers of %s did not finish their current call within %.1fs; cancelled "
                             "(is the event loop blocked?)", self.name, wait)
         return join
+
+
+async def _call(handler: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    """A coroutine handler awaited on the loop; any other callable run in the library's executor."""
+    if inspect.iscoroutinefunction(handler):
+        await handler(*args)
+    else:
+        result = await run_blocking(handler, *args)
+        if inspect.isawaitable(result):  # a callable object returning a coroutine
+            await result

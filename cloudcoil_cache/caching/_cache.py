@@ -1,4 +1,4 @@
-"""Cache: the informer registry of one Config, its reference-counted lifecycle, status and read policy."""
+"""Cache: the informer registry of one Config, its options, status and read policy, over its Scopes."""
 
 from __future__ import annotations
 
@@ -7,15 +7,16 @@ import contextlib
 import contextvars
 import logging
 import threading
-import time
 import weakref
 from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple
 
 import attrs
 
 from cloudcoil_cache._threads import run_control
-from cloudcoil_cache._listwatch import ListWatch, parse_field_selector, parse_label_selector, undecided_field_paths
-from cloudcoil_cache.caching._informer import Informer, InformerKey, InformerStatus
+from cloudcoil_cache._listwatch import parse_field_selector, parse_label_selector, undecided_field_paths
+from cloudcoil_cache.caching._async import AsyncInformer, running_loop
+from cloudcoil_cache.caching._informer import Decoder, DecodingSource, Informer, InformerKey, InformerStatus
+from cloudcoil_cache.caching._owner import CacheOwner, Scopes
 from cloudcoil_cache.caching._options import (
     CacheOptions,
     KindSettings,
@@ -35,10 +36,8 @@ from cloudcoil_cache.caching._policy import (
 from cloudcoil_cache.caching._reflector import Tuning
 from cloudcoil_cache.caching._views import InformerView, SyncInformer
 from cloudcoil_cache.errors import (
-    APIError,
     CacheSyncTimeout,
     CloudcoilError,
-    is_hard_failure,
 )
 
 __all__ = ["Cache", "CacheStatus", "ReadPlan"]
@@ -60,10 +59,6 @@ class CacheStatus:
     informers: list[InformerStatus]
 
 
-class SyncCancelled(CloudcoilError):
-    """The wait for a sync was cancelled (an async scope's task was cancelled)."""
-
-
 class ReadPlan(NamedTuple):
     """What the read policy decided for one read, and the informer that would answer it."""
 
@@ -81,11 +76,13 @@ class Cache:
     ``max_staleness``, ``read_your_writes_timeout``, ``transform``. ``tuning`` (advanced) sets the
     reflectors' timing knobs (backoff, watch timeout, read timeout, clock).
 
-    The Cache keeps the registry of informers and their reference-counted lifecycle; whether a
-    read is served is decided by the pure read policy (``caching._policy.decide``).
+    The Cache keeps the registry of informers; their reference-counted run is its ``Scopes``
+    (``caching._owner``), which the owning Config drives; whether a read is served is decided by
+    the pure read policy (``caching._policy.decide``).
 
     Thread safety: every method may be called from any thread. ``_lock`` guards the registry and
-    the reference count; it is never held while joining threads or waiting for a sync.
+    (shared with the Scopes) the reference count; it is never held while joining threads or
+    waiting for a sync.
     """
 
     def __init__(self, resources: Iterable[Any] | None = None, namespaces: Iterable[str] | str | None = None,
@@ -110,12 +107,10 @@ class Cache:
         self._write_peers: tuple[Cache, ...] = ()  # caches told about this cache's Config's writes
         self._by_kind: dict[type, Informer[Any]] = {}  # the informer that serves reads of a kind (read lock-free)
         self._cache_facts: dict[tuple[bool, bool, bool, bool], CacheFacts] = {}
-        self._refcount = 0
-        self._sync_cond = threading.Condition(threading.Lock())  # notified when any informer changes
-        self._transport: Any = None
-        self._initialize: Callable[[], Any] | None = None
-        self._handler_context: Callable[[], contextvars.Context] = contextvars.Context
-        self._loop: Any = None  # the event loop of the latest async scope (for async handlers)
+        this = weakref.ref(self)  # what the cache owns holds no reference back to it
+        self._scopes = Scopes(self._lock, self._informers, self._options, self.tuning,
+                              strict=lambda: (cache := this()) is not None and cache._mode is Mode.STRICT)
+        self._sync_cond = self._scopes.sync_cond  # notified when any informer changes
         self._mode_var: contextvars.ContextVar[Mode | None] = contextvars.ContextVar(
             f"cloudcoil_cache_mode_{id(self)}", default=None)
         self._pause_var: contextvars.ContextVar[bool] = contextvars.ContextVar(
@@ -188,40 +183,17 @@ class Cache:
         return (f"Cache(resources={kinds}, namespace={self.namespace!r}, mode={self._mode.value!r}, "
                 f"enabled={self._options.enabled}, started={self._refcount > 0})")
 
-    # ---------------------------------------------------------------- binding
-    def _attach(self, initialize: Callable[[], Any],
-                handler_context: Callable[[], contextvars.Context] | None = None) -> None:
-        """The owning Config's discovery (called by ``start()`` before the first scope), and the
-        context its handlers run in (a fresh one per lane start: the Config's scope, nothing else).
+    # ------------------------------------------------------------------ owner
+    def _adopt(self, owner: CacheOwner) -> Scopes:
+        """The owner interface: called once by the Config that owns this cache (``Config(cache=...)``),
+        which from then on drives the cache only through the ``Scopes`` returned."""
+        self._scopes.adopt(owner)
+        return self._scopes
 
-        ``initialize`` is held until the transport is bound (``Cache.start()`` of a cache whose
-        Config the application did not keep still discovers through it, as in cloudcoil), then
-        dropped; the handler context is held weakly (the Config owns the cache, not the reverse:
-        see ``_weakly``).
-        """
-        self._initialize = initialize
-        if handler_context is not None:
-            self._handler_context = _weakly(handler_context, contextvars.Context)
-
-    def _context_for_handlers(self) -> contextvars.Context:
-        return self._handler_context()
-
-    def _bind(self, transport: Any) -> None:
-        """Attach the transport of the Config that owns this cache (once)."""
-        with self._lock:
-            if self._transport is not None and self._transport is not transport:
-                raise CloudcoilError("this Cache already belongs to another Config; give each Config its own")
-            self._transport = transport
-            self._initialize = None  # bound: no reference back to the Config from here on
-
-    def _source_for(self, key: InformerKey) -> ListWatch[Any]:
-        if self._transport is None:
-            raise CloudcoilError("the cache is not attached to a Config")
-        informer = self._informers.get(key)  # registered before it starts (a GIL-atomic read)
-        return ListWatch(self._transport, key.cls, namespace=key.namespace,
-                         label_selector=key.label_selector, field_selector=key.field_selector,
-                         structure=None if informer is None else informer.structure_function(),
-                         refuse_mismatched=True, line_timeouts=True, max_list_bytes=self.tuning.max_list_bytes)
+    @property
+    def _refcount(self) -> int:
+        """How many scopes (and ``start()`` calls) hold the cache started."""
+        return self._scopes.count
 
     # --------------------------------------------------------------- registry
     def _key_for(self, cls: Any) -> InformerKey:
@@ -234,11 +206,13 @@ class Cache:
         if informer is None:
             key = self._key_for(cls)
             settings = self.settings_for(cls)
-            informer = Informer(key, _weakly(self._source_for, _no_source), capacity=settings.max_items,
+            scopes = self._scopes
+            informer = Informer(key, DecodingSource(_weakly(scopes.source_for, _no_source)),
+                                capacity=settings.max_items,
                                 resync_period=settings.resync_period, tuning=self.tuning,
-                                on_change=_weakly(self._wake, _nothing), max_staleness=settings.max_staleness,
+                                on_change=_weakly(scopes.wake, _nothing), max_staleness=settings.max_staleness,
                                 transform=settings.transform,
-                                handler_context=_weakly(self._context_for_handlers, contextvars.Context))
+                                handler_context=_weakly(scopes.handler_context, contextvars.Context))
             self._informers[key] = informer
             self._by_kind[cls] = informer
         return informer
@@ -268,22 +242,21 @@ class Cache:
                 raise ValueError(f"get_informer({cls.kind}, namespace={namespace!r}): the namespace is outside "
                                  f"the cache's scope (it watches only {self.namespace!r})")
         if sync is None:
-            sync = not (_running_loop() is not None or (self._loop is not None and self.started
-                                                         and not self._loop.is_closed()))
+            loop = self._scopes.loop
+            sync = not (running_loop() is not None or (loop is not None and self.started and not loop.is_closed()))
         with self._lock:
             informer = self._informer_for_kind_locked(cls)
             if self._refcount > 0:
                 informer.start()  # under _lock: ordered against the last scope's stop
         if sync:
             return SyncInformer(informer, namespace)
-        from cloudcoil_cache.caching._async import AsyncInformer
-        this = weakref.ref(self)  # the view's lane lives in the informer: no cycle back to the cache
+        scopes = weakref.ref(self._scopes)  # the view's lane lives in the informer: no cycle back to the cache
 
-        def loop() -> Any:
-            cache = this()
-            return None if cache is None else cache._loop
+        def latest_loop() -> asyncio.AbstractEventLoop | None:
+            alive = scopes()
+            return None if alive is None else alive.loop
 
-        return AsyncInformer(informer, loop, namespace)
+        return AsyncInformer(informer, latest_loop, namespace)
 
     def informer_for(self, cls: Any) -> Informer[Any] | None:
         """The informer that serves reads of ``cls``, if one exists (no side effect)."""
@@ -298,91 +271,10 @@ class Cache:
     def started(self) -> bool:
         return self._refcount > 0
 
-    def _acquire(self, cancel: threading.Event | None = None) -> None:
-        """One more scope: the first starts every informer and (optionally) waits for their sync.
-
-        On a failed wait in strict mode the scope is not entered: the reference is dropped again
-        (stopping the informers if it was the only one) and the error is raised. Setting ``cancel``
-        (an async scope's task was cancelled) abandons the wait the same way.
-        """
-        if not self._options.enabled:
-            return
-        if cancel is not None and cancel.is_set():
-            raise SyncCancelled("the scope was cancelled before its cache started")
-        with self._lock:
-            self._refcount += 1
-            informers = list(self._informers.values())
-            if self._refcount == 1:
-                # Starting (and, in _release, stopping) under _lock: a scope entering while the
-                # last one leaves sees either the old run fully told to stop, or its own run.
-                for informer in informers:
-                    informer.start()
-        if not self.wait_for_sync_on_start:
-            return
-        # Every scope waits, not only the first: a scope entered while another thread's first
-        # scope is still syncing must not see an unsynced cache either.
-        try:
-            self.wait_synced(informers, self.sync_timeout, cancel)
-        except BaseException as exc:
-            if (self._mode is Mode.STRICT or not isinstance(exc, CloudcoilError)
-                    or isinstance(exc, SyncCancelled)):
-                self._release()
-                raise
-            log.warning("cache: continuing without a synced cache (fallback mode): %s", exc)
-
-    def _release(self) -> None:
-        """One scope fewer: the last stops every informer and joins all their threads."""
-        if not self._options.enabled:
-            return
-        with self._lock:
-            if self._refcount == 0:
-                return
-            self._refcount -= 1
-            if self._refcount:
-                return
-            runs = [(informer, informer.signal_stop()) for informer in self._informers.values()]
-        for informer, run in runs:  # joined outside the lock; only this run's threads, bounded
-            informer.join(run, self.tuning.stop_timeout)
-
-    def _close(self) -> None:
-        """The owning Config was closed (for good): forget the handlers, so that what they hold of
-        the application (often the Config itself) is no reference cycle through the cache."""
-        with self._lock:
-            self._initialize = None
-            if self._refcount:
-                return  # still started (Cache.start()): its handlers still run
-            informers = list(self._informers.values())
-        for informer in informers:
-            informer.forget_handlers()
-
     def wait_synced(self, informers: list[Informer[Any]], timeout: float,
                     cancel: threading.Event | None = None) -> None:
         """Wait for every informer; a hard failure (401/403/404) of any one fails at once."""
-        deadline = time.monotonic() + timeout
-        with self._sync_cond:
-            while True:
-                if cancel is not None and cancel.is_set():
-                    raise SyncCancelled("the wait for the cache sync was cancelled")
-                pending = [i for i in informers if not i.has_synced()]
-                if not pending:
-                    return
-                for informer in pending:
-                    err = informer.last_error
-                    if err is not None and is_hard_failure(err):
-                        raise _naming(err, informer.key.describe())
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    names = ", ".join(i.key.describe() for i in pending)
-                    errors = "; ".join(f"{i.key.describe()}: {i.last_error}" for i in pending
-                                       if i.last_error)
-                    raise CacheSyncTimeout(f"cache did not sync within {timeout:g}s: {names}"
-                                           + (f" (last errors: {errors})" if errors else ""))
-                self._sync_cond.wait(remaining)
-
-    def _wake(self) -> None:
-        """Wake sync waiters (an informer synced or failed, or a wait was cancelled)."""
-        with self._sync_cond:
-            self._sync_cond.notify_all()
+        self._scopes.wait_synced(informers, timeout, cancel)
 
     # ------------------------------------------------------------------ reads
     def plan_read(self, cls: Any, request: ReadRequest, *, writes_waited: bool = False) -> ReadPlan:
@@ -535,22 +427,11 @@ class Cache:
         The cache must belong to a Config (``Config(cache=...)``), which gives it its connection.
         Does not wait for the sync: call ``wait()``.
         """
-        if self._transport is None and self._initialize is not None:
-            self._initialize()  # discovery, as cloudcoil's start() does
-        if self._transport is None:
-            raise CloudcoilError("Cache.start(): the cache belongs to no Config; create "
-                                 "Config(cache=cache) first (or use `with config:`)")
-        with self._lock:
-            if not self._options.enabled:
-                return
-            self._refcount += 1
-            if self._refcount == 1:
-                for informer in self._informers.values():
-                    informer.start()
+        self._scopes.start()
 
     def stop(self) -> None:
         """Drop the reference taken by ``start()`` (the last one stops and joins every thread)."""
-        self._release()
+        self._scopes.release()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until every informer synced: True, or False on timeout (a hard failure raises)."""
@@ -577,7 +458,7 @@ class Cache:
         return self.started and all(i.has_synced() for i in self.informers())
 
     async def async_start(self) -> None:
-        self._loop = asyncio.get_running_loop()
+        self._scopes.loop = asyncio.get_running_loop()
         await run_control(self.start)
 
     async def async_stop(self) -> None:
@@ -665,22 +546,6 @@ def _nothing(*_: Any) -> None:
     """What a call through a weak reference does once its object is gone."""
 
 
-def _no_source(key: InformerKey) -> Any:
+def _no_source(key: InformerKey, _: Decoder[Any]) -> Any:
     raise CloudcoilError(f"{key.describe()}: its cache was garbage-collected")
 
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
-def _naming(err: BaseException, what: str) -> BaseException:
-    """The same error, its message prefixed with the informer it came from (type and fields kept)."""
-    if isinstance(err, APIError):
-        named = type(err)(f"{what}: {err.message}", code=err.code, reason=err.reason, status=err.status,
-                          retry_after=err.retry_after)
-        named.__cause__ = err
-        return named
-    return err

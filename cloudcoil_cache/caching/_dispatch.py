@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import abc
 import contextvars
 import logging
 import threading
 from collections import deque
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import attrs
 
 from cloudcoil_cache.caching._store import Added, Deleted, Notification, Updated
 
-__all__ = ["EVENT_TYPES", "Lane", "Registration", "ThreadLane", "describe"]
+__all__ = ["EVENT_TYPES", "Item", "Lane", "Lanes", "Registration", "ThreadLane", "describe", "handler_args"]
 
 log = logging.getLogger(__name__)
 
@@ -48,26 +49,32 @@ class Registration:
 Item = tuple[Notification, tuple[Registration, ...]]
 
 
-class Lane:
+class Lane(abc.ABC):
     """The ordered delivery lane of one informer view (client-go's processorListener).
 
     Every handler of the view gets the view's events in the order the informer applied them, so
     for one object an add or update never follows its delete, whichever handlers see them. The
     queue is unbounded, so a slow handler never delays the reflector or another view; its backlog
     is visible. A handler that raises is logged with the event and keeps receiving events.
-    ``stop()`` lets the current call finish and drops what is still queued. Subclasses decide
-    where handlers run (a thread, or a task on an event loop).
+    ``stop()`` lets the current call finish and drops what is still queued, including the calls
+    the event in progress has not made yet. Which handlers an event reaches is decided here, once
+    (``_calls``); a subclass decides only where and how a handler is called (``ThreadLane``: on
+    a thread of its own; ``AsyncLane``: in a task on an event loop).
 
     Thread safety: ``enqueue`` is called by the informer under its delivery lock; registration
     changes come from any thread. The registrations are a tuple replaced on change, so the
-    delivering side reads it without a lock.
+    delivering side reads it without a lock. ``_lock`` guards the queue, ``_running`` and
+    ``_generation``; the delivering side reads the last two without it between calls.
     """
 
     def __init__(self, name: str) -> None:
         self.name = name
         self._registrations: tuple[Registration, ...] = ()
         self._reg_lock = threading.Lock()
+        self._lock = threading.Lock()
         self._queue: deque[Item] = deque()
+        self._running = False
+        self._generation = 0  # of the current run: a run that is over makes no further call
 
     @property
     def registrations(self) -> tuple[Registration, ...]:
@@ -76,6 +83,10 @@ class Lane:
     @property
     def backlog(self) -> int:
         return len(self._queue)
+
+    @property
+    def running(self) -> bool:
+        return self._running
 
     def add(self, registration: Registration) -> None:
         with self._reg_lock:
@@ -93,35 +104,33 @@ class Lane:
         if notes and targets:
             self._push([(note, targets) for note in notes])
 
-    def _push(self, items: list[Item]) -> None:
-        raise NotImplementedError
-
-    def deliver(self, item: Item) -> None:
-        """Call every target handler that accepts this notification, logging what it raises."""
+    def _calls(self, item: Item, generation: int) -> Iterator[tuple[Registration, Notification]]:
+        """The handler calls a queued item makes in run ``generation``, in order: each target that
+        accepts its kind of event and is still registered, while that run lasts."""
         note, targets = item
         for registration in targets:
-            if not isinstance(note, registration.accepts) or registration not in self._registrations:
-                continue  # another kind of event, or removed since
-            try:
-                self.invoke(registration, note)
-            except BaseException:  # SystemExit too: it would end the lane without a trace
-                log.exception("event handler %s raised on %s; it keeps receiving events",
-                              registration.name, describe(note))
+            if not self._running or self._generation != generation:
+                return  # stopped (or restarted): the call in progress was the last
+            if isinstance(note, registration.accepts) and registration in self._registrations:
+                yield registration, note
 
-    def invoke(self, registration: Registration, note: Notification) -> None:
-        raise NotImplementedError
+    @staticmethod
+    def _failed(registration: Registration, note: Notification) -> None:
+        """Log what a handler raised (with the event); the handler keeps receiving events."""
+        log.exception("event handler %s raised on %s; it keeps receiving events",
+                      registration.name, describe(note))
 
-    # lifecycle: implemented by subclasses
-    @property
-    def running(self) -> bool:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _push(self, items: list[Item]) -> None:
+        """Append to the queue and wake whatever drains it."""
 
+    @abc.abstractmethod
     def start(self) -> None:
-        raise NotImplementedError
+        """Start delivering (a new run; idempotent while running)."""
 
+    @abc.abstractmethod
     def stop(self) -> Callable[[float | None], None] | None:
         """Drop queued events and ask the lane to end; returns a ``join(timeout)`` to wait with."""
-        raise NotImplementedError
 
 
 def handler_args(note: Notification) -> tuple[Any, ...]:
@@ -134,14 +143,8 @@ class ThreadLane(Lane):
 
     def __init__(self, name: str) -> None:
         super().__init__(name)
-        self._cond = threading.Condition(threading.Lock())
-        self._running = False
-        self._generation = 0  # a restarted lane's old thread must not keep running
+        self._cond = threading.Condition(self._lock)
         self._thread: threading.Thread | None = None
-
-    @property
-    def running(self) -> bool:
-        return self._running
 
     def _push(self, items: list[Item]) -> None:
         with self._cond:
@@ -149,9 +152,6 @@ class ThreadLane(Lane):
             self._queue.extend(items)
             if wake:
                 self._cond.notify()
-
-    def invoke(self, registration: Registration, note: Notification) -> None:
-        registration.handler(*handler_args(note))
 
     def start(self) -> None:
         with self._cond:
@@ -185,12 +185,79 @@ class ThreadLane(Lane):
     def _run(self, generation: int, previous: threading.Thread | None) -> None:
         if previous is not None and previous is not threading.current_thread():
             previous.join()
-        queue = self._queue
-        while True:
-            with self._cond:
-                while self._running and self._generation == generation and not queue:
-                    self._cond.wait()
-                if not self._running or self._generation != generation:
-                    return
-                item = queue.popleft()
-            self.deliver(item)
+        while (item := self._next(generation)) is not None:
+            for registration, note in self._calls(item, generation):
+                try:
+                    registration.handler(*handler_args(note))
+                except BaseException:  # SystemExit too: it would end the lane without a trace
+                    self._failed(registration, note)
+
+    def _next(self, generation: int) -> Item | None:
+        """The next queued item, once there is one; None when run ``generation`` is over."""
+        with self._cond:
+            while self._running and self._generation == generation and not self._queue:
+                self._cond.wait()
+            if not self._running or self._generation != generation:
+                return None
+            return self._queue.popleft()
+
+
+class Lanes:
+    """The handler lanes of one informer: every view's lane, started and stopped with the informer's runs.
+
+    Lanes start in the handlers' own context (``handler_context``: the owning Config's scope),
+    never the caller's: a thread inside ``cache.pause()`` or another Config's scope must not lend
+    its state to every later event.
+
+    Thread safety: none of its own; the informer calls every method under its delivery lock
+    (``*_locked`` there), which orders them against the notifications it queues.
+    """
+
+    def __init__(self, handler_context: Callable[[], contextvars.Context] | None = None) -> None:
+        self._lanes: list[Lane] = []
+        self._handler_context = handler_context or contextvars.Context
+
+    def start(self, lane: Lane | None = None) -> None:
+        """Start ``lane`` (or every lane, at the start of a run) in the handlers' context."""
+        for each in (lane,) if lane is not None else self._lanes:
+            self._handler_context().run(each.start)
+
+    def stop(self) -> list[Callable[[float | None], None]]:
+        """Ask every lane to stop; the joins to wait with (none for a lane that never ran)."""
+        return [join for join in (lane.stop() for lane in self._lanes) if join is not None]
+
+    def add(self, lane: Lane) -> bool:
+        """Take ``lane`` in; True if it is new."""
+        if lane in self._lanes:
+            return False
+        self._lanes.append(lane)
+        return True
+
+    def drop(self, lane: Lane) -> Callable[[float | None], None] | None:
+        """Stop and forget ``lane`` (its last handler is gone); the join to wait with."""
+        if lane not in self._lanes:
+            return None
+        self._lanes.remove(lane)
+        return lane.stop()
+
+    def forget(self) -> None:
+        """Drop every lane and every registration (a closed Config's handlers: see ``Informer.forget_handlers``)."""
+        lanes, self._lanes = self._lanes, []
+        for lane in lanes:
+            for registration in lane.registrations:
+                lane.remove(registration)
+
+    def enqueue(self, notes: list[Notification]) -> None:
+        """Queue notifications on every lane, in the order the informer applied them."""
+        if notes:
+            for lane in self._lanes:
+                lane.enqueue(notes)
+
+    def backlogs(self) -> dict[str, int]:
+        """``{"pods@*#3 (add:handler, update:other)": queued}``: each view's lane and the handlers it feeds."""
+        return {_label(lane): lane.backlog for lane in self._lanes}
+
+
+def _label(lane: Lane) -> str:
+    handlers = ", ".join(f"{r.event}:{r.name.rpartition(':')[2]}" for r in lane.registrations)
+    return f"{lane.name} ({handlers})"

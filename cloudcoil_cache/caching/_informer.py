@@ -15,15 +15,15 @@ import attrs
 from cloudcoil_cache._clock import SYSTEM_CLOCK, Clock
 from cloudcoil_cache._listwatch import WatchEvent
 from cloudcoil_cache._listwatch._listwatch import ListerWatcher
-from cloudcoil_cache.caching._dispatch import Lane, Registration
+from cloudcoil_cache.caching._dispatch import Lane, Lanes, Registration
 from cloudcoil_cache.caching._reflector import Reflector, Tuning
-from cloudcoil_cache.caching._transform import raw_step, sealed_result
-from cloudcoil_cache.caching._store import Added, Key, Notification, Store, Writer, drain, key_of
+from cloudcoil_cache.caching._transform import raw_step, transformed
+from cloudcoil_cache.caching._store import Added, Key, Store, Writer, drain, key_of
 from cloudcoil_cache.caching._policy import informer_state
 from cloudcoil_cache.errors import is_hard_failure
 from cloudcoil_cache.models._reuse import reusing
 
-__all__ = ["Informer", "InformerKey", "InformerStatus"]
+__all__ = ["Decoder", "DecodingSource", "Informer", "InformerKey", "InformerStatus"]
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +31,9 @@ T = TypeVar("T")
 
 #: A function applied to every object before it is stored (``Cache(transform=...)``).
 Transform = Callable[[Any], Any]
+
+#: How a source decodes one object's JSON (list items and watch events): ``Informer.structure_function()``.
+Decoder = Callable[[dict[str, Any]], T]
 
 
 @attrs.frozen
@@ -46,6 +49,15 @@ class InformerKey:
         scope = self.namespace if self.namespace else "all namespaces"
         sel = ",".join(s for s in (self.label_selector, self.field_selector) if s)
         return f"{self.cls.kind} in {scope}" + (f" [{sel}]" if sel else "")  # type: ignore[attr-defined]
+
+
+@attrs.frozen
+class DecodingSource(Generic[T]):
+    """A source factory that decodes with the informer's own decoder: the informer calls
+    ``build(key, decoder)`` at each start (the Cache's ``ListWatch``). A plain
+    ``source_factory(key)`` suits a source that decodes nothing (a test double)."""
+
+    build: Callable[[InformerKey, Decoder[T]], ListerWatcher[T]]
 
 
 @attrs.frozen
@@ -99,14 +111,13 @@ class Informer(Generic[T]):
     guards the run and health fields; ``_seen`` the pending writes.
     """
 
-    def __init__(self, key: InformerKey, source_factory: Callable[[InformerKey], ListerWatcher[T]], *,
+    def __init__(self, key: InformerKey,
+                 source_factory: Callable[[InformerKey], ListerWatcher[T]] | DecodingSource[T], *,
                  capacity: int = 0, resync_period: float | None = None,
                  tuning: Tuning = Tuning(), on_change: Callable[[], None] | None = None,
                  max_staleness: float | None = 60.0, transform: Transform | None = None,
                  handler_context: Callable[[], contextvars.Context] | None = None) -> None:
         self.key = key
-        # the context variables handlers run with (their Config's scope), whoever starts the lane
-        self._handler_context = handler_context or contextvars.Context
         self._on_change = on_change or (lambda: None)  # sync state or error changed (never under a lock)
         self._writer: Writer[T] = Writer(capacity)
         self.store: Store[T] = self._writer.reader  # readers never get replace/apply
@@ -118,7 +129,8 @@ class Informer(Generic[T]):
         self.max_staleness = max_staleness
         self._transform = transform
         self._deliver_lock = threading.Lock()
-        self._lanes: list[Lane] = []
+        # every view's handler lane, started in the handlers' own context (their Config's scope)
+        self._lanes = Lanes(handler_context)
         self._reflector: Reflector | None = None
         self._state = threading.Condition(threading.Lock())  # guards the fields below
         self._synced = False
@@ -153,9 +165,11 @@ class Informer(Generic[T]):
                 self._generation += 1
                 generation = self._generation
                 self._writer.clear()  # a new run lists from scratch: every object is an add again
-                for lane in self._lanes:
-                    self._start_lane(lane)
-                reflector = Reflector(self.name, self._source_factory(self.key),
+                self._lanes.start()
+                factory = self._source_factory
+                source = (factory.build(self.key, self.structure_function()) if isinstance(factory, DecodingSource)
+                          else factory(self.key))
+                reflector = Reflector(self.name, source,
                                       _RunSink(weakref.ref(self), generation),
                                       tuning=self._tuning, resync_period=self._resync_period,
                                       max_staleness=self.max_staleness)
@@ -189,7 +203,7 @@ class Informer(Generic[T]):
                 self._generation += 1
                 generation = self._generation
                 reflector = self._reflector
-            joins = [j for j in (lane.stop() for lane in self._lanes) if j is not None]
+            joins = self._lanes.stop()
         if reflector is not None:
             reflector.stop()
         with self._seen:
@@ -346,19 +360,12 @@ class Informer(Generic[T]):
             self._seen.notify_all()
 
     # --------------------------------------------------------------- handlers
-    def _start_lane(self, lane: Lane) -> None:
-        """Start ``lane`` in the handlers' own context, never the caller's (a thread inside
-        ``cache.pause()`` or another Config's scope must not lend its state to every later event)."""
-        self._handler_context().run(lane.start)
-
     def register(self, lane: Lane, *registrations: Registration) -> None:
         """Add handlers to a view's lane in one step (no event can fall between them); if objects
         are already cached, replay them to each as adds."""
         with self._deliver_lock:
-            if lane not in self._lanes:
-                self._lanes.append(lane)
-                if self._started:
-                    self._start_lane(lane)
+            if self._lanes.add(lane) and self._started:
+                self._lanes.start(lane)
             for registration in registrations:
                 lane.add(registration)
             if self._synced:
@@ -371,9 +378,8 @@ class Informer(Generic[T]):
         """Stop delivering to one handler; a lane left without handlers is stopped and joined."""
         join = None
         with self._deliver_lock:
-            if lane.remove(registration) and lane in self._lanes:
-                self._lanes.remove(lane)
-                join = lane.stop()
+            if lane.remove(registration):
+                join = self._lanes.drop(lane)
         if join is not None:
             join(None)
 
@@ -387,19 +393,11 @@ class Informer(Generic[T]):
         with self._deliver_lock:
             if self._started:
                 return
-            lanes, self._lanes = self._lanes, []
-            for lane in lanes:
-                for registration in lane.registrations:
-                    lane.remove(registration)
+            self._lanes.forget()
 
     def handler_backlogs(self) -> dict[str, int]:
         with self._deliver_lock:
-            return {_lane_label(lane): lane.backlog for lane in self._lanes}
-
-    def _deliver_locked(self, notes: list[Notification]) -> None:
-        if notes:
-            for lane in self._lanes:
-                lane.enqueue(notes)
+            return self._lanes.backlogs()
 
     def structure_function(self) -> Callable[[dict[str, Any]], T]:
         """How this informer's source should decode an object's JSON (list items and watch events).
@@ -431,32 +429,16 @@ class Informer(Generic[T]):
 
         return structure
 
-    def _transformed(self, obj: Any) -> Any:
-        transform = self._transform
-        if transform is None:
-            return obj
-        try:
-            result = transform(obj)
-        except Exception:  # a user's transform must not kill the reflector: store it unchanged
-            log.exception("%s: transform raised on %s/%s; storing the object unchanged", self.name,
-                          obj.metadata.namespace, obj.metadata.name)
-            return obj
-        if result is None:
-            log.error("%s: transform returned None for %s/%s; storing the object unchanged", self.name,
-                      obj.metadata.namespace, obj.metadata.name)
-            return obj
-        return sealed_result(result)
-
     # ------------------------------------------- ReflectorSink (reflector thread)
     def replace(self, items: list[T], resource_version: str, *, resync: bool,
                 generation: int | None = None, started_at: float | None = None) -> None:
         if self._transform is not None:
-            items = [self._transformed(obj) for obj in items]
+            items = [transformed(self._transform, obj, self.name) for obj in items]
         with self._deliver_lock:
             if generation is not None and generation != self._generation:
                 return  # a stopped run's reflector
             notes = self._writer.replace(items, resource_version, resync=resync)
-            self._deliver_locked(notes)
+            self._lanes.enqueue(notes)
             # Under _deliver_lock: a handler registered from now on gets the replay (register
             # checks _synced under the same lock); one registered before got the notifications.
             with self._state:
@@ -468,11 +450,11 @@ class Informer(Generic[T]):
         self._on_change()
 
     def apply(self, event: WatchEvent[T], generation: int | None = None) -> None:
-        obj = self._transformed(event.object)
+        obj = transformed(self._transform, event.object, self.name)
         with self._deliver_lock:
             if generation is not None and generation != self._generation:
                 return  # a stopped run's reflector
-            self._deliver_locked(self._writer.apply(event.type, obj, event.resource_version))
+            self._lanes.enqueue(self._writer.apply(event.type, obj, event.resource_version))
         if self.track_writes:
             self._observe_event(event.type, obj)
 
@@ -519,12 +501,6 @@ class Informer(Generic[T]):
             refused_events=reflector.refused_events if reflector else 0,
             next_retry_in=_retry_in(reflector, self._clock),
         )
-
-
-def _lane_label(lane: Lane) -> str:
-    """``pods@*#3 (add:handler, update:other)``: the view's lane and the handlers it feeds."""
-    handlers = ", ".join(f"{r.event}:{r.name.rpartition(':')[2]}" for r in lane.registrations)
-    return f"{lane.name} ({handlers})"
 
 
 def _retry_in(reflector: Reflector | None, clock: Clock) -> float | None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Callable
 
 from cloudcoil_cache.models import is_sealed
 from cloudcoil_cache.models._convert import copy_model, evolve_sealed
 
-__all__ = ["raw_step", "sealed_result", "strip_managed_fields"]
+__all__ = ["raw_step", "sealed_result", "strip_managed_fields", "transformed"]
+
+log = logging.getLogger(__name__)
 
 
 def strip_managed_fields(obj: Any) -> Any:
@@ -49,3 +52,21 @@ def sealed_result(obj: Any) -> Any:
     if is_sealed(obj) or not hasattr(obj, "__sealed_class__"):
         return obj
     return copy_model(obj, sealed=True)
+
+
+def transformed(transform: Callable[[Any], Any] | None, obj: Any, what: str) -> Any:
+    """``obj`` after the user's ``transform``, read-only; unchanged (and logged, naming ``what``
+    informer) when the transform raises or returns None: it must not kill the reflector."""
+    if transform is None:
+        return obj
+    try:
+        result = transform(obj)
+    except Exception:
+        log.exception("%s: transform raised on %s/%s; storing the object unchanged", what,
+                      obj.metadata.namespace, obj.metadata.name)
+        return obj
+    if result is None:
+        log.error("%s: transform returned None for %s/%s; storing the object unchanged", what,
+                  obj.metadata.namespace, obj.metadata.name)
+        return obj
+    return sealed_result(result)

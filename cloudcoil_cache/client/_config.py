@@ -18,6 +18,7 @@ from cloudcoil_cache.client._kubeconfig import Connection, build_transport, chec
 from cloudcoil_cache.errors import CloudcoilError, ConfigError
 
 if TYPE_CHECKING:
+    from cloudcoil_cache.caching._owner import Scopes
     from cloudcoil_cache.client._async_client import AsyncResourceClient
     from cloudcoil_cache.client._resource_client import ResourceClient
 
@@ -130,8 +131,8 @@ class Config:
     def _setup(self, args: dict[str, Any], chosen: Cache | None, checked: Connection | None = None) -> None:
         self._args = args
         self._cache: Cache | None = chosen
-        if chosen is not None:
-            chosen._attach(self.initialize, self._handler_context)  # start() outside a scope discovers through it
+        # what this Config drives of its cache (the owner interface, caching._owner): nothing else
+        self._cache_scopes: Scopes | None = None if chosen is None else chosen._adopt(self)
         self._lock = threading.RLock()
         self._connection: Connection | None = None
         self._checked = checked  # read at construction; becomes _connection at first use
@@ -160,8 +161,8 @@ class Config:
                 if self._closed:
                     raise CloudcoilError("this Config was closed")
                 self._transport = build_transport(self._discovered())
-                if self._cache is not None:
-                    self._cache._bind(self._transport)
+                if self._cache_scopes is not None:
+                    self._cache_scopes.bind(self._transport)
         return self
 
     async def async_initialize(self) -> Config:
@@ -345,19 +346,20 @@ class Config:
     def _start(self) -> None:
         """Blocking part of entering a scope: discovery and the cache's first reference."""
         self.initialize()
-        if self._cache is not None:
-            self._cache._acquire()
+        if self._cache_scopes is not None:
+            self._cache_scopes.acquire()
 
-    def _handler_context(self) -> contextvars.Context:
-        """The context the cache's handlers run in: this Config active, nothing else of any thread's
-        (threads do not inherit context variables), so a handler's own ``Pod.get()`` reads through it."""
+    def handler_context(self) -> contextvars.Context:
+        """A fresh context for the cache's handlers to run in: this Config active, nothing else of any
+        thread's (threads do not inherit context variables), so a handler's own ``Pod.get()`` reads
+        through it."""
         context = contextvars.Context()
         context.run(_active.set, self)
         return context
 
     def _stop(self) -> None:
-        if self._cache is not None:
-            self._cache._release()
+        if self._cache_scopes is not None:
+            self._cache_scopes.release()
 
     def activate(self) -> Config:
         """Enter a scope without ``with`` (pair with ``deactivate()``)."""
@@ -385,8 +387,8 @@ class Config:
     async def __aenter__(self) -> Config:
         self._enter_kind("async")
         hold_executor()
-        if self._cache is not None:
-            self._cache._loop = asyncio.get_running_loop()
+        if self._cache_scopes is not None:
+            self._cache_scopes.loop = asyncio.get_running_loop()
         cancel = threading.Event()
         future = asyncio.ensure_future(run_control(self._start_cancellable, cancel))
         try:
@@ -397,8 +399,8 @@ class Config:
             # second cancellation cannot skip it; normally we wait for it, so that nothing is
             # left running when the cancellation reaches the caller.
             cancel.set()
-            if self._cache is not None:
-                self._cache._wake()
+            if self._cache_scopes is not None:
+                self._cache_scopes.wake()
             undone = asyncio.get_running_loop().create_future()
             future.add_done_callback(lambda f: self._undo_start(f, undone))
             try:
@@ -441,8 +443,8 @@ class Config:
 
     def _start_cancellable(self, cancel: threading.Event) -> None:
         self.initialize()
-        if self._cache is not None:
-            self._cache._acquire(cancel=cancel)
+        if self._cache_scopes is not None:
+            self._cache_scopes.acquire(cancel=cancel)
 
     async def __aexit__(self, *exc_info: object) -> None:
         self._pop()
@@ -506,8 +508,8 @@ class Config:
             transport, self._transport = self._transport, None
         if transport is not None:
             transport.close()
-        if self._cache is not None:
-            self._cache._close()  # its handlers often hold this Config: no cycle left (tests/lifetimes)
+        if self._cache_scopes is not None:
+            self._cache_scopes.close()  # its handlers often hold this Config: no cycle left (tests/lifetimes)
 
 
 _MISSING = object()
@@ -524,7 +526,7 @@ def _copy_cache(cache: Cache | None) -> Cache | bool:
         return copied
     # Rebuilt from the validated options: each constructor argument by its name there, so
     # options added later carry over without a change here.
-    options = cache._options
+    options = cache.options
     if isinstance(options, Mapping):
         get = options.get
     else:
