@@ -95,21 +95,28 @@ def big_server(tmp_path: Any) -> Iterator[str]:
 
 @pytest.mark.asyncio
 async def test_the_loop_stays_responsive_while_ten_thousand_pods_sync(big_server: str):
-    cfg = Config(kubeconfig=big_server, cache=Cache(resources=[Pod], sync_timeout=60, tuning=FAST))
+    decoded_on: set[str] = set()
+
+    def note_thread(pod: Any) -> Any:  # runs where each decoded object is made
+        decoded_on.add(threading.current_thread().name)
+        return pod
+
+    cfg = Config(kubeconfig=big_server, cache=Cache(resources=[Pod], sync_timeout=60, tuning=FAST,
+                                                    transform=note_thread))
     try:
         async with Lateness(period=0.01) as probe:
             async with cfg:
+                loop_thread = threading.current_thread().name
                 synced = len(cfg.cache.get_informer(Pod, sync=False).list())
                 await probe.stop()  # stop measuring before the exit frees 10,000 objects
         assert synced == 10_000
         assert len(probe.samples) > 50
-        # Syncing on the loop would block it for the whole sync (~3 s), and decoding each of the 20
-        # pages on it would make 20 ticks 50-150 ms late. Off the loop, a tick is late only by the
-        # reflector's GIL slices: under 30 ms typically; 6 ticks of 641 over 50 ms (worst 55 ms) with
-        # two busy processes competing for the 2 cores.
-        late = [s for s in probe.samples if s > 0.05]
-        assert len(late) <= 10 and probe.worst < 0.3, (
-            f"{len(late)} of {len(probe.samples)} 10 ms ticks were over 50 ms late, the worst by "
-            f"{probe.worst * 1000:.0f} ms")
+        # Decoding a page on the loop would make ~20 ticks 50-150 ms late: that it happens on the
+        # reflector's thread is checked where it happens, not by counting late ticks (the count
+        # follows the machine's load: 6 of 641 with two busy processes, 24 of 835 with five).
+        assert decoded_on and loop_thread not in decoded_on, decoded_on
+        # Syncing on the loop would block it for the whole sync (~3 s); off the loop a tick is late
+        # only by the reflector's GIL slices (worst 55-99 ms seen on 2 loaded cores).
+        assert probe.worst < 0.5, f"a 10 ms tick was {probe.worst * 1000:.0f} ms late"
     finally:
         cfg.close()
