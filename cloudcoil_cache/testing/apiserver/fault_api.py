@@ -5,9 +5,9 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator, Pattern
 
-from ._faults import FaultState
-from ._store import Store
-from ._watchers import Watcher
+from .http.faults import FaultState
+from .storage.store import Store
+from .storage.watchers import Watcher
 
 __all__ = ["FaultInjection"]
 

@@ -20,10 +20,10 @@ import json
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
-from . import _status
-from ._schema import item as _item
-from ._schema import keys as _keys
-from ._schema import property_of, resolve, shape
+from . import status as _status
+from .schema import item as _item
+from .schema import keys as _keys
+from .schema import property_of, resolve, shape
 
 __all__ = ["apply", "fields_of", "path_string", "to_fields_v1", "update_managed"]
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ._patch import PatchError
-from ._patch_keys import FIELDS, KINDS
+from .patch import PatchError
+from .patch_keys import FIELDS, KINDS
 
 __all__ = ["definition_of", "strategic_merge"]
 

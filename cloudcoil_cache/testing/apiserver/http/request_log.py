@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..errors import WaitTimeout
+from ....errors import WaitTimeout
 
 __all__ = ["RecordedRequest", "RequestLog"]
 

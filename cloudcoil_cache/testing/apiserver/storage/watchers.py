@@ -7,7 +7,7 @@ import threading
 from collections import deque
 from typing import Any, Callable, Mapping
 
-from ._resources import ResourceType
+from ..registry.resources import ResourceType
 
 __all__ = ["Event", "Watcher", "event_line"]
 

@@ -7,7 +7,7 @@ import hashlib
 from typing import TYPE_CHECKING, Any, Sequence
 
 if TYPE_CHECKING:
-    from ._server import FakeAPIServer
+    from ..apiserver.server import FakeAPIServer
 
 __all__ = ["make_pod", "make_configmap", "make_deployment", "make_node", "seed_pods"]
 

@@ -15,8 +15,8 @@ import json
 import threading
 from typing import Any, Iterable
 
-from ._resources import ResourceRegistry, ResourceType
-from ._schema import load_spec_bytes
+from ..registry.resources import ResourceRegistry, ResourceType
+from ..registry.schema import load_spec_bytes
 
 __all__ = ["OpenAPI"]
 

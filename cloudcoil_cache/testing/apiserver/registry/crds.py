@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from . import _rules
-from ._resources import ResourceRegistry, ResourceType
+from . import validation as _rules
+from .resources import ResourceRegistry, ResourceType
 
 if TYPE_CHECKING:
-    from ._store import Store
+    from ..storage.store import Store
 
 __all__ = ["after_commit", "default_names", "is_crd", "nested", "prepare_create", "validate_scale"]
 

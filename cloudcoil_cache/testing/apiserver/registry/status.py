@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._resources import ResourceType
+from .resources import ResourceType
 
 __all__ = [
     "StatusError",

@@ -7,15 +7,15 @@ import socket
 import time
 from typing import TYPE_CHECKING, Any, Mapping
 
-from . import _status
-from ._list import parse_filters, parse_rv, wait_not_too_large
-from ._resources import ResourceType
-from ._tables import table_event
-from ._watchers import Watcher, event_line
+from ..registry import status as _status
+from .list import parse_filters, parse_rv, wait_not_too_large
+from ..registry.resources import ResourceType
+from .tables import table_event
+from ..storage.watchers import Watcher, event_line
 
 if TYPE_CHECKING:
-    from ._handler import Handler
-    from ._server import FakeAPIServer
+    from ..http.handler import Handler
+    from ..server import FakeAPIServer
 
 __all__ = ["serve_watch"]
 

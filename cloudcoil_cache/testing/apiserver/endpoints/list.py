@@ -9,13 +9,13 @@ import json
 import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from . import _status
-from ._resources import ResourceType
-from ._selectors import SelectorError, parse_field_selector, parse_label_selector
-from ._store import Snapshot
+from ..registry import status as _status
+from ..registry.resources import ResourceType
+from ..registry.selectors import SelectorError, parse_field_selector, parse_label_selector
+from ..storage.store import Snapshot
 
 if TYPE_CHECKING:
-    from ._server import FakeAPIServer
+    from ..server import FakeAPIServer
 
 __all__ = ["Filters", "parse_filters", "parse_rv", "list_body", "wait_not_too_large"]
 

@@ -18,16 +18,16 @@ from collections import OrderedDict
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
-from . import _status
-from ._fields import apply as apply_fields
-from ._fields import update_managed
-from ._patch import PatchError, json_patch, merge_patch
-from ._resources import ResourceType
-from ._smp import definition_of, strategic_merge
-from ._watchers import Event, Watcher
+from ..registry import status as _status
+from ..registry.fields import apply as apply_fields
+from ..registry.fields import update_managed
+from ..registry.patch import PatchError, json_patch, merge_patch
+from ..registry.resources import ResourceType
+from ..registry.smp import definition_of, strategic_merge
+from .watchers import Event, Watcher
 
 if TYPE_CHECKING:
-    from ._admission import Admission
+    from ..registry.admission import Admission
 
 __all__ = ["Store", "Stored", "Snapshot", "object_key"]
 

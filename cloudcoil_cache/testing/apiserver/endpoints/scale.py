@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _status
-from ._crds import nested
-from ._patch import PatchError, json_patch, merge_patch
-from ._resources import ResourceType
-from ._store import Store
+from ..registry import status as _status
+from ..registry.crds import nested
+from ..registry.patch import PatchError, json_patch, merge_patch
+from ..registry.resources import ResourceType
+from ..storage.store import Store
 
 __all__ = ["get_scale", "patch_scale", "update_scale"]
 

@@ -7,7 +7,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._schema import definition_for, resource_table
+from .schema import definition_for, resource_table
 
 __all__ = ["ResourceType", "ResourceRegistry"]
 

@@ -53,7 +53,7 @@ _ATOMIC_DEFS = frozenset(
 
 
 def _read(name: str) -> bytes:
-    return resources.files(__package__).joinpath("_data").joinpath(name).read_bytes()
+    return resources.files("cloudcoil_cache.testing").joinpath("_data").joinpath(name).read_bytes()
 
 
 def _data() -> dict[str, Any]:

@@ -14,19 +14,19 @@ from typing import Any, Callable
 
 import yaml
 
-from ..errors import WaitTimeout
-from ._admission import Admission
-from ._bootstrap import preload_cluster
-from ._fault_api import FaultInjection
-from ._faults import FaultState
-from ._files import write_private
-from ._handler import Handler
-from ._object_api import ObjectAPI
-from ._openapi import OpenAPI
-from ._requests import RecordedRequest, RequestLog
-from ._resources import ResourceRegistry, ResourceType
-from ._store import Store
-from ._watchers import Watcher
+from ...errors import WaitTimeout
+from .registry.admission import Admission
+from .registry.bootstrap import preload_cluster
+from .fault_api import FaultInjection
+from .http.faults import FaultState
+from .._files import write_private
+from .http.handler import Handler
+from .object_api import ObjectAPI
+from .endpoints.openapi import OpenAPI
+from .http.request_log import RecordedRequest, RequestLog
+from .registry.resources import ResourceRegistry, ResourceType
+from .storage.store import Store
+from .storage.watchers import Watcher
 
 __all__ = ["FakeAPIServer"]
 

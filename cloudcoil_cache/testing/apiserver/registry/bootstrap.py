@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._fields import update_managed
-from ._resources import ResourceRegistry
-from ._store import Store
+from .fields import update_managed
+from .resources import ResourceRegistry
+from ..storage.store import Store
 
 __all__ = ["KUBERNETES_SERVICE_IP", "SYSTEM_NAMESPACES", "preload_cluster"]
 

@@ -22,12 +22,16 @@ import contextlib
 import threading
 from typing import TYPE_CHECKING, Any, Iterator
 
-from . import _crds, _rules, _status
-from ._resources import ResourceRegistry, ResourceType
-from ._schema import resolve
+from . import crds as _crds
+
+from . import validation as _rules
+
+from . import status as _status
+from .resources import ResourceRegistry, ResourceType
+from .schema import resolve
 
 if TYPE_CHECKING:
-    from ._store import Store
+    from ..storage.store import Store
 
 __all__ = ["Admission", "request_context"]
 

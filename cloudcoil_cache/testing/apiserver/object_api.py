@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import APIError, api_error_from_status
-from . import _status
-from ._resources import ResourceRegistry, ResourceType
-from ._store import Store, Stored
+from ...errors import APIError, api_error_from_status
+from .registry import status as _status
+from .registry.resources import ResourceRegistry, ResourceType
+from .storage.store import Store, Stored
 
 __all__ = ["ObjectAPI"]
 

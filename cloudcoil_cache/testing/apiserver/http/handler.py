@@ -13,21 +13,21 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from . import _status
-from ._admission import request_context
-from ._list import list_body, parse_filters, parse_rv, wait_not_too_large
-from ._protobuf import ProtobufError, decode_body
-from ._reviews import review
-from ._schema import definition_for
-from ._routing import Route, derive_verb, parse_route, subresource_ok
-from ._scale import get_scale, patch_scale, update_scale
-from ._store import APPLY_PATCH
-from ._status import StatusError
-from ._tables import to_table, wants_table
-from ._watch import serve_watch
+from ..registry import status as _status
+from ..registry.admission import request_context
+from ..endpoints.list import list_body, parse_filters, parse_rv, wait_not_too_large
+from .protobuf import ProtobufError, decode_body
+from ..endpoints.reviews import review
+from ..registry.schema import definition_for
+from ..endpoints.routing import Route, derive_verb, parse_route, subresource_ok
+from ..endpoints.scale import get_scale, patch_scale, update_scale
+from ..storage.store import APPLY_PATCH
+from ..registry.status import StatusError
+from ..endpoints.tables import to_table, wants_table
+from ..endpoints.watch import serve_watch
 
 if TYPE_CHECKING:
-    from ._server import FakeAPIServer
+    from ..server import FakeAPIServer
 
 __all__ = ["Handler"]
 

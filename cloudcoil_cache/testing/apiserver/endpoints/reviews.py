@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import _status
-from ._resources import ResourceType
+from ..registry import status as _status
+from ..registry.resources import ResourceType
 
 if TYPE_CHECKING:
-    from ._server import FakeAPIServer
+    from ..server import FakeAPIServer
 
 __all__ = ["review"]
 

@@ -37,7 +37,7 @@ def _messages() -> dict[str, dict[str, list[str]]]:
     if _table is None:
         with _lock:
             if _table is None:
-                raw = resources.files(__package__).joinpath("_data").joinpath(
+                raw = resources.files("cloudcoil_cache.testing").joinpath("_data").joinpath(
                     "protobuf.json.gz").read_bytes()
                 _table = json.loads(gzip.decompress(raw))
     return _table
