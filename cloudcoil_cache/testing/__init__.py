@@ -1,7 +1,8 @@
 """Test helpers: a fake kube-apiserver over real HTTP(S), realistic objects and a pytest plugin."""
 
 from .doubles.fakes import FakeClock, FakeListWatch, FakePage, FakeWatchEvent
-from .data.objects import make_configmap, make_deployment, make_pod, seed_pods
+from .apiserver.seed import seed_pods
+from .data.objects import make_configmap, make_deployment, make_pod
 from ._real import RealAPIServer
 from .apiserver.http.request_log import RecordedRequest
 from .apiserver.registry.resources import ResourceType

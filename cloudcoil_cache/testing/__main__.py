@@ -15,7 +15,7 @@ import threading
 from typing import Any, Iterator, Sequence
 
 from ._files import write_private
-from .data.objects import seed_pods
+from .apiserver.seed import seed_pods
 from ._real import RealAPIServer
 from .apiserver.server import FakeAPIServer
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator, Pattern
 
-from .http.faults import FaultState
+from .endpoints.faults import FaultState
 from .storage.store import Store
 from .storage.watchers import Watcher
 

@@ -3,27 +3,26 @@
 from __future__ import annotations
 
 import base64
-import contextlib
 import logging
 import os
-import socket
 import ssl
 import threading
-from http.server import ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any, Callable, Generic, TypeVar, cast
 
 import yaml
 
 from ...errors import WaitTimeout
+from .._files import write_private
+from .endpoints.context import OpenWatches, ServerContext, Settings
+from .endpoints.faults import FaultState
+from .endpoints.openapi import OpenAPI
+from .fault_api import FaultInjection
+from .http.httpserver import HTTPServer
+from .http.request_log import RecordedRequest, RequestLog
+from .object_api import ObjectAPI
 from .registry.admission import Admission
 from .registry.bootstrap import preload_cluster
-from .fault_api import FaultInjection
-from .http.faults import FaultState
-from .._files import write_private
-from .http.handler import Handler
-from .object_api import ObjectAPI
-from .endpoints.openapi import OpenAPI
-from .http.request_log import RecordedRequest, RequestLog
+from .registry.crds import commit_listener
 from .registry.resources import ResourceRegistry, ResourceType
 from .storage.store import Store
 from .storage.watchers import Watcher
@@ -33,7 +32,6 @@ __all__ = ["FakeAPIServer"]
 log = logging.getLogger(__name__)
 
 _JOIN_SECONDS = 5.0
-_HANDSHAKE_SECONDS = 5.0
 
 
 def _pem(value: bytes | str | os.PathLike[str] | None, what: str) -> bytes | None:
@@ -51,69 +49,54 @@ def _pem(value: bytes | str | os.PathLike[str] | None, what: str) -> bytes | Non
         raise ValueError(f"{what}: cannot read {os.fspath(value)!r}: {exc.strerror}") from None
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    """A threading HTTP server that names, tracks, and can cut and join its connection threads."""
+_T = TypeVar("_T")
 
-    daemon_threads = True
-    allow_reuse_address = True
 
-    def __init__(self, address: tuple[str, int], api: FakeAPIServer) -> None:
-        self.api = api
-        self._conn_lock = threading.Lock()
-        self._conns: dict[socket.socket, threading.Thread] = {}
-        self._conn_count = 0
-        super().__init__(address, Handler)
+class _Setting(Generic[_T]):
+    """A ``FakeAPIServer`` attribute kept in its context's ``Settings`` (read there per request)."""
 
-    def process_request(self, request: Any, client_address: Any) -> None:
-        request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        with self._conn_lock:
-            self._conn_count += 1
-            thread = threading.Thread(
-                target=self._serve_connection,
-                args=(request, client_address),
-                name=f"fake-apiserver-conn-{self.server_address[1]}-{self._conn_count}",
-                daemon=True,
-            )
-            self._conns[request] = thread
-        thread.start()
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
 
-    def _serve_connection(self, request: Any, client_address: Any) -> None:
-        try:
-            if isinstance(request, ssl.SSLSocket):
-                request.settimeout(_HANDSHAKE_SECONDS)
-                try:
-                    request.do_handshake()
-                except (ssl.SSLError, OSError) as exc:
-                    log.debug("fake API server: TLS handshake with %s failed: %s",
-                              client_address, exc)
-                    self.api._note_tls_failure(str(exc))
-                    return
-                request.settimeout(None)
-            self.finish_request(request, client_address)
-        except (ConnectionError, OSError):
-            pass
-        except Exception:  # a handler bug: log it, keep serving other connections
-            log.exception("fake API server: request from %s failed", client_address)
-        finally:
-            self.shutdown_request(request)
-            with self._conn_lock:
-                self._conns.pop(request, None)
+    def __get__(self, server: FakeAPIServer, owner: type | None = None) -> _T:
+        return cast(_T, getattr(server._context.settings, self._name))
 
-    def cut_connections(self) -> None:
-        """Shut down every open connection's socket (handlers blocked on it wake up and end)."""
-        with self._conn_lock:
-            socks = list(self._conns)
-        for sock in socks:
-            with contextlib.suppress(OSError):
-                # The plain socket's shutdown: SSLSocket.shutdown would drop its SSL object
-                # under a handler thread that is reading from it.
-                socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    def __set__(self, server: FakeAPIServer, value: _T) -> None:
+        setattr(server._context.settings, self._name, value)
 
-    def join_connections(self, timeout: float) -> None:
-        with self._conn_lock:
-            threads = list(self._conns.values())
-        for thread in threads:
-            thread.join(timeout)
+
+def _check_tls_options(
+    ssl_context: ssl.SSLContext | None,
+    certfile: str | os.PathLike[str] | None,
+    keyfile: str | os.PathLike[str] | None,
+    client_ca: bytes | str | os.PathLike[str] | None,
+    require_client_cert: bool,
+) -> None:
+        if ssl_context is not None and certfile is not None:
+            raise ValueError("pass either ssl_context or certfile/keyfile, not both")
+        if keyfile is not None and certfile is None:
+            raise ValueError("keyfile needs a certfile")
+        if (client_ca is not None or require_client_cert) and (
+            ssl_context is None and certfile is None
+        ):
+            raise ValueError("client certificates need HTTPS: pass certfile/keyfile or ssl_context")
+        if require_client_cert and client_ca is None:
+            raise ValueError("require_client_cert needs client_ca")
+
+
+def _assemble(settings: Settings, max_history: int) -> ServerContext:
+    """Storage, then the registry above it (admission handed down, the CRD controllers listening
+    to commits), the bootstrap objects, and the context the endpoints get."""
+    registry = ResourceRegistry()
+    store = Store(max_history=max_history)
+    admission = Admission(store, registry, namespace_lifecycle=settings.namespace_lifecycle)
+    store.set_admission(admission.admit)
+    store.add_commit_listener(commit_listener(store, registry))
+    preload_cluster(store, registry, namespaces=settings.namespace_lifecycle)
+    stopping = threading.Event()
+    return ServerContext(settings=settings, store=store, registry=registry,
+                         openapi=OpenAPI(registry), faults=FaultState(),
+                         watches=OpenWatches(stopping), stopping=stopping)
 
 
 class FakeAPIServer(FaultInjection, ObjectAPI):
@@ -219,51 +202,52 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
             raise ValueError(
                 f"expired_watch_mode must be 'event' or 'http', got {expired_watch_mode!r}"
             )
-        self.bookmark_interval = bookmark_interval
-        self.watch_timeout_range = watch_timeout_range
-        self.too_large_wait = too_large_wait
-        self.expired_watch_mode = expired_watch_mode
-        self.continue_ttl = continue_ttl
-        self.list_items_have_kind = list_items_have_kind
-        self.ignore_limit_for_rv0 = ignore_limit_for_rv0
-        self.watch_list_enabled = watch_list_enabled
-        self.watch_list_defaulting = watch_list_defaulting
-        self.expected_token = expected_token
-        if ssl_context is not None and certfile is not None:
-            raise ValueError("pass either ssl_context or certfile/keyfile, not both")
-        if keyfile is not None and certfile is None:
-            raise ValueError("keyfile needs a certfile")
-        if (client_ca is not None or require_client_cert) and (
-            ssl_context is None and certfile is None
-        ):
-            raise ValueError("client certificates need HTTPS: pass certfile/keyfile or ssl_context")
-        if require_client_cert and client_ca is None:
-            raise ValueError("require_client_cert needs client_ca")
-        self.ca_cert = _pem(ca_cert, "ca_cert")
-        self.client_ca = _pem(client_ca, "client_ca")
+        _check_tls_options(ssl_context, certfile, keyfile, client_ca, require_client_cert)
+        settings = Settings(
+            bookmark_interval=bookmark_interval, watch_timeout_range=watch_timeout_range,
+            too_large_wait=too_large_wait, expired_watch_mode=expired_watch_mode,
+            continue_ttl=continue_ttl, list_items_have_kind=list_items_have_kind,
+            ignore_limit_for_rv0=ignore_limit_for_rv0, watch_list_enabled=watch_list_enabled,
+            watch_list_defaulting=watch_list_defaulting, expected_token=expected_token,
+            kubelet=kubelet, namespace_lifecycle=namespace_lifecycle,
+            ca_cert=_pem(ca_cert, "ca_cert"), client_ca=_pem(client_ca, "client_ca"),
+        )
+        self._context = _assemble(settings, max_history)
+        self.registry = self._context.registry
+        self.openapi = self._context.openapi
+        self._store = self._context.store
+        self._faults = self._context.faults
+        self._stopping = self._context.stopping
         self._ssl_context = self._build_ssl_context(
             ssl_context, certfile, keyfile, require_client_cert
         )
         self._tls_failures: list[str] = []
         self._tls_failed = threading.Condition()
-        self.clock_skew = 0.0
-        self.registry = ResourceRegistry()
-        self._store = Store(max_history=max_history)
-        self.namespace_lifecycle = namespace_lifecycle
-        self.kubelet = kubelet
-        self.openapi = OpenAPI(self.registry)
-        self._store.admission = Admission(
-            self._store, self.registry, namespace_lifecycle=namespace_lifecycle
-        )
-        preload_cluster(self._store, self.registry, namespaces=namespace_lifecycle)
-        self._faults = FaultState()
         self._log = RequestLog()
         self._requested_port = port
-        self._httpd: _HTTPServer | None = None
+        self._httpd: HTTPServer | None = None
         self._thread: threading.Thread | None = None
-        self._stopping = threading.Event()
-        self._watch_cond = threading.Condition()
-        self._active: set[Watcher] = set()
+
+    bookmark_interval = _Setting[float]()
+    watch_timeout_range = _Setting[tuple[float, float]]()
+    too_large_wait = _Setting[float]()
+    expired_watch_mode = _Setting[str]()
+    continue_ttl = _Setting["float | None"]()
+    list_items_have_kind = _Setting[bool]()
+    ignore_limit_for_rv0 = _Setting[bool]()
+    watch_list_enabled = _Setting[bool]()
+    watch_list_defaulting = _Setting[bool]()
+    expected_token = _Setting["str | None"]()
+    clock_skew = _Setting[float]()
+    kubelet = _Setting[bool]()
+    namespace_lifecycle = _Setting[bool]()
+    ca_cert = _Setting["bytes | None"]()
+    client_ca = _Setting["bytes | None"]()
+
+    @property
+    def context(self) -> ServerContext:
+        """What the endpoints are handed: settings, storage, registry, faults, open watches."""
+        return self._context
 
     def _build_ssl_context(
         self,
@@ -280,8 +264,8 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
                 context.load_cert_chain(certfile, keyfile)  # type: ignore[arg-type]
             except (OSError, ssl.SSLError) as exc:
                 raise ValueError(f"cannot load the server certificate/key: {exc}") from None
-        if self.client_ca is not None:
-            context.load_verify_locations(cadata=self.client_ca.decode())
+        if self._context.settings.client_ca is not None:
+            context.load_verify_locations(cadata=self._context.settings.client_ca.decode())
             context.verify_mode = ssl.CERT_REQUIRED if require_client_cert else ssl.CERT_OPTIONAL
         return context
 
@@ -322,7 +306,8 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         if self._httpd is not None:
             raise RuntimeError("FakeAPIServer is already started")
         self._stopping.clear()
-        self._httpd = _HTTPServer(("127.0.0.1", self._requested_port), self)
+        self._httpd = HTTPServer(("127.0.0.1", self._requested_port), self._context, self._log,
+                                 self._note_tls_failure)
         if self._ssl_context is not None:
             self._httpd.socket = self._ssl_context.wrap_socket(
                 self._httpd.socket, server_side=True, do_handshake_on_connect=False
@@ -463,25 +448,11 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
 
     # -- watches -------------------------------------------------------------------------------
 
-    def _watch_started(self, watcher: Watcher) -> None:
-        with self._watch_cond:
-            self._active.add(watcher)
-            self._watch_cond.notify_all()
-        if self._stopping.is_set():  # registered while stop() ran: end it now
-            watcher.close()
-
-    def _watch_ended(self, watcher: Watcher) -> None:
-        with self._watch_cond:
-            self._active.discard(watcher)
-            self._watch_cond.notify_all()
-
     def _watchers(self) -> list[Watcher]:
-        with self._watch_cond:
-            return list(self._active)
+        return self._context.watches.snapshot()
 
     def _close_watchers(self) -> None:
-        for watcher in self._watchers():
-            watcher.close()
+        self._context.watches.close_all()
 
     def _cut_connections(self) -> None:
         if self._httpd is not None:
@@ -494,11 +465,9 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
 
     def wait_for_watches(self, count: int = 1, timeout: float = 5.0) -> None:
         """Wait until at least ``count`` watch streams are open (``WaitTimeout`` otherwise)."""
-        with self._watch_cond:
-            if not self._watch_cond.wait_for(lambda: len(self._active) >= count, timeout):
-                raise WaitTimeout(
-                    f"{len(self._active)} watches open after {timeout} s, wanted {count}"
-                )
+        open_now = self._context.watches.wait_for(count, timeout)
+        if open_now < count:
+            raise WaitTimeout(f"{open_now} watches open after {timeout} s, wanted {count}")
 
     # -- request log ---------------------------------------------------------------------------
 

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import gc
 import hashlib
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
-if TYPE_CHECKING:
-    from ..apiserver.server import FakeAPIServer
-
-__all__ = ["make_pod", "make_configmap", "make_deployment", "make_node", "seed_pods"]
+__all__ = ["make_configmap", "make_deployment", "make_node", "make_pod", "make_replica_set", "owner_name",
+           "seeded_apps", "seeded_pod"]
 
 _APPS = ("web", "api", "worker", "cache", "gateway", "scheduler", "indexer", "billing")
 _PHASES = ("Running", "Running", "Running", "Running", "Running", "Running", "Pending", "Succeeded")
@@ -338,73 +335,28 @@ def make_deployment(
     }
 
 
-def seed_pods(
-    server: FakeAPIServer,
-    n: int,
-    namespaces: Sequence[str] = ("default", "kube-system", "team-a", "team-b"),
-) -> list[str]:
-    """Create ``n`` realistic pods spread round-robin over ``namespaces``; returns their keys.
-
-    Names are ``<app>-<hash>-<index>``; about 1 in 8 pods is Pending or Succeeded. The pods are
-    stored as given (no validation or defaulting: they are complete already). On a server with
-    ``namespace_lifecycle=True`` what they refer to is created first when missing: their
-    namespaces, their nodes (``node-00``...) and the ReplicaSets that own them.
-    """
-    if not namespaces:
-        raise ValueError("seed_pods: namespaces must not be empty")
-    keys = []
-    rtype = server.registry.resolve("pods")
-    owners: dict[tuple[str, str], str] = {}
-    if server.namespace_lifecycle:
-        owners = _seed_dependencies(server, namespaces, n)
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # millions of new dicts would trigger ever slower full collections
-    try:
-        for i in range(n):
-            namespace = namespaces[i % len(namespaces)]
-            app = _APPS[i % len(_APPS)]
-            name = f"{app}-{_hex(f'{namespace}/{app}', 10)}-{i:05d}"
-            pod = make_pod(name, namespace, phase=_PHASES[i % len(_PHASES)], index=i)
-            if owners:
-                pod["metadata"]["ownerReferences"][0]["uid"] = owners[(namespace, app)]
-            # make_pod builds fresh dicts, so the store may own them without create()'s copy.
-            server._store.create(rtype, pod, namespace, admit=False)
-            keys.append(f"{namespace}/{name}")
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-    return keys
+def seeded_pod(index: int, namespaces: Sequence[str]) -> tuple[str, str, dict[str, Any]]:
+    """The ``index``-th pod ``seed_pods`` creates: its namespace, app and object (named
+    ``<app>-<hash>-<index>``; about 1 in 8 is Pending or Succeeded)."""
+    namespace = namespaces[index % len(namespaces)]
+    app = _APPS[index % len(_APPS)]
+    name = f"{owner_name(namespace, app)}-{index:05d}"
+    return namespace, app, make_pod(name, namespace, phase=_PHASES[index % len(_PHASES)], index=index)
 
 
-def _seed_dependencies(
-    server: FakeAPIServer, namespaces: Sequence[str], n: int
-) -> dict[tuple[str, str], str]:
-    """What seeded pods refer to: their namespaces, nodes and owning ReplicaSets (created when
-    missing); returns the ReplicaSets' uids by (namespace, app)."""
-    store = server._store
-    ns_type = server.registry.resolve("namespaces")
-    node_type = server.registry.resolve("nodes")
-    rs_type = server.registry.resolve("replicasets.apps")
-    for namespace in dict.fromkeys(namespaces):
-        if not store.exists(ns_type, namespace, None):
-            store.create(ns_type, {"metadata": {"name": namespace}}, None)
-    for index in range(min(n, 16)):
-        name = f"node-{index:02d}"
-        if not store.exists(node_type, name, None):
-            store.create(node_type, make_node(name), None, admit=False)
-    owners: dict[tuple[str, str], str] = {}
-    for i in range(min(n, len(namespaces) * len(_APPS))):
-        namespace, app = namespaces[i % len(namespaces)], _APPS[i % len(_APPS)]
-        if (namespace, app) in owners:
-            continue
-        rs_name = f"{app}-{_hex(f'{namespace}/{app}', 10)}"
-        if not store.exists(rs_type, rs_name, namespace):
-            store.create(rs_type, _replica_set(rs_name, namespace, app), namespace)
-        owners[(namespace, app)] = store.get(rs_type, rs_name, namespace).obj["metadata"]["uid"]
-    return owners
+def seeded_apps(namespaces: Sequence[str], n: int) -> list[tuple[str, str]]:
+    """The (namespace, app) pairs of the first ``n`` seeded pods, in order, each once."""
+    pairs = ((namespaces[i % len(namespaces)], _APPS[i % len(_APPS)])
+             for i in range(min(n, len(namespaces) * len(_APPS))))
+    return list(dict.fromkeys(pairs))
 
 
-def _replica_set(name: str, namespace: str, app: str) -> dict[str, Any]:
+def owner_name(namespace: str, app: str) -> str:
+    """The name of the ReplicaSet that owns the seeded pods of ``app`` in ``namespace``."""
+    return f"{app}-{_hex(f'{namespace}/{app}', 10)}"
+
+
+def make_replica_set(name: str, namespace: str, app: str) -> dict[str, Any]:
     labels = {"app.kubernetes.io/name": app, "pod-template-hash": name.rsplit("-", 1)[-1]}
     template = make_pod(f"{name}-template", namespace)["spec"]
     return {

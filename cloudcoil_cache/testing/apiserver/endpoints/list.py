@@ -7,15 +7,13 @@ import binascii
 import bisect
 import json
 import time
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from ..registry import status as _status
+from .context import ServerContext
 from ..registry.resources import ResourceType
 from ..registry.selectors import SelectorError, parse_field_selector, parse_label_selector
 from ..storage.store import Snapshot
-
-if TYPE_CHECKING:
-    from ..server import FakeAPIServer
 
 __all__ = ["Filters", "parse_filters", "parse_rv", "list_body", "wait_not_too_large"]
 
@@ -81,11 +79,11 @@ def parse_rv(value: str) -> int:
     return rv
 
 
-def wait_not_too_large(server: FakeAPIServer, rv: int) -> None:
+def wait_not_too_large(ctx: ServerContext, rv: int) -> None:
     """Like the watch cache: wait briefly for revision ``rv``, then answer 504 (too large)."""
-    store = server._store
+    store = ctx.store
     if rv > store.revision and not store.wait_for_revision(
-        rv, server.too_large_wait, server._stopping
+        rv, ctx.settings.too_large_wait, ctx.stopping
     ):
         raise _status.too_large_rv(rv, store.revision)
 
@@ -153,15 +151,15 @@ def _parse_limit(query: Mapping[str, str]) -> int:
 
 
 def _choose_snapshot(
-    server: FakeAPIServer, rtype: ResourceType, query: Mapping[str, str], limit: int
+    ctx: ServerContext, rtype: ResourceType, query: Mapping[str, str], limit: int
 ) -> tuple[Snapshot, str, float, int]:
     """The snapshot to serve, the key to start at, the token issue time and the (adjusted) limit."""
-    store = server._store
+    store = ctx.store
     cont = query.get("continue", "")
     now = time.monotonic()
     if cont:
         rv, start, issued = _decode_continue(cont)
-        ttl = server.continue_ttl
+        ttl = ctx.settings.continue_ttl
         too_old = rv >= 0 and (rv < store.compacted or (ttl is not None and now - issued > ttl))
         if too_old:
             fresh = _encode_continue(-1, start, now)
@@ -171,9 +169,9 @@ def _choose_snapshot(
     if rv_text == "":
         return store.snapshot(rtype, None), "", now, limit
     if rv_text == "0":
-        return store.snapshot(rtype, None), "", now, 0 if server.ignore_limit_for_rv0 else limit
+        return store.snapshot(rtype, None), "", now, 0 if ctx.settings.ignore_limit_for_rv0 else limit
     rv = parse_rv(rv_text)
-    wait_not_too_large(server, rv)
+    wait_not_too_large(ctx, rv)
     exact = rvm == "Exact" or (not rvm and limit > 0)
     return store.snapshot(rtype, rv if exact else None), "", now, limit
 
@@ -190,15 +188,15 @@ def _bounds(snap: Snapshot, namespace: str | None, start: str) -> tuple[int, int
 
 
 def list_body(
-    server: FakeAPIServer, rtype: ResourceType, namespace: str | None, query: Mapping[str, str]
+    ctx: ServerContext, rtype: ResourceType, namespace: str | None, query: Mapping[str, str]
 ) -> bytes:
     """The serialized ``<Kind>List`` for a LIST request (raises ``StatusError``)."""
     _validate(query)
     limit = _parse_limit(query)
     filters = parse_filters(rtype, namespace, query)
-    snap, start, issued, limit = _choose_snapshot(server, rtype, query, limit)
+    snap, start, issued, limit = _choose_snapshot(ctx, rtype, query, limit)
     lo, hi = _bounds(snap, namespace, start)
-    with_kind = server.list_items_have_kind or not rtype.builtin
+    with_kind = ctx.settings.list_items_have_kind or not rtype.builtin
     items: list[bytes] = []
     idx = lo
     entries = snap.entries

@@ -7,18 +7,16 @@ Other create-only kinds (``Binding``, ...) are answered with the object, not sto
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..registry import status as _status
+from .context import ServerContext
 from ..registry.resources import ResourceType
-
-if TYPE_CHECKING:
-    from ..server import FakeAPIServer
 
 __all__ = ["review"]
 
 
-def review(api: FakeAPIServer, rtype: ResourceType, body: Any, namespace: str | None,
+def review(ctx: ServerContext, rtype: ResourceType, body: Any, namespace: str | None,
            user: str) -> dict[str, Any]:
     """The answer to a create of a create-only kind (never stored)."""
     if not isinstance(body, dict):
@@ -53,7 +51,7 @@ def review(api: FakeAPIServer, rtype: ResourceType, body: Any, namespace: str | 
                                       "groups": ["system:masters", "system:authenticated"]}}
     elif kind == "TokenReview":
         token = spec.get("token")
-        ok = api.expected_token is not None and token == api.expected_token
+        ok = ctx.settings.expected_token is not None and token == ctx.settings.expected_token
         out["spec"] = spec
         out["status"] = (
             {"authenticated": True, "user": {"username": "token-user",

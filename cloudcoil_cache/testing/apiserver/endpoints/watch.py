@@ -3,19 +3,29 @@
 from __future__ import annotations
 
 import random
-import socket
 import time
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping, Protocol
 
 from ..registry import status as _status
+from .context import ServerContext
 from .list import parse_filters, parse_rv, wait_not_too_large
 from ..registry.resources import ResourceType
 from .tables import table_event
 from ..storage.watchers import Watcher, event_line
 
-if TYPE_CHECKING:
-    from ..http.handler import Handler
-    from ..server import FakeAPIServer
+
+
+class StreamTarget(Protocol):
+    """Where a watch response goes: the HTTP handler of the request's connection."""
+
+    def start_stream(self) -> None:
+        """Send the 200 status and the headers of a chunked JSON stream."""
+
+    def write_raw(self, data: bytes) -> None:
+        """Write bytes to the connection (raises ``OSError`` when it broke)."""
+
+    def abort(self) -> None:
+        """End the connection without the terminating chunk."""
 
 __all__ = ["serve_watch"]
 
@@ -36,11 +46,11 @@ def _bool_param(query: Mapping[str, str], name: str) -> bool | None:
     return query[name].lower() in ("true", "1")
 
 
-def _validate(server: FakeAPIServer, query: Mapping[str, str]) -> bool | None:
+def _validate(ctx: ServerContext, query: Mapping[str, str]) -> bool | None:
     """Check watch options (422 like the real server); returns the sendInitialEvents value."""
     send_initial = _bool_param(query, "sendInitialEvents")
     rvm = query.get("resourceVersionMatch", "")
-    if send_initial is not None and not server.watch_list_enabled:
+    if send_initial is not None and not ctx.settings.watch_list_enabled:
         raise _status.invalid_options(
             "sendInitialEvents",
             "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
@@ -66,99 +76,97 @@ def _validate(server: FakeAPIServer, query: Mapping[str, str]) -> bool | None:
     return send_initial
 
 
-def _timeout(server: FakeAPIServer, query: Mapping[str, str]) -> float:
+def _timeout(ctx: ServerContext, query: Mapping[str, str]) -> float:
     text = query.get("timeoutSeconds", "")
     if not text:
-        low, high = server.watch_timeout_range
+        low, high = ctx.settings.watch_timeout_range
         return random.uniform(low, high)
     try:
         value = float(text)
     except ValueError:
         raise _status.bad_request(f'invalid timeoutSeconds "{text}": must be a number') from None
     if value <= 0:  # like the apiserver: 0 means "pick the default"
-        low, high = server.watch_timeout_range
+        low, high = ctx.settings.watch_timeout_range
         return random.uniform(low, high)
     return value
 
 
 def serve_watch(
-    handler: Handler,
-    server: FakeAPIServer,
+    out: StreamTarget,
+    ctx: ServerContext,
     rtype: ResourceType,
     namespace: str | None,
     name: str | None,
     query: Mapping[str, str],
+    *,
+    table: bool = False,
 ) -> None:
-    """Answer a watch request: validate, register, then stream until timeout, fault or stop."""
-    send_initial = _validate(server, query)
+    """Answer a watch request: validate, register, then stream until timeout, fault or stop
+    (``table``: events carry server-side tables)."""
+    send_initial = _validate(ctx, query)
     filters = parse_filters(rtype, namespace, query, name)
-    timeout = _timeout(server, query)
+    timeout = _timeout(ctx, query)
     rv_text = query.get("resourceVersion", "")
     legacy = rv_text in ("", "0")
     since = None if legacy else parse_rv(rv_text)
     if since is not None:
-        wait_not_too_large(server, since)
+        wait_not_too_large(ctx, since)
     initial = send_initial if send_initial is not None else legacy
     allow_bookmarks = _bool_param(query, "allowWatchBookmarks") is True
     end_bookmark = send_initial is True or (
-        server.watch_list_defaulting and legacy and send_initial is None and allow_bookmarks
+        ctx.settings.watch_list_defaulting and legacy and send_initial is None and allow_bookmarks
     )
     watcher = Watcher(rtype, namespace, filters.label_match, filters.field_match)
-    store = server._store
+    store = ctx.store
     try:
         store.add_watcher(
             watcher, initial=initial, since=None if initial else since, end_marker=end_bookmark
         )
     except _status.StatusError as exc:
-        if server.expired_watch_mode == "http":
+        if ctx.settings.expired_watch_mode == "http":
             raise
-        stream = _Stream(handler, server, watcher, allow_bookmarks=False)
+        stream = _Stream(out, ctx, watcher, allow_bookmarks=False, table=table)
         stream.start()
         stream.finish_with_error(exc.body)
         return
     try:
-        server._watch_started(watcher)
-        stream = _Stream(handler, server, watcher, allow_bookmarks=allow_bookmarks)
+        ctx.watches.started(watcher)
+        stream = _Stream(out, ctx, watcher, allow_bookmarks=allow_bookmarks, table=table)
         stream.start()
         stream.run(timeout)
     finally:
         store.remove_watcher(watcher)
-        server._watch_ended(watcher)
+        ctx.watches.ended(watcher)
 
 
 class _Stream:
     """Writes one watch response: a chunk per event, bookmarks, faults, then its end."""
 
     def __init__(
-        self, handler: Handler, server: FakeAPIServer, watcher: Watcher, *, allow_bookmarks: bool
+        self, out: StreamTarget, ctx: ServerContext, watcher: Watcher, *, allow_bookmarks: bool,
+        table: bool,
     ) -> None:
-        self.handler = handler
-        self.server = server
+        self.out = out
+        self.ctx = ctx
         self.watcher = watcher
         self.allow_bookmarks = allow_bookmarks
         rtype = watcher.rtype
         self._bookmark_head = {"kind": rtype.kind, "apiVersion": rtype.api_version}
-        self.table = bool(getattr(handler, "table", False))
+        self.table = table
 
     def start(self) -> None:
-        h = self.handler
-        h.streaming = True
-        h.send_response(200)
-        h.send_header("Content-Type", "application/json")
-        h.send_header("Transfer-Encoding", "chunked")
-        h.send_header("Cache-Control", "no-cache, private")
-        h.end_headers()
+        self.out.start_stream()
 
     # -- writing -------------------------------------------------------------------------------
 
     def _send(self, data: bytes) -> None:
         try:
-            self.handler.wfile.write(data)
+            self.out.write_raw(data)
         except OSError:
             raise _Ended(clean=False) from None
 
     def _write_lines(self, lines: list[bytes]) -> None:
-        faults = self.server._faults
+        faults = self.ctx.faults
         size, pause = faults.split_bytes, faults.split_pause
         if not size:
             self._send(b"".join(b"%x\r\n%s\r\n" % (len(line), line) for line in lines))
@@ -167,7 +175,7 @@ class _Stream:
             for i in range(0, len(line), size):
                 piece = line[i : i + size]
                 self._send(b"%x\r\n%s\r\n" % (len(piece), piece))
-                if pause and self.server._stopping.wait(pause):
+                if pause and self.ctx.stopping.wait(pause):
                     raise _Ended(clean=False)
 
     def _bookmark_line(self, rv: int, *, initial_end: bool = False) -> bytes:
@@ -193,8 +201,8 @@ class _Stream:
             self._write_lines(lines)
 
     def _bookmark(self) -> None:
-        faults = self.server._faults
-        items, rv = self.server._store.drain_for_bookmark(self.watcher, lambda: faults.stalled)
+        faults = self.ctx.faults
+        items, rv = self.ctx.store.drain_for_bookmark(self.watcher, lambda: faults.stalled)
         if rv is None:
             return
         self._write_items(items)
@@ -205,7 +213,7 @@ class _Stream:
         if mid_object:
             with self.watcher.cond:
                 pending = next((p for k, p in self.watcher.items if k == "event"), None)
-            line = pending or self._bookmark_line(self.server._store.revision)
+            line = pending or self._bookmark_line(self.ctx.store.revision)
             half = line[: max(1, len(line) // 2)]
             self._send(b"%x\r\n%s\r\n" % (len(half), half))
         raise _Ended(clean=False)
@@ -224,19 +232,15 @@ class _Stream:
         except _Ended as end:
             if end.clean:
                 try:
-                    self.handler.wfile.write(b"0\r\n\r\n")
+                    self.out.write_raw(b"0\r\n\r\n")
                 except OSError:
                     end = _Ended(clean=False)
             if not end.clean:
-                self.handler.close_connection = True
-                try:
-                    self.handler.connection.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+                self.out.abort()
 
     def _loop(self, timeout: float) -> None:
-        w, faults = self.watcher, self.server._faults
-        interval = self.server.bookmark_interval
+        w, faults = self.watcher, self.ctx.faults
+        interval = self.ctx.settings.bookmark_interval
         deadline = time.monotonic() + timeout
         next_bookmark = time.monotonic() + interval if self.allow_bookmarks else float("inf")
         while True:

@@ -5,18 +5,21 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
+import socket
 import ssl
 import time
 
 import yaml
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..registry import status as _status
 from ..registry.admission import request_context
 from ..endpoints.list import list_body, parse_filters, parse_rv, wait_not_too_large
 from .protobuf import ProtobufError, decode_body
+from .request_log import RequestLog
+from ..endpoints.context import ServerContext
 from ..endpoints.reviews import review
 from ..registry.schema import definition_for
 from ..endpoints.routing import Route, derive_verb, parse_route, subresource_ok
@@ -26,8 +29,6 @@ from ..registry.status import StatusError
 from ..endpoints.tables import to_table, wants_table
 from ..endpoints.watch import serve_watch
 
-if TYPE_CHECKING:
-    from ..server import FakeAPIServer
 
 __all__ = ["Handler"]
 
@@ -48,7 +49,7 @@ def _method_not_allowed() -> StatusError:
 
 
 class Handler(BaseHTTPRequestHandler):
-    """One connection's requests (HTTP/1.1 keep-alive); ``server.api`` is the FakeAPIServer."""
+    """One connection's requests (HTTP/1.1 keep-alive), served from ``server.context``."""
 
     protocol_version = "HTTP/1.1"
     streaming = False  # set once a watch response's headers went out
@@ -56,14 +57,18 @@ class Handler(BaseHTTPRequestHandler):
     sys_version = ""
 
     @property
-    def api(self) -> FakeAPIServer:
-        return self.server.api  # type: ignore[attr-defined,no-any-return]
+    def ctx(self) -> ServerContext:
+        return self.server.context  # type: ignore[attr-defined,no-any-return]
+
+    @property
+    def request_log(self) -> RequestLog:
+        return self.server.request_log  # type: ignore[attr-defined,no-any-return]
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib signature)
         log.debug("%s " + format, self.address_string(), *args)
 
     def date_time_string(self, timestamp: float | None = None) -> str:
-        skewed = (time.time() if timestamp is None else timestamp) + self.api.clock_skew
+        skewed = (time.time() if timestamp is None else timestamp) + self.ctx.settings.clock_skew
         return email.utils.formatdate(skewed, usegmt=True)
 
     def do_GET(self) -> None:  # noqa: N802 (stdlib naming)
@@ -101,6 +106,26 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def start_stream(self) -> None:
+        """The head of a watch response (a chunked JSON stream)."""
+        self.streaming = True
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Cache-Control", "no-cache, private")
+        self.end_headers()
+
+    def write_raw(self, data: bytes) -> None:
+        self.wfile.write(data)
+
+    def abort(self) -> None:
+        """Close the connection without ending the response (a cut watch)."""
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
     def send_obj(self, code: int, obj: Any) -> None:
         self.send_bytes(code, json.dumps(obj, separators=(",", ":")).encode())
 
@@ -128,20 +153,20 @@ class Handler(BaseHTTPRequestHandler):
         return self.rfile.read(length) if length > 0 else b""
 
     def _dispatch(self, method: str) -> None:
-        api = self.api
+        ctx = self.ctx
         self.streaming = False
         self.table = False
         self.warnings: list[str] = []
         split = urlsplit(self.path)
         path = unquote(split.path)
         query = {k: v[0] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
-        route = parse_route(path, api.registry)
+        route = parse_route(path, ctx.registry)
         verb = derive_verb(method, route, query)
         body = self._read_body()
         user = self._user()
-        api._log.record(method, path, query, dict(self.headers.items()), verb, body, user or "")
+        self.request_log.record(method, path, query, dict(self.headers.items()), verb, body, user or "")
         try:
-            if api._faults.delay > 0 and api._stopping.wait(api._faults.delay):
+            if ctx.faults.delay > 0 and ctx.stopping.wait(ctx.faults.delay):
                 self.close_connection = True
                 return
             self._check_auth_and_faults(verb, path, route, user)
@@ -190,17 +215,17 @@ class Handler(BaseHTTPRequestHandler):
 
     def _openapi(self, which: str) -> None:
         """``/openapi/v2`` (JSON only: 406 to a protobuf-only Accept) and ``/openapi/v3[/gv]``."""
-        api = self.api
+        ctx = self.ctx
         if which == "v2":
             if not self._accepts_json():
                 raise StatusError(406, _status.status_body(
                     406, "NotAcceptable",
                     "only the following media types are accepted: application/json"))
-            self.send_bytes(200, api.openapi.v2())
+            self.send_bytes(200, ctx.openapi.v2())
         elif which == "v3":
-            self.send_obj(200, api.openapi.v3_root())
+            self.send_obj(200, ctx.openapi.v3_root())
         else:
-            doc = api.openapi.v3(which[len("v3/"):])
+            doc = ctx.openapi.v3(which[len("v3/"):])
             if doc is None:
                 raise StatusError(404, _status.status_body(
                     404, "NotFound", "the server could not find the requested resource"))
@@ -223,8 +248,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def _user(self) -> str | None:
         """Who sent the request: the client certificate's CN, else the token's user, else None."""
-        api = self.api
-        if api.client_ca is not None and isinstance(self.connection, ssl.SSLSocket):
+        ctx = self.ctx
+        if ctx.settings.client_ca is not None and isinstance(self.connection, ssl.SSLSocket):
             cert = self.connection.getpeercert()
             if cert:
                 subject: Any = cert.get("subject", ())
@@ -232,18 +257,18 @@ class Handler(BaseHTTPRequestHandler):
                     for key, value in rdn:
                         if key == "commonName":
                             return str(value)
-        if api.expected_token is not None:
-            if self.headers.get("Authorization", "") == f"Bearer {api.expected_token}":
+        if ctx.settings.expected_token is not None:
+            if self.headers.get("Authorization", "") == f"Bearer {ctx.settings.expected_token}":
                 return "token-user"
         return None
 
     def _check_auth_and_faults(
         self, verb: str, path: str, route: Route | None, user: str | None
     ) -> None:
-        api = self.api
-        if (api.expected_token is not None or api.client_ca is not None) and user is None:
+        ctx = self.ctx
+        if (ctx.settings.expected_token is not None or ctx.settings.client_ca is not None) and user is None:
             raise StatusError(401, _status.status_body(401, "Unauthorized", "Unauthorized"))
-        rule = api._faults.take_rule(verb, path)
+        rule = ctx.faults.take_rule(verb, path)
         if rule is not None:
             raise _status.for_code(
                 rule.code,
@@ -255,7 +280,7 @@ class Handler(BaseHTTPRequestHandler):
             )
 
     def _discovery(self, route: Route) -> None:
-        api = self.api
+        ctx = self.ctx
         kind = route.discovery
         if kind in ("/healthz", "/livez", "/readyz"):
             self.send_bytes(200, b"ok", content_type="text/plain; charset=utf-8")
@@ -275,12 +300,13 @@ class Handler(BaseHTTPRequestHandler):
                 },
             )
         elif kind == "/api":
-            self.send_obj(200, api.registry.api_versions(f"127.0.0.1:{api.port}"))
+            port = self.server.server_address[1]  # type: ignore[index]
+            self.send_obj(200, ctx.registry.api_versions(f"127.0.0.1:{port}"))
         elif kind == "/apis":
-            self.send_obj(200, api.registry.group_list())
+            self.send_obj(200, ctx.registry.group_list())
         elif kind == "group":
             group = next(
-                (g for g in api.registry.group_list()["groups"] if g["name"] == route.group), None
+                (g for g in ctx.registry.group_list()["groups"] if g["name"] == route.group), None
             )
             if group is None:
                 raise StatusError(
@@ -291,7 +317,7 @@ class Handler(BaseHTTPRequestHandler):
                 )
             self.send_obj(200, {"kind": "APIGroup", "apiVersion": "v1", **group})
         else:
-            doc = api.registry.resource_list(route.group, route.version)
+            doc = ctx.registry.resource_list(route.group, route.version)
             if doc is None:
                 raise StatusError(
                     404,
@@ -319,7 +345,7 @@ class Handler(BaseHTTPRequestHandler):
             raise _status.bad_request(f"the request body is not valid YAML: {exc}") from None
 
     def _scale(self, verb: str, route: Route, body: bytes) -> None:
-        store = self.api._store
+        store = self.ctx.store
         rtype, name, ns = route.rtype, route.name, route.namespace
         assert rtype is not None and name is not None
         if verb == "get":
@@ -365,7 +391,7 @@ class Handler(BaseHTTPRequestHandler):
     def _resource(
         self, method: str, verb: str, route: Route, query: dict[str, str], body: bytes
     ) -> None:
-        store = self.api._store
+        store = self.ctx.store
         if route.subresource is not None and route.rtype is not None and not subresource_ok(
                 route.subresource, route.rtype):
             # a custom resource's subresource its CRD does not declare (kube-apiserver's CRD handler)
@@ -397,22 +423,22 @@ class Handler(BaseHTTPRequestHandler):
                 self._serve_resource(verb, route, query, body)
 
     def _serve_resource(self, verb: str, route: Route, query: dict[str, str], body: bytes) -> None:
-        api, store = self.api, self.api._store
+        ctx, store = self.ctx, self.ctx.store
         rtype = route.rtype
         assert rtype is not None
         ns, name = route.namespace, route.name
         if route.subresource is None and verb not in rtype.served_verbs:
             raise _method_not_allowed()
         if verb == "create" and rtype.verbs == ("create",):
-            self.send_obj(201, review(api, rtype, self._parse_json(body), ns,
+            self.send_obj(201, review(ctx, rtype, self._parse_json(body), ns,
                                       self._user() or "system:admin"))
             return
         if route.subresource == "scale":
             self._scale(verb, route, body)
         elif verb == "watch":
-            serve_watch(self, api, rtype, ns, name, query)
+            serve_watch(self, ctx, rtype, ns, name, query, table=self.table)
         elif verb == "list":
-            data = list_body(api, rtype, ns, query)
+            data = list_body(ctx, rtype, ns, query)
             if self.table:
                 listed = json.loads(data)
                 self.send_obj(200, to_table(rtype.group, rtype.kind, rtype.builtin,
@@ -423,7 +449,7 @@ class Handler(BaseHTTPRequestHandler):
         elif verb == "get":
             assert name is not None
             if query.get("resourceVersion", "") not in ("", "0"):
-                wait_not_too_large(api, parse_rv(query["resourceVersion"]))
+                wait_not_too_large(ctx, parse_rv(query["resourceVersion"]))
             entry = store.get(rtype, name, ns)
             if self.table and route.subresource is None:
                 self.send_obj(200, to_table(
@@ -484,7 +510,7 @@ class Handler(BaseHTTPRequestHandler):
             preconditions = options.get("preconditions")
             result = store.delete(
                 rtype, name, ns, preconditions if isinstance(preconditions, dict) else None,
-                grace_period=_grace_period(options, query), kubelet=api.kubelet,
+                grace_period=_grace_period(options, query), kubelet=ctx.settings.kubelet,
             )
             self.send_obj(200, _deleted_answer(rtype, result, store.exists(rtype, name, ns)
                                                and not query.get("dryRun")))
@@ -492,7 +518,7 @@ class Handler(BaseHTTPRequestHandler):
             # kube-apiserver answers the <Kind>List of the objects it deleted, as it listed them
             # before deleting (no deletionTimestamp yet), also for a dry run and when none matched
             filters = parse_filters(rtype, ns, query)
-            with_kind = api.list_items_have_kind or not rtype.builtin
+            with_kind = ctx.settings.list_items_have_kind or not rtype.builtin
             with store.lock:
                 revision = store.revision
                 matched = sorted(
@@ -503,7 +529,7 @@ class Handler(BaseHTTPRequestHandler):
                 for entry in matched:
                     meta = entry.obj["metadata"]
                     store.delete(rtype, meta["name"], meta.get("namespace"),
-                                 grace_period=_grace_period({}, query), kubelet=api.kubelet)
+                                 grace_period=_grace_period({}, query), kubelet=ctx.settings.kubelet)
             self.send_obj(200, {"kind": f"{rtype.kind}List", "apiVersion": rtype.api_version,
                                 "metadata": {"resourceVersion": str(revision)}, "items": items})
         else:

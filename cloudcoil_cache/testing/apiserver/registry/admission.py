@@ -187,7 +187,7 @@ class _Walk:
 
 
 class Admission:
-    """What the real admission chain and registry strategies do to a write, as the store calls it."""
+    """What the real admission chain and registry strategies do to a write; ``admit`` is handed to the store."""
 
     def __init__(self, store: Store, registry: ResourceRegistry, *,
                  namespace_lifecycle: bool = True) -> None:
@@ -242,14 +242,6 @@ class Admission:
                 immutable(old, obj, errs)
         if errs:
             raise _invalid(rtype, str(meta.get("name", "")), errs)
-
-    # -- custom resource definitions -------------------------------------------------------
-
-    def committed(self, rtype: ResourceType, etype: str, obj: dict[str, Any]) -> None:
-        """After a stored change (lock held): a CRD's change runs the apiextensions controllers
-        and (un)registers its types (``_crds``)."""
-        if _crds.is_crd(rtype):
-            _crds.after_commit(self.store, self.registry, rtype, etype, obj)
 
     # -- namespace lifecycle -------------------------------------------------------------------
 

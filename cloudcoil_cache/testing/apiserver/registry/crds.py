@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import validation as _rules
 from .resources import ResourceRegistry, ResourceType
@@ -11,7 +11,7 @@ from .resources import ResourceRegistry, ResourceType
 if TYPE_CHECKING:
     from ..storage.store import Store
 
-__all__ = ["after_commit", "default_names", "is_crd", "nested", "prepare_create", "validate_scale"]
+__all__ = ["after_commit", "commit_listener", "default_names", "is_crd", "nested", "prepare_create", "validate_scale"]
 
 # The field manager of the controllers' status writes (kube-apiserver's loopback client).
 _CONTROLLER = "kube-apiserver"
@@ -122,6 +122,16 @@ def after_commit(store: Store, registry: ResourceRegistry, rtype: ResourceType, 
         if not _is_true(obj.get("status") or {}, "Established"):
             return  # its kinds are served from the establishing write on
     _serve(store, registry, etype, obj)
+
+
+def commit_listener(store: Store, registry: ResourceRegistry
+                    ) -> Callable[[ResourceType, str, dict[str, Any]], None]:
+    """The apiextensions controllers as a store commit listener: a CRD's change (store lock held)
+    runs them and (un)registers its types."""
+    def committed(rtype: ResourceType, etype: str, obj: dict[str, Any]) -> None:
+        if is_crd(rtype):
+            after_commit(store, registry, rtype, etype, obj)
+    return committed
 
 
 def _scale_paths(scale: Any) -> tuple[str, str, str]:

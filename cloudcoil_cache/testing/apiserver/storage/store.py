@@ -16,7 +16,7 @@ import time
 import uuid
 from collections import OrderedDict
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Protocol
 
 from ..registry import status as _status
 from ..registry.fields import apply as apply_fields
@@ -26,10 +26,7 @@ from ..registry.resources import ResourceType
 from ..registry.smp import definition_of, strategic_merge
 from .watchers import Event, Watcher
 
-if TYPE_CHECKING:
-    from ..registry.admission import Admission
-
-__all__ = ["Store", "Stored", "Snapshot", "object_key"]
+__all__ = ["Admit", "CommitListener", "Store", "Stored", "Snapshot", "object_key"]
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 _KIND_KEYS = ("kind", "apiVersion")
@@ -39,6 +36,18 @@ _PATCH_TYPES = (
     "application/json-patch+json",
 )
 APPLY_PATCH = "application/apply-patch+yaml"
+
+
+class Admit(Protocol):
+    """Defaults and validates a write in place before it is stored (``old``: the stored object
+    on update); raises ``StatusError``. The registry passes it down (``Store.set_admission``)."""
+
+    def __call__(self, rtype: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None, *,
+                 namespace: str | None, subresource: str | None) -> None: ...
+
+
+# Told of every stored change (rtype, event type, object), with the store lock held.
+CommitListener = Callable[[ResourceType, str, dict[str, Any]], None]
 
 
 def object_key(namespace: str | None, name: str) -> str:
@@ -122,8 +131,18 @@ class Store:
         self._snapshots: OrderedDict[tuple[ResourceType, int], Snapshot] = OrderedDict()
         self._max_snapshots = max_snapshots
         self._dry_run = False
-        # Validation, defaulting and admission (set by the server; None: store as given).
-        self.admission: Admission | None = None
+        # Validation, defaulting and admission, passed down by the registry (None: store as given).
+        self._admit: Admit | None = None
+        self._listeners: list[CommitListener] = []
+
+    def set_admission(self, admit: Admit | None) -> None:
+        """What ``create``/``replace`` call on a write before storing it (with ``admit=True``)."""
+        self._admit = admit
+
+    def add_commit_listener(self, listener: CommitListener) -> None:
+        """Call ``listener(rtype, etype, obj)`` after every stored change (lock held; it may write)."""
+        with self.lock:
+            self._listeners.append(listener)
 
     @contextlib.contextmanager
     def dry_run(self) -> Iterator[None]:
@@ -215,8 +234,8 @@ class Store:
         for watcher in self._watchers.get(rtype, ()):
             watcher.offer(event)
         self.changed.notify_all()
-        if self.admission is not None:
-            self.admission.committed(rtype, etype, obj)
+        for listener in self._listeners:
+            listener(rtype, etype, obj)
         return obj
 
     def _trim(self, count: int) -> None:
@@ -280,8 +299,8 @@ class Store:
                 obj.pop("status", None)
                 if rtype.builtin:
                     obj["status"] = {}
-            if admit and self.admission is not None:
-                self.admission.admit(rtype, obj, None, namespace=namespace, subresource=None)
+            if admit and self._admit is not None:
+                self._admit(rtype, obj, None, namespace=namespace, subresource=None)
             meta = obj["metadata"]
             meta["uid"] = str(uuid.uuid4())
             meta["creationTimestamp"] = _now()
@@ -365,9 +384,8 @@ class Store:
                     new["metadata"][field] = cur_meta[field]
                 else:
                     new["metadata"].pop(field, None)
-            if admit and self.admission is not None:
-                self.admission.admit(rtype, new, current, namespace=namespace,
-                                     subresource=subresource)
+            if admit and self._admit is not None:
+                self._admit(rtype, new, current, namespace=namespace, subresource=subresource)
             new_meta = new["metadata"]
             if (subresource is None and rtype.has_generation
                     and new.get("spec") != current.get("spec")):
