@@ -9,8 +9,9 @@ from ..registry.crds import nested
 from ..registry.patch import PatchError, json_patch, merge_patch
 from ..registry.resources import ResourceType
 from ..storage.store import Store
+from .request import Request, Responder, method_not_allowed
 
-__all__ = ["get_scale", "patch_scale", "update_scale"]
+__all__ = ["get_scale", "patch_scale", "serve_scale", "update_scale"]
 
 
 def _meta_of(obj: dict[str, Any]) -> dict[str, Any]:
@@ -147,3 +148,17 @@ def patch_scale(
             if not nested(store.get(rtype, name, ns).obj, path)[1]:
                 raise _status.bad_request(f'the spec replicas field "{path}" cannot be empty')
         return update_scale(store, rtype, name, ns, new)
+
+
+def serve_scale(store: Store, req: Request, out: Responder) -> None:
+    """Answer a request for the ``scale`` subresource: get, update or patch."""
+    rtype, name, ns = req.route.rtype, req.route.name, req.route.namespace
+    assert rtype is not None and name is not None
+    if req.verb == "get":
+        out.send_obj(200, get_scale(store, rtype, name, ns))
+    elif req.verb == "update":
+        out.send_obj(200, update_scale(store, rtype, name, ns, req.json_body()))
+    elif req.verb == "patch":
+        out.send_obj(200, patch_scale(store, rtype, name, ns, req.content_type, req.json_body()))
+    else:
+        raise method_not_allowed()

@@ -8,44 +8,22 @@ import logging
 import socket
 import ssl
 import time
-
-import yaml
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from ..registry import status as _status
-from ..registry.admission import request_context
-from ..endpoints.list import list_body, parse_filters, parse_rv, wait_not_too_large
-from .protobuf import ProtobufError, decode_body
-from .request_log import RequestLog
 from ..endpoints.context import ServerContext
-from ..endpoints.reviews import review
-from ..registry.schema import definition_for
-from ..endpoints.routing import Route, derive_verb, parse_route, subresource_ok
-from ..endpoints.scale import get_scale, patch_scale, update_scale
-from ..storage.store import APPLY_PATCH
+from ..endpoints.request import Request
+from ..endpoints.resource import serve_resource
+from ..endpoints.routing import Route, derive_verb, parse_route
+from ..endpoints.tables import wants_table
+from ..registry import status as _status
 from ..registry.status import StatusError
-from ..endpoints.tables import to_table, wants_table
-from ..endpoints.watch import serve_watch
-
+from .request_log import RequestLog
 
 __all__ = ["Handler"]
 
 log = logging.getLogger(__name__)
-
-_WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
-
-
-def _method_not_allowed() -> StatusError:
-    return StatusError(
-        405,
-        _status.status_body(
-            405,
-            "MethodNotAllowed",
-            "the server does not allow this method on the requested resource",
-        ),
-    )
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -53,6 +31,8 @@ class Handler(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     streaming = False  # set once a watch response's headers went out
+    table = False  # the request asked for a server-side Table
+    warnings: list[str]  # sent as Warning headers with the answer
     server_version = "cloudcoil-fake-apiserver"
     sys_version = ""
 
@@ -126,6 +106,9 @@ class Handler(BaseHTTPRequestHandler):
         except OSError:
             pass
 
+    def set_warnings(self, warnings: list[str]) -> None:
+        self.warnings = warnings
+
     def send_obj(self, code: int, obj: Any) -> None:
         self.send_bytes(code, json.dumps(obj, separators=(",", ":")).encode())
 
@@ -156,7 +139,7 @@ class Handler(BaseHTTPRequestHandler):
         ctx = self.ctx
         self.streaming = False
         self.table = False
-        self.warnings: list[str] = []
+        self.warnings = []
         split = urlsplit(self.path)
         path = unquote(split.path)
         query = {k: v[0] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
@@ -327,254 +310,14 @@ class Handler(BaseHTTPRequestHandler):
                 )
             self.send_obj(200, doc)
 
-    def _manager(self, query: dict[str, str]) -> str:
-        """The field manager of a write: ``fieldManager``, else the User-Agent's product name."""
-        manager = query.get("fieldManager", "")
-        if manager:
-            return manager
-        agent = (self.headers.get("User-Agent") or "").split("/")[0]
-        return "".join(ch for ch in agent if ch.isprintable())[:128] or "unknown"
-
     def _content_type(self) -> str:
         return (self.headers.get("Content-Type") or "").split(";")[0].strip()
-
-    def _parse_yaml(self, body: bytes) -> Any:
-        try:
-            return yaml.safe_load(body or b"null")
-        except yaml.YAMLError as exc:
-            raise _status.bad_request(f"the request body is not valid YAML: {exc}") from None
-
-    def _scale(self, verb: str, route: Route, body: bytes) -> None:
-        store = self.ctx.store
-        rtype, name, ns = route.rtype, route.name, route.namespace
-        assert rtype is not None and name is not None
-        if verb == "get":
-            self.send_obj(200, get_scale(store, rtype, name, ns))
-        elif verb == "update":
-            self.send_obj(200, update_scale(store, rtype, name, ns, self._parse_json(body)))
-        elif verb == "patch":
-            ctype = self._content_type()
-            self.send_obj(
-                200, patch_scale(store, rtype, name, ns, ctype, self._parse_json(body))
-            )
-        else:
-            raise _method_not_allowed()
-
-    def _parse_json(self, body: bytes) -> Any:
-        ctype = self._content_type()
-        if ctype == "application/vnd.kubernetes.protobuf":
-            try:
-                return decode_body(body, definition_for)
-            except ProtobufError as exc:
-                raise StatusError(415, _status.status_body(
-                    415, "UnsupportedMediaType",
-                    f"the body of the request was in an unknown format - accepted media types "
-                    f"include: application/json, application/yaml ({exc})")) from None
-        if ctype in ("application/yaml", "application/x-yaml") and self.command in ("POST", "PUT"):
-            return self._parse_yaml(body)
-        try:
-            return json.loads(body or b"null")
-        except ValueError as exc:
-            raise _status.bad_request(f"the request body is not valid JSON: {exc}") from None
-
-    def _check_body_type(self, method: str) -> None:
-        """415 for a body the fake cannot decode (protobuf, CBOR), as content negotiation does."""
-        ctype = self._content_type()
-        if method in ("POST", "PUT", "PATCH") and (
-                ctype in ("application/cbor", "application/apply-patch+cbor")
-                or (method == "PATCH" and "protobuf" in ctype)):
-            raise StatusError(415, _status.status_body(
-                415, "UnsupportedMediaType",
-                "the body of the request was in an unknown format - accepted media types "
-                "include: application/json, application/yaml"))
 
     def _resource(
         self, method: str, verb: str, route: Route, query: dict[str, str], body: bytes
     ) -> None:
-        store = self.ctx.store
-        if route.subresource is not None and route.rtype is not None and not subresource_ok(
-                route.subresource, route.rtype):
-            # a custom resource's subresource its CRD does not declare (kube-apiserver's CRD handler)
-            raise _status.not_found(route.rtype, route.name or "")
-        self._check_body_type(method)
-        if route.subresource is not None and verb not in ("get", "update", "patch"):
-            raise _method_not_allowed()
-        dry_run = query.get("dryRun")
-        if dry_run is not None and dry_run != "All":
-            raise _status.bad_request(
-                f'Invalid dryRun: Unsupported value: "{dry_run}": supported values: "All"'
-            )
-        if verb in ("delete", "deletecollection") and body.strip():
-            options = self._parse_json(body)  # DeleteOptions may carry dryRun too
-            if isinstance(options, dict) and "All" in (options.get("dryRun") or ()):
-                dry_run = "All"
-        validation = query.get("fieldValidation", "")
-        if validation not in ("", "Ignore", "Warn", "Strict"):
-            raise _status.bad_request(
-                f'fieldValidation parameter unsupported: "{validation}". Supported values are: '
-                '"Ignore", "Warn", "Strict"'
-            )
-        with request_context(validation) as warnings:
-            self.warnings = warnings if validation != "Ignore" else []
-            if dry_run and verb in _WRITES:
-                with store.dry_run():
-                    self._serve_resource(verb, route, query, body)
-            else:
-                self._serve_resource(verb, route, query, body)
-
-    def _serve_resource(self, verb: str, route: Route, query: dict[str, str], body: bytes) -> None:
-        ctx, store = self.ctx, self.ctx.store
-        rtype = route.rtype
-        assert rtype is not None
-        ns, name = route.namespace, route.name
-        if route.subresource is None and verb not in rtype.served_verbs:
-            raise _method_not_allowed()
-        if verb == "create" and rtype.verbs == ("create",):
-            self.send_obj(201, review(ctx, rtype, self._parse_json(body), ns,
-                                      self._user() or "system:admin"))
-            return
-        if route.subresource == "scale":
-            self._scale(verb, route, body)
-        elif verb == "watch":
-            serve_watch(self, ctx, rtype, ns, name, query, table=self.table)
-        elif verb == "list":
-            data = list_body(ctx, rtype, ns, query)
-            if self.table:
-                listed = json.loads(data)
-                self.send_obj(200, to_table(rtype.group, rtype.kind, rtype.builtin,
-                                            listed.get("items") or [], listed.get("metadata", {}),
-                                            query.get("includeObject", "Metadata")))
-                return
-            self.send_bytes(200, data)
-        elif verb == "get":
-            assert name is not None
-            if query.get("resourceVersion", "") not in ("", "0"):
-                wait_not_too_large(ctx, parse_rv(query["resourceVersion"]))
-            entry = store.get(rtype, name, ns)
-            if self.table and route.subresource is None:
-                self.send_obj(200, to_table(
-                    rtype.group, rtype.kind, rtype.builtin, [entry.obj],
-                    {"resourceVersion": entry.obj["metadata"].get("resourceVersion", "")},
-                    query.get("includeObject", "Metadata")))
-                return
-            self.send_bytes(200, entry.full())
-        elif verb == "create":
-            if name is not None or (rtype.namespaced and ns is None):
-                raise _method_not_allowed()
-            obj = self._parse_json(body)
-            if not isinstance(obj, dict):
-                raise _status.bad_request("the request body must be a JSON object")
-            _check_kind(rtype, obj)
-            self.send_obj(201, store.create(rtype, obj, ns, manager=self._manager(query),
-                                            reset_status=True))
-        elif verb == "update":
-            obj = self._parse_json(body)
-            if not isinstance(obj, dict):
-                raise _status.bad_request("the request body must be a JSON object")
-            _check_kind(rtype, obj)
-            assert name is not None
-            self.send_obj(200, store.replace(rtype, name, ns, obj, subresource=route.subresource,
-                                             manager=self._manager(query)))
-        elif verb == "patch":
-            assert name is not None
-            ctype = self._content_type()
-            force = query.get("force")
-            if ctype == APPLY_PATCH:
-                manager = query.get("fieldManager", "")
-                if not manager:
-                    raise _status.field_manager_required()
-                obj, created = store.apply(
-                    rtype, name, ns, self._parse_yaml(body), manager, route.subresource,
-                    force=force in ("true", "1"),
-                )
-                self.send_obj(201 if created else 200, obj)
-                return
-            if force is not None:
-                raise _status.invalid_options(
-                    "force", "may not be specified for non-apply patch", kind="PatchOptions"
-                )
-            result = store.patch(rtype, name, ns, ctype, self._parse_json(body), route.subresource,
-                                 manager=self._manager(query))
-            self.send_obj(200, result)
-        elif verb == "delete":
-            assert name is not None
-            options = self._parse_json(body) if body.strip() else {}
-            if not isinstance(options, dict):
-                raise _status.bad_request("DeleteOptions must be a JSON object")
-            policy = options.get("propagationPolicy")
-            if policy is not None and policy not in ("Foreground", "Background", "Orphan"):
-                raise _status.bad_request(
-                    f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported '
-                    f'value: "{policy}": supported values: "Foreground", "Background", "Orphan"'
-                )
-            preconditions = options.get("preconditions")
-            result = store.delete(
-                rtype, name, ns, preconditions if isinstance(preconditions, dict) else None,
-                grace_period=_grace_period(options, query), kubelet=ctx.settings.kubelet,
-            )
-            self.send_obj(200, _deleted_answer(rtype, result, store.exists(rtype, name, ns)
-                                               and not query.get("dryRun")))
-        elif verb == "deletecollection":
-            # kube-apiserver answers the <Kind>List of the objects it deleted, as it listed them
-            # before deleting (no deletionTimestamp yet), also for a dry run and when none matched
-            filters = parse_filters(rtype, ns, query)
-            with_kind = ctx.settings.list_items_have_kind or not rtype.builtin
-            with store.lock:
-                revision = store.revision
-                matched = sorted(
-                    (e for e in store.all_objects(rtype)
-                     if (ns is None or e.obj["metadata"].get("namespace") == ns) and filters.matches(e.obj)),
-                    key=lambda e: (e.obj["metadata"].get("namespace") or "", e.obj["metadata"]["name"]))
-                items = [json.loads(e.full() if with_kind else e.bare()) for e in matched]
-                for entry in matched:
-                    meta = entry.obj["metadata"]
-                    store.delete(rtype, meta["name"], meta.get("namespace"),
-                                 grace_period=_grace_period({}, query), kubelet=ctx.settings.kubelet)
-            self.send_obj(200, {"kind": f"{rtype.kind}List", "apiVersion": rtype.api_version,
-                                "metadata": {"resourceVersion": str(revision)}, "items": items})
-        else:
-            raise _method_not_allowed()
-
-
-def _grace_period(options: dict[str, Any], query: dict[str, str]) -> int | None:
-    """``gracePeriodSeconds`` from DeleteOptions or the query (None: the object's default)."""
-    value = options.get("gracePeriodSeconds", query.get("gracePeriodSeconds"))
-    if value is None or value == "":
-        return None
-    try:
-        return max(0, int(value))
-    except (TypeError, ValueError):
-        raise _status.bad_request(f"invalid gracePeriodSeconds {value!r}") from None
-
-
-# Kinds whose registry answers a DELETE with the deleted object (others answer a Status).
-_RETURN_DELETED = frozenset({("", "Pod"), ("", "Service"), ("", "Namespace")})
-
-
-def _deleted_answer(rtype: Any, obj: dict[str, Any], kept: bool) -> dict[str, Any]:
-    """What a DELETE answers: the object when it is kept (finalizers, graceful termination) or
-    its kind returns deleted objects, else a success Status naming it."""
-    # Custom resources: kube-apiserver answers a Status too; the object is kept for now
-    # (KNOWN_DIFFERENCES.md).
-    if kept or not rtype.builtin or (rtype.group, rtype.kind) in _RETURN_DELETED:
-        return obj
-    details: dict[str, Any] = {"name": obj["metadata"].get("name", "")}
-    if rtype.group:
-        details["group"] = rtype.group
-    details["kind"] = rtype.plural
-    details["uid"] = obj["metadata"].get("uid", "")
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-            "details": details}
-
-
-def _check_kind(rtype: Any, obj: dict[str, Any]) -> None:
-    """400 for a body of another kind than the URL's (the real decoder cannot convert it)."""
-    kind, api_version = obj.get("kind"), obj.get("apiVersion")
-    if not rtype.builtin or not kind or (kind == rtype.kind and api_version in (
-            None, "", rtype.api_version)):
-        return
-    version = str(api_version or rtype.api_version).rsplit("/", 1)[-1]
-    internal = (rtype.group or "core").split(".")[0]
-    raise _status.bad_request(
-        f'{kind} in version "{version}" cannot be handled as a {rtype.kind}: converting '
-        f"({version}.{kind}) to ({internal}.{rtype.kind}): unknown conversion")
+        request = Request(method=method, verb=verb, route=route, query=query, body=body,
+                          content_type=self._content_type(),
+                          user_agent=self.headers.get("User-Agent") or "", user=self._user(),
+                          table=self.table)
+        serve_resource(self.ctx, request, self)
