@@ -23,8 +23,9 @@ class Responder(Protocol):
     def send_obj(self, code: int, obj: Any) -> None:
         """Answer ``obj`` as JSON."""
 
-    def send_bytes(self, code: int, body: bytes) -> None:
-        """Answer serialized JSON."""
+    def send_bytes(self, code: int, body: bytes, headers: dict[str, str] | None = None,
+                   content_type: str = "application/json") -> None:
+        """Answer serialized JSON (or what ``content_type`` says)."""
 
     def set_warnings(self, warnings: list[str]) -> None:
         """Send these (filled while serving) as ``Warning`` headers with the answer."""

@@ -1,4 +1,4 @@
-"""The fake server's HTTP request handler: logging, injected faults, discovery and CRUD."""
+"""The fake server's HTTP request handler: parsing, the request log, injected faults, auth, then the endpoints."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..endpoints.context import ServerContext
+from ..endpoints.discovery import serve_discovery, serve_openapi
 from ..endpoints.request import Request
 from ..endpoints.resource import serve_resource
 from ..endpoints.routing import Route, derive_verb, parse_route
@@ -149,34 +150,7 @@ class Handler(BaseHTTPRequestHandler):
         user = self._user()
         self.request_log.record(method, path, query, dict(self.headers.items()), verb, body, user or "")
         try:
-            if ctx.faults.delay > 0 and ctx.stopping.wait(ctx.faults.delay):
-                self.close_connection = True
-                return
-            self._check_auth_and_faults(verb, path, route, user)
-            if route is None:
-                raise StatusError(
-                    404,
-                    _status.status_body(
-                        404, "NotFound", "the server could not find the requested resource"
-                    ),
-                )
-            self.table = wants_table(self.headers.get("Accept", ""))
-            if route.discovery == "openapi":
-                self._openapi(route.group)
-                return
-            if not self._accepts_json() and not self.table:
-                raise StatusError(
-                    406,
-                    _status.status_body(
-                        406,
-                        "NotAcceptable",
-                        "only the following media types are accepted: application/json",
-                    ),
-                )
-            if route.discovery is not None:
-                self._discovery(route)
-            else:
-                self._resource(method, verb, route, query, body)
+            self._serve(method, verb, route, path, query, body, user)
         except StatusError as exc:
             self.send_status(exc)
         except OSError:
@@ -185,34 +159,36 @@ class Handler(BaseHTTPRequestHandler):
             log.exception("fake API server: %s %s failed", method, path)
             if self.streaming:
                 raise
-            self.send_status(
-                StatusError(
-                    500,
-                    _status.status_body(
-                        500,
-                        "InternalError",
-                        f"Internal error occurred: {type(exc).__name__}: {exc}",
-                    ),
-                )
-            )
+            self.send_status(StatusError(500, _status.status_body(
+                500, "InternalError", f"Internal error occurred: {type(exc).__name__}: {exc}")))
 
-    def _openapi(self, which: str) -> None:
-        """``/openapi/v2`` (JSON only: 406 to a protobuf-only Accept) and ``/openapi/v3[/gv]``."""
+    def _serve(self, method: str, verb: str, route: Route | None, path: str,
+               query: dict[str, str], body: bytes, user: str | None) -> None:
+        """Injected delays and failures, authentication, then the endpoint the route names."""
         ctx = self.ctx
-        if which == "v2":
-            if not self._accepts_json():
-                raise StatusError(406, _status.status_body(
-                    406, "NotAcceptable",
-                    "only the following media types are accepted: application/json"))
-            self.send_bytes(200, ctx.openapi.v2())
-        elif which == "v3":
-            self.send_obj(200, ctx.openapi.v3_root())
-        else:
-            doc = ctx.openapi.v3(which[len("v3/"):])
-            if doc is None:
-                raise StatusError(404, _status.status_body(
-                    404, "NotFound", "the server could not find the requested resource"))
-            self.send_bytes(200, doc)
+        if ctx.faults.delay > 0 and ctx.stopping.wait(ctx.faults.delay):
+            self.close_connection = True
+            return
+        self._check_auth_and_faults(verb, path, route, user)
+        if route is None:
+            raise StatusError(404, _status.status_body(
+                404, "NotFound", "the server could not find the requested resource"))
+        self.table = wants_table(self.headers.get("Accept", ""))
+        if route.discovery == "openapi":
+            serve_openapi(ctx, route.group, self._accepts_json(), self)
+            return
+        if not self._accepts_json() and not self.table:
+            raise StatusError(406, _status.status_body(
+                406, "NotAcceptable", "only the following media types are accepted: application/json"))
+        if route.discovery is not None:
+            port = self.server.server_address[1]  # type: ignore[index]
+            serve_discovery(ctx, route, f"127.0.0.1:{port}", self)
+            return
+        request = Request(method=method, verb=verb, route=route, query=query, body=body,
+                          content_type=self._content_type(),
+                          user_agent=self.headers.get("User-Agent") or "", user=user,
+                          table=self.table)
+        serve_resource(ctx, request, self)
 
     def _accepts_json(self) -> bool:
         """Whether plain JSON is acceptable. Media types with parameters asking for another shape
@@ -262,62 +238,5 @@ class Handler(BaseHTTPRequestHandler):
                 retry_after=rule.retry_after,
             )
 
-    def _discovery(self, route: Route) -> None:
-        ctx = self.ctx
-        kind = route.discovery
-        if kind in ("/healthz", "/livez", "/readyz"):
-            self.send_bytes(200, b"ok", content_type="text/plain; charset=utf-8")
-        elif kind == "/version":
-            self.send_obj(
-                200,
-                {
-                    "major": "1",
-                    "minor": "30",
-                    "gitVersion": "v1.30.2",
-                    "gitCommit": "fake",
-                    "gitTreeState": "clean",
-                    "buildDate": "2024-06-11T00:00:00Z",
-                    "goVersion": "go1.22.4",
-                    "compiler": "gc",
-                    "platform": "linux/amd64",
-                },
-            )
-        elif kind == "/api":
-            port = self.server.server_address[1]  # type: ignore[index]
-            self.send_obj(200, ctx.registry.api_versions(f"127.0.0.1:{port}"))
-        elif kind == "/apis":
-            self.send_obj(200, ctx.registry.group_list())
-        elif kind == "group":
-            group = next(
-                (g for g in ctx.registry.group_list()["groups"] if g["name"] == route.group), None
-            )
-            if group is None:
-                raise StatusError(
-                    404,
-                    _status.status_body(
-                        404, "NotFound", "the server could not find the requested resource"
-                    ),
-                )
-            self.send_obj(200, {"kind": "APIGroup", "apiVersion": "v1", **group})
-        else:
-            doc = ctx.registry.resource_list(route.group, route.version)
-            if doc is None:
-                raise StatusError(
-                    404,
-                    _status.status_body(
-                        404, "NotFound", "the server could not find the requested resource"
-                    ),
-                )
-            self.send_obj(200, doc)
-
     def _content_type(self) -> str:
         return (self.headers.get("Content-Type") or "").split(";")[0].strip()
-
-    def _resource(
-        self, method: str, verb: str, route: Route, query: dict[str, str], body: bytes
-    ) -> None:
-        request = Request(method=method, verb=verb, route=route, query=query, body=body,
-                          content_type=self._content_type(),
-                          user_agent=self.headers.get("User-Agent") or "", user=self._user(),
-                          table=self.table)
-        serve_resource(self.ctx, request, self)
