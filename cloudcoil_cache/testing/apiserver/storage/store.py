@@ -80,6 +80,83 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _replacement(rtype: ResourceType, name: str, obj: dict[str, Any], current: dict[str, Any], *,
+                 subresource: str | None, keep_status: bool, managed: list[Any] | None
+                 ) -> dict[str, Any]:
+    """The object an update stores before admission: ``obj`` with what the server owns kept from
+    ``current`` (identity, status unless it is the status subresource, deletion fields)."""
+    cur_meta = current["metadata"]
+    if subresource == "status":
+        new = {**current, "status": obj.get("status", {})}
+        new["metadata"] = dict(cur_meta)
+    else:
+        new = dict(obj)
+        new_meta = dict(obj["metadata"])
+        for field in ("uid", "creationTimestamp", "namespace", "generation"):
+            if field in cur_meta:
+                new_meta[field] = cur_meta[field]
+        if "managedFields" not in new_meta and "managedFields" in cur_meta:
+            new_meta["managedFields"] = cur_meta["managedFields"]
+        new_meta["name"] = name
+        new["metadata"] = new_meta
+        new["kind"] = rtype.kind
+        new["apiVersion"] = rtype.api_version
+        if rtype.has_status and keep_status:
+            if "status" in current:
+                new["status"] = current["status"]
+            else:
+                new.pop("status", None)
+    if managed is not None:  # server-side apply computed them
+        new["metadata"]["managedFields"] = managed
+    for field in ("deletionTimestamp", "deletionGracePeriodSeconds"):
+        if field in cur_meta:
+            new["metadata"][field] = cur_meta[field]
+        else:
+            new["metadata"].pop(field, None)
+    return new
+
+
+def _place(rtype: ResourceType, meta: dict[str, Any], namespace: str | None) -> str | None:
+    """The namespace a new object goes to (set in its metadata; None for cluster-scoped kinds)."""
+    if not rtype.namespaced:
+        meta.pop("namespace", None)
+        return None
+    namespace = namespace or meta.get("namespace") or "default"
+    if meta.get("namespace") and meta["namespace"] != namespace:
+        raise _status.bad_request(
+            "the namespace of the provided object does not match "
+            "the namespace sent on the request"
+        )
+    meta["namespace"] = namespace
+    return namespace
+
+
+def _check_preconditions(rtype: ResourceType, name: str, cur_meta: dict[str, Any],
+                         preconditions: dict[str, Any] | None) -> None:
+    """409 when a DELETE's preconditions (uid, resourceVersion) do not hold."""
+    for key, field in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
+        wanted = (preconditions or {}).get(key)
+        if wanted is not None and str(wanted) != cur_meta.get(key):
+            raise _status.precondition_failed(
+                rtype, name, field, str(wanted), str(cur_meta.get(key))
+            )
+
+
+def _pod_grace(pod: dict[str, Any], grace_period: int | None) -> Any:
+    """A deleted pod's grace period: the request's, else the one it is terminating with, else its
+    spec's; 0 for a pod on no node or finished."""
+    spec = pod.get("spec") or {}
+    phase = (pod.get("status") or {}).get("phase")
+    grace: Any = grace_period
+    if grace is None:
+        grace = spec.get("terminationGracePeriodSeconds", 30)
+        if pod["metadata"].get("deletionGracePeriodSeconds") is not None:
+            grace = pod["metadata"]["deletionGracePeriodSeconds"]
+    if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
+        grace = 0
+    return grace
+
+
 class Stored:
     """A stored object and its cached serializations (with and without ``kind``/``apiVersion``)."""
 
@@ -263,31 +340,9 @@ class Store:
         if not isinstance(meta, dict):
             raise _status.bad_request("metadata must be an object")
         with self.lock:
-            if rtype.namespaced:
-                namespace = namespace or meta.get("namespace") or "default"
-                if meta.get("namespace") and meta["namespace"] != namespace:
-                    raise _status.bad_request(
-                        "the namespace of the provided object does not match "
-                        "the namespace sent on the request"
-                    )
-                meta["namespace"] = namespace
-            else:
-                meta.pop("namespace", None)
-                namespace = None
+            namespace = _place(rtype, meta, namespace)
             if not meta.get("name"):
-                if not meta.get("generateName"):
-                    raise _status.invalid_object(
-                        rtype,
-                        "",
-                        "metadata.name",
-                        "Required value: name or generateName is required",
-                    )
-                objects = self._objects.get(rtype, {})
-                while True:
-                    name = meta["generateName"] + "".join(random.choices(_NAME_CHARS, k=5))
-                    if object_key(namespace, name) not in objects:
-                        break
-                meta["name"] = name
+                meta["name"] = self._generated_name_locked(rtype, meta, namespace)
             key = object_key(namespace, meta["name"])
             if key in self._objects.get(rtype, {}):
                 raise _status.already_exists(rtype, meta["name"])
@@ -310,6 +365,22 @@ class Store:
                 update_managed(None, obj, rtype.schema_node(), manager=manager,
                                api_version=rtype.api_version, has_status=rtype.has_status)
             return self._commit(rtype, "ADDED", key, obj, None)
+
+    def _generated_name_locked(self, rtype: ResourceType, meta: dict[str, Any],
+                               namespace: str | None) -> str:
+        """A free name from ``generateName`` (422 when there is neither name nor generateName)."""
+        if not meta.get("generateName"):
+            raise _status.invalid_object(
+                rtype,
+                "",
+                "metadata.name",
+                "Required value: name or generateName is required",
+            )
+        objects = self._objects.get(rtype, {})
+        while True:
+            name = meta["generateName"] + "".join(random.choices(_NAME_CHARS, k=5))
+            if object_key(namespace, name) not in objects:
+                return str(name)
 
     def preload(self, rtype: ResourceType, obj: dict[str, Any]) -> None:
         """Store an object that existed before any history (no event, the current revision)."""
@@ -357,33 +428,8 @@ class Store:
             wanted_rv = meta.get("resourceVersion")
             if wanted_rv and str(wanted_rv) != cur_meta.get("resourceVersion"):
                 raise _status.conflict(rtype, name)
-            if subresource == "status":
-                new = {**current, "status": obj.get("status", {})}
-                new["metadata"] = dict(cur_meta)
-            else:
-                new = dict(obj)
-                new_meta = dict(meta)
-                for field in ("uid", "creationTimestamp", "namespace", "generation"):
-                    if field in cur_meta:
-                        new_meta[field] = cur_meta[field]
-                if "managedFields" not in new_meta and "managedFields" in cur_meta:
-                    new_meta["managedFields"] = cur_meta["managedFields"]
-                new_meta["name"] = name
-                new["metadata"] = new_meta
-                new["kind"] = rtype.kind
-                new["apiVersion"] = rtype.api_version
-                if rtype.has_status and keep_status:
-                    if "status" in current:
-                        new["status"] = current["status"]
-                    else:
-                        new.pop("status", None)
-            if managed is not None:  # server-side apply computed them
-                new["metadata"]["managedFields"] = managed
-            for field in ("deletionTimestamp", "deletionGracePeriodSeconds"):
-                if field in cur_meta:
-                    new["metadata"][field] = cur_meta[field]
-                else:
-                    new["metadata"].pop(field, None)
+            new = _replacement(rtype, name, obj, current, subresource=subresource,
+                               keep_status=keep_status, managed=managed)
             if admit and self._admit is not None:
                 self._admit(rtype, new, current, namespace=namespace, subresource=subresource)
             new_meta = new["metadata"]
@@ -394,16 +440,23 @@ class Store:
                 update_managed(current, new, rtype.schema_node(), manager=manager,
                                api_version=rtype.api_version, has_status=rtype.has_status,
                                subresource=subresource)
-            if _same(new, current):
-                return {**current, "metadata": dict(cur_meta)}
-            if (new_meta.get("deletionTimestamp") and not new_meta.get("finalizers")
-                    and not new_meta.get("deletionGracePeriodSeconds")):
-                # The last finalizer was removed from an object being deleted: it goes now.
-                new_meta["resourceVersion"] = cur_meta.get("resourceVersion")
-                gone = self._commit(rtype, "DELETED", object_key(namespace, name), new, current)
-                self._after_delete_locked(gone)
-                return gone
-            return self._commit(rtype, "MODIFIED", object_key(namespace, name), new, current)
+            return self._store_replaced_locked(rtype, object_key(namespace, name), new, current)
+
+    def _store_replaced_locked(self, rtype: ResourceType, key: str, new: dict[str, Any],
+                               current: dict[str, Any]) -> dict[str, Any]:
+        """Commit an update: nothing when it changes nothing, a deletion when it removed the
+        last finalizer of an object being deleted, else a MODIFIED event."""
+        new_meta, cur_meta = new["metadata"], current["metadata"]
+        if _same(new, current):
+            return {**current, "metadata": dict(cur_meta)}
+        if (new_meta.get("deletionTimestamp") and not new_meta.get("finalizers")
+                and not new_meta.get("deletionGracePeriodSeconds")):
+            # The last finalizer was removed from an object being deleted: it goes now.
+            new_meta["resourceVersion"] = cur_meta.get("resourceVersion")
+            gone = self._commit(rtype, "DELETED", key, new, current)
+            self._after_delete_locked(gone)
+            return gone
+        return self._commit(rtype, "MODIFIED", key, new, current)
 
     def patch(
         self,
@@ -541,12 +594,7 @@ class Store:
         with self.lock:
             current = self.get(rtype, name, namespace).obj
             cur_meta = current["metadata"]
-            for key, field in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
-                wanted = (preconditions or {}).get(key)
-                if wanted is not None and str(wanted) != cur_meta.get(key):
-                    raise _status.precondition_failed(
-                        rtype, name, field, str(wanted), str(cur_meta.get(key))
-                    )
+            _check_preconditions(rtype, name, cur_meta, preconditions)
             key = object_key(namespace, name)
             is_pod = rtype.builtin and rtype.group == "" and rtype.kind == "Pod"
             is_namespace = rtype.builtin and rtype.group == "" and rtype.kind == "Namespace"
@@ -557,15 +605,7 @@ class Store:
             if is_namespace:
                 return self._delete_namespace(rtype, key, current, kubelet)
             if is_pod:
-                spec = current.get("spec") or {}
-                phase = (current.get("status") or {}).get("phase")
-                grace = grace_period
-                if grace is None:
-                    grace = spec.get("terminationGracePeriodSeconds", 30)
-                    if cur_meta.get("deletionGracePeriodSeconds") is not None:
-                        grace = cur_meta["deletionGracePeriodSeconds"]
-                if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
-                    grace = 0
+                grace = _pod_grace(current, grace_period)
                 if isinstance(grace, int) and grace > 0:
                     if cur_meta.get("deletionTimestamp") and grace >= int(
                             cur_meta.get("deletionGracePeriodSeconds") or 0):
