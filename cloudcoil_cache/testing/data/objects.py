@@ -120,8 +120,6 @@ def make_pod(
     app = _APPS[index % len(_APPS)]
     rs_hash = _hex(f"{namespace}/{app}", 10)
     node = node_name if node_name is not None else f"node-{index % 16:02d}"
-    running = phase == "Running"
-    ip = f"10.{index // 65536 % 256}.{index // 256 % 256}.{index % 256}"
     pod_labels = {
         "app.kubernetes.io/name": app,
         "app.kubernetes.io/part-of": "shop",
@@ -129,6 +127,161 @@ def make_pod(
         "tier": "backend" if index % 2 else "frontend",
     }
     pod_labels.update(labels or {})
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": _pod_metadata(name, namespace, app, rs_hash, pod_labels, index),
+        "spec": _pod_spec(app, node, index),
+        "status": _pod_status(app, phase, index),
+    }
+
+
+def _pod_metadata(name: str, namespace: str, app: str, rs_hash: str, pod_labels: dict[str, str],
+                  index: int) -> dict[str, Any]:
+    """A seeded pod's metadata: owned by its ReplicaSet, fields managed as a controller's are."""
+    return {
+        "name": name,
+        "namespace": namespace,
+        "generateName": f"{app}-{rs_hash}-",
+        "labels": pod_labels,
+        "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "9090"},
+        "ownerReferences": [
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "name": f"{app}-{rs_hash}",
+                "uid": _uid(f"rs/{namespace}/{app}"),
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ],
+        "managedFields": _pod_managed_fields(namespace, app, index),
+    }
+
+
+def _pod_managed_fields(namespace: str, app: str, index: int) -> list[dict[str, Any]]:
+    """The managedFields of a seeded pod: its controller's and the kubelet's entries."""
+    return [
+        {
+            "manager": "kube-controller-manager",
+            "operation": "Update",
+            "apiVersion": "v1",
+            "time": _ts(index),
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {
+                "f:metadata": {
+                    "f:generateName": {},
+                    "f:labels": {
+                        ".": {},
+                        "f:app.kubernetes.io/name": {},
+                        "f:pod-template-hash": {},
+                    },
+                    "f:ownerReferences": {
+                        ".": {}, f'k:{{"uid":"{_uid(f"rs/{namespace}/{app}")}"}}': {}},
+                },
+                "f:spec": {
+                    "f:containers": {
+                        f'k:{{"name":"{app}"}}': {".": {}, "f:image": {}, "f:name": {}}
+                    }
+                },
+            },
+        },
+        {
+            "manager": "kubelet",
+            "operation": "Update",
+            "apiVersion": "v1",
+            "time": _ts(index, 30),
+            "fieldsType": "FieldsV1",
+            "subresource": "status",
+            "fieldsV1": {
+                "f:status": {
+                    "f:conditions": {},
+                    "f:containerStatuses": {},
+                    "f:hostIP": {},
+                    "f:phase": {},
+                    "f:podIP": {},
+                    "f:podIPs": {},
+                    "f:startTime": {},
+                }
+            },
+        },
+    ]
+
+
+def _pod_spec(app: str, node: str, index: int) -> dict[str, Any]:
+    """A seeded pod's spec: an app container and a sidecar, its volumes, defaults filled in."""
+    return {
+        "containers": [
+            _container(app, app, index, 8080),
+            _container("sidecar", app, index, 15000),
+        ],
+        "volumes": _pod_volumes(app),
+        "restartPolicy": "Always",
+        "terminationGracePeriodSeconds": 30,
+        "dnsPolicy": "ClusterFirst",
+        "serviceAccountName": app,
+        "serviceAccount": app,
+        "nodeName": node,
+        "securityContext": {"runAsUser": 1000, "fsGroup": 2000},
+        "schedulerName": "default-scheduler",
+        "tolerations": [
+            {
+                "key": "node.kubernetes.io/not-ready",
+                "operator": "Exists",
+                "effect": "NoExecute",
+                "tolerationSeconds": 300,
+            },
+            {
+                "key": "node.kubernetes.io/unreachable",
+                "operator": "Exists",
+                "effect": "NoExecute",
+                "tolerationSeconds": 300,
+            },
+        ],
+        "priority": 0,
+        "enableServiceLinks": True,
+    }
+
+
+def _pod_volumes(app: str) -> list[dict[str, Any]]:
+    """A seeded pod's volumes: its app's ConfigMap and the projected service account token."""
+    return [
+        {"name": "config", "configMap": {"name": f"{app}-config", "defaultMode": 420}},
+        {
+            "name": "kube-api-access",
+            "projected": {
+                "defaultMode": 420,
+                "sources": [
+                    {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                    {
+                        "configMap": {
+                            "name": "kube-root-ca.crt",
+                            "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                        }
+                    },
+                    {
+                        "downwardAPI": {
+                            "items": [
+                                {
+                                    "path": "namespace",
+                                    "fieldRef": {
+                                        "apiVersion": "v1",
+                                        "fieldPath": "metadata.namespace",
+                                    },
+                                }
+                            ]
+                        }
+                    },
+                ],
+            },
+        },
+    ]
+
+
+def _pod_status(app: str, phase: str, index: int) -> dict[str, Any]:
+    """A seeded pod's status in ``phase`` (its conditions true when it is Running)."""
+    running = phase == "Running"
+    ip = f"10.{index // 65536 % 256}.{index // 256 % 256}.{index % 256}"
     conditions = [
         {
             "type": t,
@@ -141,144 +294,17 @@ def make_pod(
         )
     ]
     return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "generateName": f"{app}-{rs_hash}-",
-            "labels": pod_labels,
-            "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "9090"},
-            "ownerReferences": [
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": "ReplicaSet",
-                    "name": f"{app}-{rs_hash}",
-                    "uid": _uid(f"rs/{namespace}/{app}"),
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
-            "managedFields": [
-                {
-                    "manager": "kube-controller-manager",
-                    "operation": "Update",
-                    "apiVersion": "v1",
-                    "time": _ts(index),
-                    "fieldsType": "FieldsV1",
-                    "fieldsV1": {
-                        "f:metadata": {
-                            "f:generateName": {},
-                            "f:labels": {
-                                ".": {},
-                                "f:app.kubernetes.io/name": {},
-                                "f:pod-template-hash": {},
-                            },
-                            "f:ownerReferences": {
-                                ".": {}, f'k:{{"uid":"{_uid(f"rs/{namespace}/{app}")}"}}': {}},
-                        },
-                        "f:spec": {
-                            "f:containers": {
-                                f'k:{{"name":"{app}"}}': {".": {}, "f:image": {}, "f:name": {}}
-                            }
-                        },
-                    },
-                },
-                {
-                    "manager": "kubelet",
-                    "operation": "Update",
-                    "apiVersion": "v1",
-                    "time": _ts(index, 30),
-                    "fieldsType": "FieldsV1",
-                    "subresource": "status",
-                    "fieldsV1": {
-                        "f:status": {
-                            "f:conditions": {},
-                            "f:containerStatuses": {},
-                            "f:hostIP": {},
-                            "f:phase": {},
-                            "f:podIP": {},
-                            "f:podIPs": {},
-                            "f:startTime": {},
-                        }
-                    },
-                },
-            ],
-        },
-        "spec": {
-            "containers": [
-                _container(app, app, index, 8080),
-                _container("sidecar", app, index, 15000),
-            ],
-            "volumes": [
-                {"name": "config", "configMap": {"name": f"{app}-config", "defaultMode": 420}},
-                {
-                    "name": "kube-api-access",
-                    "projected": {
-                        "defaultMode": 420,
-                        "sources": [
-                            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
-                            {
-                                "configMap": {
-                                    "name": "kube-root-ca.crt",
-                                    "items": [{"key": "ca.crt", "path": "ca.crt"}],
-                                }
-                            },
-                            {
-                                "downwardAPI": {
-                                    "items": [
-                                        {
-                                            "path": "namespace",
-                                            "fieldRef": {
-                                                "apiVersion": "v1",
-                                                "fieldPath": "metadata.namespace",
-                                            },
-                                        }
-                                    ]
-                                }
-                            },
-                        ],
-                    },
-                },
-            ],
-            "restartPolicy": "Always",
-            "terminationGracePeriodSeconds": 30,
-            "dnsPolicy": "ClusterFirst",
-            "serviceAccountName": app,
-            "serviceAccount": app,
-            "nodeName": node,
-            "securityContext": {"runAsUser": 1000, "fsGroup": 2000},
-            "schedulerName": "default-scheduler",
-            "tolerations": [
-                {
-                    "key": "node.kubernetes.io/not-ready",
-                    "operator": "Exists",
-                    "effect": "NoExecute",
-                    "tolerationSeconds": 300,
-                },
-                {
-                    "key": "node.kubernetes.io/unreachable",
-                    "operator": "Exists",
-                    "effect": "NoExecute",
-                    "tolerationSeconds": 300,
-                },
-            ],
-            "priority": 0,
-            "enableServiceLinks": True,
-        },
-        "status": {
-            "phase": phase,
-            "conditions": conditions,
-            "hostIP": f"192.168.{index // 256 % 16}.{index % 16 + 10}",
-            "podIP": ip,
-            "podIPs": [{"ip": ip}],
-            "startTime": _ts(index, 10),
-            "containerStatuses": [
-                _container_status(app, app, index, running),
-                _container_status("sidecar", app, index, running),
-            ],
-            "qosClass": "Burstable",
-        },
+        "phase": phase,
+        "conditions": conditions,
+        "hostIP": f"192.168.{index // 256 % 16}.{index % 16 + 10}",
+        "podIP": ip,
+        "podIPs": [{"ip": ip}],
+        "startTime": _ts(index, 10),
+        "containerStatuses": [
+            _container_status(app, app, index, running),
+            _container_status("sidecar", app, index, running),
+        ],
+        "qosClass": "Burstable",
     }
 
 

@@ -130,86 +130,38 @@ class ResourceType:
         ]
 
 
-def _builtin_types() -> list[ResourceType]:
-    def rt(group: str, kind: str, plural: str, **kw: Any) -> ResourceType:
-        return ResourceType(group=group, version="v1", kind=kind, plural=plural, **kw)
+# The most used built-in kinds, ready without reading the shipped table: (group, kind, plural,
+# options). Every other kind of the 1.30 spec is added on first need (``_from_table``).
+_BUILTIN: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
+    ("", "Pod", "pods", {"short_names": ("po",), "field_selectors": _POD_FIELDS,
+                         "has_status": True, "legacy_field_error": True}),
+    ("", "ConfigMap", "configmaps", {"short_names": ("cm",)}),
+    ("", "Secret", "secrets", {"field_selectors": ("type",)}),
+    ("", "Service", "services", {"short_names": ("svc",), "has_status": True}),
+    ("", "Namespace", "namespaces", {
+        "namespaced": False, "short_names": ("ns",), "field_selectors": ("status.phase",),
+        "has_status": True, "verbs": ("create", "delete", "get", "list", "patch", "update", "watch")}),
+    ("", "Node", "nodes", {"namespaced": False, "short_names": ("no",),
+                           "field_selectors": ("spec.unschedulable",), "has_status": True}),
+    ("", "Event", "events", {"short_names": ("ev",), "field_selectors": _EVENT_FIELDS}),
+    ("apps", "Deployment", "deployments", {"short_names": ("deploy",), "has_status": True,
+                                           "has_generation": True}),
+    ("apps", "ReplicaSet", "replicasets", {"short_names": ("rs",), "has_status": True,
+                                           "has_generation": True,
+                                           "field_selectors": ("status.replicas",)}),
+    ("apps", "StatefulSet", "statefulsets", {"short_names": ("sts",), "has_status": True,
+                                             "has_generation": True}),
+    ("apps", "DaemonSet", "daemonsets", {"short_names": ("ds",), "has_status": True,
+                                         "has_generation": True}),
+    ("batch", "Job", "jobs", {"has_status": True, "has_generation": True,
+                              "field_selectors": ("status.successful",)}),
+    ("coordination.k8s.io", "Lease", "leases", {}),
+)
 
-    return [
-        rt(
-            "",
-            "Pod",
-            "pods",
-            short_names=("po",),
-            field_selectors=_POD_FIELDS,
-            has_status=True,
-            legacy_field_error=True,
-        ),
-        rt("", "ConfigMap", "configmaps", short_names=("cm",)),
-        rt("", "Secret", "secrets", field_selectors=("type",)),
-        rt("", "Service", "services", short_names=("svc",), has_status=True),
-        rt(
-            "",
-            "Namespace",
-            "namespaces",
-            namespaced=False,
-            short_names=("ns",),
-            field_selectors=("status.phase",),
-            has_status=True,
-            verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
-        ),
-        rt(
-            "",
-            "Node",
-            "nodes",
-            namespaced=False,
-            short_names=("no",),
-            field_selectors=("spec.unschedulable",),
-            has_status=True,
-        ),
-        rt("", "Event", "events", short_names=("ev",), field_selectors=_EVENT_FIELDS),
-        rt(
-            "apps",
-            "Deployment",
-            "deployments",
-            short_names=("deploy",),
-            has_status=True,
-            has_generation=True,
-        ),
-        rt(
-            "apps",
-            "ReplicaSet",
-            "replicasets",
-            short_names=("rs",),
-            has_status=True,
-            has_generation=True,
-            field_selectors=("status.replicas",),
-        ),
-        rt(
-            "apps",
-            "StatefulSet",
-            "statefulsets",
-            short_names=("sts",),
-            has_status=True,
-            has_generation=True,
-        ),
-        rt(
-            "apps",
-            "DaemonSet",
-            "daemonsets",
-            short_names=("ds",),
-            has_status=True,
-            has_generation=True,
-        ),
-        rt(
-            "batch",
-            "Job",
-            "jobs",
-            has_status=True,
-            has_generation=True,
-            field_selectors=("status.successful",),
-        ),
-        rt("coordination.k8s.io", "Lease", "leases"),
-    ]
+
+def _builtin_types() -> list[ResourceType]:
+    return [ResourceType(group=group, version="v1", kind=kind, plural=plural, **options)
+            for group, kind, plural, options in _BUILTIN]
 
 
 # Short names and categories of the built-in resources (kube-apiserver 1.30 discovery).

@@ -157,6 +157,32 @@ def _pod_grace(pod: dict[str, Any], grace_period: int | None) -> Any:
     return grace
 
 
+def _check_applied(rtype: ResourceType, name: str, namespace: str | None, applied: Any) -> None:
+    """400 for an apply patch that is not an object of the URL's kind, name and namespace."""
+    if not isinstance(applied, dict):
+        raise _status.bad_request("an apply patch must be an object")
+    if applied.get("apiVersion") != rtype.api_version or applied.get("kind") != rtype.kind:
+        raise _status.bad_request(
+            f"the apply patch must have apiVersion {rtype.api_version!r} and kind "
+            f"{rtype.kind!r}, got {applied.get('apiVersion')!r} and {applied.get('kind')!r}"
+        )
+    meta = applied.get("metadata")
+    if not isinstance(meta, dict):
+        raise _status.bad_request("metadata must be an object")
+    if meta.get("name") not in (None, name):
+        raise _status.bad_request(
+            f"the name of the object ({meta['name']}) does not match "
+            f"the name on the URL ({name})"
+        )
+    if meta.get("managedFields") is not None:
+        raise _status.bad_request("metadata.managedFields must be nil")
+    if rtype.namespaced and meta.get("namespace") not in (None, namespace):
+        raise _status.bad_request(
+            "the namespace of the provided object does not match the namespace sent on the "
+            "request"
+        )
+
+
 class Stored:
     """A stored object and its cached serializations (with and without ``kind``/``apiVersion``)."""
 
@@ -525,28 +551,7 @@ class Store:
         Returns the object and whether it was created. Conflicts with other managers are a 409
         unless ``force``.
         """
-        if not isinstance(applied, dict):
-            raise _status.bad_request("an apply patch must be an object")
-        if applied.get("apiVersion") != rtype.api_version or applied.get("kind") != rtype.kind:
-            raise _status.bad_request(
-                f"the apply patch must have apiVersion {rtype.api_version!r} and kind "
-                f"{rtype.kind!r}, got {applied.get('apiVersion')!r} and {applied.get('kind')!r}"
-            )
-        meta = applied.get("metadata")
-        if not isinstance(meta, dict):
-            raise _status.bad_request("metadata must be an object")
-        if meta.get("name") not in (None, name):
-            raise _status.bad_request(
-                f"the name of the object ({meta['name']}) does not match "
-                f"the name on the URL ({name})"
-            )
-        if meta.get("managedFields") is not None:
-            raise _status.bad_request("metadata.managedFields must be nil")
-        if rtype.namespaced and meta.get("namespace") not in (None, namespace):
-            raise _status.bad_request(
-                "the namespace of the provided object does not match the namespace sent on the "
-                "request"
-            )
+        _check_applied(rtype, name, namespace, applied)
         body = {k: v for k, v in applied.items() if k not in ("apiVersion", "kind")}
         node = rtype.schema_node()
         with self.lock:
