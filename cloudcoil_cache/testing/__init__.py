@@ -5,7 +5,7 @@ from .apiserver.seed import seed_pods
 from .data.objects import make_configmap, make_deployment, make_pod
 from ._real import RealAPIServer
 from .apiserver.http.request_log import RecordedRequest
-from .apiserver.registry.resources import ResourceType
+from .apiserver.machinery.resources import ResourceType
 from .apiserver.server import FakeAPIServer
 
 __all__ = [

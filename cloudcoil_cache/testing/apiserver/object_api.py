@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from ...errors import APIError, api_error_from_status
-from .registry import status as _status
-from .registry.resources import ResourceRegistry, ResourceType
+from .machinery import status as _status
+from .machinery.resources import ResourceRegistry, ResourceType
 from .storage.store import Store, Stored
 
 __all__ = ["ObjectAPI"]

@@ -23,7 +23,7 @@ from .object_api import ObjectAPI
 from .registry.admission import Admission
 from .registry.bootstrap import preload_cluster
 from .registry.crds import commit_listener
-from .registry.resources import ResourceRegistry, ResourceType
+from .machinery.resources import ResourceRegistry, ResourceType
 from .storage.store import Store
 from .storage.watchers import Watcher
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from ..registry.resources import ResourceRegistry
+from ..machinery.resources import ResourceRegistry
 from ..storage.store import Store
 from ..storage.watchers import Watcher
 from .faults import FaultState

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..registry import status as _status
-from ..registry.status import StatusError
+from ..machinery import status as _status
+from ..machinery.status import StatusError
 from .context import ServerContext
 from .request import Responder
 from .routing import Route

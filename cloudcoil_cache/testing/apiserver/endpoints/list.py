@@ -9,10 +9,10 @@ import json
 import time
 from typing import Any, Callable, Mapping
 
-from ..registry import status as _status
+from ..machinery import status as _status
 from .context import ServerContext
-from ..registry.resources import ResourceType
-from ..registry.selectors import SelectorError, parse_field_selector, parse_label_selector
+from ..machinery.resources import ResourceType
+from ..machinery.selectors import SelectorError, parse_field_selector, parse_label_selector
 from ..storage.store import Snapshot
 
 __all__ = ["Filters", "parse_filters", "parse_rv", "list_body", "wait_not_too_large"]

@@ -15,8 +15,8 @@ import json
 import threading
 from typing import Any, Iterable
 
-from ..registry.resources import ResourceRegistry, ResourceType
-from ..registry.schema import load_spec_bytes
+from ..machinery.resources import ResourceRegistry, ResourceType
+from ..machinery.schema import load_spec_bytes
 
 __all__ = ["OpenAPI"]
 

@@ -8,9 +8,9 @@ from typing import Any, Mapping, Protocol
 
 import yaml
 
-from ..registry import status as _status
-from ..registry.schema import definition_for
-from ..registry.status import StatusError
+from ..machinery import status as _status
+from ..machinery.schema import definition_for
+from ..machinery.status import StatusError
 from .protobuf import ProtobufError, decode_body
 from .routing import Route
 

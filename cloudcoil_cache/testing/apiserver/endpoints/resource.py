@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Mapping
 
-from ..registry import status as _status
+from ..machinery import status as _status
 from ..registry.admission import request_context
-from ..registry.resources import ResourceType
-from ..registry.status import StatusError
+from ..machinery.resources import ResourceType
+from ..machinery.status import StatusError
 from ..storage.store import APPLY_PATCH
 from .context import ServerContext
 from .list import list_body, parse_filters, parse_rv, wait_not_too_large

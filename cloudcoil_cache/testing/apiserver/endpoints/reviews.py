@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..registry import status as _status
+from ..machinery import status as _status
 from .context import ServerContext
-from ..registry.resources import ResourceType
+from ..machinery.resources import ResourceType
 
 __all__ = ["review"]
 

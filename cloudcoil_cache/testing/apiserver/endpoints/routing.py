@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..registry.resources import ResourceRegistry, ResourceType
+from ..machinery.resources import ResourceRegistry, ResourceType
 
 __all__ = ["Route", "derive_verb", "has_scale", "parse_route", "subresource_ok"]
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..registry import status as _status
+from ..machinery import status as _status
 from ..registry.crds import nested
-from ..registry.patch import PatchError, json_patch, merge_patch
-from ..registry.resources import ResourceType
+from ..machinery.patch import PatchError, json_patch, merge_patch
+from ..machinery.resources import ResourceType
 from ..storage.store import Store
 from .request import Request, Responder, method_not_allowed
 

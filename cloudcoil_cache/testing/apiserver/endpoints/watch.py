@@ -6,10 +6,10 @@ import random
 import time
 from typing import Any, Mapping, Protocol
 
-from ..registry import status as _status
+from ..machinery import status as _status
 from .context import ServerContext
 from .list import parse_filters, parse_rv, wait_not_too_large
-from ..registry.resources import ResourceType
+from ..machinery.resources import ResourceType
 from .tables import table_event
 from ..storage.watchers import Watcher, event_line
 

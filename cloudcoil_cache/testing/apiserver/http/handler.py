@@ -18,8 +18,8 @@ from ..endpoints.request import Request
 from ..endpoints.resource import serve_resource
 from ..endpoints.routing import Route, derive_verb, parse_route
 from ..endpoints.tables import wants_table
-from ..registry import status as _status
-from ..registry.status import StatusError
+from ..machinery import status as _status
+from ..machinery.status import StatusError
 from .request_log import RequestLog
 
 __all__ = ["Handler"]

@@ -26,9 +26,9 @@ from . import crds as _crds
 
 from . import validation as _rules
 
-from . import status as _status
-from .resources import ResourceRegistry, ResourceType
-from .schema import resolve
+from ..machinery import status as _status
+from ..machinery.resources import ResourceRegistry, ResourceType
+from ..machinery.schema import resolve
 
 if TYPE_CHECKING:
     from ..storage.store import Store

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .fields import update_managed
-from .resources import ResourceRegistry
+from ..machinery.fields import update_managed
+from ..machinery.resources import ResourceRegistry
 from ..storage.store import Store
 
 __all__ = ["KUBERNETES_SERVICE_IP", "SYSTEM_NAMESPACES", "preload_cluster"]

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import validation as _rules
-from .resources import ResourceRegistry, ResourceType
+from ..machinery.resources import ResourceRegistry, ResourceType
 
 if TYPE_CHECKING:
     from ..storage.store import Store

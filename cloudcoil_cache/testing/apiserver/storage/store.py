@@ -18,12 +18,12 @@ from collections import OrderedDict
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterable, Iterator, Protocol
 
-from ..registry import status as _status
-from ..registry.fields import apply as apply_fields
-from ..registry.fields import update_managed
-from ..registry.patch import PatchError, json_patch, merge_patch
-from ..registry.resources import ResourceType
-from ..registry.smp import definition_of, strategic_merge
+from ..machinery import status as _status
+from ..machinery.fields import apply as apply_fields
+from ..machinery.fields import update_managed
+from ..machinery.patch import PatchError, json_patch, merge_patch
+from ..machinery.resources import ResourceType
+from ..machinery.smp import definition_of, strategic_merge
 from .watchers import Event, Watcher
 
 __all__ = ["Admit", "CommitListener", "Store", "Stored", "Snapshot", "object_key"]

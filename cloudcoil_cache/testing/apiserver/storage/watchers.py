@@ -7,7 +7,7 @@ import threading
 from collections import deque
 from typing import Any, Callable, Mapping
 
-from ..registry.resources import ResourceType
+from ..machinery.resources import ResourceType
 
 __all__ = ["Event", "Watcher", "event_line"]
 
