@@ -1,7 +1,7 @@
-"""Strategic merge patch for the fake API server (field ownership is ``_fields``).
+"""Strategic merge patch for the fake API server (field ownership is ``fields``).
 
 Lists are merged by the patch-merge keys of the Kubernetes 1.30 schema (the generated
-``_patch_keys`` table): ``containers`` by ``name``, ``ports`` by ``containerPort``,
+``patch_keys`` table): ``containers`` by ``name``, ``ports`` by ``containerPort``,
 ``conditions`` by ``type``, ``finalizers`` as a set, ... Other lists are replaced. Supported
 directives: ``$patch: delete`` / ``$patch: replace`` in maps and list items,
 ``$deleteFromPrimitiveList/<field>``, ``$retainKeys`` (keys not listed are cleared);

@@ -5,7 +5,7 @@ Every create and update (HTTP or the direct object API) passes here before it is
 1. NamespaceLifecycle: a namespaced object needs an existing, not terminating namespace.
 2. Decoding: JSON types are checked against the 1.30 schema (built-ins: 400 like Go's decoder)
    and unknown fields are dropped with a ``Warning`` header (``fieldValidation=Strict``: 400).
-3. Defaulting by the per-type table in ``_rules`` plus a few create-time fills (a pod's
+3. Defaulting by the per-type table in ``validation`` plus a few create-time fills (a pod's
    ``status.phase``, a service's cluster IP, a namespace's finalizer).
 4. Validation: names, labels, the schema's ``required`` fields, per-type rules and, on update,
    immutable fields. Errors are one 422 ``Invalid`` Status with a cause per field.

@@ -546,7 +546,7 @@ class Store:
         *,
         force: bool = False,
     ) -> tuple[dict[str, Any], bool]:
-        """Server-side apply: create when missing, else merge with field ownership (``_fields``).
+        """Server-side apply: create when missing, else merge with field ownership (``machinery.fields``).
 
         Returns the object and whether it was created. Conflicts with other managers are a 409
         unless ``force``.
