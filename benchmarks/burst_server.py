@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from cloudcoil_cache.testing import FakeAPIServer  # noqa: E402
-from cloudcoil_cache.testing._objects import seed_pods  # noqa: E402
+from cloudcoil_cache.testing import seed_pods  # noqa: E402
 
 
 def burst_lines(server: FakeAPIServer, count: int, generation: int) -> list[bytes]:

@@ -42,7 +42,7 @@ EXPIRED = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Fail
 def serve(pods: int, kubeconfig: str) -> None:
     """The child: a fake API server; on ``gone`` compacts its history and drops the watches."""
     from cloudcoil_cache.testing import FakeAPIServer
-    from cloudcoil_cache.testing._objects import seed_pods
+    from cloudcoil_cache.testing import seed_pods
 
     with FakeAPIServer(bookmark_interval=3600) as server:
         seed_pods(server, pods)

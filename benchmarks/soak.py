@@ -47,7 +47,7 @@ FAULTS = ("drop", "error_410", "compact_drop", "list_500", "watch_503", "stall")
 def serve(pods: int, rate: float, seed: int, kubeconfig: str) -> None:
     """The child: a fake API server, its churn thread, and the commands read on stdin."""
     from cloudcoil_cache.testing import FakeAPIServer, make_pod
-    from cloudcoil_cache.testing._objects import seed_pods
+    from cloudcoil_cache.testing import seed_pods
 
     quiet = threading.Event()
     with FakeAPIServer(bookmark_interval=30) as server:

@@ -4,7 +4,7 @@ Run from the repository root::
 
     python tools/generate_patch_keys.py --spec ../shared/data/k8s-swagger-v1.30.2.json
 
-It rewrites ``cloudcoil_cache/testing/_patch_keys.py``: for every built-in kind, the path through
+It rewrites ``cloudcoil_cache/testing/apiserver/machinery/patch_keys.py``: for every built-in kind, the path through
 its schema to each list with ``x-kubernetes-patch-strategy`` / ``x-kubernetes-patch-merge-key``.
 ``cloudcoil_cache.testing`` must not import the models and the spec is not shipped, hence the table.
 The output is deterministic (sorted), so a test regenerates it and compares.
@@ -23,7 +23,7 @@ __all__ = ["build_tables", "generate", "main", "render"]
 
 _DEFAULT_SPEC = Path("../shared/data/k8s-swagger-v1.30.2.json")
 _DEFAULT_OUT = (
-    Path(__file__).resolve().parent.parent / "cloudcoil_cache" / "testing" / "_patch_keys.py"
+    Path(__file__).resolve().parent.parent / "cloudcoil_cache" / "testing" / "apiserver" / "machinery" / "patch_keys.py"
 )
 _REF = "#/definitions/"
 

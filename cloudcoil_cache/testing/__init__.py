@@ -1,11 +1,12 @@
 """Test helpers: a fake kube-apiserver over real HTTP(S), realistic objects and a pytest plugin."""
 
-from ._fakes import FakeClock, FakeListWatch, FakePage, FakeWatchEvent
-from ._objects import make_configmap, make_deployment, make_pod, seed_pods
+from .doubles.fakes import FakeClock, FakeListWatch, FakePage, FakeWatchEvent
+from .apiserver.seed import seed_pods
+from .data.objects import make_configmap, make_deployment, make_pod
 from ._real import RealAPIServer
-from ._requests import RecordedRequest
-from ._resources import ResourceType
-from ._server import FakeAPIServer
+from .apiserver.http.request_log import RecordedRequest
+from .apiserver.machinery.resources import ResourceType
+from .apiserver.server import FakeAPIServer
 
 __all__ = [
     "FakeClock",

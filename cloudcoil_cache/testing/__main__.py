@@ -15,9 +15,9 @@ import threading
 from typing import Any, Iterator, Sequence
 
 from ._files import write_private
-from ._objects import seed_pods
+from .apiserver.seed import seed_pods
 from ._real import RealAPIServer
-from ._server import FakeAPIServer
+from .apiserver.server import FakeAPIServer
 
 __all__ = ["main"]
 

@@ -8,7 +8,7 @@ from typing import Iterator
 import pytest
 
 from ._real import RealAPIServer, find_assets
-from ._server import FakeAPIServer
+from .apiserver.server import FakeAPIServer
 
 __all__ = ["fake_api_server", "fake_kubeconfig", "pytest_configure", "real_api_server"]
 

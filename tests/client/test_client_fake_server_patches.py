@@ -203,6 +203,6 @@ def test_the_committed_patch_key_table_is_what_the_generator_writes(tmp_path: Pa
     sys.modules.setdefault("generate_patch_keys", module)
     spec.loader.exec_module(module)
     fresh = module.generate(SPEC, tmp_path / "_patch_keys.py").read_text()
-    committed = (ROOT / "cloudcoil_cache" / "testing" / "_patch_keys.py").read_text()
+    committed = (ROOT / "cloudcoil_cache" / "testing" / "apiserver" / "machinery" / "patch_keys.py").read_text()
     assert fresh == committed, "regenerate with tools/generate_patch_keys.py"
     assert "{'containers': ('io.k8s.api.core.v1.Container', 'merge', 'name')" in fresh

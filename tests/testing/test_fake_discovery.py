@@ -8,7 +8,7 @@ import pytest
 import requests
 
 from cloudcoil_cache.testing import FakeAPIServer
-from cloudcoil_cache.testing._schema import resource_table
+from cloudcoil_cache.testing.apiserver.machinery.schema import resource_table
 
 
 def get(server: FakeAPIServer, path: str) -> Any:

@@ -14,7 +14,7 @@ from cloudcoil_cache.testing import (
     make_pod,
     seed_pods,
 )
-from cloudcoil_cache.testing._patch import PatchError, json_patch, merge_patch
+from cloudcoil_cache.testing.apiserver.machinery.patch import PatchError, json_patch, merge_patch
 
 
 @pytest.mark.parametrize(

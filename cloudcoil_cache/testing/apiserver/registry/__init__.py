@@ -1,0 +1,1 @@
+"""The fake API server's registry: resource types, admission, validation, schema and patches."""

@@ -1,0 +1,1 @@
+"""Fixture data: realistic, deterministic Kubernetes objects for tests and benchmarks."""

@@ -1,0 +1,1 @@
+"""In-process test doubles without sockets: a fake clock and a scriptable list/watch."""
