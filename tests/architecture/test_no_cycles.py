@@ -16,9 +16,8 @@ import cloudcoil_cache
 
 PACKAGE = Path(cloudcoil_cache.__file__).parent
 
-#: Packages not checked yet: testing/ is being reorganised on its own branch, which removes its cycles.
-#: The lead removes this entry after merging that branch.
-NOT_YET_CHECKED = ("cloudcoil_cache.testing",)
+#: Packages not checked yet (none: testing/ became cycle-free once laid out like an API server).
+NOT_YET_CHECKED: tuple[str, ...] = ()  # testing/ was cycle-free once laid out like a server
 
 #: Cycles that were there when this test was written and are not yet broken (issue 21). A cycle found
 #: must lie inside one of these; they may only shrink. Each is a write-up, not a permission:
