@@ -34,6 +34,7 @@ from cloudcoil_cache.caching._policy import (
 )
 from cloudcoil_cache.caching._reflector import Tuning
 from cloudcoil_cache.caching._views import InformerView, SyncInformer
+from cloudcoil_cache.caching._writes import WriteTracker
 from cloudcoil_cache.errors import (
     APIError,
     CacheSyncTimeout,
@@ -416,12 +417,13 @@ class Cache:
             pass  # a hard failure: recorded on the informer, reported by the policy
 
     def will_write(self, cls: Any) -> None:
-        """A write of ``cls`` is about to be sent: from now on its informer remembers recent events,
-        so a write whose event arrives before the writer notes it is not waited for."""
+        """A write of ``cls`` is about to be sent: from now on its informer's ``WriteTracker``
+        remembers recent events, so a write whose event arrives before the writer notes it is not
+        waited for."""
         if self._options.read_your_writes_timeout > 0:
             informer = self.informer_for(cls)
             if informer is not None:
-                informer.track_writes = True
+                informer.writes.will_write()
 
     def share_writes_with(self, other: Cache) -> Callable[[], None]:
         """Tell ``other`` about every write noted here from now on (a controller whose informers live
@@ -437,46 +439,25 @@ class Cache:
         return stop
 
     def note_write(self, cls: Any, obj: Any, *, deleted: bool = False) -> None:
-        """A write through this cache's Config: cached reads of it wait until the watch delivers it.
-
-        Only writes the informer will see are noted: inside its namespace, and (with a label
-        selector) objects that match it now or were stored before.
-        """
+        """A write through this cache's Config: cached reads of it wait until the watch delivers it
+        (the ``WriteTracker`` of the kind's informer, here and in every cache sharing the writes)."""
         for cache in (self, *self._write_peers):
-            cache._note_write_here(cls, obj, deleted=deleted)
-
-    def _note_write_here(self, cls: Any, obj: Any, *, deleted: bool = False) -> None:
-        if self._options.read_your_writes_timeout <= 0 or obj is None:
-            return
-        informer = self.informer_for(cls)
-        meta = getattr(obj, "metadata", None)
-        if informer is None or meta is None or not informer.started or not meta.name:
-            return
-        key = informer.key
-        if key.namespace is not None and meta.namespace != key.namespace:
-            return
-        stored = (meta.namespace or "", meta.name) in informer.store
-        if not stored and not deleted and not _matches(key, obj):
-            return  # the informer will never see it
-        if deleted and not stored:
-            return
-        informer.note_write((meta.namespace or "", meta.name), meta.resource_version,
-                            deleted=deleted or (stored and not _matches(key, obj)))
+            tracker = cache._tracker_for(cls)
+            if tracker is not None:
+                tracker.note_object(obj, deleted=deleted)
 
     def note_delete(self, cls: Any, namespace: str | None, name: str) -> None:
         """A delete through this cache's Config answered with a Status: reads wait for the deletion."""
         for cache in (self, *self._write_peers):
-            cache._note_delete_here(cls, namespace, name)
+            tracker = cache._tracker_for(cls)
+            if tracker is not None:
+                tracker.note_deleted(namespace, name)
 
-    def _note_delete_here(self, cls: Any, namespace: str | None, name: str) -> None:
+    def _tracker_for(self, cls: Any) -> WriteTracker | None:
         if self._options.read_your_writes_timeout <= 0:
-            return
+            return None
         informer = self.informer_for(cls)
-        if informer is None or not informer.started:
-            return
-        key = (namespace or "", name)
-        if key in informer.store:
-            informer.note_write(key, None, deleted=True)
+        return None if informer is None else informer.writes
 
     # ---------------------------------------------------------------- policies
     @contextlib.contextmanager
@@ -624,21 +605,8 @@ def _facts(informer: Informer[Any], request: ReadRequest) -> InformerFacts:
             _undecided_problem(key, request.field_selector)
             or (None if not (key.label_selector or key.field_selector)
                 else _selector_problem(key, request.label_selector, request.field_selector))),
-        pending_write=informer.pending_writes(None if request.all_namespaces else request.namespace,
+        pending_write=informer.writes.pending(None if request.all_namespaces else request.namespace,
                                               request.name))
-
-
-def _matches(key: InformerKey, obj: Any) -> bool:
-    """Whether the informer's selectors select ``obj`` (so its watch will deliver it)."""
-    if not key.label_selector and not key.field_selector:
-        return True
-    try:
-        if key.label_selector and not parse_label_selector(key.label_selector).matches(obj.metadata.labels):
-            return False
-        fields = parse_field_selector(key.field_selector)
-        return fields.empty or bool(fields.matches(obj))
-    except Exception:  # an object the selector cannot evaluate: do not wait for it
-        return False
 
 
 def _weakly(method: Callable[..., Any], if_gone: Callable[..., Any]) -> Callable[..., Any]:

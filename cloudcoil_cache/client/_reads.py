@@ -154,8 +154,8 @@ def _wait(client: ResourceClient[Any], plan: ReadPlan) -> bool:
         return False
     assert isinstance(plan.decision, WaitForWrites) and plan.informer is not None
     request = plan.request
-    plan.informer.wait_for_writes(None if request.all_namespaces else request.namespace, request.name,
-                                  cache.read_your_writes_timeout)
+    plan.informer.writes.wait(None if request.all_namespaces else request.namespace, request.name,
+                              cache.read_your_writes_timeout)
     return True
 
 
