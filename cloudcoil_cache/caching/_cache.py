@@ -31,6 +31,7 @@ from cloudcoil_cache.caching._policy import (
     Mode,
     ReadRequest,
     decide,
+    in_scope,
 )
 from cloudcoil_cache.caching._reflector import Tuning
 from cloudcoil_cache.caching._views import InformerView, SyncInformer
@@ -265,7 +266,7 @@ class Cache:
             if not cls.namespaced:
                 raise ValueError(f"get_informer({cls.kind}, namespace={namespace!r}): {cls.kind} is "
                                  "cluster-scoped")
-            if self.namespace is not None and namespace != self.namespace:
+            if not in_scope(self.namespace, namespace):
                 raise ValueError(f"get_informer({cls.kind}, namespace={namespace!r}): the namespace is outside "
                                  f"the cache's scope (it watches only {self.namespace!r})")
         if sync is None:

@@ -21,6 +21,7 @@ __all__ = [
     "WaitForSync",
     "WaitForWrites",
     "decide",
+    "in_scope",
     "informer_state",
     "refuses_reads",
 ]
@@ -34,6 +35,12 @@ class Mode(str, enum.Enum):
 
     def __str__(self) -> str:
         return self.value
+
+
+def in_scope(watched: str | None, namespace: str | None) -> bool:
+    """Whether ``namespace`` lies inside what is watched: ``watched`` None/"" is every namespace;
+    else only ``namespace == watched`` (``namespace`` None/"" asks for all namespaces: outside)."""
+    return not watched or namespace == watched
 
 
 def refuses_reads(exc: BaseException | None) -> bool:
@@ -171,13 +178,12 @@ def decide(cache: CacheFacts, informer: InformerFacts | None, request: ReadReque
             return _WAIT_FOR_SYNC
         return _cannot(f"kind not cached: {request.kind} is not in Cache(resources=...)", mode)
     scope = informer.namespace
-    if scope is not None:
+    if not in_scope(scope, None if request.all_namespaces else request.namespace):
         if request.all_namespaces or not request.namespace:
             return _cannot(f"namespace outside the cache: the cache watches only {scope!r}, not all "
                            "namespaces", mode)
-        if request.namespace != scope:
-            return _cannot(f"namespace outside the cache: {request.namespace!r} (the cache watches "
-                           f"{scope!r})", mode)
+        return _cannot(f"namespace outside the cache: {request.namespace!r} (the cache watches "
+                       f"{scope!r})", mode)
     err = informer.last_error
     if not informer.synced:
         if err is not None:

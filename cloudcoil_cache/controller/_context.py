@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Generic, Mapping, TypeVar
 
+from cloudcoil_cache.caching._policy import in_scope
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.controller._informers import Source
 from cloudcoil_cache.controller._keys import split_key
@@ -44,7 +45,7 @@ class CachedResources(Generic[T]):
         if not namespace:
             raise ValueError(f"{cls.kind} is namespaced and the controller watches it in all namespaces: "
                              "pass namespace=")
-        if watched is not None and namespace != watched:
+        if not in_scope(watched, namespace):
             raise ValueError(f"{cls.kind} in namespace {namespace!r}: the controller watches only {watched!r}")
         return namespace
 

@@ -15,6 +15,7 @@ from cloudcoil_cache.caching._policy import (
     WaitForSync,
     WaitForWrites,
     decide,
+    in_scope,
     informer_state,
 )
 from cloudcoil_cache.caching import InformerKey
@@ -73,6 +74,15 @@ def test_a_write_not_seen_after_the_wait_is_refused_or_read_live():
     decision = decide(CACHE, facts(pending_write=True), GET, Mode.STRICT, writes_waited=True)
     assert isinstance(decision, Refuse) and decision.reason.startswith("write not yet observed")
     assert isinstance(decide(CACHE, facts(pending_write=True), GET, Mode.FALLBACK, writes_waited=True), ReadLive)
+
+
+@pytest.mark.parametrize("watched, namespace, inside", [
+    (None, "default", True), (None, None, True), ("", "default", True),
+    ("default", "default", True), ("default", "other", False), ("default", None, False), ("default", "", False),
+])
+def test_one_scope_rule_for_every_scope_check(watched, namespace, inside):
+    # a namespace-scoped watch holds its namespace only; None/"" asks for all namespaces
+    assert in_scope(watched, namespace) is inside
 
 
 @pytest.mark.parametrize("limit, elapsed, state", [
