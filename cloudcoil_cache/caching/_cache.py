@@ -9,12 +9,12 @@ import logging
 import threading
 import time
 import weakref
-from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import attrs
 
 from cloudcoil_cache._threads import run_control
-from cloudcoil_cache._listwatch import ListWatch, parse_field_selector, parse_label_selector, undecided_field_paths
+from cloudcoil_cache._listwatch import ListWatch
 from cloudcoil_cache.caching._informer import Informer, InformerKey, InformerStatus
 from cloudcoil_cache.caching._options import (
     CacheOptions,
@@ -24,15 +24,7 @@ from cloudcoil_cache.caching._options import (
     kind_settings,
     validate_options,
 )
-from cloudcoil_cache.caching._policy import (
-    CacheFacts,
-    Decision,
-    InformerFacts,
-    Mode,
-    ReadRequest,
-    decide,
-    in_scope,
-)
+from cloudcoil_cache.caching._policy import CacheFacts, Mode, in_scope
 from cloudcoil_cache.caching._reflector import Tuning
 from cloudcoil_cache.caching._views import InformerView, SyncInformer
 from cloudcoil_cache.caching._writes import WriteTracker
@@ -43,7 +35,7 @@ from cloudcoil_cache.errors import (
     is_hard_failure,
 )
 
-__all__ = ["Cache", "CacheStatus", "ReadPlan"]
+__all__ = ["Cache", "CacheStatus"]
 
 log = logging.getLogger(__name__)
 
@@ -66,14 +58,6 @@ class SyncCancelled(CloudcoilError):
     """The wait for a sync was cancelled (an async scope's task was cancelled)."""
 
 
-class ReadPlan(NamedTuple):
-    """What the read policy decided for one read, and the informer that would answer it."""
-
-    decision: Decision
-    informer: Informer[Any] | None
-    request: ReadRequest
-
-
 class Cache:
     """Informers for a Config, started and stopped by its scopes.
 
@@ -83,8 +67,8 @@ class Cache:
     ``max_staleness``, ``read_your_writes_timeout``, ``transform``. ``tuning`` (advanced) sets the
     reflectors' timing knobs (backoff, watch timeout, read timeout, clock).
 
-    The Cache keeps the registry of informers and their reference-counted lifecycle; whether a
-    read is served is decided by the pure read policy (``caching._policy.decide``).
+    The Cache keeps the registry of informers and their reference-counted lifecycle; a read is
+    answered by ``caching._reads`` (the pure read policy ``caching._policy.decide`` on the facts).
 
     Thread safety: every method may be called from any thread. ``_lock`` guards the registry and
     the reference count; it is never held while joining threads or waiting for a sync.
@@ -387,8 +371,9 @@ class Cache:
             self._sync_cond.notify_all()
 
     # ------------------------------------------------------------------ reads
-    def plan_read(self, cls: Any, request: ReadRequest, *, writes_waited: bool = False) -> ReadPlan:
-        """Gather the facts for one read (memory only, no waiting, no lock) and let the policy decide."""
+    def read_facts(self, cls: Any) -> tuple[CacheFacts, Informer[Any] | None, Mode]:
+        """What a read of ``cls`` needs from the cache itself (memory only, no waiting, no lock):
+        its facts, the informer that would answer, and the mode in force in this thread/task."""
         settings = self._settings.get(cls) or self.settings_for(cls)
         informer = self._by_kind.get(cls)  # clients pass the kind's class (never a read-only twin)
         key = (self._pause_var.get(), self._refcount > 0, settings.enabled, informer is not None)
@@ -397,15 +382,12 @@ class Cache:
             cache_facts = self._cache_facts[key] = CacheFacts(
                 enabled=self._options.enabled, paused=key[0], started=key[1], kind_enabled=key[2],
                 kind_cached=key[3], lazy=self.resources is None)
-        facts = None if informer is None else _facts(informer, request)
-        decision = decide(cache_facts, facts, request, self._mode_var.get() or self._mode,
-                          writes_waited=writes_waited)
-        return ReadPlan(decision, informer, request)
+        return cache_facts, informer, self._mode_var.get() or self._mode
 
     def sync_lazily(self, cls: Any) -> None:
         """``resources=None``: create and start the informer of ``cls`` and wait for its first sync.
 
-        Errors are left for the policy to report (the next ``plan_read`` sees them).
+        Errors are left for the policy to report (the read's next decision sees them).
         """
         with self._lock:
             if self._refcount == 0:
@@ -567,47 +549,6 @@ class Cache:
 
     async def async_wait(self, timeout: float | None = None) -> bool:
         return await run_control(self.wait, timeout)
-
-
-def _selector_problem(key: InformerKey, label_selector: str | None, field_selector: str | None) -> str | None:
-    """Selectors are served in memory when the informer has none, or exactly the same one."""
-    # Compared as sets of requirements: "a=1,b=2" and "b=2, a=1" are the same selector.
-    pairs = ((key.label_selector, label_selector, "label",
-              lambda t: frozenset(parse_label_selector(t).requirements)),
-             (key.field_selector, field_selector, "field",
-              lambda t: frozenset(parse_field_selector(t).terms)))
-    for have, want, what, parse in pairs:
-        if have and parse(have) != parse(want):
-            return (f"selector not servable: the informer watches only {what} selector {have!r}, "
-                    f"the read asks for {(want or 'everything')!r}")
-    return None
-
-
-def _undecided_problem(key: InformerKey, field_selector: str | None) -> str | None:
-    """A custom resource's field the cache cannot vouch for: only its CRD says whether it is selectable."""
-    paths = undecided_field_paths(key.cls, field_selector) if field_selector else []
-    if not paths:
-        return None
-    kind = getattr(key.cls, "kind", key.cls.__name__)
-    return (f"selector not servable: whether {kind} can be selected on {', '.join(paths)} is "
-            "up to its CustomResourceDefinition's selectableFields, which only the API server knows")
-
-
-def _facts(informer: Informer[Any], request: ReadRequest) -> InformerFacts:
-    state, since = informer.state()
-    key = informer.key
-    is_get = request.name is not None
-    return InformerFacts(
-        key=key, namespace=key.namespace,
-        synced=informer.has_synced(), state=state, seconds_since_current=since,
-        max_staleness=informer.max_staleness, last_error=informer.last_error,
-        complete=is_get or informer.complete, incomplete_reason=informer.incomplete_reason,
-        selector_problem=None if is_get else (
-            _undecided_problem(key, request.field_selector)
-            or (None if not (key.label_selector or key.field_selector)
-                else _selector_problem(key, request.label_selector, request.field_selector))),
-        pending_write=informer.writes.pending(None if request.all_namespaces else request.namespace,
-                                              request.name))
 
 
 def _weakly(method: Callable[..., Any], if_gone: Callable[..., Any]) -> Callable[..., Any]:
