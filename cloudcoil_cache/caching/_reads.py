@@ -18,6 +18,7 @@ from cloudcoil_cache.caching._policy import (
     Serve,
     WaitForSync,
     decide,
+    informer_facts,
 )
 from cloudcoil_cache.caching._views import filter_objects
 from cloudcoil_cache.errors import CacheUnavailableError, ResourceNotFound
@@ -118,11 +119,10 @@ def _serve_list(informer: Informer[Any], request: ReadRequest) -> Page:
 def _facts(informer: Informer[Any], request: ReadRequest, found: bool) -> InformerFacts:
     state, since = informer.state()
     key = informer.key
-    is_get = request.name is not None
-    return InformerFacts(
-        key, key.namespace, informer.has_synced(), state, since, informer.max_staleness,
-        informer.last_error, informer.complete, informer.incomplete_reason,
-        None if is_get else _list_selector_problem(key, request),
+    return informer_facts(
+        key, informer.has_synced(), state, since, informer.max_staleness, informer.last_error,
+        informer.complete, informer.incomplete_reason,
+        None if request.name is not None else _list_selector_problem(key, request),
         informer.writes.pending(None if request.all_namespaces else request.namespace, request.name),
         found)
 

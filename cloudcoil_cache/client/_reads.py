@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from cloudcoil_cache._listwatch import ListOptions, check_field_selector
 from cloudcoil_cache._threads import run_blocking, run_control
 from cloudcoil_cache.caching._policy import Mode, ReadRequest
+from cloudcoil_cache.caching._policy import get_request as new_get_request
 from cloudcoil_cache.caching._reads import LIVE, Page, ReadFlow, read
 from cloudcoil_cache.client._lists import ObjectList
 
@@ -38,8 +39,7 @@ async def drive_async(flow: ReadFlow) -> Any:
 def get_request(client: ResourceClient[Any], name: str, namespace: str | None, *, mode: Mode | None = None,
                 selector_is_scope: bool = False) -> ReadRequest:
     client.check_get(name)
-    return ReadRequest(client.cls.kind, client._namespace(namespace), name, mode=mode,
-                       selector_is_scope=selector_is_scope)
+    return new_get_request(client.cls.kind, client._namespace(namespace), name, mode, selector_is_scope)
 
 
 def list_request(client: ResourceClient[Any], opts: ListOptions, *, mode: Mode | None = None) -> ReadRequest:
@@ -65,7 +65,7 @@ def cached_get(client: ResourceClient[Any], name: str, namespace: str | None, *,
     """A get through the cache (per the read policy), else from the API server."""
     request = get_request(client, name, namespace, mode=mode, selector_is_scope=selector_is_scope)
     cache = client.config.cache
-    answer = LIVE if cache is None else drive(read(cache, client.cls, request))
+    answer = LIVE if cache is None else drive(read(cache, client.kind_class, request))  # bound by get_request
     return client.live_get(name, namespace) if answer is LIVE else answer
 
 
@@ -73,7 +73,7 @@ def cached_list(client: ResourceClient[Any], opts: ListOptions, *, mode: Mode | 
     """A list through the cache (per the read policy), else from the API server."""
     request = list_request(client, opts, mode=mode)
     cache = client.config.cache
-    answer: Page | object = LIVE if cache is None else drive(read(cache, client.cls, request))
+    answer: Page | object = LIVE if cache is None else drive(read(cache, client.kind_class, request))
     if not isinstance(answer, Page):
         return client.live_list_with(opts)
     return _objects(client, answer, opts, mode)
@@ -83,7 +83,7 @@ async def async_cached_get(client: ResourceClient[Any], name: str, namespace: st
     request = get_request(client, name, namespace)
     cache = client.config.cache
     if cache is not None:
-        answer = await drive_async(read(cache, client.cls, request))
+        answer = await drive_async(read(cache, client.kind_class, request))  # bound by get_request
         if answer is not LIVE:
             return answer
     return await run_blocking(client.live_get, name, namespace)
@@ -93,7 +93,7 @@ async def async_cached_list(client: ResourceClient[Any], opts: ListOptions) -> O
     request = list_request(client, opts)
     cache = client.config.cache
     if cache is not None:
-        answer = await drive_async(read(cache, client.cls, request))
+        answer = await drive_async(read(cache, client.kind_class, request))
         if answer is not LIVE:
             return _objects(client, answer, opts, None)
     return await run_blocking(client.live_list_with, opts)

@@ -116,7 +116,7 @@ class ResourceClient(Generic[T]):
         """Reject a bad name the same way whether the cache or the API would answer."""
         if not isinstance(name, str) or not name:
             raise ValueError(f"{self.cls.kind}: a name is required (a non-empty string), got {name!r}")
-        check_path_segment(name, f"{self.cls.kind} name")
+        check_path_segment(name, f"{self._cls.kind} name")  # the kind (bound or not) has its kind
 
     def check_list(self, limit: int | None) -> None:
         """Reject a bad limit the same way whether the cache or the API would answer."""

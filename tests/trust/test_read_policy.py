@@ -15,7 +15,9 @@ from cloudcoil_cache.caching._policy import (
     WaitForSync,
     WaitForWrites,
     decide,
+    get_request,
     in_scope,
+    informer_facts,
     informer_state,
 )
 from cloudcoil_cache.caching import InformerKey
@@ -94,6 +96,15 @@ def test_a_write_not_seen_after_the_wait_is_refused_or_read_live():
     decision = decide(CACHE, facts(pending_write=True), GET, Mode.STRICT, writes_waited=True)
     assert isinstance(decision, Refuse) and decision.reason.startswith("write not yet observed")
     assert isinstance(decide(CACHE, facts(pending_write=True), GET, Mode.FALLBACK, writes_waited=True), ReadLive)
+
+
+def test_the_fast_constructors_build_the_same_facts_as_the_named_tuples():
+    assert get_request("Pod", "default", "web-0") == GET
+    assert get_request("Pod", "default", "web-0", Mode.STRICT, True) == GET._replace(mode=Mode.STRICT,
+                                                                                    selector_is_scope=True)
+    built = facts()
+    assert informer_facts(built.key, True, "current", 0.0, 60.0, None, True, built.incomplete_reason, None,
+                          False, True) == built
 
 
 @pytest.mark.parametrize("watched, namespace, inside", [
