@@ -82,12 +82,12 @@ def read(cache: Cache, cls: Any, request: ReadRequest) -> ReadFlow:
             if request.name is None:
                 return _serve_list(informer, request)
             if found is None:
-                cls_name = informer.key.cls.plural  # type: ignore[attr-defined]
-                raise ResourceNotFound(f'{cls_name} "{request.name}" not found in cache '
+                plural = informer.key.cls.plural  # type: ignore[attr-defined]
+                raise ResourceNotFound(f'{plural} "{request.name}" not found in cache '
                                        f"({informer.key.describe()})", reason="NotFound")
             return found
         if isinstance(decision, Refuse):
-            raise refused(decision, request)
+            raise _refused(decision, request)
         if isinstance(decision, ReadLive):
             if not decision.bypass:
                 log.debug("cache cannot serve %s (%s); reading from the API server", request.what,
@@ -103,7 +103,7 @@ def read(cache: Cache, cls: Any, request: ReadRequest) -> ReadFlow:
     return LIVE
 
 
-def refused(decision: Refuse, request: ReadRequest) -> CacheUnavailableError:
+def _refused(decision: Refuse, request: ReadRequest) -> CacheUnavailableError:
     suffix = " (continuing a page the cache served)" if decision.continuing else ""
     return CacheUnavailableError(f"cannot serve {request.what}{suffix} from the cache: {decision.reason}",
                                  reason=decision.reason, last_error=decision.last_error)
