@@ -1,11 +1,11 @@
 """The one read path: a cached read request turned into its answer (facts, decision, serving), as a
-flow that yields its waits to a sync or an async driver."""
+flow that yields its waits, then its answer, to a sync or an async driver."""
 
 from __future__ import annotations
 
 import functools
 import logging
-from typing import TYPE_CHECKING, Any, Callable, Final, Generator, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Final, Iterator, NamedTuple
 
 from cloudcoil_cache._listwatch import parse_field_selector, parse_label_selector, undecided_field_paths
 from cloudcoil_cache.caching._informer import Informer, InformerKey
@@ -48,10 +48,20 @@ class Page(NamedTuple):
     metadata: dict[str, Any]
 
 
-#: A blocking wait the flow needs before it decides again (a lazy sync, a write's delivery).
-Wait = Callable[[], object]
-#: ``read()``'s generator: yields waits; returns the object (a get), a ``Page`` (a list) or ``LIVE``.
-ReadFlow = Generator[Wait, None, Any]
+class Wait:
+    """A blocking wait the flow needs before it decides again (a lazy sync, a write's delivery):
+    a driver calls ``call()`` in its thread, or off the event loop."""
+
+    __slots__ = ("call",)
+
+    def __init__(self, call: Callable[[], object]) -> None:
+        self.call = call
+
+
+#: ``read()``'s generator: yields ``Wait``s, then (last) its answer: the object (a get), a ``Page``
+#: (a list) or ``LIVE``. The answer is yielded, not returned: a for loop then ends the flow without
+#: a StopIteration carrying a value (~0.6 µs of a ~10 µs cached get).
+ReadFlow = Iterator[Any]
 
 #: Rounds of deciding: wait for a lazy sync, then for writes, then decide for good.
 _ROUNDS = 3
@@ -62,10 +72,11 @@ def read(cache: Cache, cls: Any, request: ReadRequest) -> ReadFlow:
     ``request.cached``): every read through a cache goes through here.
 
     Gathers the facts (memory only, no lock), lets the pure policy decide, and serves from the
-    informer's store. Yields what it must wait for (run it with a driver: the wait is called in
-    the caller's thread, or off the event loop); returns the stored object (a get), a ``Page``
-    (a list), or ``LIVE``. Raises ``ResourceNotFound`` (a get the cache can answer "not found")
-    and ``CacheUnavailableError`` (refused: strict mode, or a page the API server cannot continue).
+    informer's store. Yields a ``Wait`` for what it must wait for (run it with a driver: the wait
+    is called in the caller's thread, or off the event loop), and last its answer: the stored
+    object (a get), a ``Page`` (a list), or ``LIVE``. Raises ``ResourceNotFound`` (a get the cache
+    can answer "not found") and ``CacheUnavailableError`` (refused: strict mode, or a page the API
+    server cannot continue).
     """
     waited = False
     for _ in range(_ROUNDS):
@@ -80,27 +91,31 @@ def read(cache: Cache, cls: Any, request: ReadRequest) -> ReadFlow:
         if isinstance(decision, Serve):
             assert informer is not None
             if request.name is None:
-                return _serve_list(informer, request)
+                yield _serve_list(informer, request)
+                return
             if found is None:
                 plural = informer.key.cls.plural  # type: ignore[attr-defined]
                 raise ResourceNotFound(f'{plural} "{request.name}" not found in cache '
                                        f"({informer.key.describe()})", reason="NotFound")
-            return found
+            yield found
+            return
         if isinstance(decision, Refuse):
             raise _refused(decision, request)
         if isinstance(decision, ReadLive):
             if not decision.bypass:
                 log.debug("cache cannot serve %s (%s); reading from the API server", request.what,
                           decision.reason)
-            return LIVE
+            yield LIVE
+            return
         if isinstance(decision, WaitForSync):
-            yield functools.partial(cache.sync_lazily, cls)
+            yield Wait(functools.partial(cache.sync_lazily, cls))
         else:  # WaitForWrites
             assert informer is not None
-            yield functools.partial(informer.writes.wait, None if request.all_namespaces else request.namespace,
-                                    request.name, cache.read_your_writes_timeout)
+            yield Wait(functools.partial(informer.writes.wait,
+                                         None if request.all_namespaces else request.namespace,
+                                         request.name, cache.read_your_writes_timeout))
             waited = True
-    return LIVE
+    yield LIVE
 
 
 def _refused(decision: Refuse, request: ReadRequest) -> CacheUnavailableError:

@@ -8,7 +8,7 @@ from cloudcoil_cache._listwatch import ListOptions, check_field_selector
 from cloudcoil_cache._threads import run_blocking, run_control
 from cloudcoil_cache.caching._policy import Mode, ReadRequest
 from cloudcoil_cache.caching._policy import get_request as new_get_request
-from cloudcoil_cache.caching._reads import LIVE, Page, ReadFlow, read
+from cloudcoil_cache.caching._reads import LIVE, Page, ReadFlow, Wait, read
 from cloudcoil_cache.client._lists import ObjectList
 
 if TYPE_CHECKING:
@@ -18,21 +18,25 @@ __all__ = ["async_cached_get", "async_cached_list", "cached_get", "cached_list",
 
 # ----------------------------------------------------------------- drivers
 def drive(flow: ReadFlow) -> Any:
-    """Run a read flow in this thread: each wait it yields is called here."""
-    try:
-        while True:
-            next(flow)()
-    except StopIteration as done:
-        return done.value
+    """Run a read flow in this thread: each wait it yields is called here; the last step is the answer."""
+    answer = None
+    for step in flow:
+        if step.__class__ is Wait:
+            step.call()
+        else:
+            answer = step
+    return answer
 
 
 async def drive_async(flow: ReadFlow) -> Any:
     """Run a read flow on the event loop (memory only, no thread hop); each wait runs off the loop."""
-    try:
-        while True:
-            await run_control(next(flow))
-    except StopIteration as done:
-        return done.value
+    answer = None
+    for step in flow:
+        if step.__class__ is Wait:
+            await run_control(step.call)
+        else:
+            answer = step
+    return answer
 
 
 # ---------------------------------------------------------------- requests
