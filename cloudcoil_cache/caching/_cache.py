@@ -8,12 +8,11 @@ import contextvars
 import logging
 import threading
 import weakref
-from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import attrs
 
 from cloudcoil_cache._threads import run_control
-from cloudcoil_cache._listwatch import parse_field_selector, parse_label_selector, undecided_field_paths
 from cloudcoil_cache.caching._async import AsyncInformer, running_loop
 from cloudcoil_cache.caching._informer import Decoder, DecodingSource, Informer, InformerKey, InformerStatus
 from cloudcoil_cache.caching._owner import CacheOwner, Scopes
@@ -25,22 +24,16 @@ from cloudcoil_cache.caching._options import (
     kind_settings,
     validate_options,
 )
-from cloudcoil_cache.caching._policy import (
-    CacheFacts,
-    Decision,
-    InformerFacts,
-    Mode,
-    ReadRequest,
-    decide,
-)
+from cloudcoil_cache.caching._policy import CacheFacts, Mode, in_scope
 from cloudcoil_cache.caching._reflector import Tuning
 from cloudcoil_cache.caching._views import InformerView, SyncInformer
+from cloudcoil_cache.caching._writes import WriteTracker
 from cloudcoil_cache.errors import (
     CacheSyncTimeout,
     CloudcoilError,
 )
 
-__all__ = ["Cache", "CacheStatus", "ReadPlan"]
+__all__ = ["Cache", "CacheStatus"]
 
 log = logging.getLogger(__name__)
 
@@ -59,12 +52,6 @@ class CacheStatus:
     informers: list[InformerStatus]
 
 
-class ReadPlan(NamedTuple):
-    """What the read policy decided for one read, and the informer that would answer it."""
-
-    decision: Decision
-    informer: Informer[Any] | None
-    request: ReadRequest
 
 
 class Cache:
@@ -77,8 +64,8 @@ class Cache:
     reflectors' timing knobs (backoff, watch timeout, read timeout, clock).
 
     The Cache keeps the registry of informers; their reference-counted run is its ``Scopes``
-    (``caching._owner``), which the owning Config drives; whether a read is served is decided by
-    the pure read policy (``caching._policy.decide``).
+    (``caching._owner``), which the owning Config drives; a read is answered by ``caching._reads``
+    (the pure read policy ``caching._policy.decide`` on the facts).
 
     Thread safety: every method may be called from any thread. ``_lock`` guards the registry and
     (shared with the Scopes) the reference count; it is never held while joining threads or
@@ -238,7 +225,7 @@ class Cache:
             if not cls.namespaced:
                 raise ValueError(f"get_informer({cls.kind}, namespace={namespace!r}): {cls.kind} is "
                                  "cluster-scoped")
-            if self.namespace is not None and namespace != self.namespace:
+            if not in_scope(self.namespace, namespace):
                 raise ValueError(f"get_informer({cls.kind}, namespace={namespace!r}): the namespace is outside "
                                  f"the cache's scope (it watches only {self.namespace!r})")
         if sync is None:
@@ -277,8 +264,9 @@ class Cache:
         self._scopes.wait_synced(informers, timeout, cancel)
 
     # ------------------------------------------------------------------ reads
-    def plan_read(self, cls: Any, request: ReadRequest, *, writes_waited: bool = False) -> ReadPlan:
-        """Gather the facts for one read (memory only, no waiting, no lock) and let the policy decide."""
+    def read_facts(self, cls: Any) -> tuple[CacheFacts, Informer[Any] | None, Mode]:
+        """What a read of ``cls`` needs from the cache itself (memory only, no waiting, no lock):
+        its facts, the informer that would answer, and the mode in force in this thread/task."""
         settings = self._settings.get(cls) or self.settings_for(cls)
         informer = self._by_kind.get(cls)  # clients pass the kind's class (never a read-only twin)
         key = (self._pause_var.get(), self._refcount > 0, settings.enabled, informer is not None)
@@ -287,15 +275,12 @@ class Cache:
             cache_facts = self._cache_facts[key] = CacheFacts(
                 enabled=self._options.enabled, paused=key[0], started=key[1], kind_enabled=key[2],
                 kind_cached=key[3], lazy=self.resources is None)
-        facts = None if informer is None else _facts(informer, request)
-        decision = decide(cache_facts, facts, request, self._mode_var.get() or self._mode,
-                          writes_waited=writes_waited)
-        return ReadPlan(decision, informer, request)
+        return cache_facts, informer, self._mode_var.get() or self._mode
 
     def sync_lazily(self, cls: Any) -> None:
         """``resources=None``: create and start the informer of ``cls`` and wait for its first sync.
 
-        Errors are left for the policy to report (the next ``plan_read`` sees them).
+        Errors are left for the policy to report (the read's next decision sees them).
         """
         with self._lock:
             if self._refcount == 0:
@@ -308,12 +293,13 @@ class Cache:
             pass  # a hard failure: recorded on the informer, reported by the policy
 
     def will_write(self, cls: Any) -> None:
-        """A write of ``cls`` is about to be sent: from now on its informer remembers recent events,
-        so a write whose event arrives before the writer notes it is not waited for."""
+        """A write of ``cls`` is about to be sent: from now on its informer's ``WriteTracker``
+        remembers recent events, so a write whose event arrives before the writer notes it is not
+        waited for."""
         if self._options.read_your_writes_timeout > 0:
             informer = self.informer_for(cls)
             if informer is not None:
-                informer.track_writes = True
+                informer.writes.will_write()
 
     def share_writes_with(self, other: Cache) -> Callable[[], None]:
         """Tell ``other`` about every write noted here from now on (a controller whose informers live
@@ -329,46 +315,25 @@ class Cache:
         return stop
 
     def note_write(self, cls: Any, obj: Any, *, deleted: bool = False) -> None:
-        """A write through this cache's Config: cached reads of it wait until the watch delivers it.
-
-        Only writes the informer will see are noted: inside its namespace, and (with a label
-        selector) objects that match it now or were stored before.
-        """
+        """A write through this cache's Config: cached reads of it wait until the watch delivers it
+        (the ``WriteTracker`` of the kind's informer, here and in every cache sharing the writes)."""
         for cache in (self, *self._write_peers):
-            cache._note_write_here(cls, obj, deleted=deleted)
-
-    def _note_write_here(self, cls: Any, obj: Any, *, deleted: bool = False) -> None:
-        if self._options.read_your_writes_timeout <= 0 or obj is None:
-            return
-        informer = self.informer_for(cls)
-        meta = getattr(obj, "metadata", None)
-        if informer is None or meta is None or not informer.started or not meta.name:
-            return
-        key = informer.key
-        if key.namespace is not None and meta.namespace != key.namespace:
-            return
-        stored = (meta.namespace or "", meta.name) in informer.store
-        if not stored and not deleted and not _matches(key, obj):
-            return  # the informer will never see it
-        if deleted and not stored:
-            return
-        informer.note_write((meta.namespace or "", meta.name), meta.resource_version,
-                            deleted=deleted or (stored and not _matches(key, obj)))
+            tracker = cache._tracker_for(cls)
+            if tracker is not None:
+                tracker.note_object(obj, deleted=deleted)
 
     def note_delete(self, cls: Any, namespace: str | None, name: str) -> None:
         """A delete through this cache's Config answered with a Status: reads wait for the deletion."""
         for cache in (self, *self._write_peers):
-            cache._note_delete_here(cls, namespace, name)
+            tracker = cache._tracker_for(cls)
+            if tracker is not None:
+                tracker.note_deleted(namespace, name)
 
-    def _note_delete_here(self, cls: Any, namespace: str | None, name: str) -> None:
+    def _tracker_for(self, cls: Any) -> WriteTracker | None:
         if self._options.read_your_writes_timeout <= 0:
-            return
+            return None
         informer = self.informer_for(cls)
-        if informer is None or not informer.started:
-            return
-        key = (namespace or "", name)
-        if key in informer.store:
-            informer.note_write(key, None, deleted=True)
+        return None if informer is None else informer.writes
 
     # ---------------------------------------------------------------- policies
     @contextlib.contextmanager
@@ -466,60 +431,6 @@ class Cache:
 
     async def async_wait(self, timeout: float | None = None) -> bool:
         return await run_control(self.wait, timeout)
-
-
-def _selector_problem(key: InformerKey, label_selector: str | None, field_selector: str | None) -> str | None:
-    """Selectors are served in memory when the informer has none, or exactly the same one."""
-    # Compared as sets of requirements: "a=1,b=2" and "b=2, a=1" are the same selector.
-    pairs = ((key.label_selector, label_selector, "label",
-              lambda t: frozenset(parse_label_selector(t).requirements)),
-             (key.field_selector, field_selector, "field",
-              lambda t: frozenset(parse_field_selector(t).terms)))
-    for have, want, what, parse in pairs:
-        if have and parse(have) != parse(want):
-            return (f"selector not servable: the informer watches only {what} selector {have!r}, "
-                    f"the read asks for {(want or 'everything')!r}")
-    return None
-
-
-def _undecided_problem(key: InformerKey, field_selector: str | None) -> str | None:
-    """A custom resource's field the cache cannot vouch for: only its CRD says whether it is selectable."""
-    paths = undecided_field_paths(key.cls, field_selector) if field_selector else []
-    if not paths:
-        return None
-    kind = getattr(key.cls, "kind", key.cls.__name__)
-    return (f"selector not servable: whether {kind} can be selected on {', '.join(paths)} is "
-            "up to its CustomResourceDefinition's selectableFields, which only the API server knows")
-
-
-def _facts(informer: Informer[Any], request: ReadRequest) -> InformerFacts:
-    state, since = informer.state()
-    key = informer.key
-    is_get = request.name is not None
-    return InformerFacts(
-        key=key, namespace=key.namespace,
-        synced=informer.has_synced(), state=state, seconds_since_current=since,
-        max_staleness=informer.max_staleness, last_error=informer.last_error,
-        complete=is_get or informer.complete, incomplete_reason=informer.incomplete_reason,
-        selector_problem=None if is_get else (
-            _undecided_problem(key, request.field_selector)
-            or (None if not (key.label_selector or key.field_selector)
-                else _selector_problem(key, request.label_selector, request.field_selector))),
-        pending_write=informer.pending_writes(None if request.all_namespaces else request.namespace,
-                                              request.name))
-
-
-def _matches(key: InformerKey, obj: Any) -> bool:
-    """Whether the informer's selectors select ``obj`` (so its watch will deliver it)."""
-    if not key.label_selector and not key.field_selector:
-        return True
-    try:
-        if key.label_selector and not parse_label_selector(key.label_selector).matches(obj.metadata.labels):
-            return False
-        fields = parse_field_selector(key.field_selector)
-        return fields.empty or bool(fields.matches(obj))
-    except Exception:  # an object the selector cannot evaluate: do not wait for it
-        return False
 
 
 def _weakly(method: Callable[..., Any], if_gone: Callable[..., Any]) -> Callable[..., Any]:

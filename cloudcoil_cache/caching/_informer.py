@@ -7,7 +7,6 @@ import copy
 import logging
 import threading
 import weakref
-from collections import OrderedDict
 from typing import Any, Callable, Generic, TypeVar
 
 import attrs
@@ -18,8 +17,9 @@ from cloudcoil_cache._listwatch._listwatch import ListerWatcher
 from cloudcoil_cache.caching._dispatch import Lane, Lanes, Registration
 from cloudcoil_cache.caching._reflector import Reflector, Tuning
 from cloudcoil_cache.caching._transform import raw_step, transformed
-from cloudcoil_cache.caching._store import Added, Key, Store, Writer, drain, key_of
+from cloudcoil_cache.caching._store import Added, Store, Writer, drain
 from cloudcoil_cache.caching._policy import informer_state
+from cloudcoil_cache.caching._writes import WriteTracker
 from cloudcoil_cache.errors import is_hard_failure
 from cloudcoil_cache.models._reuse import reusing
 
@@ -88,18 +88,6 @@ class InformerStatus:
     next_retry_in: float | None = None
 
 
-#: How many recent (object, resourceVersion) pairs an informer remembers for read-your-writes.
-_RECENT_EVENTS = 4096
-
-
-@attrs.frozen
-class _PendingWrite:
-    """A write made through the cache's Config that reads must see (read-your-writes)."""
-
-    resource_version: str | None  # the event carrying it satisfies the write
-    at: float  # clock time of the write: a relist that started later satisfies it too
-
-
 class Informer(Generic[T]):
     """Keeps a store of one kind in one scope in step with the API server and feeds handler lanes.
 
@@ -108,7 +96,7 @@ class Informer(Generic[T]):
     store to it" (any thread), like client-go's ``blockDeltas``: a late handler sees every object
     exactly once, either in its replay or as a live event. Queuing never calls user code, so
     holding it is cheap. It is never taken while the store lock is held. ``_state`` (a Condition)
-    guards the run and health fields; ``_seen`` the pending writes.
+    guards the run and health fields. Read-your-writes is its ``writes`` (a ``WriteTracker``).
     """
 
     def __init__(self, key: InformerKey,
@@ -138,12 +126,7 @@ class Informer(Generic[T]):
         self._unhealthy_since: float | None = None  # clock time it stopped being current
         self._started = False
         self._generation = 0  # of the current run; see start()
-        self._seen = threading.Condition(threading.Lock())
-        self._writes: dict[Key, _PendingWrite] = {}
-        # (key, resourceVersion) of the latest events applied: a write whose event arrived before
-        # the writer noted it is already seen (only kept while read-your-writes is in use)
-        self._recent: OrderedDict[tuple[Key, str], None] = OrderedDict()
-        self.track_writes = False
+        self.writes = WriteTracker(key, self.store, self._clock)
         self.name = _informer_name(key)
 
     # -------------------------------------------------------------- lifecycle
@@ -165,6 +148,7 @@ class Informer(Generic[T]):
                 self._generation += 1
                 generation = self._generation
                 self._writer.clear()  # a new run lists from scratch: every object is an add again
+                self.writes.start()
                 self._lanes.start()
                 factory = self._source_factory
                 source = (factory.build(self.key, self.structure_function()) if isinstance(factory, DecodingSource)
@@ -206,9 +190,7 @@ class Informer(Generic[T]):
             joins = self._lanes.stop()
         if reflector is not None:
             reflector.stop()
-        with self._seen:
-            self._writes.clear()
-            self._seen.notify_all()
+        self.writes.stop()
         return _StoppedRun(generation, reflector, joins)
 
     def join(self, run: _StoppedRun | None, timeout: float | None = None) -> bool:
@@ -287,77 +269,6 @@ class Informer(Generic[T]):
                     return False
                 self._state.wait(remaining)
             return True
-
-    # ------------------------------------------------------- read-your-writes
-    def note_write(self, key: Key, resource_version: str | None, *, deleted: bool = False) -> None:
-        """A write through this cache's Config: reads of ``key`` wait until it is delivered.
-
-        Satisfied by the event carrying ``resource_version``, by a DELETED event for the object
-        (the only way, for a delete), or by a relist that started after now.
-        """
-        if not self._started:
-            return
-        with self._seen:
-            if resource_version is not None and (key, resource_version) in self._recent:
-                return  # its event was applied before the writer got here
-            self._writes[key] = _PendingWrite(None if deleted and resource_version is None
-                                              else resource_version, self._clock.now())
-
-    def pending_writes(self, namespace: str | None, name: str | None) -> bool:
-        """True if a noted write in that scope (one object, or a namespace, or everything) is not seen yet."""
-        writes = self._writes
-        if not writes:  # the common case costs one dict check, no lock
-            return False
-        with self._seen:
-            return self._pending_locked(namespace, name)
-
-    def _pending_locked(self, namespace: str | None, name: str | None) -> bool:
-        if name is not None:
-            return (namespace or "", name) in self._writes
-        if namespace is None:
-            return bool(self._writes)
-        return any(key[0] == namespace for key in self._writes)
-
-    def wait_for_writes(self, namespace: str | None, name: str | None, timeout: float) -> bool:
-        """Wait (real time, at most ``timeout``) until no noted write in that scope is pending."""
-        if not self._writes:
-            return True
-        deadline = SYSTEM_CLOCK.now() + timeout
-        with self._seen:
-            while self._pending_locked(namespace, name):
-                remaining = deadline - SYSTEM_CLOCK.now()
-                if remaining <= 0 or not self._started:
-                    return False
-                self._seen.wait(remaining)
-            return True
-
-    def _observe_event(self, event_type: str, obj: Any) -> None:
-        key = key_of(obj)
-        rv = obj.metadata.resource_version
-        with self._seen:
-            recent = self._recent
-            if rv is not None:
-                recent[(key, rv)] = None
-                if len(recent) > _RECENT_EVENTS:
-                    recent.popitem(last=False)
-            if not self._writes:
-                return
-            pending = self._writes.get(key)
-            if pending is not None and (event_type == "DELETED" or (
-                    pending.resource_version is not None and pending.resource_version == rv)):
-                del self._writes[key]
-                self._seen.notify_all()
-
-    def _observe_relist(self, started_at: float | None, items: dict[Key, Any]) -> None:
-        if not self._writes:
-            return
-        with self._seen:
-            for key, pending in list(self._writes.items()):
-                obj = items.get(key)
-                if ((started_at is not None and started_at > pending.at)
-                        or (obj is not None and obj.metadata.resource_version == pending.resource_version)):
-                    del self._writes[key]
-            self._seen.notify_all()
 
     # --------------------------------------------------------------- handlers
     def register(self, lane: Lane, *registrations: Registration) -> None:
@@ -444,8 +355,7 @@ class Informer(Generic[T]):
             with self._state:
                 self._synced = True
                 self._state.notify_all()
-        if self._writes:
-            self._observe_relist(started_at, {key_of(o): o for o in items})
+        self.writes.observe_relist(started_at, items)
         drain(notes)  # the replaced objects are freed in small steps, not in one GIL-holding call
         self._on_change()
 
@@ -455,8 +365,8 @@ class Informer(Generic[T]):
             if generation is not None and generation != self._generation:
                 return  # a stopped run's reflector
             self._lanes.enqueue(self._writer.apply(event.type, obj, event.resource_version))
-        if self.track_writes:
-            self._observe_event(event.type, obj)
+        if self.writes.tracking:
+            self.writes.observe_event(event.type, obj)
 
     def bookmark(self, resource_version: str, generation: int | None = None) -> None:
         with self._deliver_lock:

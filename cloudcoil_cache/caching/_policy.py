@@ -7,6 +7,7 @@ from typing import Any, Callable, NamedTuple, Union
 
 import attrs
 
+from cloudcoil_cache.caching._pages import decode_token, is_cache_token
 from cloudcoil_cache.errors import Forbidden, ResourceNotFound
 
 __all__ = [
@@ -21,6 +22,9 @@ __all__ = [
     "WaitForSync",
     "WaitForWrites",
     "decide",
+    "get_request",
+    "in_scope",
+    "informer_facts",
     "informer_state",
     "refuses_reads",
 ]
@@ -34,6 +38,12 @@ class Mode(str, enum.Enum):
 
     def __str__(self) -> str:
         return self.value
+
+
+def in_scope(watched: str | None, namespace: str | None) -> bool:
+    """Whether ``namespace`` lies inside what is watched: ``watched`` None/"" is every namespace;
+    else only ``namespace == watched`` (``namespace`` None/"" asks for all namespaces: outside)."""
+    return not watched or namespace == watched
 
 
 def refuses_reads(exc: BaseException | None) -> bool:
@@ -65,7 +75,13 @@ def informer_state(*, started: bool, synced: bool, last_error: BaseException | N
 
 
 class ReadRequest(NamedTuple):
-    """One cached read: a get (``name`` set) or a list, in a namespace or all of them."""
+    """One cached read: a get (``name`` set) or a list, in a namespace or all of them.
+
+    ``limit``, ``continue_``: a list's page size and continue token (the cache's own, or the API
+    server's). ``mode``: the read's own mode (None: the cache's, in the current thread/task).
+    ``selector_is_scope``: the reader sees only what the informer's selectors select (a
+    controller's ``ctx.cached``), so a get of an object outside them is "not found", not unservable.
+    """
 
     kind: str
     namespace: str | None
@@ -73,6 +89,10 @@ class ReadRequest(NamedTuple):
     all_namespaces: bool = False
     label_selector: str | None = None
     field_selector: str | None = None
+    limit: int | None = None
+    continue_: str | None = None
+    mode: Mode | None = None
+    selector_is_scope: bool = False
 
     @property
     def what(self) -> str:
@@ -81,8 +101,7 @@ class ReadRequest(NamedTuple):
         return f"list {self.kind} in {self.namespace or 'all namespaces'}"
 
 
-@attrs.frozen
-class InformerFacts:
+class InformerFacts(NamedTuple):
     """What the policy needs to know about the informer that would answer (read in one step)."""
 
     key: Any                       # the InformerKey (``describe()`` for messages)
@@ -96,6 +115,7 @@ class InformerFacts:
     incomplete_reason: Callable[[], str]
     selector_problem: str | None   # why the request's selectors cannot be answered, if they cannot
     pending_write: bool            # a write through this Config in the request's scope is not seen yet
+    found: bool = True             # a get: the informer holds the object
 
     @property
     def describe(self) -> str:
@@ -111,6 +131,29 @@ class CacheFacts(NamedTuple):
     kind_enabled: bool
     kind_cached: bool   # an informer exists for the kind
     lazy: bool          # Cache(resources=None): a first read creates the informer and waits for it
+
+
+_new_tuple = tuple.__new__
+
+
+def get_request(kind: str, namespace: str | None, name: str, mode: Mode | None = None,
+                selector_is_scope: bool = False) -> ReadRequest:
+    """A get's ``ReadRequest``, built as the tuple it is: on every cached get's path, where
+    ``ReadRequest(..., mode=...)`` (NamedTuple's keywords and defaults) costs ~1 µs."""
+    request: ReadRequest = _new_tuple(ReadRequest, (kind, namespace, name, False, None, None, None, None,
+                                                    mode, selector_is_scope))
+    return request
+
+
+def informer_facts(key: Any, synced: bool, state: str, seconds_since_current: float | None,
+                   max_staleness: float | None, last_error: BaseException | None, complete: bool,
+                   incomplete_reason: Callable[[], str], selector_problem: str | None, pending_write: bool,
+                   found: bool) -> InformerFacts:
+    """``InformerFacts`` built as the tuple it is (on every cached read's path)."""
+    facts: InformerFacts = _new_tuple(InformerFacts, (key, key.namespace, synced, state, seconds_since_current,
+                                                      max_staleness, last_error, complete, incomplete_reason,
+                                                      selector_problem, pending_write, found))
+    return facts
 
 
 @attrs.frozen
@@ -132,6 +175,7 @@ class Refuse:
 
     reason: str
     last_error: BaseException | None = None
+    continuing: bool = False  # the read continues a page the cache served (refused in both modes)
 
 
 @attrs.frozen
@@ -158,6 +202,15 @@ def _cannot(reason: str, mode: Mode, last_error: BaseException | None = None) ->
 def decide(cache: CacheFacts, informer: InformerFacts | None, request: ReadRequest, mode: Mode, *,
            writes_waited: bool = False) -> Decision:
     """The read policy (docs/contract.md "What the cache can serve"): one pure function of the facts."""
+    decision = _decide(cache, informer, request, mode, writes_waited)
+    if request.continue_ and isinstance(decision, ReadLive) and is_cache_token(request.continue_):
+        # The API server cannot continue a page the cache started: refused in both modes.
+        return Refuse(decision.reason, continuing=True)
+    return decision
+
+
+def _decide(cache: CacheFacts, informer: InformerFacts | None, request: ReadRequest, mode: Mode,
+            writes_waited: bool) -> Decision:
     if not cache.enabled:
         return ReadLive("the cache is disabled", bypass=True)
     if cache.paused:
@@ -171,13 +224,12 @@ def decide(cache: CacheFacts, informer: InformerFacts | None, request: ReadReque
             return _WAIT_FOR_SYNC
         return _cannot(f"kind not cached: {request.kind} is not in Cache(resources=...)", mode)
     scope = informer.namespace
-    if scope is not None:
+    if not in_scope(scope, None if request.all_namespaces else request.namespace):
         if request.all_namespaces or not request.namespace:
             return _cannot(f"namespace outside the cache: the cache watches only {scope!r}, not all "
                            "namespaces", mode)
-        if request.namespace != scope:
-            return _cannot(f"namespace outside the cache: {request.namespace!r} (the cache watches "
-                           f"{scope!r})", mode)
+        return _cannot(f"namespace outside the cache: {request.namespace!r} (the cache watches "
+                       f"{scope!r})", mode)
     err = informer.last_error
     if not informer.synced:
         if err is not None:
@@ -202,4 +254,27 @@ def decide(cache: CacheFacts, informer: InformerFacts | None, request: ReadReque
                            f"{informer.describe} was not delivered by the watch in time "
                            "(read_your_writes_timeout)", mode)
         return _WAIT_FOR_WRITES
+    if request.name is not None:
+        return _SERVE if informer.found else _miss(informer, request, mode)
+    token = request.continue_
+    if token:
+        if not is_cache_token(token):  # the API server's token: only it can continue
+            return _cannot("the continue token comes from the API server, not from the cache", mode)
+        try:
+            decode_token(token)
+        except ValueError as exc:
+            return Refuse(str(exc), continuing=True)
+    return _SERVE
+
+
+def _miss(informer: InformerFacts, request: ReadRequest, mode: Mode) -> Decision:
+    """A get of an object the informer does not hold: "not found" (served) only if it would hold it."""
+    key = informer.key
+    if key.label_selector or key.field_selector:  # the object may exist and not match
+        if request.selector_is_scope:
+            return _SERVE
+        return _cannot(f"selector not servable: {informer.describe} holds only objects matching its "
+                       f"selector, and {request.name!r} is not among them", mode)
+    if not informer.complete:  # it may have been evicted: the cache cannot say "not found"
+        return _cannot(informer.incomplete_reason(), mode)
     return _SERVE

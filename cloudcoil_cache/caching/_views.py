@@ -11,6 +11,7 @@ from typing import Any, Callable, Generic, TypeVar, overload
 from cloudcoil_cache._listwatch import check_field_selector, parse_field_selector, parse_label_selector
 from cloudcoil_cache.caching._dispatch import Lane, Registration, ThreadLane
 from cloudcoil_cache.caching._informer import Informer
+from cloudcoil_cache.caching._policy import in_scope
 from cloudcoil_cache.caching._store import IndexFunc, Key
 
 __all__ = ["HandlerHandle", "InformerView", "StoreView", "SyncInformer", "filter_objects"]
@@ -199,8 +200,7 @@ class InformerView(Generic[T]):
 
     def _outside_scope(self, namespace: str | None) -> bool:
         """Is ``namespace`` one this informer does not watch?"""
-        watched = self._informer.key.namespace
-        return bool(namespace and watched and namespace != watched)
+        return bool(namespace) and not in_scope(self._informer.key.namespace, namespace)
 
     def _check_scope(self, namespace: str | None, what: str) -> None:
         """A namespace this informer does not watch is an error, never a silent miss."""

@@ -20,6 +20,7 @@ from cloudcoil_cache._listwatch import (
 from cloudcoil_cache.apimachinery import Status
 from cloudcoil_cache.client._discovery import bind_dynamic
 from cloudcoil_cache.client._lists import ObjectList
+from cloudcoil_cache.client._reads import cached_get, cached_list
 from cloudcoil_cache.client._wait import WaitPredicate, check_wait, wait_timeout_message
 from cloudcoil_cache.client._watch import Watch
 from cloudcoil_cache.errors import ConfigError, DecodeError, WaitTimeout
@@ -116,7 +117,7 @@ class ResourceClient(Generic[T]):
         """Reject a bad name the same way whether the cache or the API would answer."""
         if not isinstance(name, str) or not name:
             raise ValueError(f"{self.cls.kind}: a name is required (a non-empty string), got {name!r}")
-        check_path_segment(name, f"{self.cls.kind} name")
+        check_path_segment(name, f"{self._cls.kind} name")  # the kind (bound or not) has its kind
 
     def check_list(self, limit: int | None) -> None:
         """Reject a bad limit the same way whether the cache or the API would answer."""
@@ -144,7 +145,6 @@ class ResourceClient(Generic[T]):
     def get(self, name: str, namespace: str | None = None) -> T:
         """The object ``name`` (``ResourceNotFound`` if it does not exist)."""
         if self.cached:
-            from cloudcoil_cache.client._reads import cached_get
             found: T = cached_get(self, name, namespace)
             return found
         return self.live_get(name, namespace)
@@ -164,7 +164,6 @@ class ResourceClient(Generic[T]):
     def list_with(self, opts: ListOptions) -> ObjectList[T]:
         """``list()`` with its options as one ``ListOptions`` value."""
         if self.cached:
-            from cloudcoil_cache.client._reads import cached_list
             return cached_list(self, opts)
         return self.live_list_with(opts)
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 import logging
 from typing import Any, Generic, Mapping, TypeVar
 
+from cloudcoil_cache._listwatch import ListOptions
+from cloudcoil_cache.caching._policy import Mode, in_scope
 from cloudcoil_cache.client import Config
+from cloudcoil_cache.client._reads import cached_get, cached_list
 from cloudcoil_cache.controller._informers import Source
 from cloudcoil_cache.controller._keys import split_key
-from cloudcoil_cache.errors import CacheUnavailableError, ResourceNotFound
+from cloudcoil_cache.errors import ResourceNotFound
 
 __all__ = ["CachedKind", "CachedResources", "Context"]
 
@@ -44,28 +47,18 @@ class CachedKind(Generic[T]):
         if not namespace:
             raise ValueError(f"{cls.kind} is namespaced and the controller watches it in all namespaces: "
                              "pass namespace=")
-        if watched is not None and namespace != watched:
+        if not in_scope(watched, namespace):
             raise ValueError(f"{cls.kind} in namespace {namespace!r}: the controller watches only {watched!r}")
         return namespace
 
     def get(self, name: str, namespace: str | None = None) -> T | None:
         """A deep copy of the cached object, or None."""
-        ns = self._namespace(namespace)
         source = self._source
-        cache = source.config.cache
-        assert cache is not None
-        with cache.strict_mode():
-            try:
-                obj = self.resource.client(source.config, cached=True).get(name, ns)
-            except ResourceNotFound:
-                return None
-            except CacheUnavailableError:
-                # An informer with a label selector cannot say "not found" for the API server; for
-                # the controller, an object outside its selector does not exist.
-                if source.scope.label_selector and source.view.has_synced() \
-                        and source.view.get(name, ns) is None:
-                    return None
-                raise
+        try:  # an object outside the informer's label selector does not exist, for the controller
+            obj = cached_get(self.resource.client(source.config, cached=True), name, self._namespace(namespace),
+                             mode=Mode.STRICT, selector_is_scope=True)
+        except ResourceNotFound:
+            return None
         copied: T = obj.copy()
         return copied
 
@@ -77,15 +70,12 @@ class CachedKind(Generic[T]):
         if namespace is not None and all_namespaces:
             raise ValueError("namespace and all_namespaces are mutually exclusive")
         source = self._source
-        cache = source.config.cache
-        assert cache is not None
         if all_namespaces or not cls.namespaced:
             ns = source.scope.namespace
         else:
             ns = self._namespace(namespace)
-        with cache.strict_mode():
-            result = cls.client(source.config, cached=True).list(
-                namespace=ns, all_namespaces=ns is None, label_selector=source.scope.label_selector)
+        result = cached_list(cls.client(source.config, cached=True),
+                             ListOptions(ns, ns is None, source.scope.label_selector), mode=Mode.STRICT)
         wanted = dict(labels or {})
         return [obj.copy() for obj in result.items
                 if all((obj.metadata.labels or {}).get(k) == v for k, v in wanted.items())]

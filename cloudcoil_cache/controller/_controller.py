@@ -7,6 +7,7 @@ import threading
 from typing import Any, Callable, TypeVar
 
 from cloudcoil_cache._listwatch import parse_label_selector
+from cloudcoil_cache.caching._policy import in_scope
 from cloudcoil_cache.client import Config, current_config
 from cloudcoil_cache.controller._context import CachedKind, Context
 from cloudcoil_cache.controller._informers import InformerSet, Scope, Source
@@ -151,11 +152,10 @@ class Controller:
 
     def _outside_scope(self, key: str) -> str | None:
         """The namespace of ``key`` when it is not the one this controller reconciles, else None."""
-        scope = self._primary_namespace
-        if not (self.kind.namespaced and scope):
+        if not self.kind.namespaced:
             return None
         namespace = split_key(key)[0] or ""
-        return None if namespace == scope else namespace
+        return None if in_scope(self._primary_namespace, namespace) else namespace
 
     # -------------------------------------------------------------- scope
     def _default_namespace(self) -> str | None:

@@ -15,9 +15,13 @@ from cloudcoil_cache.caching._policy import (
     WaitForSync,
     WaitForWrites,
     decide,
+    get_request,
+    in_scope,
+    informer_facts,
     informer_state,
 )
 from cloudcoil_cache.caching import InformerKey
+from cloudcoil_cache.caching._pages import encode_token
 from cloudcoil_cache.errors import Forbidden, ServerError
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 
@@ -25,6 +29,9 @@ CACHE = CacheFacts(enabled=True, paused=False, started=True, kind_enabled=True, 
 LIST = ReadRequest("Pod", "default")
 GET = ReadRequest("Pod", "default", name="web-0")
 ERR = ServerError("503 Service Unavailable", code=503)
+SELECTED = InformerKey(Pod, None, "app=web")
+CACHE_TOKEN = encode_token(("default", "web-0"))
+PAUSED = CacheFacts(True, True, True, True, True, False)
 
 
 def facts(**changes: object) -> InformerFacts:
@@ -53,6 +60,17 @@ ROWS = [
     ("not started", CacheFacts(True, False, False, True, True, False), facts(), LIST, Refuse, ReadLive),
     ("paused", CacheFacts(True, True, True, True, True, False), facts(), LIST, ReadLive, ReadLive),
     ("disabled", CacheFacts(False, False, True, True, True, False), facts(), LIST, ReadLive, ReadLive),
+    # a get the informer does not hold: "not found" only where the informer would hold it
+    ("get miss: not found", CACHE, facts(found=False), GET, Serve, Serve),
+    ("get miss, selector informer", CACHE, facts(found=False, key=SELECTED), GET, Refuse, ReadLive),
+    ("get miss, evicting informer", CACHE, facts(found=False, complete=False), GET, Refuse, ReadLive),
+    ("get miss outside ctx.cached's selector", CACHE, facts(found=False, key=SELECTED),
+     GET._replace(selector_is_scope=True), Serve, Serve),
+    # continue tokens: the API server continues its own pages, the cache its own
+    ("the API server's token", CACHE, facts(), LIST._replace(continue_="abc"), Refuse, ReadLive),
+    ("the cache's token", CACHE, facts(), LIST._replace(continue_=CACHE_TOKEN), Serve, Serve),
+    ("a malformed cache token", CACHE, facts(), LIST._replace(continue_="cc-cache:!!!"), Refuse, Refuse),
+    ("the cache's token, read live", PAUSED, facts(), LIST._replace(continue_=CACHE_TOKEN), Refuse, Refuse),
 ]
 
 
@@ -69,10 +87,33 @@ def test_a_stale_refusal_names_the_seconds_and_the_last_error():
     assert "last error: ServerError: 503" in decision.reason and decision.last_error is ERR
 
 
+def test_a_cache_page_the_cache_cannot_continue_is_refused_naming_why():
+    decision = decide(PAUSED, facts(), LIST._replace(continue_=CACHE_TOKEN), Mode.FALLBACK)
+    assert decision == Refuse("the cache is paused", continuing=True)
+
+
 def test_a_write_not_seen_after_the_wait_is_refused_or_read_live():
     decision = decide(CACHE, facts(pending_write=True), GET, Mode.STRICT, writes_waited=True)
     assert isinstance(decision, Refuse) and decision.reason.startswith("write not yet observed")
     assert isinstance(decide(CACHE, facts(pending_write=True), GET, Mode.FALLBACK, writes_waited=True), ReadLive)
+
+
+def test_the_fast_constructors_build_the_same_facts_as_the_named_tuples():
+    assert get_request("Pod", "default", "web-0") == GET
+    assert get_request("Pod", "default", "web-0", Mode.STRICT, True) == GET._replace(mode=Mode.STRICT,
+                                                                                    selector_is_scope=True)
+    built = facts()
+    assert informer_facts(built.key, True, "current", 0.0, 60.0, None, True, built.incomplete_reason, None,
+                          False, True) == built
+
+
+@pytest.mark.parametrize("watched, namespace, inside", [
+    (None, "default", True), (None, None, True), ("", "default", True),
+    ("default", "default", True), ("default", "other", False), ("default", None, False), ("default", "", False),
+])
+def test_one_scope_rule_for_every_scope_check(watched, namespace, inside):
+    # a namespace-scoped watch holds its namespace only; None/"" asks for all namespaces
+    assert in_scope(watched, namespace) is inside
 
 
 @pytest.mark.parametrize("limit, elapsed, state", [

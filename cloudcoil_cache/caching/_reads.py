@@ -1,0 +1,172 @@
+"""The one read path: a cached read request turned into its answer (facts, decision, serving), as a
+flow that yields its waits, then its answer, to a sync or an async driver."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import TYPE_CHECKING, Any, Callable, Final, Iterator, NamedTuple
+
+from cloudcoil_cache._listwatch import parse_field_selector, parse_label_selector, undecided_field_paths
+from cloudcoil_cache.caching._informer import Informer, InformerKey
+from cloudcoil_cache.caching._pages import cut_page
+from cloudcoil_cache.caching._policy import (
+    InformerFacts,
+    ReadLive,
+    ReadRequest,
+    Refuse,
+    Serve,
+    WaitForSync,
+    decide,
+    informer_facts,
+)
+from cloudcoil_cache.caching._views import filter_objects
+from cloudcoil_cache.errors import CacheUnavailableError, ResourceNotFound
+
+if TYPE_CHECKING:
+    from cloudcoil_cache.caching._cache import Cache
+
+__all__ = ["LIVE", "Page", "ReadFlow", "Wait", "read"]
+
+log = logging.getLogger(__name__)
+
+
+class _Live:
+    """The answer "read it from the API server" (the cache cannot serve it, in fallback mode)."""
+
+    def __repr__(self) -> str:
+        return "LIVE"
+
+
+LIVE: Final = _Live()
+
+
+class Page(NamedTuple):
+    """A list served from the cache: the objects (shared, read-only) and the list's metadata."""
+
+    items: list[Any]
+    metadata: dict[str, Any]
+
+
+class Wait:
+    """A blocking wait the flow needs before it decides again (a lazy sync, a write's delivery):
+    a driver calls ``call()`` in its thread, or off the event loop."""
+
+    __slots__ = ("call",)
+
+    def __init__(self, call: Callable[[], object]) -> None:
+        self.call = call
+
+
+#: ``read()``'s generator: yields ``Wait``s, then (last) its answer: the object (a get), a ``Page``
+#: (a list) or ``LIVE``. The answer is yielded, not returned: a for loop then ends the flow without
+#: a StopIteration carrying a value (~0.6 µs of a ~10 µs cached get).
+ReadFlow = Iterator[Any]
+
+#: Rounds of deciding: wait for a lazy sync, then for writes, then decide for good.
+_ROUNDS = 3
+
+
+def read(cache: Cache, cls: Any, request: ReadRequest) -> ReadFlow:
+    """A cached read of ``cls`` (``Pod.get``/``Pod.list``, ``ctx.cached``; an admission request's
+    ``request.cached``): every read through a cache goes through here.
+
+    Gathers the facts (memory only, no lock), lets the pure policy decide, and serves from the
+    informer's store. Yields a ``Wait`` for what it must wait for (run it with a driver: the wait
+    is called in the caller's thread, or off the event loop), and last its answer: the stored
+    object (a get), a ``Page`` (a list), or ``LIVE``. Raises ``ResourceNotFound`` (a get the cache
+    can answer "not found") and ``CacheUnavailableError`` (refused: strict mode, or a page the API
+    server cannot continue).
+    """
+    waited = False
+    for _ in range(_ROUNDS):
+        cache_facts, informer, mode = cache.read_facts(cls)
+        found = None
+        facts = None
+        if informer is not None:
+            if request.name is not None:
+                found = informer.store.get(request.namespace, request.name)
+            facts = _facts(informer, request, found is not None)
+        decision = decide(cache_facts, facts, request, request.mode or mode, writes_waited=waited)
+        if isinstance(decision, Serve):
+            assert informer is not None
+            if request.name is None:
+                yield _serve_list(informer, request)
+                return
+            if found is None:
+                plural = informer.key.cls.plural  # type: ignore[attr-defined]
+                raise ResourceNotFound(f'{plural} "{request.name}" not found in cache '
+                                       f"({informer.key.describe()})", reason="NotFound")
+            yield found
+            return
+        if isinstance(decision, Refuse):
+            raise _refused(decision, request)
+        if isinstance(decision, ReadLive):
+            if not decision.bypass:
+                log.debug("cache cannot serve %s (%s); reading from the API server", request.what,
+                          decision.reason)
+            yield LIVE
+            return
+        if isinstance(decision, WaitForSync):
+            yield Wait(functools.partial(cache.sync_lazily, cls))
+        else:  # WaitForWrites
+            assert informer is not None
+            yield Wait(functools.partial(informer.writes.wait,
+                                         None if request.all_namespaces else request.namespace,
+                                         request.name, cache.read_your_writes_timeout))
+            waited = True
+    yield LIVE
+
+
+def _refused(decision: Refuse, request: ReadRequest) -> CacheUnavailableError:
+    suffix = " (continuing a page the cache served)" if decision.continuing else ""
+    return CacheUnavailableError(f"cannot serve {request.what}{suffix} from the cache: {decision.reason}",
+                                 reason=decision.reason, last_error=decision.last_error)
+
+
+def _serve_list(informer: Informer[Any], request: ReadRequest) -> Page:
+    objs, rv = informer.store.snapshot(request.namespace)  # items and RV in one step
+    objs = filter_objects(objs, request.label_selector, request.field_selector)
+    metadata: dict[str, Any] = {"resourceVersion": rv or ""}
+    return Page(cut_page(objs, metadata, request.limit, request.continue_), metadata)
+
+
+def _facts(informer: Informer[Any], request: ReadRequest, found: bool) -> InformerFacts:
+    state, since = informer.state()
+    key = informer.key
+    return informer_facts(
+        key, informer.has_synced(), state, since, informer.max_staleness, informer.last_error,
+        informer.complete, informer.incomplete_reason,
+        None if request.name is not None else _list_selector_problem(key, request),
+        informer.writes.pending(None if request.all_namespaces else request.namespace, request.name),
+        found)
+
+
+def _list_selector_problem(key: InformerKey, request: ReadRequest) -> str | None:
+    return (_undecided_problem(key, request.field_selector)
+            or (None if not (key.label_selector or key.field_selector)
+                else _selector_problem(key, request.label_selector, request.field_selector)))
+
+
+def _selector_problem(key: InformerKey, label_selector: str | None, field_selector: str | None) -> str | None:
+    """Selectors are served in memory when the informer has none, or exactly the same one."""
+    # Compared as sets of requirements: "a=1,b=2" and "b=2, a=1" are the same selector.
+    pairs = ((key.label_selector, label_selector, "label",
+              lambda t: frozenset(parse_label_selector(t).requirements)),
+             (key.field_selector, field_selector, "field",
+              lambda t: frozenset(parse_field_selector(t).terms)))
+    for have, want, what, parse in pairs:
+        if have and parse(have) != parse(want):
+            return (f"selector not servable: the informer watches only {what} selector {have!r}, "
+                    f"the read asks for {(want or 'everything')!r}")
+    return None
+
+
+def _undecided_problem(key: InformerKey, field_selector: str | None) -> str | None:
+    """A custom resource's field the cache cannot vouch for: only its CRD says whether it is selectable."""
+    paths = undecided_field_paths(key.cls, field_selector) if field_selector else []
+    if not paths:
+        return None
+    kind = getattr(key.cls, "kind", key.cls.__name__)
+    return (f"selector not servable: whether {kind} can be selected on {', '.join(paths)} is "
+            "up to its CustomResourceDefinition's selectableFields, which only the API server knows")
