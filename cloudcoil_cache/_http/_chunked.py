@@ -67,32 +67,42 @@ class ChunkedBody:
             if size == 0:
                 break
             # -- the payload, handed on as it is in the reads
-            while True:
-                end = pos + size
-                if end <= len(data):
-                    yield data, pos, end
-                    pos = end
-                    break
+            end = pos + size
+            while end > len(data):  # the chunk goes on in the next read
                 if pos < len(data):
                     yield data, pos, len(data)
-                    size = end - len(data)
+                size = end - len(data)
                 data = read()
                 pos = 0
                 if not data:
                     return
+                end = size
+            yield data, pos, end
+            pos = end
             # -- the CRLF that ends a chunk
-            if len(data) - pos < 2:
-                data = data[pos:]
+            if len(data) - pos < 2:  # rare: a read ended inside it
+                data = self._at_least(data[pos:], 2)
                 pos = 0
-                while len(data) < 2:
-                    more = read()
-                    if not more:
-                        return
-                    data += more
+                if len(data) < 2:
+                    return
             if data[pos] != 13 or data[pos + 1] != 10:
                 raise self._malformed("a chunk's data is not followed by CRLF")
             pos += 2
-        # -- the trailer section after the last chunk: header lines up to an empty line
+        self._skip_trailers(data, pos)
+        self.complete = True
+
+    def _at_least(self, data: bytes, size: int) -> bytes:
+        """``data`` and the next reads, until it holds ``size`` bytes or the input ends."""
+        while len(data) < size:
+            more = self._read()
+            if not more:
+                break
+            data += more
+        return data
+
+    def _skip_trailers(self, data: bytes, pos: int) -> None:
+        """Read the trailer section after the last chunk (``data[pos:]`` on): header lines up to an empty line."""
+        read = self._read
         start = pos
         while True:
             eol = data.find(b"\r\n", pos)
@@ -109,7 +119,6 @@ class ChunkedBody:
             if eol < 0 or eol == pos:
                 break
             pos = eol + 2
-        self.complete = True
 
     def _size(self, line: bytes) -> int:
         semi = line.find(b";")

@@ -120,41 +120,47 @@ def _check_count(value: Any, where: str) -> int:
     return value
 
 
-def validate_options(*, resources: Iterable[Any] | None, namespaces: Any, label_selector: Any,
-                     field_selector: Any, resync_period: Any, wait_for_sync: Any, sync_timeout: Any,
-                     max_items_per_resource: Any, per_resource: Mapping[Any, Any] | None,
-                     mode: Any, enabled: Any, max_staleness: Any = 60, read_your_writes_timeout: Any = 2.0,
-                     transform: Any = None) -> CacheOptions:
-    """Check every Cache option; raise ``ValueError`` naming the problem. Returns normalised values."""
-    if resources is not None:
-        if isinstance(resources, (str, bytes)) or not isinstance(resources, Iterable):
-            raise ValueError("Cache(resources=...): expected a list of resource classes or None")
-        resources = list(resources)
-        for cls in resources:
-            check_resource_class(cls, "Cache(resources=...)")
-    if namespaces is not None:
-        if isinstance(namespaces, str):
-            namespaces = [namespaces]
-        namespaces = list(namespaces)
-        if not namespaces:  # as cloudcoil: an empty list is not "all namespaces" by accident
-            raise ValueError("Cache(namespaces=[]): name the namespace to watch (namespaces=['default']), "
-                             "or pass namespaces=None to watch all of them")
-        if len(namespaces) > 1:
-            raise ValueError(
-                f"Cache(namespaces={namespaces!r}): the cache watches one namespace or all of them, "
-                "not a list; use namespaces=['one'] or namespaces=None (all), or one Config per namespace")
-        if namespaces and (not isinstance(namespaces[0], str) or not namespaces[0]):
-            raise ValueError(f"Cache(namespaces={namespaces!r}): a namespace must be a non-empty string")
-        if namespaces:
-            try:
-                check_path_segment(namespaces[0], "namespace")
-            except ValueError as exc:
-                raise ValueError(f"Cache(namespaces={namespaces!r}): {exc}") from None
-            if not _DNS1123_LABEL.fullmatch(namespaces[0]):
-                raise ValueError(f"Cache(namespaces={namespaces!r}): {namespaces[0]!r} is not a valid namespace "
-                                 "name (a DNS-1123 label: at most 63 lowercase letters, digits and '-', "
-                                 "starting and ending with a letter or digit)")
-    checked_mode = check_mode(mode)
+def _check_resources(resources: Iterable[Any] | None) -> list[Any] | None:
+    if resources is None:
+        return None
+    if isinstance(resources, (str, bytes)) or not isinstance(resources, Iterable):
+        raise ValueError("Cache(resources=...): expected a list of resource classes or None")
+    classes = list(resources)
+    for cls in classes:
+        check_resource_class(cls, "Cache(resources=...)")
+    return classes
+
+
+def _check_namespace(namespaces: Any) -> str | None:
+    """The one namespace ``namespaces`` names (a string or a one-item list), or None for all of them."""
+    if namespaces is None:
+        return None
+    if isinstance(namespaces, str):
+        namespaces = [namespaces]
+    namespaces = list(namespaces)
+    if not namespaces:  # as cloudcoil: an empty list is not "all namespaces" by accident
+        raise ValueError("Cache(namespaces=[]): name the namespace to watch (namespaces=['default']), "
+                         "or pass namespaces=None to watch all of them")
+    if len(namespaces) > 1:
+        raise ValueError(
+            f"Cache(namespaces={namespaces!r}): the cache watches one namespace or all of them, "
+            "not a list; use namespaces=['one'] or namespaces=None (all), or one Config per namespace")
+    namespace = namespaces[0]
+    if not isinstance(namespace, str) or not namespace:
+        raise ValueError(f"Cache(namespaces={namespaces!r}): a namespace must be a non-empty string")
+    try:
+        check_path_segment(namespace, "namespace")
+    except ValueError as exc:
+        raise ValueError(f"Cache(namespaces={namespaces!r}): {exc}") from None
+    if not _DNS1123_LABEL.fullmatch(namespace):
+        raise ValueError(f"Cache(namespaces={namespaces!r}): {namespace!r} is not a valid namespace "
+                         "name (a DNS-1123 label: at most 63 lowercase letters, digits and '-', "
+                         "starting and ending with a letter or digit)")
+    return namespace
+
+
+def _check_flags_and_timeouts(*, enabled: Any, wait_for_sync: Any, read_your_writes_timeout: Any,
+                              sync_timeout: Any) -> None:
     for name, flag in (("enabled", enabled), ("wait_for_sync", wait_for_sync)):
         if not isinstance(flag, bool):
             raise ValueError(f"Cache({name}={flag!r}): expected True or False")
@@ -164,38 +170,55 @@ def validate_options(*, resources: Iterable[Any] | None, namespaces: Any, label_
                          "(0 disables)")
     if isinstance(sync_timeout, bool) or not isinstance(sync_timeout, (int, float)) or sync_timeout <= 0:
         raise ValueError(f"Cache(sync_timeout={sync_timeout!r}): expected seconds > 0")
+
+
+# One checker per per_resource setting, in the order they are checked: (value, where) -> normalised value.
+_PER_RESOURCE_CHECKS: tuple[tuple[str, Callable[[Any, str], Any]], ...] = (
+    ("label_selector", lambda value, where: _check_selector(value, where, True)),
+    ("field_selector", lambda value, where: _check_selector(value, where, False)),
+    ("resync_period", _check_period),
+    ("max_items", _check_count),
+    ("enabled", lambda value, where: bool(value)),
+    ("max_staleness", _check_staleness),
+    ("transform", _check_transform),
+)
+
+
+def _check_entry(entry: Any, where: str) -> dict[str, Any]:
+    """One per_resource entry (a dict of settings), each setting checked by its row of the table."""
+    if not isinstance(entry, Mapping):
+        raise ValueError(f"{where}: expected a dict of settings or None, got {type(entry).__name__}")
+    unknown = set(entry) - PER_RESOURCE_KEYS
+    if unknown:
+        raise ValueError(f"{where}: unknown setting(s) {sorted(unknown)}; "
+                         f"known: {sorted(PER_RESOURCE_KEYS)}")
+    return {key: check(entry[key], f"{where} {key}") for key, check in _PER_RESOURCE_CHECKS if key in entry}
+
+
+def _check_per_resource(per_resource: Mapping[Any, Any] | None) -> dict[Any, dict[str, Any] | None]:
     per: dict[Any, dict[str, Any] | None] = {}
     for cls, entry in (per_resource or {}).items():
         check_resource_class(cls, "Cache(per_resource=...)")
         where = f"Cache(per_resource={{{_kind_name(cls)}: ...}})"
-        if entry is None:
-            per[cls] = None
-            continue
-        if not isinstance(entry, Mapping):
-            raise ValueError(f"{where}: expected a dict of settings or None, got {type(entry).__name__}")
-        unknown = set(entry) - PER_RESOURCE_KEYS
-        if unknown:
-            raise ValueError(f"{where}: unknown setting(s) {sorted(unknown)}; "
-                             f"known: {sorted(PER_RESOURCE_KEYS)}")
-        checked: dict[str, Any] = {}
-        if "label_selector" in entry:
-            checked["label_selector"] = _check_selector(entry["label_selector"], f"{where} label_selector", True)
-        if "field_selector" in entry:
-            checked["field_selector"] = _check_selector(entry["field_selector"], f"{where} field_selector", False)
-        if "resync_period" in entry:
-            checked["resync_period"] = _check_period(entry["resync_period"], f"{where} resync_period")
-        if "max_items" in entry:
-            checked["max_items"] = _check_count(entry["max_items"], f"{where} max_items")
-        if "enabled" in entry:
-            checked["enabled"] = bool(entry["enabled"])
-        if "max_staleness" in entry:
-            checked["max_staleness"] = _check_staleness(entry["max_staleness"], f"{where} max_staleness")
-        if "transform" in entry:
-            checked["transform"] = _check_transform(entry["transform"], f"{where} transform")
-        per[cls] = checked
+        per[cls] = None if entry is None else _check_entry(entry, where)
+    return per
+
+
+def validate_options(*, resources: Iterable[Any] | None, namespaces: Any, label_selector: Any,
+                     field_selector: Any, resync_period: Any, wait_for_sync: Any, sync_timeout: Any,
+                     max_items_per_resource: Any, per_resource: Mapping[Any, Any] | None,
+                     mode: Any, enabled: Any, max_staleness: Any = 60, read_your_writes_timeout: Any = 2.0,
+                     transform: Any = None) -> CacheOptions:
+    """Check every Cache option; raise ``ValueError`` naming the problem. Returns normalised values."""
+    checked_resources = _check_resources(resources)
+    namespace = _check_namespace(namespaces)
+    checked_mode = check_mode(mode)
+    _check_flags_and_timeouts(enabled=enabled, wait_for_sync=wait_for_sync,
+                              read_your_writes_timeout=read_your_writes_timeout, sync_timeout=sync_timeout)
+    per = _check_per_resource(per_resource)
     return CacheOptions(
-        resources=resources,
-        namespace=namespaces[0] if namespaces else None,
+        resources=checked_resources,
+        namespace=namespace,
         label_selector=_check_selector(label_selector, "Cache(label_selector=...)", True),
         field_selector=_check_selector(field_selector, "Cache(field_selector=...)", False),
         resync_period=_check_period(resync_period, "Cache(resync_period=...)"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import logging
 import threading
 import time
@@ -45,7 +46,8 @@ class _State:
     """What the watch loop works on; it never references the ``Watch``, so dropping a ``Watch``
     frees its generator by reference counting, which closes the stream (no cycle for the gc)."""
 
-    __slots__ = ("source", "cls", "rv", "timeout", "read_timeout", "bookmarks", "raise_on_expired", "stopped")
+    __slots__ = ("source", "cls", "rv", "timeout", "read_timeout", "bookmarks", "raise_on_expired", "stopped",
+                 "expired_in_a_row")
 
     def __init__(self, source: ListWatch[Any], cls: Any, rv: str | None, timeout: int, read_timeout: float | None,
                  bookmarks: bool, raise_on_expired: bool) -> None:
@@ -57,6 +59,7 @@ class _State:
         self.bookmarks = bookmarks
         self.raise_on_expired = raise_on_expired
         self.stopped = threading.Event()
+        self.expired_in_a_row = 0  # 410s with no event between them: the second one backs off
 
     def signal_stop(self) -> None:
         self.stopped.set()
@@ -141,74 +144,107 @@ class Watch(Generic[T]):
 
 
 # ------------------------------------------------------------------------ loop
+class _Attempt:
+    """One watch request: when it was opened, how many events it delivered, the failure that ended it."""
+
+    __slots__ = ("started", "delivered", "failure")
+
+    def __init__(self, started: float) -> None:
+        self.started = started
+        self.delivered = 0
+        self.failure: BaseException | None = None
+
+
+class _Verdict(enum.Enum):
+    """What the loop does after a watch request failed."""
+
+    NEXT = "next"  # re-open it, at once or after a backoff (``_next_wait``)
+    AGAIN = "again"  # re-open it at once (a first 410 in a row)
+    RAISE = "raise"  # the failure ends the watch
+
+
 def _run(state: _State) -> Generator[tuple[str, Any], None, None]:
     """The watch loop over ``state`` (module level: the generator must not hold the ``Watch``)."""
     backoff = _BACKOFF
-    expired_in_a_row = 0
     stopped = state.stopped
-    kind = state.cls.kind
     try:
         while not stopped.is_set():
-            started = time.monotonic()
-            delivered = 0
-            failure: BaseException | None = None
+            attempt = _Attempt(time.monotonic())
             try:
-                with state.source.watch(resource_version=state.rv or "", timeout_seconds=state.timeout,
-                                        read_timeout=state.read_timeout,  # type: ignore[arg-type]
-                                        allow_bookmarks=True) as stream:
-                    for event in stream:
-                        delivered += 1
-                        expired_in_a_row = 0
-                        state.rv = event.resource_version
-                        if event.type == "BOOKMARK":
-                            if state.bookmarks:
-                                yield "BOOKMARK", _bookmark(state.cls, event)
-                        else:
-                            yield event.type, event.object
-                        if stopped.is_set():
-                            return
-            except ReadTimeout:
-                if stopped.is_set():
-                    return
-                log.debug("%s watch: quiet for the read timeout; re-watching from %s", kind, state.rv)
-                # a clean end: at once if it lasted _MIN_WATCH_SECONDS, else after a backoff (below)
+                yield from _events(state, attempt)
             except LineTooLong:
                 raise  # the same line would come again
-            except APIError as exc:
+            except (APIError, TransportError) as exc:
                 if stopped.is_set():
                     return
-                if not (is_expired(exc) or is_too_large_resource_version(exc)):
-                    if not _retriable(exc):
-                        raise
-                    log.warning("%s watch: %s; retrying", kind, exc)
-                elif state.raise_on_expired:
+                verdict = _judge(state, attempt, exc)
+                if verdict is _Verdict.RAISE:
                     raise
-                else:
-                    log.info("%s watch: %s; restarting from the current state", kind, exc)
-                    state.rv = None
-                    expired_in_a_row += 1
-                    if expired_in_a_row == 1:
-                        continue  # at once; a second one in a row backs off
-                failure, delivered = exc, 0
-            except TransportError as exc:  # a dropped connection (ProtocolError), or none at all
-                if stopped.is_set():
-                    return
-                log.log(logging.DEBUG if isinstance(exc, ProtocolError) else logging.WARNING,
-                        "%s watch: %s; re-watching from %s", kind, exc, state.rv)
-                failure = exc
+                if verdict is _Verdict.AGAIN:
+                    continue
             if stopped.is_set():
                 return
-            if delivered or (failure is None and time.monotonic() - started >= _MIN_WATCH_SECONDS):
-                backoff = _BACKOFF  # progress, or the server ended it (timeoutSeconds): resume now
-                continue
-            delay, backoff = backoff.next(time.monotonic())
-            retry_after = retry_after_of(failure) if failure is not None else None
-            if retry_after:
-                delay = max(delay, min(retry_after, _MAX_RETRY_AFTER))
-            if stopped.wait(delay):
+            delay, backoff = _next_wait(attempt, backoff)
+            if delay is not None and stopped.wait(delay):
                 return
     finally:
         state.signal_stop()  # also ends the relay thread (within _RELAY_WAIT_SECONDS)
+
+
+def _events(state: _State, attempt: _Attempt) -> Generator[tuple[str, Any], None, None]:
+    """One watch request from ``state.rv``: its events, counted on ``attempt``; it ends early once stopped."""
+    with state.source.watch(resource_version=state.rv or "", timeout_seconds=state.timeout,
+                            read_timeout=state.read_timeout,  # type: ignore[arg-type]
+                            allow_bookmarks=True) as stream:
+        for event in stream:
+            attempt.delivered += 1
+            state.expired_in_a_row = 0
+            state.rv = event.resource_version
+            if event.type == "BOOKMARK":
+                if state.bookmarks:
+                    yield "BOOKMARK", _bookmark(state.cls, event)
+            else:
+                yield event.type, event.object
+            if state.stopped.is_set():
+                return
+
+
+def _judge(state: _State, attempt: _Attempt, exc: APIError | TransportError) -> _Verdict:
+    """Log ``exc``, which ended ``attempt``, and say what comes next; a failure to retry is kept on ``attempt``."""
+    kind = state.cls.kind
+    if isinstance(exc, ReadTimeout):
+        log.debug("%s watch: quiet for the read timeout; re-watching from %s", kind, state.rv)
+        return _Verdict.NEXT  # a clean end: at once if it lasted _MIN_WATCH_SECONDS, else after a backoff
+    if isinstance(exc, TransportError):  # a dropped connection (ProtocolError), or none at all
+        log.log(logging.DEBUG if isinstance(exc, ProtocolError) else logging.WARNING,
+                "%s watch: %s; re-watching from %s", kind, exc, state.rv)
+        attempt.failure = exc
+        return _Verdict.NEXT
+    if not (is_expired(exc) or is_too_large_resource_version(exc)):
+        if not _retriable(exc):
+            return _Verdict.RAISE
+        log.warning("%s watch: %s; retrying", kind, exc)
+    elif state.raise_on_expired:
+        return _Verdict.RAISE
+    else:
+        log.info("%s watch: %s; restarting from the current state", kind, exc)
+        state.rv = None
+        state.expired_in_a_row += 1
+        if state.expired_in_a_row == 1:
+            return _Verdict.AGAIN  # at once; a second one in a row backs off
+    attempt.failure, attempt.delivered = exc, 0
+    return _Verdict.NEXT
+
+
+def _next_wait(attempt: _Attempt, backoff: Backoff) -> tuple[float | None, Backoff]:
+    """How long to wait before the next request after ``attempt`` (None: not at all), and the backoff after it."""
+    if attempt.delivered or (attempt.failure is None and time.monotonic() - attempt.started >= _MIN_WATCH_SECONDS):
+        return None, _BACKOFF  # progress, or the server ended it (timeoutSeconds): resume now
+    delay, backoff = backoff.next(time.monotonic())
+    retry_after = retry_after_of(attempt.failure) if attempt.failure is not None else None
+    if retry_after:
+        delay = max(delay, min(retry_after, _MAX_RETRY_AFTER))
+    return delay, backoff
 
 
 def _bookmark(cls: Any, event: WatchEvent[Any]) -> Any:

@@ -41,19 +41,9 @@ def shape_of(hint: Any) -> Shape:
     """The conversion shape of a field type hint."""
     origin = typing.get_origin(hint)
     if origin is Union or isinstance(hint, types.UnionType):
-        args = [a for a in typing.get_args(hint) if a is not type(None)]
-        if len(args) == 1:
-            return shape_of(args[0])
-        if all(a in _SCALARS for a in args):
-            return ("scalar",)  # IntOrString
-        return ("json",)
+        return _union_shape(hint)
     if origin is typing.Annotated:
-        base, *meta = typing.get_args(hint)
-        if "k8s:Time" in meta:
-            return ("time",)
-        if "k8s:MicroTime" in meta:
-            return ("micro",)
-        return shape_of(base)
+        return _annotated_shape(hint)
     if hint in _SCALARS or origin is typing.Literal:
         return ("scalar",)
     if hint is Any or hint is object or hint is dict or hint is list:
@@ -71,6 +61,26 @@ def shape_of(hint: Any) -> Shape:
     if isinstance(hint, type) and issubclass(hint, Model):
         return ("model", hint)
     raise TypeError(f"no wire conversion for type hint {hint!r}")
+
+
+def _union_shape(hint: Any) -> Shape:
+    """``X | None`` is shaped as X; a union of scalars (IntOrString) as a scalar; any other as JSON."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if len(args) == 1:
+        return shape_of(args[0])
+    if all(a in _SCALARS for a in args):
+        return ("scalar",)  # IntOrString
+    return ("json",)
+
+
+def _annotated_shape(hint: Any) -> Shape:
+    """``Annotated[str, "k8s:Time"]`` (or MicroTime) is a time; other annotations are shaped as their base."""
+    base, *meta = typing.get_args(hint)
+    if "k8s:Time" in meta:
+        return ("time",)
+    if "k8s:MicroTime" in meta:
+        return ("micro",)
+    return shape_of(base)
 
 
 class _Emitter:
@@ -202,7 +212,37 @@ _SHARED_NULLS_MAX = 64
 def _gen_structure(
     em: _Emitter, cls: type, fields: list[tuple[str, str, Shape]]
 ) -> Callable[..., Any]:
-    sealed = em.sealed
+    is_resource = issubclass(cls, Resource)
+    source = _structure_source(em, is_resource, fields)
+    editable: Any = cls.__editable_class__  # type: ignore[attr-defined]
+    api_version = editable.api_version if is_resource else None
+    kind = editable.kind if is_resource else None
+
+    def _not_object(d: Any) -> None:
+        raise TypeError(f"{editable.__name__} expects a JSON object (dict), got {type(d).__name__}")
+
+    def _bad(attr: str, what: str, v: Any) -> None:
+        # The value itself is never shown: it could be a Secret's data.
+        raise TypeError(f"{editable.__name__}.{attr} expects {what}, got {type(v).__name__}")
+
+    return em.compile(
+        "structure",
+        source,
+        {
+            "CLS": editable,
+            "TWIN": editable.__sealed_class__,
+            "API_VERSION": api_version,
+            "KIND": kind,
+            "_extras": _extras_function(frozenset(w for _, w, _ in fields), is_resource, api_version, kind,
+                                        em.sealed),
+            "_not_object": _not_object,
+            "_bad": _bad,
+        },
+    )
+
+
+def _structure_source(em: _Emitter, is_resource: bool, fields: list[tuple[str, str, Shape]]) -> str:
+    """The source of ``structure(d)``: one check-and-convert block per field, then the extras."""
     lines = [
         "def structure(d, _t=None):",
         "    if d.__class__ is not dict and not isinstance(d, dict):",
@@ -211,7 +251,7 @@ def _gen_structure(
         "    o = _new(CLS)",
         "    n = 0",
     ]
-    if issubclass(cls, Resource):
+    if is_resource:
         lines += [
             "    if g('apiVersion') == API_VERSION: n += 1",
             "    if g('kind') == KIND: n += 1",
@@ -230,15 +270,15 @@ def _gen_structure(
     lines += [
         "    o._extra = None if n == len(d) else _extras(d)",
     ]
-    if sealed:
+    if em.sealed:
         lines.append("    o.__class__ = TWIN")
     lines.append("    return o")
-    known = frozenset(w for _, w, _ in fields)
-    is_resource = issubclass(cls, Resource)
-    editable: Any = cls.__editable_class__  # type: ignore[attr-defined]
-    api_version = editable.api_version if is_resource else None
-    kind = editable.kind if is_resource else None
+    return "\n".join(lines) + "\n"
 
+
+def _extras_function(known: frozenset[str], is_resource: bool, api_version: str | None, kind: str | None,
+                     sealed: bool) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """``_extras(d)``: the keys of ``d`` no field took (unknown ones, and explicit nulls), kept on ``_extra``."""
     # Sealed objects whose only extras are explicit nulls of their own fields (every pod
     # condition's ``"lastProbeTime": null``, a template's ``"creationTimestamp": null``) share one
     # read-only dict per set of such keys: ~180 bytes per object otherwise (~0.9 KB per pod).
@@ -273,26 +313,7 @@ def _gen_structure(
             return same
         return FrozenDict(out)
 
-    def _not_object(d: Any) -> None:
-        raise TypeError(f"{editable.__name__} expects a JSON object (dict), got {type(d).__name__}")
-
-    def _bad(attr: str, what: str, v: Any) -> None:
-        # The value itself is never shown: it could be a Secret's data.
-        raise TypeError(f"{editable.__name__}.{attr} expects {what}, got {type(v).__name__}")
-
-    return em.compile(
-        "structure",
-        "\n".join(lines) + "\n",
-        {
-            "CLS": editable,
-            "TWIN": editable.__sealed_class__,
-            "API_VERSION": api_version,
-            "KIND": kind,
-            "_extras": _extras,
-            "_not_object": _not_object,
-            "_bad": _bad,
-        },
-    )
+    return _extras
 
 
 def _gen_unstructure(

@@ -59,60 +59,74 @@ def configure_converter(conv: cattrs.Converter) -> None:
     specialised for Kubernetes models: every field optional, unknown fields kept, read-only
     variants). Nested models are looked up through ``conv``, so hooks registered on it win.
     """
-    generated: dict[tuple[type, str], Callable[..., Any]] = {}
-    shared: dict[type, Callable[..., Any]] = {}  # sealed structure hooks that share equal values
-    lock = threading.RLock()  # generation happens once per class; reflector threads may race
+    hooks = _ModelHooks(conv)
+    conv.register_structure_hook_factory(_is_model, hooks.structure_factory)
+    conv.register_unstructure_hook_factory(_is_model, hooks.unstructure_factory)
+    if isinstance(conv, ModelConverter):
+        setattr(conv, "_cloudcoil_generate", hooks.generate)
 
-    def lookup(cls: type, op: str) -> Callable[..., Any]:
+
+class _ModelHooks:
+    """The model hooks of one converter: each function generated once per (class, operation).
+
+    Thread-safe: generation happens once per class under one lock (reflector threads may race);
+    the generated functions are pure.
+    """
+
+    __slots__ = ("conv", "generated", "shared", "lock")
+
+    def __init__(self, conv: cattrs.Converter) -> None:
+        self.conv = conv
+        self.generated: dict[tuple[type, str], Callable[..., Any]] = {}
+        self.shared: dict[type, Callable[..., Any]] = {}  # sealed structure hooks that share equal values
+        self.lock = threading.RLock()
+
+    def lookup(self, cls: type, op: str) -> Callable[..., Any]:
         """The function generated code calls for a nested model: the converter's hook."""
         editable: Any = getattr(cls, "__editable_class__")
         if op == "unstructure":
-            return conv.get_unstructure_hook(editable)
+            return self.conv.get_unstructure_hook(editable)
         if op not in ("structure", "structure_sealed"):
-            return generate(editable, op)
+            return self.generate(editable, op)
         target = editable if op == "structure" else editable.__sealed_class__
-        hook = conv.get_structure_hook(target)
-        if hook is generated.get((editable, op)) or hook is shared.get(editable):
+        hook = self.conv.get_structure_hook(target)
+        if hook is self.generated.get((editable, op)) or hook is self.shared.get(editable):
             return hook  # ours: takes the data alone
         return lambda data: hook(data, target)  # a hook registered by hand: (data, type)
 
-    def generate(cls: type, op: str) -> Callable[..., Any]:
+    def generate(self, cls: type, op: str) -> Callable[..., Any]:
+        """Function ``op`` of editable class ``cls``, generated on first use."""
         key = (cls, op)
-        fn = generated.get(key)
+        fn = self.generated.get(key)
         if fn is None:
-            with lock:
-                fn = generated.get(key)
+            with self.lock:
+                fn = self.generated.get(key)
                 if fn is None:
                     log.debug("generating %s function of %s", op, cls.__qualname__)
-                    fn = _codegen.build(cls, op, lookup)
-                    generated[key] = fn
+                    fn = _codegen.build(cls, op, self.lookup)
+                    self.generated[key] = fn
         return fn
 
-    def structure_factory(t: type) -> Callable[..., Any]:
+    def structure_factory(self, t: type) -> Callable[..., Any]:
         editable: type = t.__editable_class__  # type: ignore[attr-defined]
         if not t._sealed:  # type: ignore[attr-defined]
-            return generate(editable, "structure")
-        with lock:
-            hook = shared.get(editable)
+            return self.generate(editable, "structure")
+        with self.lock:
+            hook = self.shared.get(editable)
             if hook is None:
                 # Repeated strings (condition types, phases, images...) become one string object.
-                fn = interning(generate(editable, "structure_sealed"), _string_fields(editable))
+                fn = interning(self.generate(editable, "structure_sealed"), _string_fields(editable))
                 if issubclass(editable, Resource):
                     hook = fn  # a top-level object is unique (its name, uid, resourceVersion)
                 else:
                     # Nested read-only values repeat across objects (the containers of a ReplicaSet's
                     # pods): equal JSON gets one shared object (see _frozen.sharing; adaptive, bounded).
                     hook = sharing(fn, editable.__qualname__)
-                shared[editable] = hook
+                self.shared[editable] = hook
         return hook
 
-    def unstructure_factory(t: type) -> Callable[..., Any]:
-        return generate(getattr(t, "__editable_class__"), "unstructure")
-
-    conv.register_structure_hook_factory(_is_model, structure_factory)
-    conv.register_unstructure_hook_factory(_is_model, unstructure_factory)
-    if isinstance(conv, ModelConverter):
-        setattr(conv, "_cloudcoil_generate", generate)
+    def unstructure_factory(self, t: type) -> Callable[..., Any]:
+        return self.generate(getattr(t, "__editable_class__"), "unstructure")
 
 
 def _string_fields(cls: type) -> list[str]:

@@ -57,6 +57,12 @@ def reusing(cls: type[Resource]) -> Callable[..., Any]:
     )
     if not fields:
         return lambda data, previous, fingerprint=True: hook(data, sealed)
+    return _reusing_structure(hook, sealed, fields)
+
+
+def _reusing_structure(hook: Callable[[Any, Any], Any], sealed: Any,
+                       fields: tuple[tuple[str, str, int], ...]) -> Callable[..., Any]:
+    """The ``structure`` of ``reusing``: ``fields`` are (attribute, wire name, bit shift of its fingerprint)."""
     key = _json.key
     digest_of = _fingerprint
 
