@@ -110,7 +110,7 @@ class Cache:
         this = weakref.ref(self)  # what the cache owns holds no reference back to it
         self._scopes = Scopes(self._lock, self._informers, self._options, self.tuning,
                               strict=lambda: (cache := this()) is not None and cache._mode is Mode.STRICT)
-        self._sync_cond = self._scopes.sync_cond  # notified when any informer changes
+        self._sync_cond = self._scopes.sync_cond  # notified when any informer changes (tests wait on it)
         self._mode_var: contextvars.ContextVar[Mode | None] = contextvars.ContextVar(
             f"cloudcoil_cache_mode_{id(self)}", default=None)
         self._pause_var: contextvars.ContextVar[bool] = contextvars.ContextVar(
@@ -146,9 +146,6 @@ class Cache:
     @mode.setter
     def mode(self, value: str) -> None:
         self._mode = check_mode(value, "cache.mode = ...: Cache")
-
-    def _mode_now(self) -> Mode:
-        return self._mode_var.get() or self._mode
 
     @property
     def paused(self) -> bool:
