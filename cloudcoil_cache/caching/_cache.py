@@ -108,7 +108,9 @@ class Cache:
         self._by_kind: dict[type, Informer[Any]] = {}  # the informer that serves reads of a kind (read lock-free)
         self._cache_facts: dict[tuple[bool, bool, bool, bool], CacheFacts] = {}
         this = weakref.ref(self)  # what the cache owns holds no reference back to it
-        self._scopes = Scopes(self._lock, self._informers, self._options, self.tuning,
+        tuning = self.tuning  # read at each use, as ``cache.tuning`` may be assigned
+        self._scopes = Scopes(self._lock, self._informers, self._options,
+                              tuning=lambda: getattr(this(), "tuning", tuning),
                               strict=lambda: (cache := this()) is not None and cache._mode is Mode.STRICT)
         self._sync_cond = self._scopes.sync_cond  # notified when any informer changes (tests wait on it)
         self._mode_var: contextvars.ContextVar[Mode | None] = contextvars.ContextVar(

@@ -57,11 +57,11 @@ class Scopes:
     """
 
     def __init__(self, lock: threading.RLock, informers: dict[InformerKey, Informer[Any]], options: CacheOptions,
-                 tuning: Tuning, strict: Callable[[], bool]) -> None:
+                 tuning: Callable[[], Tuning], strict: Callable[[], bool]) -> None:
         self.lock = lock
         self._informers = informers  # the cache's registry (the same dict), read under ``lock``
         self._options = options
-        self._tuning = tuning
+        self._tuning = tuning  # the cache's Tuning as it is now (``cache.tuning`` is assignable)
         self._strict = strict  # whether a failed sync refuses the scope (the cache's default mode)
         self.count = 0
         self.sync_cond = threading.Condition(threading.Lock())
@@ -107,7 +107,7 @@ class Scopes:
         return ListWatch(self._transport, key.cls, namespace=key.namespace,
                          label_selector=key.label_selector, field_selector=key.field_selector,
                          structure=decoder, refuse_mismatched=True, line_timeouts=True,
-                         max_list_bytes=self._tuning.max_list_bytes)
+                         max_list_bytes=self._tuning().max_list_bytes)
 
     # -------------------------------------------------------------------- run
     def start(self) -> None:
@@ -164,7 +164,7 @@ class Scopes:
                 return
             runs = [(informer, informer.signal_stop()) for informer in self._informers.values()]
         for informer, run in runs:  # joined outside the lock; only this run's threads, bounded
-            informer.join(run, self._tuning.stop_timeout)
+            informer.join(run, self._tuning().stop_timeout)
 
     def close(self) -> None:
         """The owning Config was closed (for good): forget the handlers, so that what they hold of
