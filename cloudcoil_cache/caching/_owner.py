@@ -116,10 +116,7 @@ class Scopes:
         if not self._options.enabled:
             return
         with self.lock:
-            self.count += 1
-            if self.count == 1:
-                for informer in self._informers.values():
-                    informer.start()
+            self._hold_locked()
 
     def acquire(self, cancel: threading.Event | None = None) -> None:
         """One more scope: the first starts every informer and (optionally) waits for their sync.
@@ -133,13 +130,7 @@ class Scopes:
         if cancel is not None and cancel.is_set():
             raise SyncCancelled("the scope was cancelled before its cache started")
         with self.lock:
-            self.count += 1
-            informers = list(self._informers.values())
-            if self.count == 1:
-                # Starting (and, in release, stopping) under the lock: a scope entering while the
-                # last one leaves sees either the old run fully told to stop, or its own run.
-                for informer in informers:
-                    informer.start()
+            informers = self._hold_locked()
         if not self._options.wait_for_sync:
             return
         # Every scope waits, not only the first: a scope entered while another thread's first
@@ -151,6 +142,17 @@ class Scopes:
                 self.release()
                 raise
             log.warning("cache: continuing without a synced cache (fallback mode): %s", exc)
+
+    def _hold_locked(self) -> list[Informer[Any]]:
+        """One more reference; the first starts every informer. The informers it holds."""
+        self.count += 1
+        informers = list(self._informers.values())
+        if self.count == 1:
+            # Starting (and, in release, stopping) under the lock: a scope entering while the
+            # last one leaves sees either the old run fully told to stop, or its own run.
+            for informer in informers:
+                informer.start()
+        return informers
 
     def release(self) -> None:
         """One scope fewer: the last stops every informer and joins all their threads."""
