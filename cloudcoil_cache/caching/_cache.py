@@ -95,9 +95,11 @@ class Cache:
         self._by_kind: dict[type, Informer[Any]] = {}  # the informer that serves reads of a kind (read lock-free)
         self._cache_facts: dict[tuple[bool, bool, bool, bool], CacheFacts] = {}
         this = weakref.ref(self)  # what the cache owns holds no reference back to it
-        self._scopes = Scopes(self._lock, self._informers, self._options, self.tuning,
+        tuning = self.tuning  # read at each use, as ``cache.tuning`` may be assigned
+        self._scopes = Scopes(self._lock, self._informers, self._options,
+                              tuning=lambda: getattr(this(), "tuning", tuning),
                               strict=lambda: (cache := this()) is not None and cache._mode is Mode.STRICT)
-        self._sync_cond = self._scopes.sync_cond  # notified when any informer changes
+        self._sync_cond = self._scopes.sync_cond  # notified when any informer changes (tests wait on it)
         self._mode_var: contextvars.ContextVar[Mode | None] = contextvars.ContextVar(
             f"cloudcoil_cache_mode_{id(self)}", default=None)
         self._pause_var: contextvars.ContextVar[bool] = contextvars.ContextVar(
@@ -133,9 +135,6 @@ class Cache:
     @mode.setter
     def mode(self, value: str) -> None:
         self._mode = check_mode(value, "cache.mode = ...: Cache")
-
-    def _mode_now(self) -> Mode:
-        return self._mode_var.get() or self._mode
 
     @property
     def paused(self) -> bool:

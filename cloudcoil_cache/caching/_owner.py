@@ -57,11 +57,11 @@ class Scopes:
     """
 
     def __init__(self, lock: threading.RLock, informers: dict[InformerKey, Informer[Any]], options: CacheOptions,
-                 tuning: Tuning, strict: Callable[[], bool]) -> None:
+                 tuning: Callable[[], Tuning], strict: Callable[[], bool]) -> None:
         self.lock = lock
         self._informers = informers  # the cache's registry (the same dict), read under ``lock``
         self._options = options
-        self._tuning = tuning
+        self._tuning = tuning  # the cache's Tuning as it is now (``cache.tuning`` is assignable)
         self._strict = strict  # whether a failed sync refuses the scope (the cache's default mode)
         self.count = 0
         self.sync_cond = threading.Condition(threading.Lock())
@@ -107,7 +107,7 @@ class Scopes:
         return ListWatch(self._transport, key.cls, namespace=key.namespace,
                          label_selector=key.label_selector, field_selector=key.field_selector,
                          structure=decoder, refuse_mismatched=True, line_timeouts=True,
-                         max_list_bytes=self._tuning.max_list_bytes)
+                         max_list_bytes=self._tuning().max_list_bytes)
 
     # -------------------------------------------------------------------- run
     def start(self) -> None:
@@ -116,10 +116,7 @@ class Scopes:
         if not self._options.enabled:
             return
         with self.lock:
-            self.count += 1
-            if self.count == 1:
-                for informer in self._informers.values():
-                    informer.start()
+            self._hold_locked()
 
     def acquire(self, cancel: threading.Event | None = None) -> None:
         """One more scope: the first starts every informer and (optionally) waits for their sync.
@@ -133,13 +130,7 @@ class Scopes:
         if cancel is not None and cancel.is_set():
             raise SyncCancelled("the scope was cancelled before its cache started")
         with self.lock:
-            self.count += 1
-            informers = list(self._informers.values())
-            if self.count == 1:
-                # Starting (and, in release, stopping) under the lock: a scope entering while the
-                # last one leaves sees either the old run fully told to stop, or its own run.
-                for informer in informers:
-                    informer.start()
+            informers = self._hold_locked()
         if not self._options.wait_for_sync:
             return
         # Every scope waits, not only the first: a scope entered while another thread's first
@@ -151,6 +142,17 @@ class Scopes:
                 self.release()
                 raise
             log.warning("cache: continuing without a synced cache (fallback mode): %s", exc)
+
+    def _hold_locked(self) -> list[Informer[Any]]:
+        """One more reference; the first starts every informer. The informers it holds."""
+        self.count += 1
+        informers = list(self._informers.values())
+        if self.count == 1:
+            # Starting (and, in release, stopping) under the lock: a scope entering while the
+            # last one leaves sees either the old run fully told to stop, or its own run.
+            for informer in informers:
+                informer.start()
+        return informers
 
     def release(self) -> None:
         """One scope fewer: the last stops every informer and joins all their threads."""
@@ -164,7 +166,7 @@ class Scopes:
                 return
             runs = [(informer, informer.signal_stop()) for informer in self._informers.values()]
         for informer, run in runs:  # joined outside the lock; only this run's threads, bounded
-            informer.join(run, self._tuning.stop_timeout)
+            informer.join(run, self._tuning().stop_timeout)
 
     def close(self) -> None:
         """The owning Config was closed (for good): forget the handlers, so that what they hold of

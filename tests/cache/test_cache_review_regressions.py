@@ -142,3 +142,22 @@ def test_an_async_scope_left_from_another_task_still_releases_the_cache(server, 
     asyncio.run(main())
     assert not config.cache.started
     assert not [t for t in threading.enumerate() if t.name.startswith("cloudcoil-reflector")]
+
+
+def test_an_assigned_cache_tuning_is_the_one_its_sources_and_stop_use(server, kubeconfig):
+    """Before the owner interface the cache read ``cache.tuning`` when it built a source and when it
+    joined its threads; its Scopes had kept the Tuning given to the constructor instead."""
+    import attrs
+    from cloudcoil_cache.caching import Cache
+    from cloudcoil_cache.client import Config
+    from cluster_support import FAST
+    seed(server, 3)
+    cache = Cache(resources=[Pod], namespaces=["default"], wait_for_sync=False, tuning=FAST)
+    cache.tuning = attrs.evolve(FAST, max_list_bytes=64)
+    config = Config(kubeconfig=kubeconfig, cache=cache)
+    with config:
+        informer = cache.informers()[0]
+        with cache._sync_cond:  # notified whenever an informer's error changes
+            assert cache._sync_cond.wait_for(lambda: informer.last_error is not None, 5)
+        assert "max_list_bytes" in str(informer.last_error)
+    config.close()
