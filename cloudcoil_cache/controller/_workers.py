@@ -60,6 +60,7 @@ class Workers:
         self._observer = observer
         self._stopping = threading.Event()
         self._lock = threading.Lock()  # guards the count of reconciles running
+        self._lifecycle = threading.Lock()  # start() and stop() one at a time: stop never joins unstarted threads
         self._active = 0
         self.queue = WorkQueue(name, hooks=observer().queue_hooks())
         self._loop = LoopThread(f"controller-{name}-loop") if reconciler.is_async else None
@@ -70,8 +71,12 @@ class Workers:
                          for i in range(count)]
 
     def start(self) -> None:
-        for thread in self._threads:
-            thread.start()
+        """Start the worker threads; nothing once ``stop()`` has begun (a stop may come first)."""
+        with self._lifecycle:
+            if self._stopping.is_set():
+                return
+            for thread in self._threads:
+                thread.start()
         self.logger.info("controller %s: %d worker(s) started", self.name, len(self._threads))
 
     def threads(self) -> list[threading.Thread]:
@@ -83,8 +88,10 @@ class Workers:
         """Stop taking keys, wait up to ``timeout`` for reconciles in flight, join the workers. False
         when some did not finish in time: coroutine reconciles are then cancelled; a plain function
         cannot be interrupted, its thread is left to end."""
-        threads, loop = self._threads, self._loop
-        self._stopping.set()
+        with self._lifecycle:
+            self._stopping.set()
+        threads = [t for t in self._threads if t.ident is not None]  # started (a stop may come first)
+        loop = self._loop
         self.queue.shut_down()
         deadline = time.monotonic() + timeout
         for thread in threads:

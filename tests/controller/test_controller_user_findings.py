@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import math
 import threading
 
 import pytest
 
+from cloudcoil_cache.controller._observe import ControllerObserver
+from cloudcoil_cache.controller._workers import Reconciler, Workers
 from cloudcoil_cache.apimachinery import ObjectMeta, OwnerReference
 from cloudcoil_cache.controller import Controller, Result
 from cloudcoil_cache.errors import CacheUnavailableError
@@ -118,3 +121,14 @@ def test_ctx_cached_sees_the_reconciles_own_create_of_an_owned_kind_on_the_next_
     finally:
         server.resume_watches()
     assert seen[1] is not None, "ctx.cached(Secret).get() said the Secret this reconcile created does not exist"
+
+
+def test_workers_stopped_before_their_threads_start_stop_cleanly_and_never_start():
+    """The controller publishes a run's Workers under its lock and starts their threads after
+    releasing it: a stop in between joined threads never started (RuntimeError)."""
+    workers = Workers("early-stop", object, Reconciler.of(lambda obj: None), count=2,
+                      context=contextvars.copy_context(), sources=dict, in_scope=lambda obj: True,
+                      observer=ControllerObserver, logger=logging.getLogger("test"))
+    assert workers.stop(1.0) is True
+    workers.start()
+    assert all(t.ident is None for t in workers.threads())
