@@ -426,8 +426,8 @@ class Reflector:
         """
         assert self.last_rv is not None
         clock = self._clock
+        events = self._watch_events = 0  # events and bookmarks that moved the RV (reset before opening)
         stream, seconds, started = self._open_watch(after_list)
-        events = self._watch_events = 0  # events and bookmarks that moved the RV
         lines = 0  # every event and bookmark
         healthy = after_list  # told the sink so during this watch
         alive = False  # a bookmark confirmed the RV after min_watch_duration
