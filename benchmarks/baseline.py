@@ -52,16 +52,48 @@ _OLD_APPLY = ("import sys; sys.path[:0] = [{tree!r}, {tree!r} + '/benchmarks']; 
               "print('RATE', run.bench_apply({events}, {pods}))")
 
 
-def apply_rate(events: int, pods: int) -> float:
-    """0.1.0's ``bench_apply`` on today's API: decode + structure + store + one handler lane."""
-    sys.path.insert(0, str(REPO))
-    from cloudcoil_cache import _gc
+class _IdleWatch:
+    """A watch that never delivers: the events are applied by ``apply_rate``'s loop, as 0.1.0's did."""
+
+    def __init__(self) -> None:
+        self.closed = threading.Event()
+
+    def __iter__(self) -> Any:
+        self.closed.wait()
+        return iter(())
+
+    def close(self) -> None:
+        self.closed.set()
+
+
+class _ListOnlySource:
+    """A source whose LIST serves ``listed`` (through ``structure``) and whose watches stay idle."""
+
+    def __init__(self, listed: list[dict[str, Any]]) -> None:
+        self.listed = listed
+        self.structure: Any = None  # the informer's structure function, set once it exists
+        self.watches: list[_IdleWatch] = []
+
+    def interrupt(self) -> None:
+        for watch in self.watches:
+            watch.close()
+
+    def list_page(self, **_: Any) -> Any:
+        from cloudcoil_cache import _json as cjson
+        from cloudcoil_cache._listwatch import ListPage
+
+        return ListPage([self.structure(cjson.loads(cjson.dumps(item))) for item in self.listed], "1", None)
+
+    def watch(self, **_: Any) -> Any:
+        from cloudcoil_cache._listwatch._listwatch import WatchStream
+
+        self.watches.append(_IdleWatch())
+        return WatchStream(self.watches[-1], self.structure)
+
+
+def _burst(events: int, pods: int) -> tuple[list[dict[str, Any]], list[str]]:
+    """``pods`` pods to list at RV 1, and ``events`` MODIFIED lines that change only their RV."""
     from cloudcoil_cache import _json as cjson
-    from cloudcoil_cache._listwatch import ListPage, decode_event
-    from cloudcoil_cache._listwatch._listwatch import WatchStream
-    from cloudcoil_cache.caching._informer import Informer, InformerKey
-    from cloudcoil_cache.caching._views import SyncInformer
-    from cloudcoil_cache.models.kubernetes.core.v1 import Pod
     from cloudcoil_cache.testing import make_pod
 
     base = [make_pod(f"p-{i}", "default", index=i) for i in range(pods)]
@@ -73,38 +105,22 @@ def apply_rate(events: int, pods: int) -> float:
         pod = base[n % pods]
         pod["metadata"]["resourceVersion"] = str(1000 + n)
         lines.append(cjson.dumps({"type": "MODIFIED", "object": {"kind": "Pod", "apiVersion": "v1", **pod}}))
+    return listed, lines
 
-    class Idle:
-        """A watch that never delivers: the events are applied by the loop below, as 0.1.0's did."""
 
-        def __init__(self) -> None:
-            self.closed = threading.Event()
+def apply_rate(events: int, pods: int) -> float:
+    """0.1.0's ``bench_apply`` on today's API: decode + structure + store + one handler lane."""
+    sys.path.insert(0, str(REPO))
+    from cloudcoil_cache import _gc
+    from cloudcoil_cache._listwatch import decode_event
+    from cloudcoil_cache.caching._informer import Informer, InformerKey
+    from cloudcoil_cache.caching._views import SyncInformer
+    from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 
-        def __iter__(self) -> Any:
-            self.closed.wait()
-            return iter(())
-
-        def close(self) -> None:
-            self.closed.set()
-
-    class Source:
-        def __init__(self) -> None:
-            self.watches: list[Idle] = []
-
-        def interrupt(self) -> None:
-            for watch in self.watches:
-                watch.close()
-
-        def list_page(self, **_: Any) -> Any:
-            return ListPage([structure(cjson.loads(cjson.dumps(item))) for item in listed], "1", None)
-
-        def watch(self, **_: Any) -> Any:
-            self.watches.append(Idle())
-            return WatchStream(self.watches[-1], structure)
-
-    source = Source()
+    listed, lines = _burst(events, pods)
+    source = _ListOnlySource(listed)
     informer: Informer[Any] = Informer(InformerKey(Pod, None), lambda key: source)
-    structure = informer.structure_function()
+    structure = source.structure = informer.structure_function()
     done = threading.Event()
     seen = [0]
 

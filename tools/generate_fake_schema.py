@@ -62,25 +62,33 @@ def _split_path(path: str) -> tuple[str, str, list[str]] | None:
     return None
 
 
+def _resource_path(path: str) -> tuple[str, str, str, str | None, bool] | None:
+    """A spec path's (group, version, plural, subresource, namespaced); None when it is no
+    resource's (discovery, a proxy path, a path with extra segments)."""
+    split = _split_path(path)
+    if split is None:
+        return None
+    group, version, rest = split
+    if rest[0] == "watch":
+        rest = rest[1:]
+    namespaced = False
+    if len(rest) >= 3 and rest[0] == "namespaces" and rest[1] == "{namespace}":
+        namespaced, rest = True, rest[2:]
+    if not rest or rest[0].startswith("{") or len(rest) > 3:
+        return None
+    if len(rest) >= 2 and rest[1] != "{name}":
+        return None
+    return group, version, rest[0], rest[2] if len(rest) == 3 else None, namespaced
+
+
 def build_resources(spec: dict[str, Any]) -> list[dict[str, Any]]:
     """Every resource the spec's paths serve, with its verbs and subresources, sorted."""
     found: dict[tuple[str, str, str], dict[str, Any]] = {}
     for path, item in spec["paths"].items():
-        split = _split_path(path)
-        if split is None:
+        resource = _resource_path(path)
+        if resource is None:
             continue
-        group, version, rest = split
-        if rest[0] == "watch":
-            rest = rest[1:]
-        namespaced = False
-        if len(rest) >= 3 and rest[0] == "namespaces" and rest[1] == "{namespace}":
-            namespaced, rest = True, rest[2:]
-        if not rest or rest[0].startswith("{") or len(rest) > 3:
-            continue
-        plural = rest[0]
-        if len(rest) >= 2 and rest[1] != "{name}":
-            continue
-        sub = rest[2] if len(rest) == 3 else None
+        group, version, plural, sub, namespaced = resource
         for method, op in item.items():
             if not isinstance(op, dict) or "x-kubernetes-action" not in op:
                 continue

@@ -14,7 +14,7 @@ import attrs
 
 from cloudcoil_cache import _gc
 from cloudcoil_cache._clock import SYSTEM_CLOCK, Clock
-from cloudcoil_cache._listwatch import ListPage, WatchEvent
+from cloudcoil_cache._listwatch import ListPage, WatchEvent, WatchStream
 from cloudcoil_cache._listwatch._listwatch import ListerWatcher
 from cloudcoil_cache.caching._backoff import Backoff
 from cloudcoil_cache.errors import (
@@ -426,29 +426,15 @@ class Reflector:
         """
         assert self.last_rv is not None
         clock = self._clock
-        seconds = int(self._tuning.watch_timeout * (1.0 + self._tuning.rng()))  # [t, 2t): spread reconnects
-        if self._next_resync is not None:  # end the watch when the resync is due (rounded up: once)
-            seconds = min(seconds, math.ceil(self._next_resync - clock.now()))
-        seconds = max(1, seconds)
-        started = clock.now()
-        events = self._watch_events = 0  # events and bookmarks that moved the RV
+        events = self._watch_events = 0  # events and bookmarks that moved the RV (reset before opening)
+        stream, seconds, started = self._open_watch(after_list)
         lines = 0  # every event and bookmark
-        healthy = False  # told the sink so during this watch
+        healthy = after_list  # told the sink so during this watch
         alive = False  # a bookmark confirmed the RV after min_watch_duration
         stalled: ReadTimeout | None = None
         progress_at = started  # the last event or bookmark that moved the RV
         freeze_gc = self._tuning.freeze_gc
         min_duration = self._tuning.min_watch_duration
-        # A quiet resource's watch sends nothing until the server ends it at ``seconds`` (kube-apiserver
-        # sends no bookmark while the RV does not move): silence is only a stall past that deadline
-        # plus the read timeout. A line that starts must complete within the read timeout.
-        stream = self._source.watch(resource_version=self.last_rv,
-                                    timeout_seconds=seconds,
-                                    read_timeout=seconds + self._tuning.read_timeout,
-                                    line_timeout=self._tuning.read_timeout)
-        if after_list:  # the list is fresh and the watch continues from it
-            self._healthy()
-            healthy = True
         try:
             self._check_stop()
             for event in stream:
@@ -478,30 +464,60 @@ class Reflector:
                 events += 1
                 if self._stop.is_set():
                     break
-        except LineTooLong:
-            self._check_stop()
-            raise  # not the stream ending: an error (logged, in status, backoff and relist)
-        except ReadTimeout as exc:
-            self._check_stop()
-            stalled = exc
-        except ProtocolError as exc:
-            self._check_stop()
-            log.debug("%s: watch stream ended (%s); re-watching from %s", self.name, exc, self.last_rv)
-        except TransportError:
-            self._check_stop()
-            raise
+        except TransportError as exc:
+            stalled = self._stream_broke(exc)
         finally:
             self._watch_events = events
             stream.close()
         self._check_stop()
-        now = clock.now()
+        return self._judge_watch(started=started, seconds=seconds, lines=lines, events=events,
+                                 healthy=healthy, stalled=stalled, progress_at=progress_at)
+
+    def _open_watch(self, after_list: bool) -> tuple[WatchStream[Any], int, float]:
+        """Open the watch from the last RV: the stream, its ``timeoutSeconds`` and when it opened."""
+        assert self.last_rv is not None
+        clock = self._clock
+        seconds = int(self._tuning.watch_timeout * (1.0 + self._tuning.rng()))  # [t, 2t): spread reconnects
+        if self._next_resync is not None:  # end the watch when the resync is due (rounded up: once)
+            seconds = min(seconds, math.ceil(self._next_resync - clock.now()))
+        seconds = max(1, seconds)
+        started = clock.now()
+        # A quiet resource's watch sends nothing until the server ends it at ``seconds`` (kube-apiserver
+        # sends no bookmark while the RV does not move): silence is only a stall past that deadline
+        # plus the read timeout. A line that starts must complete within the read timeout.
+        stream = self._source.watch(resource_version=self.last_rv,
+                                    timeout_seconds=seconds,
+                                    read_timeout=seconds + self._tuning.read_timeout,
+                                    line_timeout=self._tuning.read_timeout)
+        if after_list:  # the list is fresh and the watch continues from it
+            self._healthy()
+        return stream, seconds, started
+
+    def _stream_broke(self, exc: TransportError) -> ReadTimeout | None:
+        """Judge a transport failure of the watch stream: the stall to report (``ReadTimeout``), None
+        for a stream that ended (a dropped connection, a truncated line: re-watch), or raise ``exc``.
+        """
+        self._check_stop()
+        if isinstance(exc, ReadTimeout):
+            return exc
+        if isinstance(exc, ProtocolError) and not isinstance(exc, LineTooLong):
+            log.debug("%s: watch stream ended (%s); re-watching from %s", self.name, exc, self.last_rv)
+            return None
+        # LineTooLong, a failed connect: not the stream ending but an error (logged, in status,
+        # backoff and relist)
+        raise exc
+
+    def _judge_watch(self, *, started: float, seconds: int, lines: int, events: int, healthy: bool,
+                     stalled: ReadTimeout | None, progress_at: float) -> bool:
+        """The end-of-watch judgement (see ``_watch``): True when a resync relist is due."""
+        now = self._clock.now()
         if self._next_resync is not None and now >= self._next_resync:
             return True
         if stalled is not None:
             raise StalledWatchError(f"stalled watch: a line not complete within the read timeout "
                                     f"({self._tuning.read_timeout:g}s), or no end {seconds}s after the "
                                     f"watch's own timeoutSeconds: {stalled}", since=progress_at)
-        if events or now - started >= min_duration:
+        if events or now - started >= self._tuning.min_watch_duration:
             # Ended by the server after progress, or after living long enough (a quiet resource):
             # current, and a later failure starts its backoff over (not a watch that delivered and
             # then failed: a server that flaps after every event must not get a relist per event).

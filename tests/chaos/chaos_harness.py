@@ -448,112 +448,157 @@ class _Run:
             self.writer.step()
 
     def inject(self, kind: str) -> None:
-        server, rng = self.server, self.rng
         episode = Episode(kind, time.monotonic())
         self.episodes.append(episode)
-        if kind == "drop":
-            server.drop_watches()
-            self.burst()
-        elif kind == "drop_mid_object":
-            server.stall_watches()
-            self.burst()
-            server.drop_watches(mid_object=True)
-            server.resume_watches()
-        elif kind == "stall":
-            server.stall_watches()
-            self.burst()
-            stalled_at = episode.start
-            if not self.wait_until(lambda: self.watched_since(stalled_at),
-                                   self.s.recovery_timeout):
-                self.report.violations.append(f"stall at {stalled_at:.3f}: the read timeout did not end "
-                                              "every stalled watch")
-            server.resume_watches()
-        elif kind == "watch_429":
-            target = rng.choice(SCOPES)
-            episode.target = target.path
-            server.fail_next(1, 429, verb="watch", path=f"re:^{target.path}$", retry_after=self.s.retry_after)
-            server.drop_watches()
-            self.burst()
-        elif kind == "list_429":
-            server.fail_next(1, 429, verb="list", retry_after=0.05)
-            server.send_error_event(EXPIRED)
-            self.burst()
-        elif kind in ("watch_5xx", "list_5xx"):
-            code = rng.choice((500, 503, 504))
-            verb = "watch" if kind == "watch_5xx" else "list"
-            n = rng.randint(1, 3)
-            retry_after = 0.05 if code == 503 or rng.random() < 0.3 else None
-            episode.detail = f"{n}x{code}{' retry-after' if retry_after else ''}"
-            server.fail_next(n, code, verb=verb, retry_after=retry_after)
-            if verb == "watch":
-                server.drop_watches()
-            else:
-                server.send_error_event(EXPIRED)
-            self.burst()
-        elif kind == "error_410":
-            server.send_error_event(EXPIRED)
-            self.burst()
-        elif kind in ("compact_410_http", "compact_410_event"):
-            server.expired_watch_mode = "http" if kind == "compact_410_http" else "event"
-            server.stall_watches()
-            self.burst(max(1, self.s.burst))
-            server.compact()
-            server.drop_watches()
-            server.resume_watches()
-        elif kind == "error_500":
-            server.send_error_event(INTERNAL)
-            self.burst()
-        elif kind == "malformed":
-            server.send_malformed_line()
-            self.burst()
-        elif kind == "compact":
-            self.burst()
-            compacted = server.revision
-            server.compact()
-            # It bites at an informer's next re-watch unless a bookmark moves it past the compaction
-            # first: wait for that, so that its 410 is not blamed on the next fault.
-            if not self.wait_until(lambda: self._all_past(compacted), self.s.recovery_timeout):
-                self.report.violations.append(f"compact at {episode.start:.3f}: the bookmarks did not move every "
-                                              f"informer past revision {compacted}")
-        elif kind == "restart_lose_history":
-            server.restart(lose_history=True)
-            self.burst()
-        elif kind == "restart_backwards":
-            # No writes until every informer relisted: a write that brought the revision back up to
-            # an informer's RV before its re-watch would hide the reset from it (kubernetes#107457).
-            revision = server.revision
-            lower = max(2, revision - rng.randint(20, 200))
-            episode.detail = f"{revision} -> {lower}"
-            server.restart(revision=lower)
-        elif kind == "unauthorized":
-            server.expected_token = self._token()  # the old token is refused from now on
-            server.drop_watches()
-            self.burst()
-            rejected_at = episode.start
-            if not self.wait_until(lambda: self._rejected_since(rejected_at), self.s.recovery_timeout):
-                self.report.violations.append("unauthorized: not every informer got a 401")
-            self._write_token()  # rotation on disk: the informers re-read the file after a 401
-        elif kind == "split_events":
-            server.split_events(rng.choice((1, 7, 64)))
-            self.burst()
-            server.split_events(None)
-        elif kind == "slow":
-            server.set_delay(0.05)
-            server.drop_watches()
-            self.burst()
-        else:  # pragma: no cover
+        fault = _Run._FAULTS.get(kind)
+        if fault is None:  # pragma: no cover
             raise ValueError(kind)
+        fault(self, episode)
         if kind in RECONNECTING and not self.wait_until(lambda: self.recovered(episode.start),
                                                         self.s.recovery_timeout):
             self.report.violations.append(
                 f"{kind} at {episode.start:.3f}: the informers did not watch again within "
                 f"{self.s.recovery_timeout}s: {self._errors()}")
-        server.set_delay(0)
-        server.expired_watch_mode = "event"
+        self.server.set_delay(0)
+        self.server.expired_watch_mode = "event"
         episode.end = time.monotonic()
         self.report.faults[kind] += 1
         took = episode.end - episode.start
         self.report.recovery_s[kind] = max(self.report.recovery_s.get(kind, 0.0), took)
+
+    # One method per fault kind (the table ``_FAULTS`` below): each injects it and may wait for
+    # what it needs before the next fault; ``inject`` then waits for the recovery.
+    def _drop(self, episode: Episode) -> None:
+        self.server.drop_watches()
+        self.burst()
+
+    def _drop_mid_object(self, episode: Episode) -> None:
+        server = self.server
+        server.stall_watches()
+        self.burst()
+        server.drop_watches(mid_object=True)
+        server.resume_watches()
+
+    def _stall(self, episode: Episode) -> None:
+        server = self.server
+        server.stall_watches()
+        self.burst()
+        stalled_at = episode.start
+        if not self.wait_until(lambda: self.watched_since(stalled_at),
+                               self.s.recovery_timeout):
+            self.report.violations.append(f"stall at {stalled_at:.3f}: the read timeout did not end "
+                                          "every stalled watch")
+        server.resume_watches()
+
+    def _watch_429(self, episode: Episode) -> None:
+        server = self.server
+        target = self.rng.choice(SCOPES)
+        episode.target = target.path
+        server.fail_next(1, 429, verb="watch", path=f"re:^{target.path}$", retry_after=self.s.retry_after)
+        server.drop_watches()
+        self.burst()
+
+    def _list_429(self, episode: Episode) -> None:
+        self.server.fail_next(1, 429, verb="list", retry_after=0.05)
+        self.server.send_error_event(EXPIRED)
+        self.burst()
+
+    def _5xx(self, episode: Episode) -> None:
+        server, rng = self.server, self.rng
+        code = rng.choice((500, 503, 504))
+        verb = "watch" if episode.kind == "watch_5xx" else "list"
+        n = rng.randint(1, 3)
+        retry_after = 0.05 if code == 503 or rng.random() < 0.3 else None
+        episode.detail = f"{n}x{code}{' retry-after' if retry_after else ''}"
+        server.fail_next(n, code, verb=verb, retry_after=retry_after)
+        if verb == "watch":
+            server.drop_watches()
+        else:
+            server.send_error_event(EXPIRED)
+        self.burst()
+
+    def _error_410(self, episode: Episode) -> None:
+        self.server.send_error_event(EXPIRED)
+        self.burst()
+
+    def _compact_410(self, episode: Episode) -> None:
+        server = self.server
+        server.expired_watch_mode = "http" if episode.kind == "compact_410_http" else "event"
+        server.stall_watches()
+        self.burst(max(1, self.s.burst))
+        server.compact()
+        server.drop_watches()
+        server.resume_watches()
+
+    def _error_500(self, episode: Episode) -> None:
+        self.server.send_error_event(INTERNAL)
+        self.burst()
+
+    def _malformed(self, episode: Episode) -> None:
+        self.server.send_malformed_line()
+        self.burst()
+
+    def _compact(self, episode: Episode) -> None:
+        self.burst()
+        compacted = self.server.revision
+        self.server.compact()
+        # It bites at an informer's next re-watch unless a bookmark moves it past the compaction
+        # first: wait for that, so that its 410 is not blamed on the next fault.
+        if not self.wait_until(lambda: self._all_past(compacted), self.s.recovery_timeout):
+            self.report.violations.append(f"compact at {episode.start:.3f}: the bookmarks did not move every "
+                                          f"informer past revision {compacted}")
+
+    def _restart_lose_history(self, episode: Episode) -> None:
+        self.server.restart(lose_history=True)
+        self.burst()
+
+    def _restart_backwards(self, episode: Episode) -> None:
+        # No writes until every informer relisted: a write that brought the revision back up to
+        # an informer's RV before its re-watch would hide the reset from it (kubernetes#107457).
+        revision = self.server.revision
+        lower = max(2, revision - self.rng.randint(20, 200))
+        episode.detail = f"{revision} -> {lower}"
+        self.server.restart(revision=lower)
+
+    def _unauthorized(self, episode: Episode) -> None:
+        self.server.expected_token = self._token()  # the old token is refused from now on
+        self.server.drop_watches()
+        self.burst()
+        rejected_at = episode.start
+        if not self.wait_until(lambda: self._rejected_since(rejected_at), self.s.recovery_timeout):
+            self.report.violations.append("unauthorized: not every informer got a 401")
+        self._write_token()  # rotation on disk: the informers re-read the file after a 401
+
+    def _split_events(self, episode: Episode) -> None:
+        self.server.split_events(self.rng.choice((1, 7, 64)))
+        self.burst()
+        self.server.split_events(None)
+
+    def _slow(self, episode: Episode) -> None:
+        self.server.set_delay(0.05)
+        self.server.drop_watches()
+        self.burst()
+
+    _FAULTS: dict[str, Callable[[_Run, Episode], None]] = {
+        "drop": _drop,
+        "drop_mid_object": _drop_mid_object,
+        "stall": _stall,
+        "watch_429": _watch_429,
+        "list_429": _list_429,
+        "watch_5xx": _5xx,
+        "list_5xx": _5xx,
+        "error_410": _error_410,
+        "compact_410_http": _compact_410,
+        "compact_410_event": _compact_410,
+        "error_500": _error_500,
+        "malformed": _malformed,
+        "compact": _compact,
+        "restart_lose_history": _restart_lose_history,
+        "restart_backwards": _restart_backwards,
+        "unauthorized": _unauthorized,
+        "split_events": _split_events,
+        "slow": _slow,
+    }
 
     def _all_past(self, revision: int) -> bool:
         return all(int(i.resource_version or 0) >= revision for i in self.informers())

@@ -83,62 +83,77 @@ class CuttingProxy:
                 sock = key.fileobj
                 assert isinstance(sock, socket.socket)
                 if sock is self._wake_r:
-                    sock.recv(1024)
-                    with self._lock:
-                        requests, self._requests = self._requests, []
-                        done = self._done
-                    if requests == ["cut-latest"]:
-                        if self._accepted:
-                            latest = self._accepted[-1]
-                            for sock in (latest, self._pairs.get(latest)):
-                                if sock is not None and sock in self._pairs:
-                                    self._sel.unregister(sock)
-                                    del self._pairs[sock]
-                                    sock.close()
-                    else:
-                        self._drop_all()
-                    if "close" in requests:
-                        self._sel.close()
-                        self._listener.close()
-                        self._wake_r.close()
-                        done.set()
+                    if self._serve_requests():
                         return
-                    done.set()
                     break  # the selector's registrations changed
                 if sock is self._listener:
-                    try:
-                        client, _ = self._listener.accept()
-                    except BlockingIOError:
-                        continue
-                    with self._lock:
-                        blocked = self._blocked
-                    if blocked:
-                        client.close()
-                        continue
-                    try:
-                        upstream = socket.create_connection(("127.0.0.1", self.target_port), timeout=5)
-                    except OSError:
-                        client.close()
-                        continue
-                    self.connections += 1
-                    self._accepted = [c for c in self._accepted if c in self._pairs] + [client]
-                    for a, b in ((client, upstream), (upstream, client)):
-                        a.setblocking(True)
-                        self._pairs[a] = b
-                        self._sel.register(a, selectors.EVENT_READ, None)
-                    continue
-                peer = self._pairs.get(sock)
-                if peer is None:
-                    continue
-                try:
-                    data = sock.recv(65536)
-                    if data:
-                        peer.sendall(data)
-                        continue
-                except OSError:
-                    pass
-                for s in (sock, peer):  # one side ended: end both
-                    if s in self._pairs:
-                        self._sel.unregister(s)
-                        del self._pairs[s]
-                        s.close()
+                    self._accept()
+                else:
+                    self._forward(sock)
+
+    def _serve_requests(self) -> bool:
+        """Do what ``_ask`` was asked; True once the proxy is closed."""
+        self._wake_r.recv(1024)
+        with self._lock:
+            requests, self._requests = self._requests, []
+            done = self._done
+        if requests == ["cut-latest"]:
+            self._cut_latest()
+        else:
+            self._drop_all()
+        if "close" in requests:
+            self._sel.close()
+            self._listener.close()
+            self._wake_r.close()
+            done.set()
+            return True
+        done.set()
+        return False
+
+    def _cut_latest(self) -> None:
+        if self._accepted:
+            latest = self._accepted[-1]
+            for sock in (latest, self._pairs.get(latest)):
+                if sock is not None and sock in self._pairs:
+                    self._sel.unregister(sock)
+                    del self._pairs[sock]
+                    sock.close()
+
+    def _accept(self) -> None:
+        try:
+            client, _ = self._listener.accept()
+        except BlockingIOError:
+            return
+        with self._lock:
+            blocked = self._blocked
+        if blocked:
+            client.close()
+            return
+        try:
+            upstream = socket.create_connection(("127.0.0.1", self.target_port), timeout=5)
+        except OSError:
+            client.close()
+            return
+        self.connections += 1
+        self._accepted = [c for c in self._accepted if c in self._pairs] + [client]
+        for a, b in ((client, upstream), (upstream, client)):
+            a.setblocking(True)
+            self._pairs[a] = b
+            self._sel.register(a, selectors.EVENT_READ, None)
+
+    def _forward(self, sock: socket.socket) -> None:
+        peer = self._pairs.get(sock)
+        if peer is None:
+            return
+        try:
+            data = sock.recv(65536)
+            if data:
+                peer.sendall(data)
+                return
+        except OSError:
+            pass
+        for s in (sock, peer):  # one side ended: end both
+            if s in self._pairs:
+                self._sel.unregister(s)
+                del self._pairs[s]
+                s.close()

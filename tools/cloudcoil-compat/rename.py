@@ -88,6 +88,19 @@ EDGE_ALIASES = [("cache.async_wait_for_sync(", "cache.async_wait("), ("cache.wai
 def convert(name: str, text: str, edge_aliases: bool = False) -> tuple[str, list[str]]:
     log: list[str] = []
     lines = text.split("\n")
+    _replace_specials(name, lines, log)
+    _rename_imports(name, lines, log)
+    if edge_aliases and name == "test_informers_edge_cases.py":
+        _alias_edges(name, lines, log)
+    out = "\n".join(lines)
+    for i, line in enumerate(lines):
+        if re.match(r"^\s*(from|import)\s+cloudcoil(?=[.\s])", line):
+            raise SystemExit(f"{name}:{i + 1}: an import of cloudcoil is left: {line!r}")
+    return out, log
+
+
+def _replace_specials(name: str, lines: list[str], log: list[str]) -> None:
+    """The whole-line replacements of ``SPECIAL`` (``*``: every file); a file's own must match once."""
     specials = SPECIAL.get("*", []) + SPECIAL.get(name, [])
     for old, new in specials:
         hits = [i for i, line in enumerate(lines) if line == old]
@@ -96,6 +109,10 @@ def convert(name: str, text: str, edge_aliases: bool = False) -> tuple[str, list
         for i in hits:
             lines[i] = new
             log.append(f"{name}:{i + 1}: {old}  ->  {new}")
+
+
+def _rename_imports(name: str, lines: list[str], log: list[str]) -> None:
+    """``cloudcoil`` imports renamed to ``cloudcoil_cache`` (not on the lines marked ``cc_compat:``)."""
     for i, line in enumerate(lines):
         if "cc_compat:" in line:
             continue
@@ -103,17 +120,15 @@ def convert(name: str, text: str, edge_aliases: bool = False) -> tuple[str, list
         if new != line:
             lines[i] = new
             log.append(f"{name}:{i + 1}: {line.strip()}  ->  {new.strip()}")
-    if edge_aliases and name == "test_informers_edge_cases.py":
-        for i, line in enumerate(lines):
-            for old, new in EDGE_ALIASES:
-                if old in line:
-                    lines[i] = line = line.replace(old, new) + "  # cc_compat --edge-aliases: was " + old.rstrip("(")
-                    log.append(f"{name}:{i + 1}: {old} -> {new}")
-    out = "\n".join(lines)
+
+
+def _alias_edges(name: str, lines: list[str], log: list[str]) -> None:
+    """``--edge-aliases``: the renamed wait methods of ``EDGE_ALIASES``."""
     for i, line in enumerate(lines):
-        if re.match(r"^\s*(from|import)\s+cloudcoil(?=[.\s])", line):
-            raise SystemExit(f"{name}:{i + 1}: an import of cloudcoil is left: {line!r}")
-    return out, log
+        for old, new in EDGE_ALIASES:
+            if old in line:
+                lines[i] = line = line.replace(old, new) + "  # cc_compat --edge-aliases: was " + old.rstrip("(")
+                log.append(f"{name}:{i + 1}: {old} -> {new}")
 
 
 def main() -> int:

@@ -77,10 +77,18 @@ def cause(line: str) -> str:
     return "wrong behaviour"
 
 
-def main() -> int:
-    xml = Path(sys.argv[1])
-    leaks = Path(sys.argv[2]) if len(sys.argv) > 2 else None
-    root = ET.parse(xml).getroot()
+def _outcome(case: ET.Element) -> tuple[str, str]:
+    """A test case's outcome and its first error line (empty for a pass)."""
+    for tag in ("failure", "error", "skipped"):
+        el = case.find(tag)
+        if el is not None:
+            outcome = {"failure": "failed", "error": "error", "skipped": "skipped"}[tag]
+            return outcome, first_error_line(el.text or "", el.get("message", ""))
+    return "passed", ""
+
+
+def tally(root: ET.Element) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, list[str]]], list[str]]:
+    """Per-file counts, failures grouped by cause and first line, and the internals that did not pass."""
     counts: dict[str, dict[str, int]] = {f: defaultdict(int) for f in FILES}
     groups: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     internals_seen: list[str] = []
@@ -92,13 +100,7 @@ def main() -> int:
             file = classname or name
             counts.setdefault(file, defaultdict(int))
         func = name.split("[")[0]
-        outcome, line = "passed", ""
-        for tag in ("failure", "error", "skipped"):
-            el = case.find(tag)
-            if el is not None:
-                outcome = {"failure": "failed", "error": "error", "skipped": "skipped"}[tag]
-                line = first_error_line(el.text or "", el.get("message", ""))
-                break
+        outcome, line = _outcome(case)
         if collection:
             n = declared_tests(HERE / "tests" / file)
             counts[file]["not collected"] += n
@@ -115,6 +117,10 @@ def main() -> int:
                                                                    else ""))
         elif outcome == "skipped":
             groups["skipped"][line].append(f"{file}::{name}")
+    return counts, groups, internals_seen
+
+
+def print_counts(counts: dict[str, dict[str, int]]) -> None:
     cols = ["passed", "failed", "error", "skipped", "not collected", "of which internals"]
     print("| file | " + " | ".join(cols) + " |")
     print("|---|" + "---|" * len(cols))
@@ -124,6 +130,9 @@ def main() -> int:
         for k in cols:
             totals[k] += c.get(k, 0)
     print("| **total** | " + " | ".join(str(totals[k]) for k in cols) + " |")
+
+
+def print_groups(groups: dict[str, dict[str, list[str]]]) -> None:
     for group in ("missing name", "missing method/attribute", "wrong behaviour", "harness problem", "internals",
                   "skipped"):
         if group not in groups:
@@ -132,6 +141,14 @@ def main() -> int:
         for line, tests in sorted(groups[group].items(), key=lambda kv: -len(kv[1])):
             who = "" if tests == ["*"] else f" — {len(tests)}: " + ", ".join(tests)
             print(f"- `{line[:300]}`{who}")
+
+
+def main() -> int:
+    xml = Path(sys.argv[1])
+    leaks = Path(sys.argv[2]) if len(sys.argv) > 2 else None
+    counts, groups, internals_seen = tally(ET.parse(xml).getroot())
+    print_counts(counts)
+    print_groups(groups)
     if internals_seen:
         print("\n### internals (out of scope; not passing)\n")
         for entry in internals_seen:

@@ -62,6 +62,13 @@ def parse_route(path: str, registry: ResourceRegistry) -> Route | None:
         return None
     if not rest:
         return Route(discovery="resources", group=group, version=version)
+    return _resource_route(group, version, rest, registry)
+
+
+def _resource_route(group: str, version: str, rest: list[str], registry: ResourceRegistry) -> Route | None:
+    """The route of a resource path under ``/api/<version>`` or ``/apis/<group>/<version>``:
+    ``rest`` is the non-empty remainder (``[watch/][namespaces/<ns>/]<plural>[/<name>[/<sub>]]``).
+    """
     watch_path = rest[0] == "watch"
     if watch_path:
         rest = rest[1:]

@@ -76,17 +76,7 @@ def _walk(value: Any, node: Any, prefix: Path, out: dict[Path, Any], maps: bool,
           required: bool = False) -> None:
     kind = shape(node)
     if isinstance(value, dict) and kind in ("struct", "map", "unknown"):
-        if not value:
-            out[prefix] = {}
-            return
-        if maps and prefix and not required and (
-                kind == "map" or (kind == "struct" and prefix[-1] not in _VALUE_STRUCTS)):
-            out[prefix] = _NODE  # added where Go's zero object has nothing: a member itself
-        needed = set((resolve(node) or {}).get("required") or ()) if kind == "struct" else set()
-        for key, sub in value.items():
-            if sub is not None:  # null: as absent
-                _walk(sub, property_of(node, key), prefix + (f"f:{key}",), out, maps,
-                      key in needed)
+        _walk_dict(value, node, kind, prefix, out, maps, required)
         return
     if isinstance(value, list) and value and kind == "list-map":
         if maps and not required:
@@ -108,6 +98,22 @@ def _walk(value: Any, node: Any, prefix: Path, out: dict[Path, Any], maps: bool,
             out[prefix + (_value_element(entry),)] = entry
         return
     out[prefix] = value
+
+
+def _walk_dict(value: dict[str, Any], node: Any, kind: str, prefix: Path, out: dict[Path, Any],
+               maps: bool, required: bool) -> None:
+    """``_walk`` of a struct's or a map's members (``kind``: the schema's shape of ``node``)."""
+    if not value:
+        out[prefix] = {}
+        return
+    if maps and prefix and not required and (
+            kind == "map" or (kind == "struct" and prefix[-1] not in _VALUE_STRUCTS)):
+        out[prefix] = _NODE  # added where Go's zero object has nothing: a member itself
+    needed = set((resolve(node) or {}).get("required") or ()) if kind == "struct" else set()
+    for key, sub in value.items():
+        if sub is not None:  # null: as absent
+            _walk(sub, property_of(node, key), prefix + (f"f:{key}",), out, maps,
+                  key in needed)
 
 
 def _filtered(obj: dict[str, Any], sections: str) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Callable
 
 __all__ = ["PatchError", "merge_patch", "json_patch"]
 
@@ -106,6 +106,49 @@ def _remove(doc: Any, path: str) -> Any:
     raise PatchError(f"path {path!r} does not exist")
 
 
+def _op_add(doc: Any, op: dict[str, Any], path: str) -> Any:
+    return _add(doc, path, copy.deepcopy(op["value"]))
+
+
+def _op_remove(doc: Any, op: dict[str, Any], path: str) -> Any:
+    _remove(doc, path)
+    return doc
+
+
+def _op_replace(doc: Any, op: dict[str, Any], path: str) -> Any:
+    if path == "":
+        return copy.deepcopy(op["value"])
+    _remove(doc, path)
+    return _add(doc, path, copy.deepcopy(op["value"]))
+
+
+def _op_move(doc: Any, op: dict[str, Any], path: str) -> Any:
+    if (path + "/").startswith(op["from"] + "/") and path != op["from"]:
+        raise PatchError(f"cannot move {op['from']!r} into its own child {path!r}")
+    return _add(doc, path, _remove(doc, op["from"]))
+
+
+def _op_copy(doc: Any, op: dict[str, Any], path: str) -> Any:
+    return _add(doc, path, copy.deepcopy(_get(doc, op["from"])))
+
+
+def _op_test(doc: Any, op: dict[str, Any], path: str) -> Any:
+    if _get(doc, path) != op["value"]:
+        raise PatchError(f"testing value {path} failed: test failed")
+    return doc
+
+
+# op -> (what it applies to the document, the member it needs besides 'op' and 'path')
+_OPERATIONS: dict[str, tuple[Callable[[Any, dict[str, Any], str], Any], str | None]] = {
+    "add": (_op_add, "value"),
+    "remove": (_op_remove, None),
+    "replace": (_op_replace, "value"),
+    "move": (_op_move, "from"),
+    "copy": (_op_copy, "from"),
+    "test": (_op_test, "value"),
+}
+
+
 def json_patch(target: Any, operations: Any) -> Any:
     """Apply an RFC 6902 patch (add/remove/replace/move/copy/test); ``target`` is not modified."""
     if not isinstance(operations, list):
@@ -115,30 +158,11 @@ def json_patch(target: Any, operations: Any) -> Any:
         if not isinstance(op, dict) or "op" not in op or "path" not in op:
             raise PatchError(f"invalid operation {op!r}: needs 'op' and 'path'")
         kind, path = op["op"], op["path"]
-        if kind in ("add", "replace", "test") and "value" not in op:
-            raise PatchError(f"operation {kind!r} on {path!r} is missing 'value'")
-        if kind == "add":
-            doc = _add(doc, path, copy.deepcopy(op["value"]))
-        elif kind == "remove":
-            _remove(doc, path)
-        elif kind == "replace":
-            if path == "":
-                doc = copy.deepcopy(op["value"])
-            else:
-                _remove(doc, path)
-                doc = _add(doc, path, copy.deepcopy(op["value"]))
-        elif kind in ("move", "copy"):
-            if "from" not in op:
-                raise PatchError(f"operation {kind!r} on {path!r} is missing 'from'")
-            if kind == "move" and (path + "/").startswith(op["from"] + "/") and path != op["from"]:
-                raise PatchError(f"cannot move {op['from']!r} into its own child {path!r}")
-            value = (
-                _remove(doc, op["from"]) if kind == "move" else copy.deepcopy(_get(doc, op["from"]))
-            )
-            doc = _add(doc, path, value)
-        elif kind == "test":
-            if _get(doc, path) != op["value"]:
-                raise PatchError(f"testing value {path} failed: test failed")
-        else:
+        entry = _OPERATIONS.get(kind) if isinstance(kind, str) else None
+        if entry is None:
             raise PatchError(f"unknown patch operation {kind!r}")
+        apply, needs = entry
+        if needs is not None and needs not in op:
+            raise PatchError(f"operation {kind!r} on {path!r} is missing {needs!r}")
+        doc = apply(doc, op, path)
     return doc

@@ -58,35 +58,44 @@ def _merge_map(target: dict[str, Any], patch: dict[str, Any], definition: str | 
         if key == "$retainKeys" or key.startswith(_SET_ORDER):
             continue
         if key.startswith(_DELETE_FROM):
-            field = key[len(_DELETE_FROM):]
-            if not isinstance(value, list):
-                raise PatchError(f"{key} must be a list")
-            current = result.get(field)
-            if isinstance(current, list):
-                result[field] = [item for item in current if item not in value]
-            continue
-        if value is None:
+            _delete_from_primitive_list(result, key, value)
+        elif value is None:
             result.pop(key, None)
-            continue
-        child, strategy, merge_key = _field(definition, key)
-        current = result.get(key)
-        if isinstance(value, list):
-            if "merge" in strategy.split(","):
-                result[key] = _merge_list(current if isinstance(current, list) else [], value,
-                                          child, merge_key)
-            else:
-                result[key] = _strip_directives(value)
-        elif isinstance(value, dict):
-            merged = _merge_map(current if isinstance(current, dict) else {}, value, child)
-            if merged is None:
-                result.pop(key, None)
-            else:
-                result[key] = merged
         else:
-            result[key] = copy.deepcopy(value)
+            _merge_member(result, key, value, definition)
     if retain is not None:  # a union (e.g. a Deployment's strategy) keeps only these keys
         result = {k: v for k, v in result.items() if k in retain}
     return result
+
+
+def _delete_from_primitive_list(result: dict[str, Any], key: str, value: Any) -> None:
+    """``$deleteFromPrimitiveList/<field>``: drop ``value``'s items from ``result[field]``."""
+    field = key[len(_DELETE_FROM):]
+    if not isinstance(value, list):
+        raise PatchError(f"{key} must be a list")
+    current = result.get(field)
+    if isinstance(current, list):
+        result[field] = [item for item in current if item not in value]
+
+
+def _merge_member(result: dict[str, Any], key: str, value: Any, definition: str | None) -> None:
+    """Merge the patch's (non-null) ``value`` for ``key`` into ``result``, by the field's strategy."""
+    child, strategy, merge_key = _field(definition, key)
+    current = result.get(key)
+    if isinstance(value, list):
+        if "merge" in strategy.split(","):
+            result[key] = _merge_list(current if isinstance(current, list) else [], value,
+                                      child, merge_key)
+        else:
+            result[key] = _strip_directives(value)
+    elif isinstance(value, dict):
+        merged = _merge_map(current if isinstance(current, dict) else {}, value, child)
+        if merged is None:
+            result.pop(key, None)
+        else:
+            result[key] = merged
+    else:
+        result[key] = copy.deepcopy(value)
 
 
 def _merge_list(

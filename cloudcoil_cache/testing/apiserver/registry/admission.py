@@ -141,38 +141,54 @@ class _Walk:
         if enum and not self.rtype.builtin and value not in enum:
             self.errs.unsupported(path, value, [str(e) for e in enum])
         if isinstance(value, dict):
-            if self.defaults and defname in _rules.DEFAULTS:
-                _rules.DEFAULTS[defname](value)
-            props = schema.get("properties")
-            extra = schema.get("additionalProperties")
-            preserve = schema.get("x-kubernetes-preserve-unknown-fields")
-            for key in list(value):
-                sub_path = f"{path}.{key}" if path else key
-                if props is not None and key in props:
-                    self._value(value[key], props[key], sub_path, parent_def=defname)
-                elif isinstance(extra, dict):
-                    self._value(value[key], extra, sub_path, parent_def=defname)
-                elif top and key in _TOP_LEVEL:
-                    continue
-                elif props is not None and not preserve and extra is not True:
-                    self._unknown(sub_path)
-                    del value[key]
-            skip_required = not self.status_required and (path == "status"
-                                                            or path.startswith("status."))
-            for key in () if skip_required else schema.get("required") or ():
-                if _missing(value.get(key)) and not (top and key in _TOP_LEVEL):
-                    prop = (props or {}).get(key)
-                    if value.get(key) is None and _ref_name(prop) in _VALUE_STRUCTS:
-                        # a Go struct, not a pointer: its own fields are what is missing
-                        self._value({}, prop, f"{path}.{key}" if path else key, parent_def=defname)
-                    else:
-                        self.errs.required(f"{path}.{key}" if path else key)
-            if self.rtype.builtin and defname in _rules.TYPE_RULES:
-                _rules.TYPE_RULES[defname](value, path, self.errs)
+            self._object(value, schema, path, top=top, defname=defname)
         elif isinstance(value, list):
             items = schema.get("items")
             for i, entry in enumerate(value):
                 self._value(entry, items, f"{path}[{i}]", parent_def=parent_def)
+
+    def _object(self, value: dict[str, Any], schema: dict[str, Any], path: str, *, top: bool,
+                defname: str | None) -> None:
+        """An object's defaults, members, required fields and its kind's rules."""
+        if self.defaults and defname in _rules.DEFAULTS:
+            _rules.DEFAULTS[defname](value)
+        self._members(value, schema, path, top=top, defname=defname)
+        self._required(value, schema, path, top=top, defname=defname)
+        if self.rtype.builtin and defname in _rules.TYPE_RULES:
+            _rules.TYPE_RULES[defname](value, path, self.errs)
+
+    def _members(self, value: dict[str, Any], schema: dict[str, Any], path: str, *, top: bool,
+                 defname: str | None) -> None:
+        """Each member against its property's schema; an unknown one is warned of and dropped."""
+        props = schema.get("properties")
+        extra = schema.get("additionalProperties")
+        preserve = schema.get("x-kubernetes-preserve-unknown-fields")
+        for key in list(value):
+            sub_path = f"{path}.{key}" if path else key
+            if props is not None and key in props:
+                self._value(value[key], props[key], sub_path, parent_def=defname)
+            elif isinstance(extra, dict):
+                self._value(value[key], extra, sub_path, parent_def=defname)
+            elif top and key in _TOP_LEVEL:
+                continue
+            elif props is not None and not preserve and extra is not True:
+                self._unknown(sub_path)
+                del value[key]
+
+    def _required(self, value: dict[str, Any], schema: dict[str, Any], path: str, *, top: bool,
+                  defname: str | None) -> None:
+        """The schema's required members (not under ``status`` unless the write is to status)."""
+        props = schema.get("properties")
+        skip_required = not self.status_required and (path == "status"
+                                                        or path.startswith("status."))
+        for key in () if skip_required else schema.get("required") or ():
+            if _missing(value.get(key)) and not (top and key in _TOP_LEVEL):
+                prop = (props or {}).get(key)
+                if value.get(key) is None and _ref_name(prop) in _VALUE_STRUCTS:
+                    # a Go struct, not a pointer: its own fields are what is missing
+                    self._value({}, prop, f"{path}.{key}" if path else key, parent_def=defname)
+                else:
+                    self.errs.required(f"{path}.{key}" if path else key)
 
     def _type_error(self, path: str, value: Any, wanted: str, parent_def: str | None,
                     fmt: str | None = None) -> None:
@@ -209,11 +225,8 @@ class Admission:
             self._secret_data(obj)
         errs = _rules.Errors()
         node = rtype.schema_node()
-        if rtype.builtin and node is not None and subresource is None and obj.get("spec") is None:
-            props = (resolve(node) or {}).get("properties") or {}
-            if "spec" in props and "$ref" in props["spec"]:
-                obj["spec"] = {}  # a struct, not a pointer: validated (and served) empty
         if node is not None:
+            _empty_spec(rtype, node, obj, subresource)
             _Walk(rtype, errs, defaults=subresource is None).run(
                 obj, node, status_required=subresource == "status")
         if old is None:
@@ -229,17 +242,8 @@ class Admission:
         rule = _rules.OBJECT_RULES.get((rtype.group, rtype.kind))
         if rule is not None:
             rule(obj, errs)
-        if old is not None and old["metadata"].get("deletionTimestamp"):
-            added = [f for f in meta.get("finalizers") or ()
-                     if f not in (old["metadata"].get("finalizers") or ())]
-            if added:
-                listed = ", ".join(_rules.render(f) for f in added)
-                errs.forbidden("metadata.finalizers", "no new finalizers can be added if the "
-                               f"object is being deleted, found new finalizers []string{{{listed}}}")
-        if old is not None and subresource is None:
-            immutable = _rules.IMMUTABLE.get((rtype.group, rtype.kind))
-            if immutable is not None:
-                immutable(old, obj, errs)
+        if old is not None:
+            _update_rules(rtype, obj, old, subresource, errs)
         if errs:
             raise _invalid(rtype, str(meta.get("name", "")), errs)
 
@@ -342,6 +346,30 @@ class Admission:
                     'Secret in version "v1" cannot be handled as a Secret: illegal base64 data '
                     f"at input byte 0 (data[{key}])"
                 ) from None
+
+
+def _empty_spec(rtype: ResourceType, node: Any, obj: dict[str, Any], subresource: str | None) -> None:
+    """A built-in kind's missing ``spec`` that is a struct, not a pointer: validated (and served) empty."""
+    if rtype.builtin and subresource is None and obj.get("spec") is None:
+        props = (resolve(node) or {}).get("properties") or {}
+        if "spec" in props and "$ref" in props["spec"]:
+            obj["spec"] = {}
+
+
+def _update_rules(rtype: ResourceType, obj: dict[str, Any], old: dict[str, Any],
+                  subresource: str | None, errs: _rules.Errors) -> None:
+    """What an update may not change: no new finalizers while deleting, the kind's immutable fields."""
+    if old["metadata"].get("deletionTimestamp"):
+        added = [f for f in obj["metadata"].get("finalizers") or ()
+                 if f not in (old["metadata"].get("finalizers") or ())]
+        if added:
+            listed = ", ".join(_rules.render(f) for f in added)
+            errs.forbidden("metadata.finalizers", "no new finalizers can be added if the "
+                           f"object is being deleted, found new finalizers []string{{{listed}}}")
+    if subresource is None:
+        immutable = _rules.IMMUTABLE.get((rtype.group, rtype.kind))
+        if immutable is not None:
+            immutable(old, obj, errs)
 
 
 def _qos_class(spec: dict[str, Any]) -> str:
