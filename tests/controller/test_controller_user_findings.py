@@ -84,7 +84,8 @@ def test_a_requeue_years_away_leaves_the_workers_running_and_an_infinite_one_is_
     with ctl:
         server.create("configmaps", _cm("later"), "default")
         assert later.wait(10), reconciled  # the worker is still alive after "a" asked for 1e10 s
-    assert reconciled[:2] == ["a", "later"]
+    # "a" first; a relist under load may reconcile "a" again before "later" (seen once: ['a', 'a', 'later'])
+    assert reconciled[0] == "a" and "later" in reconciled, reconciled
 
 
 def test_ctx_cached_sees_the_reconciles_own_create_of_an_owned_kind_on_the_next_pass(server, make_config):
