@@ -11,6 +11,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+# ``_registry`` and ``_unstructured`` install in ``_parse.kinds`` what manifests decode through
+# (``_parse`` is below the model classes): importing the package imports them both.
+from cloudcoil_cache.models import _unstructured  # noqa: F401
 from cloudcoil_cache.models._base import Model, Resource, is_sealed
 from cloudcoil_cache.models._convert import (
     converter,
