@@ -1,4 +1,8 @@
-"""The ``Model`` and ``Resource`` bases of every generated class: sealing, copies, API metadata."""
+"""The ``Model`` and ``Resource`` bases of every generated class: sealing, copies, API metadata.
+
+The modules above it (code generation, conversion, ``model_dump``, ``ObjectMeta``) install what the
+bases call into ``codec`` and ``parts`` when they are imported; the package imports them all.
+"""
 
 from __future__ import annotations
 
@@ -14,9 +18,6 @@ import attrs
 from cloudcoil_cache.errors import ReadOnlyError
 from cloudcoil_cache.models import _builders
 from cloudcoil_cache.models._methods import ResourceMethods
-
-if TYPE_CHECKING:
-    from cloudcoil_cache.models.apimachinery import ObjectMeta
 
 __all__ = ["Model", "Resource", "field_hints", "is_sealed", "model", "register_resource", "registered_resource"]
 
@@ -39,6 +40,25 @@ class _Codec:
 
 
 codec = _Codec()
+
+
+class _Parts:
+    """What the modules above install here when they are imported, so the bases reach them (no cycle)."""
+
+    #: ``apimachinery.ObjectMeta`` (installed by the package): every resource's ``metadata``
+    object_meta: type[Any]
+    #: ``models._codegen``: the keyword ``__init__`` of a class (or None), wire-named keywords,
+    #: ``apiVersion``/``kind`` given to a constructor, and the keyword converters of a class
+    build_init: Callable[[type], Callable[..., None] | None]
+    wire_keywords: Callable[[type, dict[str, Any], dict[str, Any]], dict[str, Any]]
+    set_type_meta: Callable[[Any, str | None, str | None], None]
+    init_converters: Callable[[type], dict[str, Any]]
+    #: ``models._dump``: pydantic's ``model_dump`` and ``model_copy``
+    dump: Callable[..., dict[str, Any]]
+    copy_model: Callable[..., Any]
+
+
+parts = _Parts()
 
 _REGISTRY: dict[tuple[str, str], type[Resource]] = {}
 
@@ -79,9 +99,7 @@ def _prepare_auto_model(bases: tuple[type, ...], namespace: dict[str, Any], kwar
     is_resource = any(isinstance(b, type) and issubclass(b, Resource) for b in bases)
     if is_resource and "metadata" not in annotations and not any(
             attrs.has(b) and "metadata" in attrs.fields_dict(b) for b in bases):
-        from cloudcoil_cache.models.apimachinery import ObjectMeta  # imports this module
-
-        annotations["metadata"] = ObjectMeta | None
+        annotations["metadata"] = parts.object_meta | None
         namespace["metadata"] = None
     for name, hint in annotations.items():
         if _is_class_var(hint):
@@ -238,9 +256,7 @@ class Model(_builders.BuilderTypes, metaclass=_ModelMeta):
         are kept under their wire names. ``model_dump(mode="json", by_alias=True,
         exclude_none=True)`` is ``to_dict()``.
         """
-        from cloudcoil_cache.models import _dump  # _dump imports _codegen, which imports this module
-
-        return _dump.dump(self, mode=mode, by_alias=by_alias, exclude_none=exclude_none)
+        return parts.dump(self, mode=mode, by_alias=by_alias, exclude_none=exclude_none)
 
     def model_dump_json(self, *, by_alias: bool = False, exclude_none: bool = False,
                         indent: int | None = None) -> str:
@@ -257,9 +273,7 @@ class Model(_builders.BuilderTypes, metaclass=_ModelMeta):
         read-only; ``deep=True`` (or ``copy()``) copies everything. ``update`` sets fields by
         attribute or wire name, without conversion (as pydantic's).
         """
-        from cloudcoil_cache.models import _dump
-
-        return _dump.copy_model(self, update=update, deep=deep)  # type: ignore[no-any-return]
+        return parts.copy_model(self, update=update, deep=deep)  # type: ignore[no-any-return]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Model) or other.__editable_class__ is not self.__editable_class__:
@@ -337,7 +351,7 @@ class Resource(Model, ResourceMethods):
     group: ClassVar[str | None] = None
     version: ClassVar[str | None] = None
     if TYPE_CHECKING:
-        metadata: ObjectMeta | None
+        metadata: Any  # an ObjectMeta or None (apimachinery is above this module)
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         if cls is Resource:  # ``Resource(apiVersion="v1", kind="Pod", metadata=...)``, as cloudcoil
@@ -381,9 +395,7 @@ def _set_meta(obj: Resource, field: str, value: str | None) -> None:
         raise TypeError(f"{type(obj).__name__}.{field} must be a string or None, got {type(value).__name__}")
     meta = obj.metadata
     if meta is None:
-        from cloudcoil_cache.models.apimachinery import ObjectMeta  # it imports this module
-
-        obj.metadata = ObjectMeta(**{field: value})
+        obj.metadata = parts.object_meta(**{field: value})
     else:
         setattr(meta, field, value)
 
@@ -441,9 +453,7 @@ def _first_init(cls: type, attrs_init: Callable[..., None], resource: bool) -> C
     def __init__(self: Model, *args: Any, **kwargs: Any) -> None:
         real = cls.__dict__.get("_cc_init")
         if real is None:
-            from cloudcoil_cache.models import _codegen  # _codegen imports this module
-
-            real = _codegen.build_init(cls) or _keyword_init(attrs_init, resource)
+            real = parts.build_init(cls) or _keyword_init(attrs_init, resource)
             type.__setattr__(cls, "_cc_init", real)
             type.__setattr__(cls, "__init__", real)
         real(self, *args, **kwargs)
@@ -461,10 +471,8 @@ def _keyword_init(init: Callable[..., None], resource: bool) -> Callable[..., No
                  **kwargs: Any) -> None:
         names = _field_names(type(self))
         if any(key not in names for key in kwargs):
-            from cloudcoil_cache.models._codegen import wire_keywords  # _codegen imports this module
-
             given = {"api_version": api_version, "kind": kind} if resource else {}
-            kwargs = wire_keywords(type(self), given, kwargs)
+            kwargs = parts.wire_keywords(type(self), given, kwargs)
             if resource:
                 api_version, kind = kwargs.pop("api_version", None), kwargs.pop("kind", None)
         if not resource:
@@ -476,9 +484,7 @@ def _keyword_init(init: Callable[..., None], resource: bool) -> Callable[..., No
             _convert_kwargs(type(self), kwargs)
         init(self, *args, **kwargs)
         if resource and (api_version is not None or kind is not None):
-            from cloudcoil_cache.models._codegen import set_type_meta
-
-            set_type_meta(self, api_version, kind)
+            parts.set_type_meta(self, api_version, kind)
 
     return __init__
 
@@ -487,9 +493,7 @@ def _convert_kwargs(cls: type, kwargs: dict[str, Any]) -> None:
     """Convert, in place, the keyword values of fields whose type involves a model (or a Time)."""
     table = cls.__dict__.get("_cc_init_conv")
     if table is None:
-        from cloudcoil_cache.models._codegen import init_converters  # _codegen imports this module
-
-        table = init_converters(cls)
+        table = parts.init_converters(cls)
     if table:
         for key, value in kwargs.items():
             if value is not None:
@@ -545,13 +549,20 @@ def is_sealed(obj: object) -> bool:
 @functools.lru_cache(maxsize=None)
 def _plain_resource() -> type[Resource]:
     """What ``Resource(...)`` builds: a resource of any kind with only ``metadata`` typed."""
-    from cloudcoil_cache.models.apimachinery import ObjectMeta  # imports this module
-
     plain = type("Resource", (Resource,), {
         # pickled by reference as this module's _PlainResource (see __getattr__); shown as Resource
-        "__module__": __name__, "__qualname__": "_PlainResource", "__annotations__": {"metadata": ObjectMeta | None},
+        "__module__": __name__, "__qualname__": "_PlainResource",
+        "__annotations__": {"metadata": parts.object_meta | None},
         "metadata": None, "__doc__": "A resource of any kind: typed ``metadata``, other fields kept as they came."})
     return model(plain)
+
+
+def _is_resource(cls: type) -> bool:
+    return issubclass(cls, Resource)
+
+
+_builders.parts.hints = field_hints
+_builders.parts.is_resource = _is_resource
 
 
 def __getattr__(name: str) -> Any:

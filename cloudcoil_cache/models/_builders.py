@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeAlias, TypeVar, overload
 
 import attrs
 
@@ -20,12 +20,19 @@ from cloudcoil_cache.models._quantity import Quantity
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from cloudcoil_cache.models._base import Model
+__all__ = ["Builder", "BuilderTypes", "ListBuilder", "Scope", "parts"]
 
-__all__ = ["Builder", "BuilderTypes", "ListBuilder", "Scope"]
+_S = TypeVar("_S", bound="_Model")
 
-M = TypeVar("M", bound="Model")
-M_co = TypeVar("M_co", bound="Model", covariant=True)
+
+class _Model(Protocol):
+    """What a builder needs of a model (``Model`` is defined above this module, which it imports)."""
+
+    def copy(self: _S) -> _S: ...
+
+
+M = TypeVar("M", bound=_Model)
+M_co = TypeVar("M_co", bound=_Model, covariant=True)
 T = TypeVar("T", bound="Builder[Any] | ListBuilder[Any]")
 
 
@@ -43,27 +50,41 @@ class _Field(NamedTuple):
     """What a setter needs to know of one field."""
 
     name: str  # the attribute name (the keyword of the model's constructor)
-    nested: type[Model] | None  # the model class of a field that holds one model or a list of them
+    nested: type[Any] | None  # the model class of a field that holds one model or a list of them
     many: bool  # a list of ``nested``
     plain: bool  # a field of strings/scalars: a Quantity given to it is stored as its text
 
 
-def _fields_of(cls: type[Model]) -> dict[str, _Field]:
+class _Parts:
+    """What the model modules install here, so that builders read fields without importing them (no cycle)."""
+
+    #: ``field_hints(cls)``: the resolved annotations of a model class (``models._base``)
+    hints: Callable[[type], dict[str, Any]]
+    #: ``issubclass(cls, Resource)`` (``models._base``)
+    is_resource: Callable[[type], bool]
+    #: ``shape_of(hint)`` (``models._codegen``)
+    shape_of: Callable[[Any], Any]
+    #: ``model_from_mapping(cls, data, path)`` (``models._codegen``)
+    from_mapping: Callable[[type, Any, Any], Any]
+
+
+parts = _Parts()
+
+
+def _fields_of(cls: type[Any]) -> dict[str, _Field]:
     """The setters of ``cls`` by name, derived from its fields once and cached on the class."""
     table: dict[str, _Field] | None = cls.__dict__.get("_cc_builder_fields")
     if table is not None:
         return table
-    from cloudcoil_cache.models import _base, _codegen  # lazily: _base imports this module
-
     try:
         fields = [a.name for a in attrs.fields(cls) if a.name != "_extra"]
     except (TypeError, attrs.exceptions.NotAnAttrsClassError):
         raise TypeError(f"{cls.__name__} is not a model class; builders need a model") from None
-    hints = _base.field_hints(cls)
+    hints = parts.hints(cls)
     table = {}
     for name in fields:
         try:
-            shape = _codegen.shape_of(hints[name])
+            shape = parts.shape_of(hints[name])
         except (TypeError, KeyError):
             table[_setter_name(name)] = _Field(name, None, False, False)
             continue
@@ -73,7 +94,7 @@ def _fields_of(cls: type[Model]) -> dict[str, _Field]:
             table[_setter_name(name)] = _Field(name, shape[1][1], True, False)
         else:
             table[_setter_name(name)] = _Field(name, None, False, shape[0] != "json")
-    if issubclass(cls, _base.Resource):
+    if parts.is_resource(cls):
         # Class constants, but the constructor takes them (cloudcoil's builders have setters for them).
         for name in ("api_version", "kind"):
             table.setdefault(name, _Field(name, None, False, True))
@@ -303,9 +324,7 @@ class ListBuilder(Generic[M]):
         if isinstance(value, cls):
             return value
         if isinstance(value, Mapping):
-            from cloudcoil_cache.models._codegen import model_from_mapping  # _codegen imports _base
-
-            return model_from_mapping(cls, value, (f"{cls.__name__}.list_builder()", len(self._items)))  # type: ignore[no-any-return]
+            return parts.from_mapping(cls, value, (f"{cls.__name__}.list_builder()", len(self._items)))  # type: ignore[no-any-return]
         raise TypeError(f"{cls.__name__} list builder: add() takes a {cls.__name__}, a dict or a function "
                         f"returning a {cls.__name__} builder, got {type(value).__name__}")
 

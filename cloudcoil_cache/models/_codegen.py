@@ -13,7 +13,7 @@ from typing import Any, Callable, Union
 import attrs
 
 from cloudcoil_cache.errors import DecodeError
-from cloudcoil_cache.models import _time
+from cloudcoil_cache.models import _base, _builders, _time
 from cloudcoil_cache.models._base import Model, Resource, field_hints
 from cloudcoil_cache.models._frozen import FrozenDict, FrozenList, freeze_json, thaw_json
 
@@ -684,3 +684,12 @@ def set_type_meta(obj: Any, api_version: str | None, kind: str | None) -> None:
         extra["kind"] = kind
     if extra:
         obj._extra = extra
+
+
+# What the bases and the builders call (they are below this module): installed once, at import.
+_base.parts.build_init = build_init
+_base.parts.wire_keywords = wire_keywords
+_base.parts.set_type_meta = set_type_meta
+_base.parts.init_converters = init_converters
+_builders.parts.shape_of = shape_of
+_builders.parts.from_mapping = model_from_mapping

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cloudcoil_cache.models import _base
 from cloudcoil_cache.models._base import Model, Resource, _field_names
 from cloudcoil_cache.models._codegen import wire_keywords, wire_name
 
@@ -87,3 +88,7 @@ def copy_model(obj: Any, *, update: dict[str, Any] | None, deep: bool) -> Any:
         for attr, value in changes.items():
             setattr(new, attr, value)
     return new
+
+
+_base.parts.dump = dump
+_base.parts.copy_model = copy_model

@@ -1,22 +1,41 @@
-"""Objects from manifests: ``parse`` (dicts), ``parse_file`` (YAML/JSON files) and ``get_model`` (kind lookup)."""
+"""Objects from manifests: ``parse`` (dicts), ``parse_file`` (YAML/JSON files) and ``get_model`` (kind lookup).
+
+It sits below the model classes (``ResourceMethods.from_file`` calls it, and ``Resource`` is one):
+the class lookup and the ``Unstructured`` fallback are installed in ``kinds`` by ``models._registry``
+and ``models._unstructured`` when they are imported (the package imports both).
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any, Callable, Literal, TypeAlias, overload
 
 import yaml
 
 from cloudcoil_cache._yaml import describe_error
-from cloudcoil_cache.models._base import Resource
-from cloudcoil_cache.models._registry import resource_class_for, resource_classes_of_kind
-from cloudcoil_cache.models._unstructured import Unstructured
 
-__all__ = ["get_model", "parse", "parse_file"]
+__all__ = ["get_model", "kinds", "parse", "parse_file"]
+
+#: An object of a resource class (``Resource``, defined above this module, so not named here).
+_Resource: TypeAlias = Any
 
 
-def get_model(kind: str, api_version: str = "") -> type[Resource]:
+class _Kinds:
+    """What the model modules install here, so that manifests decode without importing them (no cycle)."""
+
+    #: ``resource_class_for(api_version, kind)`` (``models._registry``)
+    class_for: Callable[[str, str], type[Any] | None]
+    #: ``resource_classes_of_kind(kind)`` (``models._registry``)
+    classes_of_kind: Callable[[str], list[type[Any]]]
+    #: ``Unstructured.from_dict`` (``models._unstructured``): what a kind without a class reads as
+    unstructured: Callable[[Any], Any]
+
+
+kinds = _Kinds()
+
+
+def get_model(kind: str, api_version: str = "") -> type[_Resource]:
     """The class of ``kind`` in ``api_version``; with no ``api_version``, the only class of that kind.
 
     Raises:
@@ -26,11 +45,11 @@ def get_model(kind: str, api_version: str = "") -> type[Resource]:
     if not isinstance(kind, str) or not kind:
         raise ValueError(f"get_model: kind must be a non-empty string, got {kind!r}")
     if api_version:
-        found = resource_class_for(api_version, kind)
+        found = kinds.class_for(api_version, kind)
         if found is None:
             raise KeyError(f"no resource class for kind {kind!r} in apiVersion {api_version!r}")
         return found
-    matches = resource_classes_of_kind(kind)
+    matches = kinds.classes_of_kind(kind)
     if len(matches) == 1:
         return matches[0]
     if matches:
@@ -40,12 +59,12 @@ def get_model(kind: str, api_version: str = "") -> type[Resource]:
 
 
 @overload
-def parse(obj: list[dict[str, Any]]) -> list[Resource]: ...
+def parse(obj: list[dict[str, Any]]) -> list[_Resource]: ...
 @overload
-def parse(obj: dict[str, Any]) -> Resource: ...
+def parse(obj: dict[str, Any]) -> _Resource: ...
 
 
-def parse(obj: dict[str, Any] | list[dict[str, Any]]) -> Resource | list[Resource]:
+def parse(obj: dict[str, Any] | list[dict[str, Any]]) -> _Resource | list[_Resource]:
     """The object of the registered class for a manifest's ``apiVersion``/``kind`` (a list: each).
 
     Raises:
@@ -60,14 +79,14 @@ def parse(obj: dict[str, Any] | list[dict[str, Any]]) -> Resource | list[Resourc
 
 
 @overload
-def parse_file(path: str | os.PathLike[str], load_all: Literal[True]) -> list[Resource]: ...
+def parse_file(path: str | os.PathLike[str], load_all: Literal[True]) -> list[_Resource]: ...
 @overload
-def parse_file(path: str | os.PathLike[str], load_all: Literal[False] = ...) -> Resource: ...
+def parse_file(path: str | os.PathLike[str], load_all: Literal[False] = ...) -> _Resource: ...
 @overload
-def parse_file(path: str | os.PathLike[str], load_all: bool) -> Resource | list[Resource]: ...
+def parse_file(path: str | os.PathLike[str], load_all: bool) -> _Resource | list[_Resource]: ...
 
 
-def parse_file(path: str | os.PathLike[str], load_all: bool = False) -> Resource | list[Resource]:
+def parse_file(path: str | os.PathLike[str], load_all: bool = False) -> _Resource | list[_Resource]:
     """The object(s) of a YAML or JSON manifest file (``---`` separates YAML documents).
 
     Kinds with a known class are typed objects; any other kind (a custom resource without a
@@ -106,14 +125,14 @@ def parse_file(path: str | os.PathLike[str], load_all: bool = False) -> Resource
     return [_parse_one(doc, f"{where}, document {i + 1}", lenient=True) for i, doc in enumerate(docs)]
 
 
-def _parse_one(obj: Any, where: str, *, lenient: bool) -> Resource:
+def _parse_one(obj: Any, where: str, *, lenient: bool) -> _Resource:
     if not isinstance(obj, dict):
         raise ValueError(f"{where}: a manifest must be a mapping, got {type(obj).__name__}")
     api_version, kind = _type_meta(obj, where, "apiVersion"), _type_meta(obj, where, "kind")
-    cls = resource_class_for(api_version, kind)
+    cls = kinds.class_for(api_version, kind)
     if cls is None:
         if lenient:
-            return Unstructured.from_dict(obj)
+            return kinds.unstructured(obj)
         raise KeyError(f"{where}: no resource class for kind {kind!r} in apiVersion {api_version!r} "
                        "(parse_file() reads unknown kinds as Unstructured)")
     return cls.from_dict(obj)

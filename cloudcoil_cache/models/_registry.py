@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 
+from cloudcoil_cache.models import _parse
 from cloudcoil_cache.models._base import Resource, _REGISTRY, register_resource, registered_resource
 
 __all__ = ["register_class", "resource_class_for", "resource_classes_of_kind"]
@@ -45,3 +46,7 @@ def register_class(cls: type[Resource]) -> None:
     if not isinstance(cls.api_version, str) or not isinstance(cls.kind, str):
         raise ValueError(f"{cls.__name__} has no api_version/kind to register under")
     register_resource(cls, replace=True)
+
+
+_parse.kinds.class_for = resource_class_for
+_parse.kinds.classes_of_kind = resource_classes_of_kind

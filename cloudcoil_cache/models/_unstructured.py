@@ -8,6 +8,7 @@ import threading
 from typing import Any, Callable, ClassVar, Iterator
 
 from cloudcoil_cache.errors import ReadOnlyError
+from cloudcoil_cache.models import _parse
 from cloudcoil_cache.models._base import Resource, _convert_kwargs, finish_model, model
 from cloudcoil_cache.models._methods import ResourceMethods
 from cloudcoil_cache.models.apimachinery import ObjectMeta
@@ -253,6 +254,7 @@ class _ClassOrInstance:
 
 _install()
 type.__setattr__(Unstructured, "get", _ClassOrInstance(vars(ResourceMethods)["get"], Unstructured._get_key))
+_parse.kinds.unstructured = Unstructured.from_dict
 
 _dynamic_lock = threading.Lock()
 _dynamic: dict[tuple[str, str], type[Unstructured]] = {}
