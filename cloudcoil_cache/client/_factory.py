@@ -19,7 +19,9 @@ def _client_of(cls: type, config: Config, cached: bool, is_async: bool) -> Any:
 
 
 def _make_client(cls: type, config: Config | None, cached: bool, is_async: bool) -> Any:
-    return _client_of(cls, config or current_config(), cached, is_async)
+    """The models' factory (``Pod.get`` calls it on every read: one call, no detour)."""
+    client: ResourceClient[Any] = ResourceClient(cls, config or current_config(), cached=cached)
+    return AsyncResourceClient(client) if is_async else client
 
 
 def install() -> None:

@@ -90,9 +90,11 @@ def _objects(client: ReadingClient, page: Page, opts: ListOptions, mode: Mode | 
 def cached_get(client: ReadingClient, name: str, namespace: str | None, *, mode: Mode | None = None,
                selector_is_scope: bool = False) -> Any:
     """A get through the cache (per the read policy), else from the API server."""
-    request = get_request(client, name, namespace, mode=mode, selector_is_scope=selector_is_scope)
+    client.check_get(name)  # get_request's steps, without its keywords: on every cached get's path
+    cls = client.cls  # a dynamic class is bound here
+    request = new_get_request(cls.kind, client._namespace(namespace), name, mode, selector_is_scope)
     cache = client.config.cache
-    answer = LIVE if cache is None else drive(read(cache, client.kind_class, request))  # bound by get_request
+    answer = LIVE if cache is None else drive(read(cache, cls, request))
     return client.live_get(name, namespace) if answer is LIVE else answer
 
 
