@@ -6,10 +6,13 @@ of several rounds of each (interleaved, so load on the machine hits both alike).
 
 Run: .venv/bin/python benchmarks/cached_get.py [--pods 1000] [--reads 20000] [--rounds 7]
 
-Measured on 2 shared cores (load 3-9), three interleaved runs each: 10.6-11.6x at 5fa5209 (before
-issue 21's one read path), 10.1-11.1x after it: the target is not met. Of a ~10 µs cached get, the
-models -> client seam (client factory, ResourceClient and its checks, the request) is ~3-4 µs before
-the cache is reached; the read itself (facts, policy, flow) ~4 µs; informer.get ~1 µs.
+Measured on 2 shared cores (load 2-9), three interleaved runs each: 10.6-11.6x at 5fa5209 (before
+issue 21's one read path), 10.1-11.1x after it; 10.0-11.0x at 98b22bf, 9.2-9.7x once the client
+checks its class, name and namespace without building messages (i21-client): the target is not met.
+A cached get is 50 Python calls (58 before). Of a ~10 µs cached get, the models -> client seam
+(``Pod.client()``, the factory, a ResourceClient per call: a per-Config memo of it would be a
+Config <-> client reference cycle, which the GC freeze would keep) is ~2 µs; the request and its
+checks ~1 µs; the read itself (facts, policy, flow) ~4-5 µs; informer.get ~1 µs.
 """
 
 from __future__ import annotations

@@ -268,7 +268,7 @@ class Cache:
         its facts, the informer that would answer, and the mode in force in this thread/task."""
         settings = self._settings.get(cls) or self.settings_for(cls)
         informer = self._by_kind.get(cls)  # clients pass the kind's class (never a read-only twin)
-        key = (self._pause_var.get(), self._refcount > 0, settings.enabled, informer is not None)
+        key = (self._pause_var.get(), self._scopes.count > 0, settings.enabled, informer is not None)
         cache_facts = self._cache_facts.get(key)
         if cache_facts is None:  # a handful of combinations: made once each
             cache_facts = self._cache_facts[key] = CacheFacts(

@@ -134,12 +134,12 @@ def _serve_list(informer: Informer[Any], request: ReadRequest) -> Page:
 def _facts(informer: Informer[Any], request: ReadRequest, found: bool) -> InformerFacts:
     state, since = informer.state()
     key = informer.key
+    name = request.name
     return informer_facts(
         key, informer.has_synced(), state, since, informer.max_staleness, informer.last_error,
-        informer.complete, informer.incomplete_reason,
-        None if request.name is not None else _list_selector_problem(key, request),
-        informer.writes.pending(None if request.all_namespaces else request.namespace, request.name),
-        found)
+        informer.store.complete, informer.incomplete_reason,
+        None if name is not None else _list_selector_problem(key, request),
+        informer.writes.pending(None if request.all_namespaces else request.namespace, name), found)
 
 
 def _list_selector_problem(key: InformerKey, request: ReadRequest) -> str | None:

@@ -9,7 +9,7 @@ import inspect
 import logging
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from cloudcoil_cache._threads import hold_executor, release_executor, run_control, submit_control
 from cloudcoil_cache.caching import Cache
@@ -19,10 +19,8 @@ from cloudcoil_cache.errors import CloudcoilError, ConfigError
 
 if TYPE_CHECKING:
     from cloudcoil_cache.caching._owner import Scopes
-    from cloudcoil_cache.client._async_client import AsyncResourceClient
-    from cloudcoil_cache.client._resource_client import ResourceClient
 
-__all__ = ["Config", "current_config"]
+__all__ = ["Config", "current_config", "set_client_maker"]
 
 #: The connection arguments of ``Config(...)`` (everything but ``cache``).
 _CONNECTION_ARGS = ("kubeconfig", "server", "namespace", "token", "cafile", "certfile", "keyfile", "context",
@@ -45,6 +43,23 @@ _implicit: Config | None = None     # discovered from the environment on first u
 _open_scopes = 0
 _open_scopes_lock = threading.Lock()
 _thread_state = threading.local()  # .warned: this thread was told it has no Config of its own
+
+
+#: ``maker(cls, config, cached, is_async)``: the ``ResourceClient`` (or ``AsyncResourceClient``) of ``cls``
+#: through ``config``. The client modules sit above Config (their clients hold one), so the layer
+#: above registers it (``client._factory.install``, run when ``cloudcoil_cache.client`` is imported).
+_client_maker: Callable[[type, Config, bool, bool], Any] | None = None
+
+
+def set_client_maker(maker: Callable[[type, Config, bool, bool], Any]) -> None:
+    """Register what ``Config.client_for`` calls to make a client (the client factory above Config)."""
+    global _client_maker
+    _client_maker = maker
+
+
+def _make_client(cls: type, config: Config, cached: bool, is_async: bool) -> Any:
+    assert _client_maker is not None, "cloudcoil_cache.client did not register its client maker"
+    return _client_maker(cls, config, cached, is_async)
 
 
 def current_config() -> Config:
@@ -256,8 +271,7 @@ class Config:
         """
         return self.clone(cache=cache)
 
-    def client_for(self, cls: type, sync: bool = True,
-                   cached: bool | None = None) -> ResourceClient[Any] | AsyncResourceClient[Any]:
+    def client_for(self, cls: type, sync: bool = True, cached: bool | None = None) -> Any:
         """The client of resource class ``cls`` through this config (cloudcoil's ``client_for``).
 
         ``sync=True`` gives a ``ResourceClient``, ``sync=False`` an ``AsyncResourceClient``.
@@ -270,31 +284,24 @@ class Config:
             ConfigError: ``cached=True`` on a config without an enabled cache, or ``cls`` is not
                 a resource class.
         """
-        from cloudcoil_cache.client._async_client import AsyncResourceClient
+        return _make_client(cls, self, self._use_cache(cls, cached), not sync)
 
-        client = self._resource_client(cls, cached)
-        return client if sync else AsyncResourceClient(client)
+    async def async_client_for(self, cls: type, cached: bool | None = None) -> Any:
+        """``client_for(cls, sync=False, cached=cached)`` (an ``AsyncResourceClient``) after discovery,
+        which runs off the loop."""
+        return await _make_client(cls, self, self._use_cache(cls, cached), True).ready()
 
-    async def async_client_for(self, cls: type, cached: bool | None = None) -> AsyncResourceClient[Any]:
-        """``client_for(cls, sync=False, cached=cached)`` after discovery, which runs off the loop."""
-        from cloudcoil_cache.client._async_client import AsyncResourceClient
-
-        return await AsyncResourceClient(self._resource_client(cls, cached)).ready()
-
-    def _resource_client(self, cls: type, cached: bool | None) -> ResourceClient[Any]:
-        from cloudcoil_cache.client._resource_client import ResourceClient
-
+    def _use_cache(self, cls: type, cached: bool | None) -> bool:
+        """Whether a client made with ``cached`` routes its reads through the cache."""
         if cached is None:
-            use_cache = self.cached
-        elif cached:
+            return self.cached
+        if cached:
             cache = self._cache
             if cache is None or not (cache.enabled or getattr(cache, "paused", False)):
                 raise ConfigError(f"cannot create a cached client for {getattr(cls, '__name__', cls)}: this "
                                   "Config has no enabled cache (Config(cache=True) or a Cache)")
-            use_cache = True
-        else:
-            use_cache = False
-        return ResourceClient(cls, self, cached=use_cache)
+            return True
+        return False
 
     # ----------------------------------------------------------------- scopes
     def _enter_kind(self, kind: str) -> None:

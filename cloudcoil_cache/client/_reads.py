@@ -2,19 +2,42 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from cloudcoil_cache._listwatch import ListOptions, check_field_selector
 from cloudcoil_cache._threads import run_blocking, run_control
 from cloudcoil_cache.caching._policy import Mode, ReadRequest
 from cloudcoil_cache.caching._policy import get_request as new_get_request
 from cloudcoil_cache.caching._reads import LIVE, Page, ReadFlow, Wait, read
+from cloudcoil_cache.client._config import Config
 from cloudcoil_cache.client._lists import ObjectList
 
-if TYPE_CHECKING:
-    from cloudcoil_cache.client._resource_client import ResourceClient
+__all__ = ["ReadingClient", "async_cached_get", "async_cached_list", "cached_get", "cached_list", "drive",
+           "drive_async"]
 
-__all__ = ["async_cached_get", "async_cached_list", "cached_get", "cached_list", "drive", "drive_async"]
+
+class ReadingClient(Protocol):
+    """What a cached read needs of the client it reads through (a ``ResourceClient``, which sits above:
+    it calls these reads): its class and config, its argument checks and its live reads."""
+
+    config: Config
+
+    @property
+    def cls(self) -> Any: ...
+
+    @property
+    def kind_class(self) -> Any: ...
+
+    def check_get(self, name: str) -> None: ...
+
+    def check_list(self, limit: int | None) -> None: ...
+
+    def _namespace(self, namespace: str | None) -> str | None: ...
+
+    def live_get(self, name: str, namespace: str | None = None) -> Any: ...
+
+    def live_list_with(self, opts: ListOptions) -> ObjectList[Any]: ...
+
 
 # ----------------------------------------------------------------- drivers
 def drive(flow: ReadFlow) -> Any:
@@ -40,13 +63,13 @@ async def drive_async(flow: ReadFlow) -> Any:
 
 
 # ---------------------------------------------------------------- requests
-def get_request(client: ResourceClient[Any], name: str, namespace: str | None, *, mode: Mode | None = None,
+def get_request(client: ReadingClient, name: str, namespace: str | None, *, mode: Mode | None = None,
                 selector_is_scope: bool = False) -> ReadRequest:
     client.check_get(name)
     return new_get_request(client.cls.kind, client._namespace(namespace), name, mode, selector_is_scope)
 
 
-def list_request(client: ResourceClient[Any], opts: ListOptions, *, mode: Mode | None = None) -> ReadRequest:
+def list_request(client: ReadingClient, opts: ListOptions, *, mode: Mode | None = None) -> ReadRequest:
     cls = client.cls
     client.check_list(opts.limit)
     check_field_selector(cls, opts.field_selector)  # an unknown field is the API server's 400, not []
@@ -56,7 +79,7 @@ def list_request(client: ResourceClient[Any], opts: ListOptions, *, mode: Mode |
                        opts.limit, opts.continue_, mode)
 
 
-def _objects(client: ResourceClient[Any], page: Page, opts: ListOptions, mode: Mode | None) -> ObjectList[Any]:
+def _objects(client: ReadingClient, page: Page, opts: ListOptions, mode: Mode | None) -> ObjectList[Any]:
     def next_page(token: str) -> ObjectList[Any]:
         return cached_list(client, opts.page(token), mode=mode)
 
@@ -64,16 +87,18 @@ def _objects(client: ResourceClient[Any], page: Page, opts: ListOptions, mode: M
 
 
 # ------------------------------------------------------------------ reads
-def cached_get(client: ResourceClient[Any], name: str, namespace: str | None, *, mode: Mode | None = None,
+def cached_get(client: ReadingClient, name: str, namespace: str | None, *, mode: Mode | None = None,
                selector_is_scope: bool = False) -> Any:
     """A get through the cache (per the read policy), else from the API server."""
-    request = get_request(client, name, namespace, mode=mode, selector_is_scope=selector_is_scope)
+    client.check_get(name)  # get_request's steps, without its keywords: on every cached get's path
+    cls = client.cls  # a dynamic class is bound here
+    request = new_get_request(cls.kind, client._namespace(namespace), name, mode, selector_is_scope)
     cache = client.config.cache
-    answer = LIVE if cache is None else drive(read(cache, client.kind_class, request))  # bound by get_request
+    answer = LIVE if cache is None else drive(read(cache, cls, request))
     return client.live_get(name, namespace) if answer is LIVE else answer
 
 
-def cached_list(client: ResourceClient[Any], opts: ListOptions, *, mode: Mode | None = None) -> ObjectList[Any]:
+def cached_list(client: ReadingClient, opts: ListOptions, *, mode: Mode | None = None) -> ObjectList[Any]:
     """A list through the cache (per the read policy), else from the API server."""
     request = list_request(client, opts, mode=mode)
     cache = client.config.cache
@@ -83,7 +108,7 @@ def cached_list(client: ResourceClient[Any], opts: ListOptions, *, mode: Mode | 
     return _objects(client, answer, opts, mode)
 
 
-async def async_cached_get(client: ResourceClient[Any], name: str, namespace: str | None) -> Any:
+async def async_cached_get(client: ReadingClient, name: str, namespace: str | None) -> Any:
     request = get_request(client, name, namespace)
     cache = client.config.cache
     if cache is not None:
@@ -93,7 +118,7 @@ async def async_cached_get(client: ResourceClient[Any], name: str, namespace: st
     return await run_blocking(client.live_get, name, namespace)
 
 
-async def async_cached_list(client: ResourceClient[Any], opts: ListOptions) -> ObjectList[Any]:
+async def async_cached_list(client: ReadingClient, opts: ListOptions) -> ObjectList[Any]:
     request = list_request(client, opts)
     cache = client.config.cache
     if cache is not None:

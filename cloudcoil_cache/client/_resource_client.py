@@ -62,10 +62,11 @@ class ResourceClient(Generic[T]):
     def __init__(self, cls: type[T], config: Config, *, cached: bool = False) -> None:
         # the kind's class, also when given a cached object's read-only class (type(cached_pod))
         kind_cls: Any = getattr(cls, "__editable_class__", cls)
-        attrs = ("api_version", "kind") if _unbound(kind_cls) else ("api_version", "kind", "plural", "namespaced")
-        for attr in attrs:
-            if getattr(cls, attr, None) is None:
-                raise ConfigError(f"{cls!r} is not a resource class (no {attr})")
+        if not _bound_resource_class(cls):  # on every Pod.get's path: the common case in one test
+            attrs = ("api_version", "kind") if _unbound(kind_cls) else ("api_version", "kind", "plural", "namespaced")
+            for attr in attrs:
+                if getattr(cls, attr, None) is None:
+                    raise ConfigError(f"{cls!r} is not a resource class (no {attr})")
         self._cls = kind_cls
         self.config = config
         self.cached = cached
@@ -73,9 +74,10 @@ class ResourceClient(Generic[T]):
     @property
     def cls(self) -> Any:
         """The resource class; a dynamic one (no plural yet) is bound from discovery first (one GET)."""
-        if _unbound(self._cls):
+        cls = self._cls
+        if getattr(cls, "plural", None) is None and _unbound(cls):
             self.bind()
-        return self._cls
+        return cls
 
     @property
     def kind_class(self) -> Any:
@@ -111,13 +113,16 @@ class ResourceClient(Generic[T]):
         if not self.cls.namespaced:
             return None
         namespace = namespace or self.config.namespace
-        return None if namespace is None else check_path_segment(namespace, "namespace")
+        if namespace is None or _plain_segment(namespace):
+            return namespace
+        return check_path_segment(namespace, "namespace")
 
     def check_get(self, name: str) -> None:
         """Reject a bad name the same way whether the cache or the API would answer."""
         if not isinstance(name, str) or not name:
             raise ValueError(f"{self.cls.kind}: a name is required (a non-empty string), got {name!r}")
-        check_path_segment(name, f"{self._cls.kind} name")  # the kind (bound or not) has its kind
+        if not _plain_segment(name):  # the message names the kind (bound or not: it has its kind)
+            check_path_segment(name, f"{self._cls.kind} name")
 
     def check_list(self, limit: int | None) -> None:
         """Reject a bad limit the same way whether the cache or the API would answer."""
@@ -482,6 +487,17 @@ class LiveWatch(Generic[T]):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _bound_resource_class(cls: Any) -> bool:
+    """A resource class bound to its plural: api_version, kind, plural and namespaced all set."""
+    return getattr(cls, "plural", None) is not None and getattr(cls, "namespaced", None) is not None \
+        and getattr(cls, "kind", None) is not None and getattr(cls, "api_version", None) is not None
+
+
+def _plain_segment(value: str) -> bool:
+    """A name or namespace ``check_path_segment`` accepts, told without building its message."""
+    return "/" not in value and "%" not in value and value != "." and value != ".."
 
 
 def _unbound(cls: Any) -> bool:
