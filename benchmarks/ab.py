@@ -58,8 +58,9 @@ def checkout(rev: str) -> Path:
         return REPO
     path = HERE / ".build" / f"ab-{rev.replace('/', '_').replace('~', '-')}"
     subprocess.run(["git", "worktree", "remove", "--force", str(path)], cwd=REPO, capture_output=True)
-    subprocess.run(["git", "worktree", "add", "--detach", "-f", str(path), rev], cwd=REPO, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "worktree", "add", "--detach", "-f", str(path), rev], cwd=REPO, check=True, capture_output=True
+    )
     return path
 
 
@@ -89,7 +90,11 @@ def main() -> None:
                     for rev, tree in trees.items():
                         done = subprocess.run(
                             [sys.executable, __file__, "--client", str(tree), str(kubeconfig)],
-                            capture_output=True, text=True, check=True, timeout=1200)
+                            capture_output=True,
+                            text=True,
+                            check=True,
+                            timeout=1200,
+                        )
                         wall, cpu, rss = done.stdout.split()[-3:]
                         results[rev].append((float(wall), float(cpu), int(rss)))
             finally:
@@ -101,9 +106,11 @@ def main() -> None:
     print(f"{args.pods:,} pods, {args.rounds} rounds (fresh process per sync, interleaved)")
     for rev, rows in results.items():
         walls, cpus = [r[0] for r in rows], [r[1] for r in rows]
-        print(f"{rev:>12}  wall min {min(walls):.2f} s, median {statistics.median(walls):.2f} s | "
-              f"CPU min {min(cpus):.2f} s, median {statistics.median(cpus):.2f} s | "
-              f"RSS {statistics.median(r[2] for r in rows) / 1024:.0f} MB")
+        print(
+            f"{rev:>12}  wall min {min(walls):.2f} s, median {statistics.median(walls):.2f} s | "
+            f"CPU min {min(cpus):.2f} s, median {statistics.median(cpus):.2f} s | "
+            f"RSS {statistics.median(r[2] for r in rows) / 1024:.0f} MB"
+        )
 
 
 if __name__ == "__main__":

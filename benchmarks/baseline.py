@@ -44,12 +44,13 @@ V010 = "983436d"  # the last commit of 0.1.0: what issue 14's "now" column measu
 KEEP_RUNS = 8
 
 #: Issue 14's "now" column and targets, as filed (10,000 pods; apply: a burst of 5,000).
-ISSUE = {"sync_s": 1.5, "apply_per_s": (9_700, 11_200), "ratio": 1.8,
-         "apply_target": 15_000, "ratio_target": 1.5}
+ISSUE = {"sync_s": 1.5, "apply_per_s": (9_700, 11_200), "ratio": 1.8, "apply_target": 15_000, "ratio_target": 1.5}
 
-_OLD_APPLY = ("import sys; sys.path[:0] = [{tree!r}, {tree!r} + '/benchmarks']; import run, cloudcoil_cache; "
-              "assert cloudcoil_cache.__file__.startswith({tree!r}), cloudcoil_cache.__file__; "
-              "print('RATE', run.bench_apply({events}, {pods}))")
+_OLD_APPLY = (
+    "import sys; sys.path[:0] = [{tree!r}, {tree!r} + '/benchmarks']; import run, cloudcoil_cache; "
+    "assert cloudcoil_cache.__file__.startswith({tree!r}), cloudcoil_cache.__file__; "
+    "print('RATE', run.bench_apply({events}, {pods}))"
+)
 
 
 class _IdleWatch:
@@ -187,8 +188,9 @@ def measure(rev: str, pods: int, events: int, rounds: int) -> dict[str, Any]:
             proc, url = peers._start_server(sys.executable, pods, kubeconfig)
             try:
                 for n in range(rounds):
-                    floor = json.loads(_run([sys.executable, str(HERE / "run.py"), "--floor", url])
-                                       .split("RESULT ")[-1])
+                    floor = json.loads(
+                        _run([sys.executable, str(HERE / "run.py"), "--floor", url]).split("RESULT ")[-1]
+                    )
                     floors.append(floor["floor_s"])
                     print(f"floor  {floors[-1]:.2f} s", flush=True)
                     for key, tree in _order(trees, n):
@@ -199,21 +201,35 @@ def measure(rev: str, pods: int, events: int, rounds: int) -> dict[str, Any]:
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=REPO, capture_output=True)
     floor = min(floors)
-    out: dict[str, Any] = {"rev": rev, "pods": pods, "events": events, "rounds": rounds, "floor_s": floor,
-                           "when": time.strftime("%Y-%m-%d %H:%M"), "issue": ISSUE}
+    out: dict[str, Any] = {
+        "rev": rev,
+        "pods": pods,
+        "events": events,
+        "rounds": rounds,
+        "floor_s": floor,
+        "when": time.strftime("%Y-%m-%d %H:%M"),
+        "issue": ISSUE,
+    }
     for key, row in rows.items():
         syncs = row["sync"]
-        out[key] = {"apply_best": max(row["apply"]), "apply_median": statistics.median(row["apply"]),
-                    "sync_s": min(s[0] for s in syncs), "sync_cpu_s": min(s[1] for s in syncs),
-                    "rss_mb": statistics.median(s[2] for s in syncs) / 1024,
-                    "ratio": min(s[0] for s in syncs) / floor}
+        out[key] = {
+            "apply_best": max(row["apply"]),
+            "apply_median": statistics.median(row["apply"]),
+            "sync_s": min(s[0] for s in syncs),
+            "sync_cpu_s": min(s[1] for s in syncs),
+            "rss_mb": statistics.median(s[2] for s in syncs) / 1024,
+            "ratio": min(s[0] for s in syncs) / floor,
+        }
     return out
 
 
 def write_markdown(runs: list[dict[str, Any]], path: Path) -> None:
-    lines = ["# v0.1.0 and this tree on this machine, by issue 14's methods", "",
-             "Each run of `python benchmarks/baseline.py`, newest first (`baseline.json` keeps the last "
-             f"{KEEP_RUNS}).", ""]
+    lines = [
+        "# v0.1.0 and this tree on this machine, by issue 14's methods",
+        "",
+        f"Each run of `python benchmarks/baseline.py`, newest first (`baseline.json` keeps the last {KEEP_RUNS}).",
+        "",
+    ]
     for data in reversed(runs):
         lines += _run_table(data)
     path.write_text("\n".join(lines))
@@ -229,7 +245,7 @@ def _run_table(data: dict[str, Any]) -> list[str]:
         f"{data['rounds']} interleaved rounds, best of each (apply: 5,000 events over 2,000 pods; sync: "
         f"{data['pods']:,} pods, fresh processes, one server).",
         "",
-        "| figure | issue 14 \"now\" (its machine) | v0.1.0 here | this tree here | change here | asked |",
+        '| figure | issue 14 "now" (its machine) | v0.1.0 here | this tree here | change here | asked |',
         "|---|---|---|---|---|---|",
         f"| apply, events/s (0.1.0's `bench_apply`) | {low:,}–{high:,} | {old['apply_best']:,.0f} "
         f"(median {old['apply_median']:,.0f}) | {new['apply_best']:,.0f} (median {new['apply_median']:,.0f}) | "
@@ -273,11 +289,13 @@ def main() -> None:
 
 def _describe_tree() -> str:
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
-                            ":(exclude)benchmarks/results"], cwd=REPO,
-                           capture_output=True, text=True)
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)benchmarks/results"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     return f"{head.stdout.strip() or 'the working tree'}{' + changes' if dirty.stdout.strip() else ''}"
-
 
 
 if __name__ == "__main__":

@@ -65,8 +65,9 @@ def blip(server: FakeAPIServer, config: Config, mode: str, threads: int, pace: f
     server.fail_next(1, 503, verb="watch")
     server.drop_watches()
     rejected = server.wait_for_request(lambda r: r.verb == "watch" and r.path == "/api/v1/pods", timeout=10)
-    server.wait_for_request(lambda r: r.verb == "watch" and r.path == "/api/v1/pods" and r.time > rejected.time,
-                            timeout=30)
+    server.wait_for_request(
+        lambda r: r.verb == "watch" and r.path == "/api/v1/pods" and r.time > rejected.time, timeout=30
+    )
     while cache.status().errors and time.monotonic() - start < 30:  # its error cleared: over
         stop.wait(0.005)
     end = time.monotonic()
@@ -81,8 +82,14 @@ def blip(server: FakeAPIServer, config: Config, mode: str, threads: int, pace: f
     for other in sorted({o for o in inside if o.startswith("error")}):
         print(f"  {inside.count(other)} reads failed with {other}")
     served = ok if mode == "strict" else max(0, ok - len(api_lists))
-    return {"blip_s": end - start, "reads": len(inside), "served": served,
-            "raised": inside.count("raised"), "api_lists": len(api_lists), "informer_relists": len(relists)}
+    return {
+        "blip_s": end - start,
+        "reads": len(inside),
+        "served": served,
+        "raised": inside.count("raised"),
+        "api_lists": len(api_lists),
+        "informer_relists": len(relists),
+    }
 
 
 def main() -> None:
@@ -110,9 +117,11 @@ def main() -> None:
                 figures = blip(server, config, mode, args.threads, args.pace)
             finally:
                 config.close()
-        print(f"{mode:8s} blip {figures['blip_s']:.2f}s: {figures['reads']} reads, {figures['served']} served "
-              f"from the cache, {figures['raised']} raised, {figures['api_lists']} API LISTs by readers "
-              f"(informer relists: {figures['informer_relists']})")
+        print(
+            f"{mode:8s} blip {figures['blip_s']:.2f}s: {figures['reads']} reads, {figures['served']} served "
+            f"from the cache, {figures['raised']} raised, {figures['api_lists']} API LISTs by readers "
+            f"(informer relists: {figures['informer_relists']})"
+        )
 
 
 if __name__ == "__main__":

@@ -36,8 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from cloudcoil_cache.testing import FakeAPIServer  # noqa: E402
-from cloudcoil_cache.testing import seed_pods  # noqa: E402
+from cloudcoil_cache.testing import FakeAPIServer, seed_pods  # noqa: E402
 
 
 def burst_lines(server: FakeAPIServer, count: int, generation: int) -> list[bytes]:
@@ -52,8 +51,10 @@ def burst_lines(server: FakeAPIServer, count: int, generation: int) -> list[byte
         meta = dict(pod["metadata"])
         meta["labels"] = {**meta.get("labels", {}), "bench-burst": f"{generation}-{n}"}
         meta["resourceVersion"] = str(rv + n + 1)
-        lines.append(json.dumps({"type": "MODIFIED", "object": {**pod, "metadata": meta}},
-                                separators=(",", ":")).encode() + b"\n")
+        lines.append(
+            json.dumps({"type": "MODIFIED", "object": {**pod, "metadata": meta}}, separators=(",", ":")).encode()
+            + b"\n"
+        )
     return lines
 
 
@@ -106,11 +107,10 @@ def main() -> None:
                     delay = started + k / rate - time.perf_counter()
                     if delay > 0:
                         time.sleep(delay)  # pacing the events is this command's purpose
-                    _push(server, lines[k:k + step])
+                    _push(server, lines[k : k + step])
                 print(f"trickled {len(lines)} {time.perf_counter() - started:.3f}", flush=True)
             elif words[0] == "watches":
-                print(f"watches {len([w for w in server._watchers() if w.rtype.plural == 'pods'])}",
-                      flush=True)
+                print(f"watches {len([w for w in server._watchers() if w.rtype.plural == 'pods'])}", flush=True)
             elif words[0] == "quit":
                 break
 

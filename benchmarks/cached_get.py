@@ -62,6 +62,7 @@ def main() -> None:
                 return informer.get(name, namespace=ns)
 
             assert cached_get() is informer_get()  # the same stored object
+
             def reads() -> int:
                 return sum(1 for r in server.requests if r.verb in ("get", "list"))
 
@@ -72,12 +73,16 @@ def main() -> None:
                 bare.append(per_read_us(informer_get, args.reads))
             assert reads() == reads_before  # not one read reached the API server
         ratios = sorted(g / b for g, b in zip(gets, bare))
-        print(f"Pod.get (cached)  median {statistics.median(gets):.2f} µs  "
-              f"(rounds: {' '.join(f'{g:.2f}' for g in gets)})")
-        print(f"informer.get      median {statistics.median(bare):.2f} µs  "
-              f"(rounds: {' '.join(f'{b:.2f}' for b in bare)})")
-        print(f"ratio             median {statistics.median(ratios):.1f}x  "
-              f"(min {ratios[0]:.1f}x, max {ratios[-1]:.1f}x; target <= 3x)")
+        print(
+            f"Pod.get (cached)  median {statistics.median(gets):.2f} µs  (rounds: {' '.join(f'{g:.2f}' for g in gets)})"
+        )
+        print(
+            f"informer.get      median {statistics.median(bare):.2f} µs  (rounds: {' '.join(f'{b:.2f}' for b in bare)})"
+        )
+        print(
+            f"ratio             median {statistics.median(ratios):.1f}x  "
+            f"(min {ratios[0]:.1f}x, max {ratios[-1]:.1f}x; target <= 3x)"
+        )
 
 
 if __name__ == "__main__":

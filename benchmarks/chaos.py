@@ -33,9 +33,16 @@ def main() -> int:
     args = parser.parse_args()
     if not args.verbose:
         logging.disable(logging.ERROR)  # every injected fault logs a warning or an error
-    settings = ChaosSettings(seed=args.seed, events=args.events, faults=args.faults,
-                             initial_pods=200, initial_configmaps=60, initial_widgets=60, burst=20,
-                             converge_timeout=120.0)
+    settings = ChaosSettings(
+        seed=args.seed,
+        events=args.events,
+        faults=args.faults,
+        initial_pods=200,
+        initial_configmaps=60,
+        initial_widgets=60,
+        burst=20,
+        converge_timeout=120.0,
+    )
     with tempfile.TemporaryDirectory() as tmp:
         report = run_chaos(settings, Path(tmp))
     print(format_report(report))

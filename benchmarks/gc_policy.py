@@ -39,8 +39,7 @@ def _pod(i: int, n: int, rv: int, extra: dict[str, str] | None = None) -> dict[s
 
 def one(policy: str, pods: int, events: int) -> None:
     raws = [_json.dumps(_pod(i, pods, i)) for i in range(pods)]
-    lines = [_json.dumps({"type": "MODIFIED", "object": _pod(n, pods, pods + n, {"g": str(n)})})
-             for n in range(events)]
+    lines = [_json.dumps({"type": "MODIFIED", "object": _pod(n, pods, pods + n, {"g": str(n)})}) for n in range(events)]
     gc.collect()
     gc.freeze()  # the benchmark's own inputs are not the cache
     pauses: list[tuple[int, float]] = []
@@ -59,7 +58,7 @@ def one(policy: str, pods: int, events: int) -> None:
     for page in range(0, pods, 250):
         if policy != "none":
             gc.disable()
-        items = [Pod.from_dict_sealed(_json.loads(r)) for r in raws[page:page + 250]]
+        items = [Pod.from_dict_sealed(_json.loads(r)) for r in raws[page : page + 250]]
         gc.enable()
         for obj in items:
             store[obj.metadata.name] = obj
@@ -75,10 +74,13 @@ def one(policy: str, pods: int, events: int) -> None:
             gc.freeze()
     apply = time.process_time() - t0
     gc.callbacks.remove(timing)
-    print(f"{policy:9s} tracked objects/pod {tracked:5.1f}, sync {sync / pods * 1e6:4.0f} µs/pod, apply "
-          f"{events / apply:7,.0f} events/s, collections {len(pauses)} (full: "
-          f"{sum(1 for g, _ in pauses if g == 2)}), longest {max(p for _, p in pauses) * 1000:6.1f} ms, "
-          f"total {sum(p for _, p in pauses):.2f} s", flush=True)
+    print(
+        f"{policy:9s} tracked objects/pod {tracked:5.1f}, sync {sync / pods * 1e6:4.0f} µs/pod, apply "
+        f"{events / apply:7,.0f} events/s, collections {len(pauses)} (full: "
+        f"{sum(1 for g, _ in pauses if g == 2)}), longest {max(p for _, p in pauses) * 1000:6.1f} ms, "
+        f"total {sum(p for _, p in pauses):.2f} s",
+        flush=True,
+    )
 
 
 def main() -> None:
@@ -91,8 +93,10 @@ def main() -> None:
         one(args.policy, args.pods, args.events)
         return
     for policy in POLICIES:
-        subprocess.run([sys.executable, __file__, "--policy", policy, "--pods", str(args.pods),
-                        "--events", str(args.events)], check=True)
+        subprocess.run(
+            [sys.executable, __file__, "--policy", policy, "--pods", str(args.pods), "--events", str(args.events)],
+            check=True,
+        )
 
 
 if __name__ == "__main__":

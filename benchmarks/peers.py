@@ -68,8 +68,20 @@ def _cpu_us() -> float:
 def _start_server(server_python: str, pods: int, kubeconfig: Path) -> tuple[subprocess.Popen[str], str]:
     """``benchmarks/burst_server.py`` (the fake API server + a triggered burst) in a subprocess."""
     proc = subprocess.Popen(
-        [server_python, str(REPO / "benchmarks" / "burst_server.py"), "--kubeconfig", str(kubeconfig),
-         "--pods", str(pods)], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        [
+            server_python,
+            str(REPO / "benchmarks" / "burst_server.py"),
+            "--kubeconfig",
+            str(kubeconfig),
+            "--pods",
+            str(pods),
+        ],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        bufsize=1,
+    )
     assert proc.stdout is not None
     for line in proc.stdout:
         match = re.search(r"(http://127\.0\.0\.1:\d+)", line)
@@ -112,9 +124,15 @@ def drive_burst(proc: subprocess.Popen[str], events: int, counter: _Counter, tim
     elapsed = time.perf_counter() - started
     cpu = _cpu_us() - cpu0
     counter.armed = False
-    return {"burst_events": events, "burst_s": elapsed, "burst_seen": counter.seen, "burst_complete": complete,
-            "burst_per_s": counter.seen / elapsed, "burst_cpu_us_per_event": cpu / max(1, counter.seen),
-            "burst_server": answer}
+    return {
+        "burst_events": events,
+        "burst_s": elapsed,
+        "burst_seen": counter.seen,
+        "burst_complete": complete,
+        "burst_per_s": counter.seen / elapsed,
+        "burst_cpu_us_per_event": cpu / max(1, counter.seen),
+        "burst_server": answer,
+    }
 
 
 def bench_floor(url: str, names: list[tuple[str, str]] | None = None) -> float:
@@ -272,13 +290,14 @@ class _Cloudcoil(_Peer):
         super().__init__(kubeconfig, pods, counter, deletes)
         from importlib.metadata import version
 
-        from cloudcoil.client import Config  # before cloudcoil.caching: the reverse order is circular
         from cloudcoil.caching import Cache
+        from cloudcoil.client import Config  # before cloudcoil.caching: the reverse order is circular
         from cloudcoil.models.kubernetes.core.v1 import Pod
 
         self.version = version("cloudcoil")
-        self.config = Config(kubeconfig=str(kubeconfig),
-                             cache=Cache(resources=[Pod], sync_timeout=600, resync_period=3600))
+        self.config = Config(
+            kubeconfig=str(kubeconfig), cache=Cache(resources=[Pod], sync_timeout=600, resync_period=3600)
+        )
         # The fake server answers an aggregated-discovery Accept header with plain APIVersions /
         # APIGroupList; cloudcoil takes that 200 as an empty aggregated list and maps nothing.
         # A real server either answers the v2 format or not 200, so use its traditional discovery.
@@ -376,11 +395,11 @@ def build_clientgo(timeout: float = 1800) -> tuple[Path | None, str]:
     if go is None:
         return None, "no `go` toolchain on PATH (client-go column skipped)"
     GO_BINARY.parent.mkdir(parents=True, exist_ok=True)
-    print(f"building the client-go peer with {go} (first time: minutes; modules from the Go proxy)",
-          flush=True)
+    print(f"building the client-go peer with {go} (first time: minutes; modules from the Go proxy)", flush=True)
     try:
-        done = subprocess.run([go, "build", "-o", str(GO_BINARY), "."], cwd=GO_DIR, capture_output=True,
-                              text=True, timeout=timeout)
+        done = subprocess.run(
+            [go, "build", "-o", str(GO_BINARY), "."], cwd=GO_DIR, capture_output=True, text=True, timeout=timeout
+        )
     except subprocess.TimeoutExpired:
         return None, f"`go build` took over {timeout:.0f} s (client-go column skipped)"
     if done.returncode != 0:
@@ -404,8 +423,13 @@ class _ClientGo(_Peer):
         if binary is None:
             raise RuntimeError(why)
         self.version = _clientgo_version()
-        self.proc = subprocess.Popen([str(binary), "-kubeconfig", str(kubeconfig), "-pods", str(pods)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.proc = subprocess.Popen(
+            [str(binary), "-kubeconfig", str(kubeconfig), "-pods", str(pods)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
         self.replies: dict[str, Any] = {}
         self.arrived = threading.Condition()
         self.reader = threading.Thread(target=self._read, name="clientgo-reader", daemon=True)
@@ -486,19 +510,33 @@ def _clientgo_version() -> str:
 
 
 PEERS: dict[str, Callable[[Path, int, _Counter, _Counter], _Peer]] = {
-    "kubernetes": _Kubernetes, "cloudcoil": _Cloudcoil, "cloudcoil_cache": _CloudcoilCache,
-    "client-go": _ClientGo}
+    "kubernetes": _Kubernetes,
+    "cloudcoil": _Cloudcoil,
+    "cloudcoil_cache": _CloudcoilCache,
+    "client-go": _ClientGo,
+}
 
 
 def _patch(session: requests.Session, url: str, namespace: str, name: str, gen: int) -> bool:
     body = json.dumps({"metadata": {"labels": {"bench-gen": str(gen)}}})
-    response = session.patch(f"{url}/api/v1/namespaces/{namespace}/pods/{name}", data=body,
-                             headers={"Content-Type": "application/merge-patch+json"}, timeout=60)
+    response = session.patch(
+        f"{url}/api/v1/namespaces/{namespace}/pods/{name}",
+        data=body,
+        headers={"Content-Type": "application/merge-patch+json"},
+        timeout=60,
+    )
     return response.status_code == 200
 
 
-def drive_events(url: str, names: list[tuple[str, str]], events: int, threads: int,
-                 counter: _Counter | None, timeout: float, generation: int = 0) -> dict[str, Any]:
+def drive_events(
+    url: str,
+    names: list[tuple[str, str]],
+    events: int,
+    threads: int,
+    counter: _Counter | None,
+    timeout: float,
+    generation: int = 0,
+) -> dict[str, Any]:
     """PATCH ``events`` pods from ``threads`` threads; time until the library's handler saw them all.
 
     Each PATCH sets label ``bench-gen`` to ``generation + n``: a run must use values no earlier run
@@ -526,13 +564,19 @@ def drive_events(url: str, names: list[tuple[str, str]], events: int, threads: i
     complete = counter.done.wait(timeout)
     elapsed = time.perf_counter() - started
     counter.armed = False
-    return {"events": events, "patch_failures": failures[0], "patch_s": patched, "events_s": elapsed,
-            "events_seen": counter.seen, "events_complete": complete,
-            "events_per_s": counter.seen / elapsed, "lag_after_patches_s": elapsed - patched}
+    return {
+        "events": events,
+        "patch_failures": failures[0],
+        "patch_s": patched,
+        "events_s": elapsed,
+        "events_seen": counter.seen,
+        "events_complete": complete,
+        "events_per_s": counter.seen / elapsed,
+        "lag_after_patches_s": elapsed - patched,
+    }
 
 
-def drive_deletes(url: str, names: list[tuple[str, str]], deletes: _Counter,
-                  timeout: float) -> dict[str, Any]:
+def drive_deletes(url: str, names: list[tuple[str, str]], deletes: _Counter, timeout: float) -> dict[str, Any]:
     """DELETE every pod with one deletecollection per namespace (in parallel): a burst of DELETED
     events (each carrying the whole pod) that the server emits several times faster than PATCHes,
     so the client's decode + store + handler path shows (``deletes_lag_s``: after the server answered)."""
@@ -550,10 +594,15 @@ def drive_deletes(url: str, names: list[tuple[str, str]], deletes: _Counter,
     complete = deletes.done.wait(timeout)
     elapsed = time.perf_counter() - started
     deletes.armed = False
-    return {"delete_codes": codes, "delete_answered_s": answered, "deletes_s": elapsed,
-            "deletes_lag_s": elapsed - answered,
-            "deletes_seen": deletes.seen, "deletes_complete": complete,
-            "deletes_per_s": deletes.seen / elapsed}
+    return {
+        "delete_codes": codes,
+        "delete_answered_s": answered,
+        "deletes_s": elapsed,
+        "deletes_lag_s": elapsed - answered,
+        "deletes_seen": deletes.seen,
+        "deletes_complete": complete,
+        "deletes_per_s": deletes.seen / elapsed,
+    }
 
 
 def _stop(peer: _Peer, url: str, names: list[tuple[str, str]]) -> float:
@@ -561,15 +610,23 @@ def _stop(peer: _Peer, url: str, names: list[tuple[str, str]]) -> float:
     event = peer.stop_event()
     waker = None
     if event is not None:
+
         def wake() -> None:
             if event.wait(60):
                 with requests.Session() as session:
                     # a PATCH (an event) wakes the stream; after the delete burst, a create does
                     if not _patch(session, url, *names[0], -1):
                         namespace, name = names[0]
-                        session.post(f"{url}/api/v1/namespaces/{namespace}/pods", json={
-                            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name + "-wake"},
-                            "spec": {"containers": [{"name": "c", "image": "x"}]}}, timeout=60)
+                        session.post(
+                            f"{url}/api/v1/namespaces/{namespace}/pods",
+                            json={
+                                "apiVersion": "v1",
+                                "kind": "Pod",
+                                "metadata": {"name": name + "-wake"},
+                                "spec": {"containers": [{"name": "c", "image": "x"}]},
+                            },
+                            timeout=60,
+                        )
 
         waker = threading.Thread(target=wake, name="peer-waker", daemon=True)
         waker.start()
@@ -589,8 +646,16 @@ def _mutable(obj: Any) -> bool:
     return True
 
 
-def run_one(library: str, pods: int, events: int, threads: int, server_python: str,
-            timeout: float, trace: bool, server_events: bool = False) -> dict[str, Any]:
+def run_one(
+    library: str,
+    pods: int,
+    events: int,
+    threads: int,
+    server_python: str,
+    timeout: float,
+    trace: bool,
+    server_events: bool = False,
+) -> dict[str, Any]:
     counter, deletes = _Counter(), _Counter()
     result: dict[str, Any] = {"library": library, "pods": pods, "python": sys.version.split()[0]}
     with tempfile.TemporaryDirectory() as tmp:
@@ -604,8 +669,7 @@ def run_one(library: str, pods: int, events: int, threads: int, server_python: s
             if server_events:  # nobody watches yet: this times the server and the driver alone
                 baseline = drive_events(url, names, events, threads, None, timeout)
                 result["server_patch_per_s"] = events / baseline["patch_s"]
-                print(f"server {result['server_patch_per_s']:,.0f} PATCH/s with no watcher (the ceiling)",
-                      flush=True)
+                print(f"server {result['server_patch_per_s']:,.0f} PATCH/s with no watcher (the ceiling)", flush=True)
 
             peer = PEERS[library](kubeconfig, pods, counter, deletes)
             result["version"] = peer.version
@@ -623,13 +687,19 @@ def run_one(library: str, pods: int, events: int, threads: int, server_python: s
                 result["heap_kb_per_pod"] = own["heap_kb_per_pod"]
                 result["runtime"] = f"{own['go']}, GOMAXPROCS={own['gomaxprocs']}"
             result["held"] = peer.held()
-            print(f"sync   {result['sync_s']:.2f} s ({result['sync_s'] / result['floor_s']:.1f}x floor), "
-                  f"{result['held']} pods held, RSS +{result['rss_kb_per_pod']:.1f} KB/pod", flush=True)
+            print(
+                f"sync   {result['sync_s']:.2f} s ({result['sync_s'] / result['floor_s']:.1f}x floor), "
+                f"{result['held']} pods held, RSS +{result['rss_kb_per_pod']:.1f} KB/pod",
+                flush=True,
+            )
             result["list_ns_ms"], result["list_ns_items"] = peer.timed_list("default")
             # client-go's listers hand out the cache's own pointers (mutating them is documented misuse)
             result["mutable"] = True if own is not None else _mutable(peer.sample())
-            print(f"reads  list(namespace='default') {result['list_ns_ms']:.2f} ms for {result['list_ns_items']} pods; "
-                  f"cached objects mutable: {result['mutable']}", flush=True)
+            print(
+                f"reads  list(namespace='default') {result['list_ns_ms']:.2f} ms for {result['list_ns_items']} pods; "
+                f"cached objects mutable: {result['mutable']}",
+                flush=True,
+            )
 
             started = time.perf_counter()
             full = peer.full_list()
@@ -637,34 +707,48 @@ def run_one(library: str, pods: int, events: int, threads: int, server_python: s
                 result["full_list_s"] = time.perf_counter() - started
                 result["full_list_n"] = full
                 peer.kept = {}  # type: ignore[attr-defined]
-                print(f"full   {full} pods listed (all pages) and kept with the library's own client in "
-                      f"{result['full_list_s']:.2f} s ({result['full_list_s'] / result['floor_s']:.1f}x floor)",
-                      flush=True)
+                print(
+                    f"full   {full} pods listed (all pages) and kept with the library's own client in "
+                    f"{result['full_list_s']:.2f} s ({result['full_list_s'] / result['floor_s']:.1f}x floor)",
+                    flush=True,
+                )
             burst = drive_burst(proc, events, counter, timeout)
             own_cpu = getattr(peer, "replies", {}).get("cpu_update")
             if own_cpu:
                 burst["burst_cpu_us_per_event"] = own_cpu["cpu_us_per_event"]
             result.update(burst)
-            print(f"burst  {result['burst_seen']}/{events} MODIFIED seen in {result['burst_s']:.2f} s "
-                  f"({result['burst_per_s']:,.0f}/s; {result['burst_cpu_us_per_event']:.0f} µs client CPU/event)",
-                  flush=True)
+            print(
+                f"burst  {result['burst_seen']}/{events} MODIFIED seen in {result['burst_s']:.2f} s "
+                f"({result['burst_per_s']:,.0f}/s; {result['burst_cpu_us_per_event']:.0f} µs client CPU/event)",
+                flush=True,
+            )
             if server_events:
                 result.update(drive_events(url, names, events, threads, counter, timeout, generation=10_000_000))
-                print(f"events {result['events_seen']}/{events} seen in {result['events_s']:.2f} s "
-                      f"({result['events_per_s']:,.0f}/s end to end; PATCHes answered in "
-                      f"{result['patch_s']:.2f} s, {result['patch_failures']} failed; handler lag after the last "
-                      f"PATCH {result['lag_after_patches_s']:.2f} s)", flush=True)
+                print(
+                    f"events {result['events_seen']}/{events} seen in {result['events_s']:.2f} s "
+                    f"({result['events_per_s']:,.0f}/s end to end; PATCHes answered in "
+                    f"{result['patch_s']:.2f} s, {result['patch_failures']} failed; handler lag after the last "
+                    f"PATCH {result['lag_after_patches_s']:.2f} s)",
+                    flush=True,
+                )
                 cpu0 = _cpu_us()
                 result.update(drive_deletes(url, names, deletes, timeout))
                 own_cpu = getattr(peer, "replies", {}).get("cpu_delete")
-                result["delete_cpu_us_per_event"] = (own_cpu["cpu_us_per_event"] if own_cpu else
-                                                     (_cpu_us() - cpu0) / max(1, result["deletes_seen"]))
-                print(f"burst  {result['deletes_seen']}/{len(names)} DELETED seen in {result['deletes_s']:.2f} s "
-                      f"({result['deletes_per_s']:,.0f}/s; deletecollection answered in "
-                      f"{result['delete_answered_s']:.2f} s, codes {result['delete_codes']}; handler lag after "
-                      f"{result['deletes_lag_s']:.2f} s)", flush=True)
-                print(f"cpu    {result['delete_cpu_us_per_event']:.0f} µs of client CPU per DELETED event "
-                      "(getrusage over the burst)", flush=True)
+                result["delete_cpu_us_per_event"] = (
+                    own_cpu["cpu_us_per_event"] if own_cpu else (_cpu_us() - cpu0) / max(1, result["deletes_seen"])
+                )
+                print(
+                    f"burst  {result['deletes_seen']}/{len(names)} DELETED seen in {result['deletes_s']:.2f} s "
+                    f"({result['deletes_per_s']:,.0f}/s; deletecollection answered in "
+                    f"{result['delete_answered_s']:.2f} s, codes {result['delete_codes']}; handler lag after "
+                    f"{result['deletes_lag_s']:.2f} s)",
+                    flush=True,
+                )
+                print(
+                    f"cpu    {result['delete_cpu_us_per_event']:.0f} µs of client CPU per DELETED event "
+                    "(getrusage over the burst)",
+                    flush=True,
+                )
             result["stop_s"] = _stop(peer, url, names)
             del peer
             gc.collect()
@@ -682,8 +766,11 @@ def run_one(library: str, pods: int, events: int, threads: int, server_python: s
                 tracemalloc.stop()
                 result["traced_kb_per_pod"] = held / 1024 / pods
                 result["traced_kb_per_held_pod"] = held / 1024 / max(1, peer.held())
-                print(f"memory {result['traced_kb_per_pod']:.1f} KB/pod (tracemalloc, per seeded pod; "
-                      f"{result['traced_kb_per_held_pod']:.1f} KB per pod held)", flush=True)
+                print(
+                    f"memory {result['traced_kb_per_pod']:.1f} KB/pod (tracemalloc, per seeded pod; "
+                    f"{result['traced_kb_per_held_pod']:.1f} KB per pod held)",
+                    flush=True,
+                )
                 gc.collect()
                 tracemalloc.start()
                 base = tracemalloc.get_traced_memory()[0]
@@ -691,8 +778,11 @@ def run_one(library: str, pods: int, events: int, threads: int, server_python: s
                 gc.collect()
                 if full is not None:
                     result["full_list_traced_kb_per_pod"] = (tracemalloc.get_traced_memory()[0] - base) / 1024 / full
-                    print(f"full   {result['full_list_traced_kb_per_pod']:.1f} KB/pod for the {full} objects of "
-                          "a full list (tracemalloc)", flush=True)
+                    print(
+                        f"full   {result['full_list_traced_kb_per_pod']:.1f} KB/pod for the {full} objects of "
+                        "a full list (tracemalloc)",
+                        flush=True,
+                    )
                 tracemalloc.stop()
                 _stop(peer, url, names)
         finally:
@@ -709,15 +799,29 @@ def main() -> None:
     parser.add_argument("--server-python", default=str(REPO / ".venv" / "bin" / "python"))
     parser.add_argument("--timeout", type=float, default=600, help="seconds for sync / for the events")
     parser.add_argument("--no-trace", action="store_true", help="skip the traced (tracemalloc) sync")
-    parser.add_argument("--server-events", action="store_true",
-                        help="also PATCH --events pods and delete every pod through the server (slow: the "
-                             "fake server handles ~1,000 PATCH/s)")
+    parser.add_argument(
+        "--server-events",
+        action="store_true",
+        help="also PATCH --events pods and delete every pod through the server (slow: the "
+        "fake server handles ~1,000 PATCH/s)",
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally that stops the server
-    print(f"{args.library}: python {sys.version.split()[0]}, pods={args.pods}, events={args.events}, "
-          f"threads={args.threads}", flush=True)
-    result = run_one(args.library, args.pods, args.events, args.threads, args.server_python,
-                     args.timeout, not args.no_trace, args.server_events)
+    print(
+        f"{args.library}: python {sys.version.split()[0]}, pods={args.pods}, events={args.events}, "
+        f"threads={args.threads}",
+        flush=True,
+    )
+    result = run_one(
+        args.library,
+        args.pods,
+        args.events,
+        args.threads,
+        args.server_python,
+        args.timeout,
+        not args.no_trace,
+        args.server_events,
+    )
     os.environ.pop("KUBECONFIG", None)
     print("RESULT " + json.dumps(result), flush=True)
 

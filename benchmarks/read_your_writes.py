@@ -42,8 +42,7 @@ def main() -> None:
             for i in range(20):
                 Pod.from_dict(make_pod(f"rw-{i}", ns)).create()
             Pod.get("rw-19", namespace=ns)  # waits until the last write is delivered
-            rows.append(("writes made, none pending", per_read_us(get, args.reads),
-                         per_read_us(lst, args.reads // 20)))
+            rows.append(("writes made, none pending", per_read_us(get, args.reads), per_read_us(lst, args.reads // 20)))
             waits = []
             for i in range(50):
                 created = Pod.from_dict(make_pod(f"rw2-{i}", ns)).create()
@@ -54,8 +53,10 @@ def main() -> None:
         print(f"{'case':<28}{'Pod.get µs':>12}{'Pod.list(ns) µs':>18}")
         for case, g, li in rows:
             print(f"{case:<28}{g:>12.1f}{li:>18.1f}")
-        print(f"get right after its own create: p50 {waits[len(waits) // 2] * 1e3:.2f} ms, "
-              f"max {waits[-1] * 1e3:.2f} ms (waiting for the watch to deliver it)")
+        print(
+            f"get right after its own create: p50 {waits[len(waits) // 2] * 1e3:.2f} ms, "
+            f"max {waits[-1] * 1e3:.2f} ms (waiting for the watch to deliver it)"
+        )
 
 
 if __name__ == "__main__":

@@ -35,14 +35,20 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 
-EXPIRED = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-           "message": "too old resource version", "reason": "Expired", "code": 410}
+EXPIRED = {
+    "kind": "Status",
+    "apiVersion": "v1",
+    "metadata": {},
+    "status": "Failure",
+    "message": "too old resource version",
+    "reason": "Expired",
+    "code": 410,
+}
 
 
 def serve(pods: int, kubeconfig: str) -> None:
     """The child: a fake API server; on ``gone`` compacts its history and drops the watches."""
-    from cloudcoil_cache.testing import FakeAPIServer
-    from cloudcoil_cache.testing import seed_pods
+    from cloudcoil_cache.testing import FakeAPIServer, seed_pods
 
     with FakeAPIServer(bookmark_interval=3600) as server:
         seed_pods(server, pods)
@@ -98,8 +104,12 @@ class Ticker:
 def client(pods: int, relists: int) -> None:
     folder = tempfile.mkdtemp(prefix="relist-bench-")
     kubeconfig = os.path.join(folder, "kubeconfig")
-    child = subprocess.Popen([sys.executable, __file__, "--serve", "--pods", str(pods), "--kubeconfig", kubeconfig],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--serve", "--pods", str(pods), "--kubeconfig", kubeconfig],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert child.stdin is not None and child.stdout is not None
     try:
         child.stdout.readline()  # the URL: the server is seeded and listening
@@ -127,8 +137,11 @@ def run(kubeconfig: str, pods: int, relists: int, to_server: IO[str], from_serve
         assert informer is not None and len(informer.store) == pods
         gc.collect()
         synced = rss_mb()
-        print(f"{pods} pods synced: RSS {synced:.0f} MB ({base:.0f} MB before the Config; "
-              f"{(synced - base) * 1024 / pods:.1f} KB/pod)", flush=True)
+        print(
+            f"{pods} pods synced: RSS {synced:.0f} MB ({base:.0f} MB before the Config; "
+            f"{(synced - base) * 1024 / pods:.1f} KB/pod)",
+            flush=True,
+        )
         pauses = []
         with Ticker() as ticker:
             for n in range(relists):
@@ -147,15 +160,19 @@ def run(kubeconfig: str, pods: int, relists: int, to_server: IO[str], from_serve
                     relisted.wait(0.2)  # the relist's own tail (the old objects freed in steps)
                 pauses.append(tick.longest)
                 ticker.peak_rss = max(ticker.peak_rss, tick.peak_rss)
-                print(f"relist {n + 1}: longest pause {tick.longest * 1000:.0f} ms; "
-                      f"RSS now {rss_mb():.0f} MB", flush=True)
+                print(
+                    f"relist {n + 1}: longest pause {tick.longest * 1000:.0f} ms; RSS now {rss_mb():.0f} MB", flush=True
+                )
         assert len(informer.store) == pods
         gc.collect()
         after = rss_mb()
         peak = max(ticker.peak_rss, after)
-        print(f"RSS synced {synced:.0f} MB, peak {peak:.0f} MB ({peak / synced:.2f}x; VmHWM "
-              f"{rss_mb('VmHWM'):.0f} MB), after {after:.0f} MB ({after / synced:.2f}x); longest pause "
-              f"{max(pauses) * 1000:.0f} ms (median {sorted(pauses)[len(pauses) // 2] * 1000:.0f} ms)", flush=True)
+        print(
+            f"RSS synced {synced:.0f} MB, peak {peak:.0f} MB ({peak / synced:.2f}x; VmHWM "
+            f"{rss_mb('VmHWM'):.0f} MB), after {after:.0f} MB ({after / synced:.2f}x); longest pause "
+            f"{max(pauses) * 1000:.0f} ms (median {sorted(pauses)[len(pauses) // 2] * 1000:.0f} ms)",
+            flush=True,
+        )
     config.close()
 
 

@@ -71,8 +71,9 @@ def main() -> None:
                 informer.replace(batch.pop(), "2", resync=True, generation=informer._generation)
 
             took, gap = longest_gap_during(relist)
-            print(f"replace of {args.pods} pods {took * 1000:.0f} ms; longest pause in another thread "
-                  f"{gap * 1000:.1f} ms")
+            print(
+                f"replace of {args.pods} pods {took * 1000:.0f} ms; longest pause in another thread {gap * 1000:.1f} ms"
+            )
     finally:
         informer.stop()
 

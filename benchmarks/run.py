@@ -158,8 +158,13 @@ def measure_sync(kubeconfig: Path, pods: int, **cache: Any) -> tuple[Config, dic
     gc.collect()
     rss = _status_kb("VmRSS") - rss0
     peak = _status_kb("VmHWM") - rss0
-    return config, {"sync_s": elapsed, "sync_cpu_s": cpu, "rss_kb_per_pod": rss / pods,
-                    "peak_over_steady": peak / max(1, rss), "sync_pause_ms": probe.longest * 1000}
+    return config, {
+        "sync_s": elapsed,
+        "sync_cpu_s": cpu,
+        "rss_kb_per_pod": rss / pods,
+        "peak_over_steady": peak / max(1, rss),
+        "sync_pause_ms": probe.longest * 1000,
+    }
 
 
 def measure_traced(kubeconfig: Path, pods: int, **cache: Any) -> float:
@@ -184,8 +189,9 @@ def _names(config: Config, count: int) -> list[tuple[str, str]]:
 PACED_READ_PAUSE = 0.001
 
 
-def reads_per_second(view: Any, names: list[tuple[str, str]], seconds: float, threads: int = 8,
-                     pause: float = 0.0) -> float:
+def reads_per_second(
+    view: Any, names: list[tuple[str, str]], seconds: float, threads: int = 8, pause: float = 0.0
+) -> float:
     """``view.get`` calls per second from ``threads`` threads over ``seconds``; each thread waits
     ``pause`` seconds after each pass over ``names`` (0: never: CPU-bound readers)."""
     stop = threading.Event()
@@ -214,8 +220,9 @@ def reads_per_second(view: Any, names: list[tuple[str, str]], seconds: float, th
     return sum(counts) / (time.perf_counter() - started)
 
 
-def reads_under_load(proc: Any, view: Any, names: list[tuple[str, str]], trickled: Any,
-                     pause: float) -> dict[str, float]:
+def reads_under_load(
+    proc: Any, view: Any, names: list[tuple[str, str]], trickled: Any, pause: float
+) -> dict[str, float]:
     """Reads per second from 8 threads idle, then while the server trickles 1,000 events/s, and
     how many events per second the informer applied meanwhile (``trickled`` counts updates)."""
     idle = reads_per_second(view, names, 2.0, pause=pause)
@@ -271,14 +278,23 @@ def measure_fresh_ratio(url: str, kubeconfig: Path, rounds: int) -> dict[str, An
             return {"fresh_error": f"floor: {floor['error']}"}
         floors.append((floor["floor_s"], floor["floor_cpu_s"]))
         try:
-            done = subprocess.run([sys.executable, str(HERE / "ab.py"), "--client", str(REPO), str(kubeconfig)],
-                                  capture_output=True, text=True, check=True, timeout=1200)
+            done = subprocess.run(
+                [sys.executable, str(HERE / "ab.py"), "--client", str(REPO), str(kubeconfig)],
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=1200,
+            )
             wall, cpu, _rss = done.stdout.split()[-3:]
         except (subprocess.SubprocessError, ValueError) as exc:
             return {"fresh_error": f"sync: {exc}"}
         syncs.append((float(wall), float(cpu)))
-    best = {"fresh_floor_s": min(f[0] for f in floors), "fresh_floor_cpu_s": min(f[1] for f in floors),
-            "fresh_sync_s": min(x[0] for x in syncs), "fresh_sync_cpu_s": min(x[1] for x in syncs)}
+    best = {
+        "fresh_floor_s": min(f[0] for f in floors),
+        "fresh_floor_cpu_s": min(f[1] for f in floors),
+        "fresh_sync_s": min(x[0] for x in syncs),
+        "fresh_sync_cpu_s": min(x[1] for x in syncs),
+    }
     best["fresh_ratio"] = best["fresh_sync_s"] / best["fresh_floor_s"]
     best["fresh_cpu_ratio"] = best["fresh_sync_cpu_s"] / best["fresh_floor_cpu_s"]
     best["fresh_rounds"] = rounds
@@ -295,14 +311,19 @@ def run_main(pods: int, events: int, out: dict[str, Any]) -> None:
             floor_cpu: list[float] = []
             out["floor_s"] = min(bench_floor(url, floor_cpu) for _ in range(2))
             out["floor_cpu_s"] = min(floor_cpu)
-            print(f"floor   {out['floor_s']:.2f} s (paginated GET + json.loads, GC off; CPU "
-                  f"{out['floor_cpu_s']:.2f} s)", flush=True)
+            print(
+                f"floor   {out['floor_s']:.2f} s (paginated GET + json.loads, GC off; CPU {out['floor_cpu_s']:.2f} s)",
+                flush=True,
+            )
             config, synced = measure_sync(kubeconfig, pods)
             out.update(synced)
-            print(f"sync    {out['sync_s']:.2f} s ({out['sync_s'] / out['floor_s']:.2f}x the floor; CPU "
-                  f"{out['sync_cpu_s']:.2f} s = {out['sync_cpu_s'] / out['floor_cpu_s']:.2f}x), "
-                  f"RSS +{out['rss_kb_per_pod']:.1f} KB/pod, peak/steady "
-                  f"{out['peak_over_steady']:.2f}, longest pause {out['sync_pause_ms']:.0f} ms", flush=True)
+            print(
+                f"sync    {out['sync_s']:.2f} s ({out['sync_s'] / out['floor_s']:.2f}x the floor; CPU "
+                f"{out['sync_cpu_s']:.2f} s = {out['sync_cpu_s'] / out['floor_cpu_s']:.2f}x), "
+                f"RSS +{out['rss_kb_per_pod']:.1f} KB/pod, peak/steady "
+                f"{out['peak_over_steady']:.2f}, longest pause {out['sync_pause_ms']:.0f} ms",
+                flush=True,
+            )
             view = config.cache.get_informer(Pod, sync=True)
             names = _names(config, 200)
             took = []
@@ -317,26 +338,34 @@ def run_main(pods: int, events: int, out: dict[str, Any]) -> None:
             with PauseProbe() as probe:
                 out.update(peers.drive_burst(proc, events, counter, 300))
             out["burst_pause_ms"] = probe.longest * 1000
-            print(f"burst   {out['burst_seen']}/{events} MODIFIED applied at {out['burst_per_s']:,.0f}/s "
-                  f"({out['burst_cpu_us_per_event']:.0f} µs CPU/event), longest pause "
-                  f"{out['burst_pause_ms']:.0f} ms", flush=True)
+            print(
+                f"burst   {out['burst_seen']}/{events} MODIFIED applied at {out['burst_per_s']:,.0f}/s "
+                f"({out['burst_cpu_us_per_event']:.0f} µs CPU/event), longest pause "
+                f"{out['burst_pause_ms']:.0f} ms",
+                flush=True,
+            )
             # The same pods again: a second update of each (the first shares nothing with the
             # version from the initial list, which carries no fingerprints; see models/_reuse.py).
             again = peers.drive_burst(proc, events, counter, 300)
             out["burst2_per_s"] = again["burst_per_s"]
             out["burst2_cpu_us_per_event"] = again["burst_cpu_us_per_event"]
-            print(f"burst   again (a second update of each pod): {again['burst_per_s']:,.0f}/s "
-                  f"({again['burst_cpu_us_per_event']:.0f} µs CPU/event)", flush=True)
+            print(
+                f"burst   again (a second update of each pod): {again['burst_per_s']:,.0f}/s "
+                f"({again['burst_cpu_us_per_event']:.0f} µs CPU/event)",
+                flush=True,
+            )
             trickled = peers._Counter()
             trickled.arm(10**9)
             view.on_update(trickled.hit)
             for prefix, pause in (("reads", 0.0), ("paced_reads", PACED_READ_PAUSE)):
                 measured = reads_under_load(proc, view, names, trickled, pause)
                 out.update({f"{prefix}_{k}": v for k, v in measured.items()})
-                print(f"reads   {'paced' if pause else 'busy'}: {measured['idle_per_s']:,.0f} gets/s from 8 "
-                      f"threads idle, {measured['loaded_per_s']:,.0f}/s while "
-                      f"{measured['events_per_s']:,.0f} of 1,000 events/s apply ({measured['loaded_ratio']:.0%})",
-                      flush=True)
+                print(
+                    f"reads   {'paced' if pause else 'busy'}: {measured['idle_per_s']:,.0f} gets/s from 8 "
+                    f"threads idle, {measured['loaded_per_s']:,.0f}/s while "
+                    f"{measured['events_per_s']:,.0f} of 1,000 events/s apply ({measured['loaded_ratio']:.0%})",
+                    flush=True,
+                )
             print(f"list    one namespace {out['list_ns_ms']:.2f} ms for {out['list_ns_items']} pods", flush=True)
             _close(config)
             del view, counter, trickled
@@ -344,22 +373,31 @@ def run_main(pods: int, events: int, out: dict[str, Any]) -> None:
             if "fresh_error" in out:
                 print(f"fresh   sync / floor in fresh processes: {out['fresh_error']}", flush=True)
             else:
-                print(f"fresh   sync / floor in fresh processes, best of {FRESH_ROUNDS} each, interleaved: "
-                      f"{out['fresh_sync_s']:.2f} s / {out['fresh_floor_s']:.2f} s = {out['fresh_ratio']:.2f}x "
-                      f"(CPU {out['fresh_cpu_ratio']:.2f}x)", flush=True)
+                print(
+                    f"fresh   sync / floor in fresh processes, best of {FRESH_ROUNDS} each, interleaved: "
+                    f"{out['fresh_sync_s']:.2f} s / {out['fresh_floor_s']:.2f} s = {out['fresh_ratio']:.2f}x "
+                    f"(CPU {out['fresh_cpu_ratio']:.2f}x)",
+                    flush=True,
+                )
         finally:
             peers.stop_server(proc)
         # a fresh process: tables of shared values left by the sync above would hide their cost
         traced = _subprocess_json([sys.executable, str(Path(__file__)), "--one", str(pods), "--traced"], 3600)
         out["traced_kb_per_pod"] = traced.get("traced_kb_per_pod")
-        print(f"memory  {_fmt(out['traced_kb_per_pod'], '.1f')} KB/pod held (tracemalloc, fresh process) "
-              f"{traced.get('error', '')}", flush=True)
+        print(
+            f"memory  {_fmt(out['traced_kb_per_pod'], '.1f')} KB/pod held (tracemalloc, fresh process) "
+            f"{traced.get('error', '')}",
+            flush=True,
+        )
         # a fresh server: the bursts above went around the fake server's store
         proc, url = peers._start_server(sys.executable, pods, kubeconfig)
         try:
             out.update(measure_relist_pause(kubeconfig, pods))
-            print(f"relist  longest pause {out['relist_pause_ms']:.0f} ms in another thread during a resync "
-                  f"relist{'' if out['relist_seen'] else ' (NO relist seen)'}", flush=True)
+            print(
+                f"relist  longest pause {out['relist_pause_ms']:.0f} ms in another thread during a resync "
+                f"relist{'' if out['relist_seen'] else ' (NO relist seen)'}",
+                flush=True,
+            )
         finally:
             peers.stop_server(proc)
 
@@ -414,10 +452,12 @@ def run_scale(sizes: list[int], transform_at: int | None) -> list[dict[str, Any]
         if "error" in row:
             print(f"scale   {n:>7,} pods{' (transform)' if transform else ''}: {row['error']}", flush=True)
         else:
-            print(f"scale   {n:>7,} pods{' +strip_managed_fields' if transform else ''}: sync "
-                  f"{row['sync_s']:.2f} s = {row['sync_us_per_pod']:.0f} µs/pod ({row['sync_s'] / row['floor_s']:.2f}x "
-                  f"floor), RSS {row['rss_kb_per_pod']:.1f} KB/pod, peak/steady {row['peak_over_steady']:.2f}",
-                  flush=True)
+            print(
+                f"scale   {n:>7,} pods{' +strip_managed_fields' if transform else ''}: sync "
+                f"{row['sync_s']:.2f} s = {row['sync_us_per_pod']:.0f} µs/pod ({row['sync_s'] / row['floor_s']:.2f}x "
+                f"floor), RSS {row['rss_kb_per_pod']:.1f} KB/pod, peak/steady {row['peak_over_steady']:.2f}",
+                flush=True,
+            )
     return rows
 
 
@@ -425,8 +465,7 @@ def _peers_python() -> tuple[str | None, str]:
     python = PEERS_VENV / "bin" / "python"
     if python.exists():
         return str(python), ""
-    print(f"creating {PEERS_VENV} with {', '.join(PEER_PACKAGES)} (never a dependency of this project)",
-          flush=True)
+    print(f"creating {PEERS_VENV} with {', '.join(PEER_PACKAGES)} (never a dependency of this project)", flush=True)
     try:
         subprocess.run([sys.executable, "-m", "venv", str(PEERS_VENV)], check=True, timeout=300)
         subprocess.run([str(python), "-m", "pip", "install", "-q", *PEER_PACKAGES], check=True, timeout=1200)
@@ -440,24 +479,42 @@ def run_peers(pods: int, events: int) -> list[dict[str, Any]]:
     py_peers, why = _peers_python()
     binary, go_why = peers.build_clientgo()
     plan: list[tuple[str, str | None, str]] = [
-        ("kubernetes", py_peers, why), ("cloudcoil", py_peers, why),
-        ("client-go", sys.executable if binary else None, go_why), ("cloudcoil_cache", sys.executable, "")]
+        ("kubernetes", py_peers, why),
+        ("cloudcoil", py_peers, why),
+        ("client-go", sys.executable if binary else None, go_why),
+        ("cloudcoil_cache", sys.executable, ""),
+    ]
     for library, python, reason in plan:
         if python is None:
             print(f"peer    {library}: skipped: {reason}", flush=True)
             rows.append({"library": library, "skipped": reason})
             continue
-        row = _subprocess_json([python, str(HERE / "peers.py"), "--library", library, "--pods", str(pods),
-                                "--events", str(events), "--server-python", sys.executable], timeout=3600)
+        row = _subprocess_json(
+            [
+                python,
+                str(HERE / "peers.py"),
+                "--library",
+                library,
+                "--pods",
+                str(pods),
+                "--events",
+                str(events),
+                "--server-python",
+                sys.executable,
+            ],
+            timeout=3600,
+        )
         row.setdefault("library", library)
         rows.append(row)
         if "error" in row:
             print(f"peer    {library}: failed: {row['error']}", flush=True)
         else:
-            print(f"peer    {library} {row.get('version', '')}: sync {row['sync_s']:.2f} s "
-                  f"({row['sync_s'] / row['floor_s']:.1f}x floor), RSS {row['rss_kb_per_pod']:.1f} KB/pod, burst "
-                  f"{row['burst_per_s']:,.0f} events/s, {row['burst_cpu_us_per_event']:.0f} µs CPU/event",
-                  flush=True)
+            print(
+                f"peer    {library} {row.get('version', '')}: sync {row['sync_s']:.2f} s "
+                f"({row['sync_s'] / row['floor_s']:.1f}x floor), RSS {row['rss_kb_per_pod']:.1f} KB/pod, burst "
+                f"{row['burst_per_s']:,.0f} events/s, {row['burst_cpu_us_per_event']:.0f} µs CPU/event",
+                flush=True,
+            )
     return rows
 
 
@@ -473,42 +530,57 @@ def _cpu_ratio(main: dict[str, Any]) -> str:
 
 
 def write_markdown(data: dict[str, Any], path: Path) -> None:
-    lines = [f"# Benchmark results ({data['when']})", "",
-             f"`{data['command']}` — python {data['python']}, orjson {data['orjson']}, "
-             f"{data['cpus']} CPUs, load before/after: {data['load_before']} / {data['load_after']}", ""]
+    lines = [
+        f"# Benchmark results ({data['when']})",
+        "",
+        f"`{data['command']}` — python {data['python']}, orjson {data['orjson']}, "
+        f"{data['cpus']} CPUs, load before/after: {data['load_before']} / {data['load_after']}",
+        "",
+    ]
     main = data.get("main")
     if main:
-        lines += ["## This library, 10,000-pod class figures" if main["pods"] == 10_000 else
-                  f"## This library, {main['pods']:,} pods", "",
-                  "| figure | value | target |", "|---|---|---|",
-                  f"| RSS per cached pod | {main['rss_kb_per_pod']:.1f} KB | ≤ 12 KB, below client-go |",
-                  f"| traced (tracemalloc) per pod | {_fmt(main.get('traced_kb_per_pod'), '.1f')} KB | |",
-                  f"| sync / floor | {main['sync_s']:.2f} s / {main['floor_s']:.2f} s = "
-                  f"{main['sync_s'] / main['floor_s']:.2f}× (CPU: {_cpu_ratio(main)}), in this process | ≤ 1.5× |",
-                  f"| sync / floor, fresh processes, best of {main.get('fresh_rounds', '–')} each, interleaved | "
-                  f"{_fmt(main.get('fresh_sync_s'), '.2f')} s / {_fmt(main.get('fresh_floor_s'), '.2f')} s = "
-                  f"{_fmt(main.get('fresh_ratio'), '.2f')}× (CPU {_fmt(main.get('fresh_cpu_ratio'), '.2f')}×) "
-                  f"| ≤ 1.5× |",
-                  f"| peak RSS / steady RSS during sync | {main['peak_over_steady']:.2f} | ≤ 1.3 |",
-                  f"| MODIFIED burst applied ({main['burst_events']:,}) | {main['burst_per_s']:,.0f}/s "
-                  f"({main['burst_cpu_us_per_event']:.0f} µs CPU each) | ≥ 15,000/s |",
-                  f"| the same burst again (a second update of each pod) | "
-                  f"{_fmt(main.get('burst2_per_s'), ',.0f')}/s "
-                  f"({_fmt(main.get('burst2_cpu_us_per_event'), '.0f')} µs CPU each) | |",
-                  *[f"| reads/s from 8 {kind} threads, idle → while the server sends 1,000 events/s "
-                    f"(events applied meanwhile) | {main[p + '_idle_per_s']:,.0f} → {main[p + '_loaded_per_s']:,.0f} "
-                    f"({main[p + '_loaded_ratio']:.0%}; {main[p + '_events_per_s']:,.0f} events/s) | ≥ 50% |"
-                    for p, kind in (("paced_reads", "paced (1 ms pause per 200 gets)"),
-                                    ("reads", "busy (never pausing)")) if p + "_events_per_s" in main],
-                  f"| longest pause in another thread: sync / burst / resync relist | "
-                  f"{main['sync_pause_ms']:.0f} / {main['burst_pause_ms']:.0f} / {main['relist_pause_ms']:.0f} ms"
-                  f" | relist ≤ 50 ms |", ""]
+        lines += [
+            "## This library, 10,000-pod class figures"
+            if main["pods"] == 10_000
+            else f"## This library, {main['pods']:,} pods",
+            "",
+            "| figure | value | target |",
+            "|---|---|---|",
+            f"| RSS per cached pod | {main['rss_kb_per_pod']:.1f} KB | ≤ 12 KB, below client-go |",
+            f"| traced (tracemalloc) per pod | {_fmt(main.get('traced_kb_per_pod'), '.1f')} KB | |",
+            f"| sync / floor | {main['sync_s']:.2f} s / {main['floor_s']:.2f} s = "
+            f"{main['sync_s'] / main['floor_s']:.2f}× (CPU: {_cpu_ratio(main)}), in this process | ≤ 1.5× |",
+            f"| sync / floor, fresh processes, best of {main.get('fresh_rounds', '–')} each, interleaved | "
+            f"{_fmt(main.get('fresh_sync_s'), '.2f')} s / {_fmt(main.get('fresh_floor_s'), '.2f')} s = "
+            f"{_fmt(main.get('fresh_ratio'), '.2f')}× (CPU {_fmt(main.get('fresh_cpu_ratio'), '.2f')}×) "
+            f"| ≤ 1.5× |",
+            f"| peak RSS / steady RSS during sync | {main['peak_over_steady']:.2f} | ≤ 1.3 |",
+            f"| MODIFIED burst applied ({main['burst_events']:,}) | {main['burst_per_s']:,.0f}/s "
+            f"({main['burst_cpu_us_per_event']:.0f} µs CPU each) | ≥ 15,000/s |",
+            f"| the same burst again (a second update of each pod) | "
+            f"{_fmt(main.get('burst2_per_s'), ',.0f')}/s "
+            f"({_fmt(main.get('burst2_cpu_us_per_event'), '.0f')} µs CPU each) | |",
+            *[
+                f"| reads/s from 8 {kind} threads, idle → while the server sends 1,000 events/s "
+                f"(events applied meanwhile) | {main[p + '_idle_per_s']:,.0f} → {main[p + '_loaded_per_s']:,.0f} "
+                f"({main[p + '_loaded_ratio']:.0%}; {main[p + '_events_per_s']:,.0f} events/s) | ≥ 50% |"
+                for p, kind in (("paced_reads", "paced (1 ms pause per 200 gets)"), ("reads", "busy (never pausing)"))
+                if p + "_events_per_s" in main
+            ],
+            f"| longest pause in another thread: sync / burst / resync relist | "
+            f"{main['sync_pause_ms']:.0f} / {main['burst_pause_ms']:.0f} / {main['relist_pause_ms']:.0f} ms"
+            f" | relist ≤ 50 ms |",
+            "",
+        ]
     rows = data.get("peers")
     if rows:
-        lines += [f"## Peers, same server, same run ({data['peer_pods']:,} pods, burst of "
-                  f"{data['peer_events']:,} MODIFIED events)", "",
-                  "| library | sync (× floor) | RSS KB/pod | burst events/s | CPU µs/event | namespace list |",
-                  "|---|---|---|---|---|---|"]
+        lines += [
+            f"## Peers, same server, same run ({data['peer_pods']:,} pods, burst of "
+            f"{data['peer_events']:,} MODIFIED events)",
+            "",
+            "| library | sync (× floor) | RSS KB/pod | burst events/s | CPU µs/event | namespace list |",
+            "|---|---|---|---|---|---|",
+        ]
         for row in rows:
             name = f"{row['library']} {row.get('version', '')}".strip()
             if "skipped" in row or "error" in row:
@@ -522,21 +594,29 @@ def write_markdown(data: dict[str, Any], path: Path) -> None:
                     full = row["full_list_s"]
                     sync += f"; every page listed: {full:.2f} s ({full / row['floor_s']:.1f}×)"
                 rss += " (of the first page)"
-            lines.append(f"| {name} | {sync} | {rss} | {row['burst_per_s']:,.0f} | "
-                         f"{row['burst_cpu_us_per_event']:.0f} | {row['list_ns_ms']:.2f} ms |")
+            lines.append(
+                f"| {name} | {sync} | {rss} | {row['burst_per_s']:,.0f} | "
+                f"{row['burst_cpu_us_per_event']:.0f} | {row['list_ns_ms']:.2f} ms |"
+            )
         lines.append("")
     scale = data.get("scale")
     if scale:
-        lines += ["## Scale (each size in a fresh process)", "",
-                  "| pods | sync | µs/pod | × floor | RSS KB/pod | peak/steady |", "|---|---|---|---|---|---|"]
+        lines += [
+            "## Scale (each size in a fresh process)",
+            "",
+            "| pods | sync | µs/pod | × floor | RSS KB/pod | peak/steady |",
+            "|---|---|---|---|---|---|",
+        ]
         for row in scale:
             label = f"{row['pods']:,}" + (" + strip_managed_fields" if row.get("transform") else "")
             if "error" in row:
                 lines.append(f"| {label} | {row['error']} | | | | |")
                 continue
-            lines.append(f"| {label} | {row['sync_s']:.2f} s | {row['sync_us_per_pod']:.0f} | "
-                         f"{row['sync_s'] / row['floor_s']:.2f} | {row['rss_kb_per_pod']:.1f} | "
-                         f"{row['peak_over_steady']:.2f} |")
+            lines.append(
+                f"| {label} | {row['sync_s']:.2f} s | {row['sync_us_per_pod']:.0f} | "
+                f"{row['sync_s'] / row['floor_s']:.2f} | {row['rss_kb_per_pod']:.1f} | "
+                f"{row['peak_over_steady']:.2f} |"
+            )
         lines.append("")
     path.write_text("\n".join(lines))
 
@@ -553,12 +633,17 @@ def write_charts(data: dict[str, Any], out: Path) -> list[str]:
     rows = [r for r in data.get("peers") or [] if "sync_s" in r]
     if rows:
         panels: list[tuple[str, Callable[[dict[str, Any]], float]]] = [
-            ("sync (s)", lambda r: r["sync_s"]), ("RSS per pod (KB)", lambda r: r["rss_kb_per_pod"]),
+            ("sync (s)", lambda r: r["sync_s"]),
+            ("RSS per pod (KB)", lambda r: r["rss_kb_per_pod"]),
             ("burst: events applied/s", lambda r: r["burst_per_s"]),
-            ("CPU per event (µs)", lambda r: r["burst_cpu_us_per_event"])]
+            ("CPU per event (µs)", lambda r: r["burst_cpu_us_per_event"]),
+        ]
         fig, axes = plt.subplots(1, 4, figsize=(16, 4))
-        names = [f"{r['library']}\n{r.get('version', '')}" + ("\n(first page only)" if r.get("held", r["pods"])
-                 < r["pods"] else "") for r in rows]
+        names = [
+            f"{r['library']}\n{r.get('version', '')}"
+            + ("\n(first page only)" if r.get("held", r["pods"]) < r["pods"] else "")
+            for r in rows
+        ]
         colors = ["#1f77b4" if r["library"] == "cloudcoil_cache" else "#999999" for r in rows]
         for ax, (title, get) in zip(axes, panels):
             values = [get(r) for r in rows]
@@ -567,8 +652,9 @@ def write_charts(data: dict[str, Any], out: Path) -> list[str]:
             ax.tick_params(axis="x", labelsize=7)
             for k, v in enumerate(values):
                 ax.annotate(f"{v:,.1f}" if v < 100 else f"{v:,.0f}", (k, v), ha="center", va="bottom", fontsize=7)
-        fig.suptitle(f"{data['peer_pods']:,} pods, same fake API server, same run ({data['when']}, "
-                     f"load {data['load_before']})")
+        fig.suptitle(
+            f"{data['peer_pods']:,} pods, same fake API server, same run ({data['when']}, load {data['load_before']})"
+        )
         fig.tight_layout()
         fig.savefig(out / "peers.png", dpi=100)
         plt.close(fig)
@@ -586,8 +672,7 @@ def write_charts(data: dict[str, Any], out: Path) -> list[str]:
         left.legend()
         left.set_title("time per pod")
         right.plot(xs, [r["rss_kb_per_pod"] for r in scale], "o-", label="RSS per pod")
-        right.plot(xs, [r["rss_kb_per_pod"] * r["peak_over_steady"] for r in scale], "^--",
-                   label="peak RSS per pod")
+        right.plot(xs, [r["rss_kb_per_pod"] * r["peak_over_steady"] for r in scale], "^--", label="peak RSS per pod")
         right.axhline(12, color="grey", linestyle=":", label="target 12 KB")
         right.set_xscale("log")
         right.set_ylim(bottom=0)
@@ -615,8 +700,9 @@ def main() -> None:
     parser.add_argument("--long", action="store_true", help="with --scale: also 100,000 pods")
     parser.add_argument("--no-main", action="store_true", help="skip the in-process main figures")
     parser.add_argument("--out", type=Path, default=RESULTS)
-    parser.add_argument("--render", action="store_true", help="only rewrite results.md and the charts from "
-                        "OUT/latest.json")
+    parser.add_argument(
+        "--render", action="store_true", help="only rewrite results.md and the charts from OUT/latest.json"
+    )
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--transform", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--traced", action="store_true", help=argparse.SUPPRESS)
@@ -636,11 +722,16 @@ def main() -> None:
         print(write_charts(data, args.out))
         return
     data: dict[str, Any] = {
-        "when": time.strftime("%Y-%m-%d %H:%M"), "python": sys.version.split()[0], "orjson": _json.HAVE_ORJSON,
-        "cpus": os.cpu_count(), "load_before": _load(),
-        "command": "python benchmarks/run.py " + " ".join(sys.argv[1:])}
-    print(f"python {data['python']}, orjson={data['orjson']}, {data['cpus']} CPUs, load {data['load_before']}",
-          flush=True)
+        "when": time.strftime("%Y-%m-%d %H:%M"),
+        "python": sys.version.split()[0],
+        "orjson": _json.HAVE_ORJSON,
+        "cpus": os.cpu_count(),
+        "load_before": _load(),
+        "command": "python benchmarks/run.py " + " ".join(sys.argv[1:]),
+    }
+    print(
+        f"python {data['python']}, orjson={data['orjson']}, {data['cpus']} CPUs, load {data['load_before']}", flush=True
+    )
     if not args.no_main:
         data["main"] = {"pods": args.pods}
         run_main(args.pods, args.events, data["main"])
@@ -655,8 +746,10 @@ def main() -> None:
     (args.out / "latest.json").write_text(json.dumps(data, indent=1))
     write_markdown(data, args.out / "results.md")
     notes = write_charts(data, args.out)
-    print(f"wrote {args.out}/latest.json, results.md{''.join(', ' + n for n in notes)}; load after "
-          f"{data['load_after']}", flush=True)
+    print(
+        f"wrote {args.out}/latest.json, results.md{''.join(', ' + n for n in notes)}; load after {data['load_after']}",
+        flush=True,
+    )
     os.environ.pop("KUBECONFIG", None)
 
 

@@ -38,16 +38,22 @@ from typing import IO, Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-EXPIRED = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-           "message": "too old resource version", "reason": "Expired", "code": 410}
+EXPIRED = {
+    "kind": "Status",
+    "apiVersion": "v1",
+    "metadata": {},
+    "status": "Failure",
+    "message": "too old resource version",
+    "reason": "Expired",
+    "code": 410,
+}
 FAULTS = ("drop", "error_410", "compact_drop", "list_500", "watch_503", "stall")
 
 
 # ----------------------------------------------------------------------------------- the server
 def serve(pods: int, rate: float, seed: int, kubeconfig: str) -> None:
     """The child: a fake API server, its churn thread, and the commands read on stdin."""
-    from cloudcoil_cache.testing import FakeAPIServer, make_pod
-    from cloudcoil_cache.testing import seed_pods
+    from cloudcoil_cache.testing import FakeAPIServer, make_pod, seed_pods
 
     quiet = threading.Event()
     with FakeAPIServer(bookmark_interval=30) as server:
@@ -90,8 +96,10 @@ def serve(pods: int, rate: float, seed: int, kubeconfig: str) -> None:
                 churner.join()
                 server.clear_faults()
                 server.resume_watches()
-                state = {f"{p['metadata']['namespace']}/{p['metadata']['name']}": p["metadata"]["resourceVersion"]
-                         for p in server.list("pods")}
+                state = {
+                    f"{p['metadata']['namespace']}/{p['metadata']['name']}": p["metadata"]["resourceVersion"]
+                    for p in server.list("pods")
+                }
                 print(json.dumps(state), flush=True)
             elif words[0] == "quit":
                 break
@@ -155,9 +163,11 @@ def soak(args: argparse.Namespace, to_server: IO[str], from_server: IO[str], kub
             gc.collect()
             rss = rss_mb()
             status = informer.status()
-            print(f"minute {minute:4.1f}: RSS {rss:6.1f} MB, {status.object_count} pods cached, "
-                  f"{status.relist_count} lists, state {status.state}, faults {sum(faults.values())}",
-                  flush=True)
+            print(
+                f"minute {minute:4.1f}: RSS {rss:6.1f} MB, {status.object_count} pods cached, "
+                f"{status.relist_count} lists, state {status.state}, faults {sum(faults.values())}",
+                flush=True,
+            )
             return minute, rss
 
         start = time.monotonic()
@@ -184,8 +194,9 @@ def soak(args: argparse.Namespace, to_server: IO[str], from_server: IO[str], kub
         quiet_at = time.monotonic()
         converged = None
         while time.monotonic() - quiet_at < args.converge:
-            cached = {f"{o.metadata.namespace}/{o.metadata.name}": o.metadata.resource_version
-                      for o in informer.store.list()}
+            cached = {
+                f"{o.metadata.namespace}/{o.metadata.name}": o.metadata.resource_version for o in informer.store.list()
+            }
             if cached == state:
                 converged = time.monotonic() - quiet_at
                 break
@@ -193,17 +204,25 @@ def soak(args: argparse.Namespace, to_server: IO[str], from_server: IO[str], kub
         status = informer.status()
     config.close()
     half = [p for p in samples if p[0] >= samples[-1][0] / 2]
-    print(f"\n{args.minutes:g} min, {args.pods} pods, churn {args.rate:g} writes/s, a fault every "
-          f"~{args.fault_every:g} s (seed {args.seed})")
+    print(
+        f"\n{args.minutes:g} min, {args.pods} pods, churn {args.rate:g} writes/s, a fault every "
+        f"~{args.fault_every:g} s (seed {args.seed})"
+    )
     print(f"faults: {sum(faults.values())} ({', '.join(f'{k} {v}' for k, v in sorted(faults.items()))})")
-    print(f"RSS: {samples[0][1]:.1f} -> {samples[-1][1]:.1f} MB; slope {slope(samples):+.2f} MB/min "
-          f"(second half {slope(half):+.2f} MB/min); lists {status.relist_count}")
+    print(
+        f"RSS: {samples[0][1]:.1f} -> {samples[-1][1]:.1f} MB; slope {slope(samples):+.2f} MB/min "
+        f"(second half {slope(half):+.2f} MB/min); lists {status.relist_count}"
+    )
     if converged is None:
-        print(f"convergence: NOT within {args.converge:g} s: the cache has {status.object_count} pods, the "
-              f"server {len(state)}; state {status.state}, last error {status.last_error}")
+        print(
+            f"convergence: NOT within {args.converge:g} s: the cache has {status.object_count} pods, the "
+            f"server {len(state)}; state {status.state}, last error {status.last_error}"
+        )
         return 1
-    print(f"convergence: cache == server ({len(state)} pods, every resourceVersion) {converged:.1f} s after "
-          "the churn stopped")
+    print(
+        f"convergence: cache == server ({len(state)} pods, every resourceVersion) {converged:.1f} s after "
+        "the churn stopped"
+    )
     return 0
 
 
@@ -227,9 +246,23 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="soak-") as folder:
         kubeconfig = os.path.join(folder, "kubeconfig")
         child = subprocess.Popen(
-            [sys.executable, __file__, "--serve", "--pods", str(args.pods), "--rate", str(args.rate),
-             "--seed", str(args.seed), "--kubeconfig", kubeconfig],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            [
+                sys.executable,
+                __file__,
+                "--serve",
+                "--pods",
+                str(args.pods),
+                "--rate",
+                str(args.rate),
+                "--seed",
+                str(args.seed),
+                "--kubeconfig",
+                kubeconfig,
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert child.stdin is not None and child.stdout is not None
         try:
             child.stdout.readline()  # the URL: seeded and listening

@@ -68,5 +68,6 @@ def as_clock(clock: ClockLike | None) -> Clock:
         return clock
     if callable(clock):
         return _FunctionClock(clock)
-    raise TypeError(f"clock= expects a Clock (now() and wait()) or a function returning seconds, "
-                    f"got {type(clock).__name__}")
+    raise TypeError(
+        f"clock= expects a Clock (now() and wait()) or a function returning seconds, got {type(clock).__name__}"
+    )

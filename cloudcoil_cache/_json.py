@@ -34,15 +34,17 @@ def _refuse(obj: Any) -> Any:
 
 
 def _stdlib_key(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, check_circular=False,
-                      allow_nan=False, default=_refuse).encode("utf-8")
+    return json.dumps(
+        obj, separators=(",", ":"), ensure_ascii=False, check_circular=False, allow_nan=False, default=_refuse
+    ).encode("utf-8")
 
 
 _loads: Callable[[Any], Any] = _orjson.loads if _orjson is not None else _stdlib_loads
 _dumps: Callable[[Any], bytes] = _orjson.dumps if _orjson is not None else _stdlib_dumps
 if _orjson is not None:
-    _KEY_OPTIONS = (_orjson.OPT_PASSTHROUGH_DATETIME | _orjson.OPT_PASSTHROUGH_SUBCLASS
-                    | _orjson.OPT_PASSTHROUGH_DATACLASS)
+    _KEY_OPTIONS = (
+        _orjson.OPT_PASSTHROUGH_DATETIME | _orjson.OPT_PASSTHROUGH_SUBCLASS | _orjson.OPT_PASSTHROUGH_DATACLASS
+    )
     # A C-level call: keys are computed dozens of times per decoded object.
     _key: Callable[[Any], bytes] = functools.partial(_orjson.dumps, option=_KEY_OPTIONS)
 else:  # pragma: no cover

@@ -50,9 +50,12 @@ class _Pool:
             self._users += 1
             if self._executor is None:
                 self._owner = []
-                self._executor = ThreadPoolExecutor(max_workers=self._max_workers,
-                                                    thread_name_prefix=self._name,
-                                                    initializer=_mark_worker, initargs=(self._owner,))
+                self._executor = ThreadPoolExecutor(
+                    max_workers=self._max_workers,
+                    thread_name_prefix=self._name,
+                    initializer=_mark_worker,
+                    initargs=(self._owner,),
+                )
             return self._executor
 
     def release(self) -> None:

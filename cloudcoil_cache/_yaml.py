@@ -13,9 +13,11 @@ __all__ = ["describe_error"]
 _QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 
 #: PyYAML's token names (``'<block end>'``, ``'['``, ...): its grammar, never the document's text.
-_TOKEN_NAMES = frozenset(getattr(cls, "id") for cls in vars(yaml.tokens).values()
-                         if isinstance(cls, type) and issubclass(cls, yaml.tokens.Token)
-                         and isinstance(getattr(cls, "id", None), str))
+_TOKEN_NAMES = frozenset(
+    getattr(cls, "id")
+    for cls in vars(yaml.tokens).values()
+    if isinstance(cls, type) and issubclass(cls, yaml.tokens.Token) and isinstance(getattr(cls, "id", None), str)
+)
 
 _HIDDEN = "(text not shown)"
 

@@ -181,8 +181,9 @@ class APIError(CloudcoilError):
         )
 
 
-def _rebuild_api_error(cls: type[APIError], message: str, code: int, reason: str,
-                       status: dict[str, Any], retry_after: float | None) -> APIError:
+def _rebuild_api_error(
+    cls: type[APIError], message: str, code: int, reason: str, status: dict[str, Any], retry_after: float | None
+) -> APIError:
     return cls(message, code=code, reason=reason, status=status, retry_after=retry_after)
 
 
@@ -306,7 +307,10 @@ _BY_CODE: dict[int, type[APIError]] = {
 
 
 def api_error_from_status(
-    code: int, status: Mapping[str, Any] | None, *, retry_after: float | None = None,
+    code: int,
+    status: Mapping[str, Any] | None,
+    *,
+    retry_after: float | None = None,
     fallback_message: str = "",
 ) -> APIError:
     """Build the most specific ``APIError`` for an HTTP code and an (optional) Status body."""
@@ -328,9 +332,7 @@ def api_error_from_status(
 
 def is_expired(exc: BaseException) -> bool:
     """410 Expired/Gone, from an HTTP status or an in-band ERROR event: the caller must relist."""
-    return isinstance(exc, WatchExpired) or (
-        isinstance(exc, APIError) and exc.reason in ("Expired", "Gone")
-    )
+    return isinstance(exc, WatchExpired) or (isinstance(exc, APIError) and exc.reason in ("Expired", "Gone"))
 
 
 def is_too_large_resource_version(exc: BaseException) -> bool:

@@ -56,6 +56,7 @@ class _Scheme:
     def get(kind: str, api_version: str = "") -> type[Resource]:
         return get_model(kind, api_version)
 
+
 _define_lock = threading.Lock()
 _defined: dict[tuple[str, str], type[GenericResource]] = {}
 
@@ -92,15 +93,12 @@ class GenericResource(Resource):
             return  # the sealed twin, or an intermediate base without metadata
         if api_version is None or kind is None or plural is None or namespaced is None:
             raise TypeError(
-                f"{cls.__name__}: a GenericResource subclass needs api_version, kind, plural and "
-                "namespaced (all four)"
+                f"{cls.__name__}: a GenericResource subclass needs api_version, kind, plural and namespaced (all four)"
             )
         _declare(cls, api_version, kind, plural, namespaced)
 
     @classmethod
-    def define(
-        cls, *, api_version: str, kind: str, plural: str, namespaced: bool
-    ) -> type[GenericResource]:
+    def define(cls, *, api_version: str, kind: str, plural: str, namespaced: bool) -> type[GenericResource]:
         """The resource class of a custom kind (the same class when defined again alike).
 
         Raises:
@@ -129,9 +127,7 @@ class GenericResource(Resource):
             return new
 
 
-def _declare(
-    cls: type[GenericResource], api_version: str, kind: str, plural: str, namespaced: bool
-) -> None:
+def _declare(cls: type[GenericResource], api_version: str, kind: str, plural: str, namespaced: bool) -> None:
     _check_text("api_version", api_version)
     _check_text("kind", kind)
     _check_text("plural", plural)
@@ -156,6 +152,4 @@ def _declare(
 
 def _check_text(what: str, value: object) -> None:
     if not isinstance(value, str) or not value or value != value.strip() or " " in value:
-        raise ValueError(
-            f"GenericResource {what} must be a non-empty string without spaces, got {value!r}"
-        )
+        raise ValueError(f"GenericResource {what} must be a non-empty string without spaces, got {value!r}")

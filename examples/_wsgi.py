@@ -19,8 +19,9 @@ class WaitressThread:
     def __init__(self, app: Any, *, threads: int = 8, host: str = "127.0.0.1", port: int = 0) -> None:
         from waitress.server import create_server
 
-        self._server: Any = create_server(app, host=host, port=port, threads=threads,
-                                          connection_limit=256, channel_timeout=30)
+        self._server: Any = create_server(
+            app, host=host, port=port, threads=threads, connection_limit=256, channel_timeout=30
+        )
         self._stopped = False
         self._thread = threading.Thread(target=self._run, name="example-waitress", daemon=True)
 

@@ -20,8 +20,9 @@ def reference_example() -> tuple[Any, Any]:
 
     cfg = Config(
         namespace="default",
-        cache=Cache(resources=[Pod], namespaces=["default"], mode="strict",
-                    wait_for_sync=True, max_items_per_resource=0),
+        cache=Cache(
+            resources=[Pod], namespaces=["default"], mode="strict", wait_for_sync=True, max_items_per_resource=0
+        ),
     )
 
     async def pods_in_default():
@@ -36,8 +37,7 @@ def main() -> dict[str, list[str]]:
     with cluster():
         cfg, pods_in_default = reference_example()
         # "Use one Config for sync scopes and another for async scopes."
-        sync_cfg = Config(namespace="default",
-                          cache=Cache(resources=[Pod], namespaces=["default"], mode="strict"))
+        sync_cfg = Config(namespace="default", cache=Cache(resources=[Pod], namespaces=["default"], mode="strict"))
         try:
             async_names = sorted(pod.name for pod in asyncio.run(pods_in_default()))
             print("async:", " ".join(async_names))

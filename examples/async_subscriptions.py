@@ -8,7 +8,9 @@ it just watches for ``--seconds`` seconds.
 from __future__ import annotations
 
 import argparse
-import asyncio
+
+# ---- the code of api.md, verbatim (noqa: its imports repeat the ones above) -------------------
+import asyncio  # noqa: E402,F811
 import contextlib
 import sys
 import threading
@@ -16,13 +18,11 @@ from typing import Callable, TextIO
 
 from _fake_cluster import cluster
 
-from cloudcoil_cache.testing import FakeAPIServer, make_pod
-
-# ---- the code of api.md, verbatim (noqa: its imports repeat the ones above) -------------------
-import asyncio  # noqa: E402,F811
 from cloudcoil_cache.caching import Cache  # noqa: E402
 from cloudcoil_cache.client import Config  # noqa: E402
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod  # noqa: E402
+from cloudcoil_cache.testing import FakeAPIServer, make_pod
+
 
 async def watch_pods(done: asyncio.Event) -> None:
     cfg = Config(cache=Cache(resources=[Pod], wait_for_sync=True))
@@ -42,8 +42,10 @@ async def watch_pods(done: asyncio.Event) -> None:
         print("removed", pod.namespace, pod.name)
 
     async with cfg:
-        print(len(pods.list()))      # local read, synchronous even on an async informer
+        print(len(pods.list()))  # local read, synchronous even on an async informer
         await done.wait()
+
+
 # ---- end of the api.md code ------------------------------------------------------------------
 
 
@@ -57,8 +59,7 @@ class Transcript:
         self._lock = threading.Lock()
         self._partial = threading.local()
         self.lines: list[str] = []
-        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None],
-                                  Callable[[list[str]], bool]]] = []
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None], Callable[[list[str]], bool]]] = []
 
     def write(self, text: str) -> int:
         buffered = getattr(self._partial, "text", "") + text
@@ -130,6 +131,5 @@ def main(seconds: float = 10.0) -> list[str]:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seconds", type=float, default=10.0,
-                        help="how long to watch a real cluster (default 10)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="how long to watch a real cluster (default 10)")
     main(parser.parse_args().seconds)

@@ -25,19 +25,19 @@ def main() -> dict[str, object]:
                 if server is not None:
                     server.clear_requests()
                 t0 = time.perf_counter()
-                pods = Pod.list(namespace="default")                 # from memory
-                everywhere = Pod.list(all_namespaces=True)           # from memory too
-                web0 = Pod.get("web-0")                              # the config's namespace: default
+                pods = Pod.list(namespace="default")  # from memory
+                everywhere = Pod.list(all_namespaces=True)  # from memory too
+                web0 = Pod.get("web-0")  # the config's namespace: default
                 other = Pod.get("web-0", namespace="other")
                 micros = (time.perf_counter() - t0) * 1e6
                 try:
                     Pod.get("missing")
-                except ResourceNotFound as exc:                      # a strict miss: not in the synced cache
+                except ResourceNotFound as exc:  # a strict miss: not in the synced cache
                     missing = str(exc)
                 try:
-                    web0.metadata.labels["edited"] = "yes"            # cached objects are shared: read-only
+                    web0.metadata.labels["edited"] = "yes"  # cached objects are shared: read-only
                 except ReadOnlyError:
-                    editable = web0.copy()                            # a copy is an ordinary object
+                    editable = web0.copy()  # a copy is an ordinary object
                     editable.metadata.labels["edited"] = "yes"
                 result: dict[str, object] = {
                     "default": sorted(p.name for p in pods),
@@ -46,7 +46,7 @@ def main() -> dict[str, object]:
                     "other/web-0 uid differs": web0.metadata.uid != other.metadata.uid,
                     "missing": missing,
                     "copy edited": editable.metadata.labels["edited"],
-                    "api reads": api_reads(server),                  # [] : every read came from memory
+                    "api reads": api_reads(server),  # [] : every read came from memory
                 }
         finally:
             config.close()

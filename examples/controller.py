@@ -33,10 +33,17 @@ def mirror_controller(namespace: str) -> Controller:
         name = f"{cm.name}-copy"
         copy = ctx.cached(ConfigMap).get(name)  # a deep copy from the cache, never the API
         if copy is None:
-            owner = OwnerReference(api_version="v1", kind="ConfigMap", name=cm.name, uid=cm.metadata.uid,
-                                   controller=True, block_owner_deletion=True)
-            ConfigMap(metadata=ObjectMeta(name=name, namespace=cm.namespace, owner_references=[owner]),
-                      data=cm.data).create()
+            owner = OwnerReference(
+                api_version="v1",
+                kind="ConfigMap",
+                name=cm.name,
+                uid=cm.metadata.uid,
+                controller=True,
+                block_owner_deletion=True,
+            )
+            ConfigMap(
+                metadata=ObjectMeta(name=name, namespace=cm.namespace, owner_references=[owner]), data=cm.data
+            ).create()
             print(f"created {cm.namespace}/{name}", flush=True)
         elif (copy.data or {}) != (cm.data or {}):
             copy.data = cm.data
@@ -58,14 +65,19 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, str]]:
     with cluster(pods={}) as server:
         if server is not None:  # the fake cluster: two ConfigMaps to mirror, one to leave alone
             for name, data in (("settings", {"color": "blue"}), ("limits", {"cpu": "2"})):
-                server.create("configmaps", {"metadata": {"name": name, "labels": {"mirror": "yes"}}, "data": data},
-                              args.namespace)
+                server.create(
+                    "configmaps",
+                    {"metadata": {"name": name, "labels": {"mirror": "yes"}}, "data": data},
+                    args.namespace,
+                )
             server.create("configmaps", {"metadata": {"name": "private"}, "data": {"k": "v"}}, args.namespace)
         config = Config(namespace=args.namespace)
-        manager = Manager(mirror_controller(args.namespace), config=config,
-                          leader_election=LeaderElection("configmap-mirror", namespace=args.namespace,
-                                                         identity=args.identity),
-                          health_port=args.health_port)
+        manager = Manager(
+            mirror_controller(args.namespace),
+            config=config,
+            leader_election=LeaderElection("configmap-mirror", namespace=args.namespace, identity=args.identity),
+            health_port=args.health_port,
+        )
         stop = threading.Event()
         timer = threading.Timer(args.duration, stop.set) if args.duration is not None else None
         if timer is not None:
@@ -78,8 +90,11 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, str]]:
                 timer.cancel()
                 timer.join()
         with config:
-            copies = {cm.name: dict(cm.data or {}) for cm in ConfigMap.list(namespace=args.namespace)
-                      if cm.name.endswith("-copy")}
+            copies = {
+                cm.name: dict(cm.data or {})
+                for cm in ConfigMap.list(namespace=args.namespace)
+                if cm.name.endswith("-copy")
+            }
         config.close()
     for name, data in sorted(copies.items()):
         print(f"copy {args.namespace}/{name} {data}", flush=True)

@@ -60,9 +60,13 @@ PAGE = """<!doctype html>
 def _summary(pod: Pod) -> dict[str, str]:
     statuses = (pod.status.container_statuses or []) if pod.status else []
     containers = pod.spec.containers if pod.spec else []
-    return {"name": pod.name, "namespace": pod.namespace, "phase": pod.status.phase if pod.status else "",
-            "node": (pod.spec.node_name or "") if pod.spec else "",
-            "ready": f"{sum(1 for s in statuses if s.ready)}/{len(containers)}"}
+    return {
+        "name": pod.name,
+        "namespace": pod.namespace,
+        "phase": pod.status.phase if pod.status else "",
+        "node": (pod.spec.node_name or "") if pod.spec else "",
+        "ready": f"{sum(1 for s in statuses if s.ready)}/{len(containers)}",
+    }
 
 
 def _by_namespace(namespace: str | None) -> tuple[dict[str, list[dict[str, str]]], str]:
@@ -78,8 +82,7 @@ def _by_namespace(namespace: str | None) -> tuple[dict[str, list[dict[str, str]]
 @app.get("/")
 def index() -> Any:
     groups, rv = _by_namespace(None)
-    return render_template_string(PAGE, groups=list(groups.items()), rv=rv,
-                                  total=sum(len(v) for v in groups.values()))
+    return render_template_string(PAGE, groups=list(groups.items()), rv=rv, total=sum(len(v) for v in groups.values()))
 
 
 @app.get("/api/pods")

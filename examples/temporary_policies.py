@@ -20,7 +20,7 @@ def reference_example(cfg: Config) -> None:
     with cfg:
         print(cfg.cache.status())
         with cfg.cache.pause():
-            Pod.list(namespace="default")        # straight from the API server
+            Pod.list(namespace="default")  # straight from the API server
         with cfg.cache.fallback_mode():
             Pod.get("web-0", namespace="other")  # outside the cache's namespace: read from the API
 
@@ -28,8 +28,7 @@ def reference_example(cfg: Config) -> None:
 def main() -> list[str]:
     """Run the api.md block, then show the strict policy refusing the same read; return the API reads."""
     with cluster() as server:
-        cfg = Config(namespace="default",
-                     cache=Cache(resources=[Pod], namespaces=["default"], mode="strict"))
+        cfg = Config(namespace="default", cache=Cache(resources=[Pod], namespaces=["default"], mode="strict"))
         try:
             with cfg:  # an outer scope: the cache syncs now, and the block's own scope nests in it
                 if server is not None:

@@ -10,16 +10,17 @@ from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import FakeAPIServer, RecordedRequest, make_pod
 
 #: Reflector timing for tests: quick backoff, short read timeout; the semantics are unchanged.
-FAST = Tuning(backoff=Backoff(initial=0.05, cap=0.4), watch_timeout=30.0, read_timeout=5.0,
-              min_watch_duration=0.0)
+FAST = Tuning(backoff=Backoff(initial=0.05, cap=0.4), watch_timeout=30.0, read_timeout=5.0, min_watch_duration=0.0)
 
 
-def seed(server: FakeAPIServer, n: int, namespace: str = "default", prefix: str = "pod",
-         **labels: str) -> list[dict[str, Any]]:
+def seed(
+    server: FakeAPIServer, n: int, namespace: str = "default", prefix: str = "pod", **labels: str
+) -> list[dict[str, Any]]:
     """Create ``prefix-0`` .. ``prefix-{n-1}`` pods through the server's direct object API."""
-    return [server.create("pods", make_pod(f"{prefix}-{i}", namespace, index=i, labels=dict(labels) or None),
-                          namespace)
-            for i in range(n)]
+    return [
+        server.create("pods", make_pod(f"{prefix}-{i}", namespace, index=i, labels=dict(labels) or None), namespace)
+        for i in range(n)
+    ]
 
 
 def reads(server: FakeAPIServer) -> list[RecordedRequest]:
@@ -50,8 +51,11 @@ def fail_relists_with_403(server: FakeAPIServer, config: Any) -> None:
     # Two failed relists: the reflector records the first failure before it backs off and retries.
     server.wait_for_request(lambda r: r.verb == "list" and r.path == "/api/v1/pods")
     first = len(requests_to(server, "list", "/api/v1/pods"))
-    server.wait_for_request(lambda r: r.verb == "list" and r.path == "/api/v1/pods"
-                            and len(requests_to(server, "list", "/api/v1/pods")) > first)
+    server.wait_for_request(
+        lambda r: (
+            r.verb == "list" and r.path == "/api/v1/pods" and len(requests_to(server, "list", "/api/v1/pods")) > first
+        )
+    )
     server.resume_watches()
     assert informer.status().last_error is not None and "Forbidden" in informer.status().last_error
 
@@ -71,8 +75,9 @@ class Recorder:
     def wait(self, pred: Callable[[list[tuple[str, Any]]], bool], timeout: float = 10.0) -> None:
         with self._cond:
             if not self._cond.wait_for(lambda: pred(self.events), timeout):
-                raise AssertionError(f"condition not met within {timeout}s; events: "
-                                     f"{[(k, name_of(v)) for k, v in self.events][-20:]}")
+                raise AssertionError(
+                    f"condition not met within {timeout}s; events: {[(k, name_of(v)) for k, v in self.events][-20:]}"
+                )
 
     def names(self, kind: str) -> list[str]:
         with self._cond:
@@ -84,9 +89,11 @@ class Recorder:
 
     def hook(self, informer: Any) -> list[Any]:
         """Register add/update/delete recorders; returns their handles."""
-        return [informer.on_add(lambda o: self.add("add", o)),
-                informer.on_update(lambda old, new: self.add("update", (old, new))),
-                informer.on_delete(lambda o: self.add("delete", o))]
+        return [
+            informer.on_add(lambda o: self.add("add", o)),
+            informer.on_update(lambda old, new: self.add("update", (old, new))),
+            informer.on_delete(lambda o: self.add("delete", o)),
+        ]
 
 
 def name_of(value: Any) -> str:

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
+from cluster_support import FAST
 
 from cloudcoil_cache.caching import Cache, Tuning
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.testing import FakeAPIServer
-from cluster_support import FAST
 
 # How long a test's threads get to finish after its fixtures are torn down. Threads are
 # joined (waited on), never slept for: a thread that ends earlier ends the wait earlier.

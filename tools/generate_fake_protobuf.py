@@ -26,11 +26,25 @@ from typing import Any
 __all__ = ["build_table", "generate", "main", "proto_files"]
 
 _DEFAULT_MODULES = Path.home() / "go" / "pkg" / "mod" / "k8s.io"
-_DEFAULT_OUT = (Path(__file__).resolve().parent.parent / "cloudcoil_cache" / "testing" / "_data"
-                / "protobuf.json.gz")
+_DEFAULT_OUT = Path(__file__).resolve().parent.parent / "cloudcoil_cache" / "testing" / "_data" / "protobuf.json.gz"
 _VERSION = "v0.33.13"
-_SCALARS = {"string", "bytes", "bool", "int32", "int64", "uint32", "uint64", "sint32", "sint64",
-            "fixed32", "fixed64", "sfixed32", "sfixed64", "double", "float"}
+_SCALARS = {
+    "string",
+    "bytes",
+    "bool",
+    "int32",
+    "int64",
+    "uint32",
+    "uint64",
+    "sint32",
+    "sint64",
+    "fixed32",
+    "fixed64",
+    "sfixed32",
+    "sfixed64",
+    "double",
+    "float",
+}
 _FIELD = re.compile(
     r"^\s*(optional|repeated|required)?\s*(map\s*<\s*[\w.]+\s*,\s*[\w.]+\s*>|[\w.]+)\s+(\w+)\s*=\s*(\d+)"
 )
@@ -38,13 +52,15 @@ _FIELD = re.compile(
 
 def proto_files(modules: Path) -> list[Path]:
     """The ``generated.proto`` files of the built-in API under a ``k8s.io`` module folder."""
-    roots = [modules / f"api@{_VERSION}",
-             modules / f"apimachinery@{_VERSION}" / "pkg" / "apis" / "meta" / "v1",
-             modules / f"apimachinery@{_VERSION}" / "pkg" / "runtime",
-             modules / f"apimachinery@{_VERSION}" / "pkg" / "util" / "intstr",
-             modules / f"apimachinery@{_VERSION}" / "pkg" / "api" / "resource",
-             modules / f"apiextensions-apiserver@{_VERSION}" / "pkg" / "apis" / "apiextensions" / "v1",
-             modules / f"kube-aggregator@{_VERSION}" / "pkg" / "apis" / "apiregistration" / "v1"]
+    roots = [
+        modules / f"api@{_VERSION}",
+        modules / f"apimachinery@{_VERSION}" / "pkg" / "apis" / "meta" / "v1",
+        modules / f"apimachinery@{_VERSION}" / "pkg" / "runtime",
+        modules / f"apimachinery@{_VERSION}" / "pkg" / "util" / "intstr",
+        modules / f"apimachinery@{_VERSION}" / "pkg" / "api" / "resource",
+        modules / f"apiextensions-apiserver@{_VERSION}" / "pkg" / "apis" / "apiextensions" / "v1",
+        modules / f"kube-aggregator@{_VERSION}" / "pkg" / "apis" / "apiregistration" / "v1",
+    ]
     files: list[Path] = []
     for root in roots:
         if root.name == "runtime":
@@ -64,7 +80,7 @@ def _parse(text: str) -> tuple[str, dict[str, dict[str, list[str]]]]:
         if not line:
             continue
         if line.startswith("package "):
-            package = line[len("package "):].rstrip(";").strip()
+            package = line[len("package ") :].rstrip(";").strip()
             continue
         if line.startswith("message ") and depth == 0:
             current = line.split()[1]

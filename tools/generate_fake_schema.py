@@ -98,8 +98,15 @@ def build_resources(spec: dict[str, Any]) -> list[dict[str, Any]]:
                 continue
             entry = found.setdefault(
                 (group, version, plural),
-                {"group": group, "version": version, "plural": plural, "kind": "",
-                 "namespaced": False, "verbs": set(), "subresources": {}},
+                {
+                    "group": group,
+                    "version": version,
+                    "plural": plural,
+                    "kind": "",
+                    "namespaced": False,
+                    "verbs": set(),
+                    "subresources": {},
+                },
             )
             if sub is None:
                 entry["kind"] = gvk["kind"]
@@ -108,8 +115,8 @@ def build_resources(spec: dict[str, Any]) -> list[dict[str, Any]]:
                 entry["namespaced"] = entry["namespaced"] or namespaced
             else:
                 subentry = entry["subresources"].setdefault(
-                    sub, {"group": gvk["group"], "version": gvk["version"], "kind": gvk["kind"],
-                          "verbs": set()})
+                    sub, {"group": gvk["group"], "version": gvk["version"], "kind": gvk["kind"], "verbs": set()}
+                )
                 subentry["verbs"].add(verb)
     out = []
     for key in sorted(found):

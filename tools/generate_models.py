@@ -228,15 +228,11 @@ class _Spec:
             if attr in seen:
                 raise ValueError(f"{name}: {wire!r} and {seen[attr]!r} both map to {attr!r}")
             seen[attr] = wire
-            fields.append(
-                _Field(attr, wire, self.type_of(props[wire], module), wire in d.get("required", ()))
-            )
+            fields.append(_Field(attr, wire, self.type_of(props[wire], module), wire in d.get("required", ())))
         fields.sort(key=lambda f: f.attr)
         cls = _Class(short, module, _doc(d.get("description"), short), fields, gvk)
         if gvk:
-            cls.plural, cls.namespaced = self.scopes.get(
-                (gvk["group"], gvk["version"], gvk["kind"]), (None, False)
-            )
+            cls.plural, cls.namespaced = self.scopes.get((gvk["group"], gvk["version"], gvk["kind"]), (None, False))
         return cls
 
     @staticmethod
@@ -297,9 +293,7 @@ def render(spec: dict[str, Any]) -> dict[str, str]:
         for c in classes:
             if c.gvk:
                 group, version = c.gvk["group"], c.gvk["version"]
-                index[(f"{group}/{version}" if group else version, c.gvk["kind"])] = (
-                    f"{_PKG}.{module}"
-                )
+                index[(f"{group}/{version}" if group else version, c.gvk["kind"])] = f"{_PKG}.{module}"
         if module.startswith("kubernetes."):
             _, group, version = module.split(".")
             groups.setdefault(group, set()).add(version)
@@ -334,8 +328,7 @@ def _render_module(s: _Spec, module: str, classes: list[_Class]) -> str:
     ]
     typing_names = (
         ["ClassVar"]
-        if any(c.gvk for c in classes)
-        or any(_camel(f.attr) != f.wire for c in classes for f in c.fields)
+        if any(c.gvk for c in classes) or any(_camel(f.attr) != f.wire for c in classes for f in c.fields)
         else []
     )
     if "Any" in s.typing.get(module, set()):

@@ -48,11 +48,11 @@ def _child(prop: dict[str, Any]) -> str | None:
     for holder in (prop, prop.get("items") or {}, prop.get("additionalProperties") or {}):
         ref = holder.get("$ref") if isinstance(holder, dict) else None
         if isinstance(ref, str) and ref.startswith(_REF):
-            return ref[len(_REF):]
+            return ref[len(_REF) :]
         for sub in holder.get("allOf") or () if isinstance(holder, dict) else ():
             ref = sub.get("$ref")
             if isinstance(ref, str) and ref.startswith(_REF):
-                return ref[len(_REF):]
+                return ref[len(_REF) :]
     return None
 
 

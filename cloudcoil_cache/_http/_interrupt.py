@@ -133,16 +133,16 @@ def _connect(sock: socket.socket, address: Any, timeout: float | None, interrupt
     sock.settimeout(timeout)
 
 
-def _create_connection(address: tuple[str, int], timeout: Any, source_address: Any,
-                       socket_options: Any, interrupter: Interrupter) -> socket.socket:
+def _create_connection(
+    address: tuple[str, int], timeout: Any, source_address: Any, socket_options: Any, interrupter: Interrupter
+) -> socket.socket:
     """urllib3's ``create_connection`` with the socket registered before it connects."""
     host, port = address
     if host.startswith("["):
         host = host.strip("[]")
     timeout = timeout if isinstance(timeout, (int, float)) else socket.getdefaulttimeout()
     err: OSError | None = None
-    for af, socktype, proto, _, sa in socket.getaddrinfo(host, port, allowed_gai_family(),
-                                                         socket.SOCK_STREAM):
+    for af, socktype, proto, _, sa in socket.getaddrinfo(host, port, allowed_gai_family(), socket.SOCK_STREAM):
         sock = socket.socket(af, socktype, proto)
         try:
             for opt in socket_options or ():
@@ -168,13 +168,15 @@ class _Tracking:
             return super()._new_conn()  # type: ignore[misc, no-any-return]
         conn: Any = self
         try:
-            sock = _create_connection((conn._dns_host, conn.port), conn.timeout, conn.source_address,
-                                      conn.socket_options, interrupter)
+            sock = _create_connection(
+                (conn._dns_host, conn.port), conn.timeout, conn.source_address, conn.socket_options, interrupter
+            )
         except socket.gaierror as e:
             raise NameResolutionError(conn.host, conn, e) from e
         except TimeoutError as e:
             raise ConnectTimeoutError(
-                conn, f"Connection to {conn.host} timed out. (connect timeout={conn.timeout})") from e
+                conn, f"Connection to {conn.host} timed out. (connect timeout={conn.timeout})"
+            ) from e
         except OSError as e:
             raise NewConnectionError(conn, f"Failed to establish a new connection: {e}") from e
         sys.audit("http.client.connect", conn, conn.host, conn.port)
@@ -211,6 +213,5 @@ class _TrackingHTTPSConnectionPool(_connectionpool.HTTPSConnectionPool):
 
 def install(poolmanager: Any) -> None:
     """Make a urllib3 PoolManager build pools whose connections register with interrupters."""
-    poolmanager.pool_classes_by_scheme = {"http": _TrackingHTTPConnectionPool,
-                                          "https": _TrackingHTTPSConnectionPool}
+    poolmanager.pool_classes_by_scheme = {"http": _TrackingHTTPConnectionPool, "https": _TrackingHTTPSConnectionPool}
     poolmanager.key_fn_by_scheme = dict(poolmanager.key_fn_by_scheme)

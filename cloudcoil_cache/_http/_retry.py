@@ -78,11 +78,16 @@ class StaleConnectionRetry(Retry):
         kwargs.setdefault("raise_on_status", False)
         super().__init__(**kwargs)
 
-    def increment(self, method: str | None = None, url: str | None = None, response: Any = None,
-                  error: Exception | None = None, _pool: Any = None,
-                  _stacktrace: TracebackType | None = None) -> StaleConnectionRetry:
-        retriable = (isinstance(error, ProtocolError) and method is not None
-                     and method.upper() in self.allowed_methods)  # type: ignore[operator]
+    def increment(
+        self,
+        method: str | None = None,
+        url: str | None = None,
+        response: Any = None,
+        error: Exception | None = None,
+        _pool: Any = None,
+        _stacktrace: TracebackType | None = None,
+    ) -> StaleConnectionRetry:
+        retriable = isinstance(error, ProtocolError) and method is not None and method.upper() in self.allowed_methods  # type: ignore[operator]
         if error is not None and not retriable:
             # exactly what requests' default (retries off) raises: the read error itself, or a
             # connect error wrapped in MaxRetryError (which requests makes a ConnectionError)

@@ -11,10 +11,9 @@ from typing import Any, Iterator
 import attrs
 from requests.adapters import HTTPAdapter
 
+from ..errors import ConfigError
 from ._interrupt import install as install_interrupt_tracking
 from ._retry import StaleConnectionRetry
-
-from ..errors import ConfigError
 
 __all__ = ["TLSAdapter", "TLSConfig", "build_ssl_context"]
 
@@ -125,8 +124,7 @@ def _reason(e: BaseException) -> str:
 class PlainAdapter(HTTPAdapter):
     """An ``HTTPAdapter`` for http:// whose connections can be interrupted (see ``_interrupt``)."""
 
-    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False,
-                         **pool_kwargs: Any) -> None:
+    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any) -> None:
         super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
         install_interrupt_tracking(self.poolmanager)
 
@@ -138,14 +136,14 @@ class TLSAdapter(HTTPAdapter):
     never adds certifi's public CA bundle to a cluster that configured its own CA.
     """
 
-    def __init__(self, ssl_context: ssl.SSLContext, *, server_hostname: str | None = None,
-                 pool_maxsize: int = 32) -> None:
+    def __init__(
+        self, ssl_context: ssl.SSLContext, *, server_hostname: str | None = None, pool_maxsize: int = 32
+    ) -> None:
         self._ssl_context = ssl_context
         self._server_hostname = server_hostname
         super().__init__(pool_connections=4, pool_maxsize=pool_maxsize, max_retries=StaleConnectionRetry())
 
-    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False,
-                         **pool_kwargs: Any) -> None:
+    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any) -> None:
         pool_kwargs["ssl_context"] = self._ssl_context
         if self._server_hostname:
             pool_kwargs["server_hostname"] = self._server_hostname

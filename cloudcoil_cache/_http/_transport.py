@@ -38,8 +38,8 @@ from ..errors import (
 )
 from ._auth import ClientCertificateSource, Credentials
 from ._chunked import ChunkedBody, Piece
-from ._retry import RetryPolicy, StaleConnectionRetry, parse_retry_after
 from ._interrupt import Interrupter, interruptible
+from ._retry import RetryPolicy, StaleConnectionRetry, parse_retry_after
 from ._tls import PlainAdapter, TLSAdapter, TLSConfig, build_ssl_context
 
 __all__ = ["DEFAULT_USER_AGENT", "MAX_LINE_BYTES", "LineStream", "Response", "Transport", "normalise_server"]
@@ -84,15 +84,15 @@ def _error_catcher(method: str, path: str) -> Iterator[None]:
         raise ProtocolError(f"{where}: the response body was cut off: {_root_cause(e)}") from e
     except requests.exceptions.ConnectionError as e:
         if _caused_by(e, (urllib3.exceptions.ProtocolError, http.client.HTTPException)):
-            raise ProtocolError(f"{where}: the connection broke before a response: "
-                                f"{_root_cause(e)}") from e
+            raise ProtocolError(f"{where}: the connection broke before a response: {_root_cause(e)}") from e
         raise ConnectError(f"{where}: cannot connect: {_root_cause(e)}") from e
     except (urllib3.exceptions.ReadTimeoutError, TimeoutError) as e:
         raise ReadTimeout(f"{where}: the server sent nothing within the read timeout") from e
     except requests.exceptions.InvalidHeader:
         # requests' message quotes the header value, which may be a token: never show it.
-        raise ConfigError(f"{where}: a header value (e.g. the token) has characters not allowed "
-                          "in HTTP headers (value not shown)") from None
+        raise ConfigError(
+            f"{where}: a header value (e.g. the token) has characters not allowed in HTTP headers (value not shown)"
+        ) from None
     except requests.exceptions.RequestException as e:  # (an OSError subclass: keep it first)
         raise TransportError(f"{where}: {type(e).__name__}: {_root_cause(e)}") from e
     except (urllib3.exceptions.HTTPError, http.client.HTTPException, ssl.SSLError, OSError) as e:
@@ -170,8 +170,15 @@ class LineStream:
     Any other body is read through urllib3.
     """
 
-    def __init__(self, response: requests.Response, method: str, path: str, *,
-                 max_line: int = MAX_LINE_BYTES, line_timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        response: requests.Response,
+        method: str,
+        path: str,
+        *,
+        max_line: int = MAX_LINE_BYTES,
+        line_timeout: float | None = None,
+    ) -> None:
         self.max_line = max_line
         self.line_timeout = line_timeout
         self.status_code = response.status_code
@@ -201,7 +208,9 @@ class LineStream:
         self._iterated = True
         return self._lines()
 
-    def _lines(self) -> Iterator[bytes]:
+    # Hot path of every watch event: the per-piece and per-line branches stay inline (a helper would add
+    # a call per line or piece), so this one function is over the complexity limit.
+    def _lines(self) -> Iterator[bytes]:  # noqa: C901
         body = self._chunked_body()
         pieces = body.pieces() if body is not None else self._urllib3_pieces()
         pending: list[bytes] = []  # pieces of the current, still incomplete line
@@ -254,25 +263,33 @@ class LineStream:
         self.close()
         if pending and any(p.strip() for p in pending):
             size = sum(len(p) for p in pending)
-            raise ProtocolError(f"{self._method} {self._path}: the stream ended inside a line "
-                                f"({size} bytes without a newline were discarded)")
+            raise ProtocolError(
+                f"{self._method} {self._path}: the stream ended inside a line "
+                f"({size} bytes without a newline were discarded)"
+            )
         if body is not None and not body.complete:
             raise self._cut_off()
 
     def _too_long(self, size: int) -> None:
         self.close()
-        raise LineTooLong(f"{self._method} {self._path}: a watch line is longer than the limit of "
-                          f"{self.max_line} bytes (max_line_bytes; {size} bytes read without a "
-                          "newline): the stream was closed", limit=self.max_line)
+        raise LineTooLong(
+            f"{self._method} {self._path}: a watch line is longer than the limit of "
+            f"{self.max_line} bytes (max_line_bytes; {size} bytes read without a "
+            "newline): the stream was closed",
+            limit=self.max_line,
+        )
 
     def _stalled(self) -> None:
         self.close()
-        raise ReadTimeout(f"{self._method} {self._path}: no complete line within the read timeout of "
-                          f"{self.line_timeout:g}s (bytes may still trickle in): the stream was closed")
+        raise ReadTimeout(
+            f"{self._method} {self._path}: no complete line within the read timeout of "
+            f"{self.line_timeout:g}s (bytes may still trickle in): the stream was closed"
+        )
 
     def _cut_off(self) -> ProtocolError:
-        return ProtocolError(f"{self._method} {self._path}: the response body was cut off "
-                             "(the connection ended before the last chunk)")
+        return ProtocolError(
+            f"{self._method} {self._path}: the response body was cut off (the connection ended before the last chunk)"
+        )
 
     def read_all(self, max_bytes: int | None = None) -> bytes:
         """Read the whole remaining body (a LIST read this way can be interrupted by ``close()``).
@@ -291,8 +308,7 @@ class LineStream:
         parts: list[bytes | memoryview] = []
         if body is not None:
             try:
-                parts = self._bounded((memoryview(data)[start:end] for data, start, end in body.pieces()),
-                                      max_bytes)
+                parts = self._bounded((memoryview(data)[start:end] for data, start, end in body.pieces()), max_bytes)
             except ProtocolError:
                 self.close()
                 raise
@@ -327,8 +343,11 @@ class LineStream:
     def _too_large(self, size: int, limit: int, *, declared: bool) -> None:
         self.close()
         what = f"declares {size} bytes (Content-Length)" if declared else f"passed {size} bytes while read"
-        raise BodyTooLarge(f"{self._method} {self._path}: the response body {what}, over the limit of "
-                           f"{limit} bytes (max_list_bytes): refused, the stream was closed", limit=limit)
+        raise BodyTooLarge(
+            f"{self._method} {self._path}: the response body {what}, over the limit of "
+            f"{limit} bytes (max_list_bytes): refused, the stream was closed",
+            limit=limit,
+        )
 
     def _identity(self) -> bool:
         """The body has no content encoding (``stream()`` asks for identity; a server may differ)."""
@@ -342,9 +361,14 @@ class LineStream:
         (what it read with the headers) and each ``read1(n)`` is one raw read of up to n bytes.
         """
         fp = getattr(self._raw, "_fp", None)
-        if (not isinstance(fp, http.client.HTTPResponse) or not fp.chunked or fp.chunk_left is not None
-                or fp.length is not None  # 0: no body at all (HEAD, 204, 304) whatever the headers say
-                or getattr(self._raw, "_fp_bytes_read", None) != 0 or not self._identity()):
+        if (
+            not isinstance(fp, http.client.HTTPResponse)
+            or not fp.chunked
+            or fp.chunk_left is not None
+            or fp.length is not None  # 0: no body at all (HEAD, 204, 304) whatever the headers say
+            or getattr(self._raw, "_fp_bytes_read", None) != 0
+            or not self._identity()
+        ):
             return None
         reader = fp.fp
         if not isinstance(reader, io.BufferedReader):
@@ -429,8 +453,11 @@ class Transport:
         max_line_bytes: int = MAX_LINE_BYTES,
     ) -> None:
         self.server = normalise_server(server)
-        for name, value in (("connect_timeout", connect_timeout), ("read_timeout", read_timeout),
-                            ("max_retry_wait", max_retry_wait)):
+        for name, value in (
+            ("connect_timeout", connect_timeout),
+            ("read_timeout", read_timeout),
+            ("max_retry_wait", max_retry_wait),
+        ):
             if not isinstance(value, (int, float)) or value <= 0:
                 raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
         if not isinstance(max_retries, int) or max_retries < 0:
@@ -455,13 +482,17 @@ class Transport:
         if self._tls.insecure_skip_verify:
             _silence_insecure_warning(self.server)
             if self.server.startswith("https:"):
-                log.warning("TLS verification is disabled for %s (insecure-skip-tls-verify): the "
-                            "server's identity is not checked and credentials may be sent to an "
-                            "impostor", self.server)
+                log.warning(
+                    "TLS verification is disabled for %s (insecure-skip-tls-verify): the "
+                    "server's identity is not checked and credentials may be sent to an "
+                    "impostor",
+                    self.server,
+                )
 
     def __repr__(self) -> str:
-        return (f"Transport({self.server!r}, tls={self._tls!r}, credentials={self._credentials!r}, "
-                f"closed={self._closed})")
+        return (
+            f"Transport({self.server!r}, tls={self._tls!r}, credentials={self._credentials!r}, closed={self._closed})"
+        )
 
     def request(
         self,
@@ -499,8 +530,7 @@ class Transport:
         refreshed = False
         while True:
             generation = self._credentials_generation()  # what the request below is sent with
-            resp = self._send(method, path, params=params, body=body, headers=extra,
-                              read_timeout=timeout, stream=False)
+            resp = self._send(method, path, params=params, body=body, headers=extra, read_timeout=timeout, stream=False)
             with _error_catcher(method, path):
                 content = resp.content
             if resp.status_code < 400:
@@ -513,14 +543,28 @@ class Transport:
             if delay is None:
                 raise error
             attempt += 1
-            log.info("%s %s: %s %s; retry %d/%d in %.1f s", method, path, error.code,
-                     error.reason or "error", attempt, self._retry.max_retries, delay)
+            log.info(
+                "%s %s: %s %s; retry %d/%d in %.1f s",
+                method,
+                path,
+                error.code,
+                error.reason or "error",
+                attempt,
+                self._retry.max_retries,
+                delay,
+            )
             if stop.wait(delay):
                 raise error
 
-    def stream(self, path: str, *, params: Mapping[str, str] | None = None,
-               read_timeout: float | None = None, interrupter: Interrupter | None = None,
-               line_timeout: float | None = None) -> LineStream:
+    def stream(
+        self,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        read_timeout: float | None = None,
+        interrupter: Interrupter | None = None,
+        line_timeout: float | None = None,
+    ) -> LineStream:
         """Open a streaming GET (a watch) and return it as an open ``LineStream``.
 
         ``interrupter.interrupt()`` from another thread aborts the request while it still waits
@@ -536,8 +580,14 @@ class Transport:
             # Without an interrupter of its own, the one active in this thread (if any) applies.
             generation = self._credentials_generation()
             with interruptible(interrupter) if interrupter is not None else contextlib.nullcontext():
-                resp = self._send("GET", path, params=params, headers={"Accept-Encoding": "identity"},
-                                  read_timeout=read_timeout, stream=True)
+                resp = self._send(
+                    "GET",
+                    path,
+                    params=params,
+                    headers={"Accept-Encoding": "identity"},
+                    read_timeout=read_timeout,
+                    stream=True,
+                )
             if resp.status_code < 400:
                 return LineStream(resp, "GET", path, max_line=self.max_line_bytes, line_timeout=line_timeout)
             try:
@@ -569,15 +619,25 @@ class Transport:
 
     # -- internals -------------------------------------------------------------------------------
 
-    def _send(self, method: str, path: str, *, params: Mapping[str, str] | None,
-              headers: Mapping[str, str], read_timeout: float | None, stream: bool,
-              body: bytes | None = None) -> requests.Response:
+    def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None,
+        headers: Mapping[str, str],
+        read_timeout: float | None,
+        stream: bool,
+        body: bytes | None = None,
+    ) -> requests.Response:
         if not path.startswith("/"):
             raise ValueError(f"path must start with '/', got {path!r}")
         bad = [seg for seg in path.split("?", 1)[0].split("/")[1:] if seg in (".", "..")]
         if bad:  # a name or namespace "." / ".." would address another resource (client-go refuses it)
-            raise ValueError(f"{method} {path.split('?', 1)[0]}: a path segment is {bad[0]!r}: "
-                             "'.' and '..' are not valid names or namespaces")
+            raise ValueError(
+                f"{method} {path.split('?', 1)[0]}: a path segment is {bad[0]!r}: "
+                "'.' and '..' are not valid names or namespaces"
+            )
         session = self._current_session(method, path)
         all_headers = {"User-Agent": self._user_agent, "Accept": "application/json", **headers}
         auth = self._credentials.auth_header() if self._credentials is not None else None
@@ -586,10 +646,17 @@ class Transport:
         timeout = (self._connect_timeout, read_timeout or self._read_timeout)
         log.debug("%s %s", method, path)
         with _error_catcher(method, path):
-            return session.request(method, self.server + path, params=params, data=body,
-                                   headers=all_headers, timeout=timeout, stream=stream,
-                                   verify=not self._tls.insecure_skip_verify,
-                                   allow_redirects=False)
+            return session.request(
+                method,
+                self.server + path,
+                params=params,
+                data=body,
+                headers=all_headers,
+                timeout=timeout,
+                stream=stream,
+                verify=not self._tls.insecure_skip_verify,
+                allow_redirects=False,
+            )
 
     def _current_session(self, method: str, path: str) -> requests.Session:
         cert = self._cert_source.client_certificate() if self._cert_source is not None else None
@@ -601,8 +668,7 @@ class Transport:
             old = self._session
             tls = self._tls
             if cert is not None:
-                tls = attrs.evolve(tls, cert_data=cert[0], key_data=cert[1],
-                                   cert_file=None, key_file=None)
+                tls = attrs.evolve(tls, cert_data=cert[0], key_data=cert[1], cert_file=None, key_file=None)
             self._session = self._new_session(tls)
             self._client_cert = cert
         log.debug("client certificate changed; new connection pool for %s", self.server)
@@ -612,8 +678,10 @@ class Transport:
     def _new_session(self, tls: TLSConfig) -> requests.Session:
         session = requests.Session()
         session.trust_env = False  # no .netrc auth, no REQUESTS_CA_BUNDLE overriding the cluster CA
-        session.mount("https://", TLSAdapter(build_ssl_context(tls), server_hostname=tls.server_name,
-                                             pool_maxsize=self._pool_maxsize))
+        session.mount(
+            "https://",
+            TLSAdapter(build_ssl_context(tls), server_hostname=tls.server_name, pool_maxsize=self._pool_maxsize),
+        )
         session.mount("http://", PlainAdapter(pool_maxsize=self._pool_maxsize, max_retries=StaleConnectionRetry()))
         return session
 
@@ -632,8 +700,11 @@ class Transport:
             refreshed = bool(refresh_since(generation))
         else:
             refreshed = self._credentials.refresh()
-        log.info("401 Unauthorized from %s: credentials reloaded (%s)", self.server,
-                 "retrying" if refreshed else "nothing new")
+        log.info(
+            "401 Unauthorized from %s: credentials reloaded (%s)",
+            self.server,
+            "retrying" if refreshed else "nothing new",
+        )
         return refreshed
 
 
@@ -646,8 +717,9 @@ def _api_error(code: int, headers: Mapping[str, str], content: bytes, reason: st
         parsed = None
     if isinstance(parsed, dict) and (parsed.get("kind") == "Status" or "message" in parsed):
         status = parsed
-    return api_error_from_status(code, status, retry_after=parse_retry_after(headers),
-                                 fallback_message=_short_text(content) or (reason or ""))
+    return api_error_from_status(
+        code, status, retry_after=parse_retry_after(headers), fallback_message=_short_text(content) or (reason or "")
+    )
 
 
 def _short_text(content: bytes) -> str:
@@ -662,8 +734,11 @@ def normalise_server(server: str) -> str:
         ConfigError: not such a URL (the message never echoes a user name or password).
     """
     if not isinstance(server, str) or not server.strip():
-        raise ConfigError(f"server must be an http(s) URL, got {type(server).__name__} {server!r}"
-                          if not isinstance(server, str) else "server must be an http(s) URL, got ''")
+        raise ConfigError(
+            f"server must be an http(s) URL, got {type(server).__name__} {server!r}"
+            if not isinstance(server, str)
+            else "server must be an http(s) URL, got ''"
+        )
     try:
         parts = urlsplit(server.strip())
         parts.port  # noqa: B018 - raises ValueError for a bad port
@@ -683,5 +758,7 @@ def _silence_insecure_warning(server: str) -> None:
     """Hide urllib3's InsecureRequestWarning for this server only (the user asked for it)."""
     host = urlsplit(server).hostname or ""
     warnings.filterwarnings(
-        "ignore", message=f"Unverified HTTPS request is being made to host '{re.escape(host)}'",
-        category=urllib3.exceptions.InsecureRequestWarning)
+        "ignore",
+        message=f"Unverified HTTPS request is being made to host '{re.escape(host)}'",
+        category=urllib3.exceptions.InsecureRequestWarning,
+    )

@@ -12,8 +12,8 @@ from cloudcoil_cache._listwatch._request import (
 )
 from cloudcoil_cache._listwatch._selectors import (
     FieldSelector,
-    check_field_selector,
     LabelSelector,
+    check_field_selector,
     parse_field_selector,
     parse_label_selector,
     undecided_field_paths,

@@ -35,8 +35,9 @@ class WatchEvent(Generic[T]):
     initial_events_end: bool = False
 
 
-def decode_event(line: bytes, structure: Callable[[dict[str, Any]], T],
-                 admit: Callable[[dict[str, Any]], str | None] | None = None) -> WatchEvent[T]:
+def decode_event(
+    line: bytes, structure: Callable[[dict[str, Any]], T], admit: Callable[[dict[str, Any]], str | None] | None = None
+) -> WatchEvent[T]:
     """Decode one complete watch line; ``admit`` (see ``_admit``) is asked about the object first.
 
     Raises:
@@ -57,8 +58,9 @@ def decode_event(line: bytes, structure: Callable[[dict[str, Any]], T],
         try:
             status_code = int(code)
         except (TypeError, ValueError):
-            raise DecodeError(f"a watch ERROR event carries a Status whose code is not a number: "
-                              f"{str(code)[:40]!r}") from None
+            raise DecodeError(
+                f"a watch ERROR event carries a Status whose code is not a number: {str(code)[:40]!r}"
+            ) from None
         raise api_error_from_status(status_code, raw, fallback_message="watch ERROR event")
     metadata = raw.get("metadata")
     rv = metadata.get("resourceVersion") if isinstance(metadata, dict) else None

@@ -8,11 +8,11 @@ from typing import Any, Callable, Generic, Iterator, Protocol, TypeVar
 
 import attrs
 
+from cloudcoil_cache import _gc, _json
+from cloudcoil_cache._http._interrupt import Interrupter
 from cloudcoil_cache._listwatch._admit import Admit, identity_check
 from cloudcoil_cache._listwatch._decode import Refused, WatchEvent, decode_event
 from cloudcoil_cache._listwatch._request import collection_path, list_params, watch_params
-from cloudcoil_cache import _gc, _json
-from cloudcoil_cache._http._interrupt import Interrupter
 from cloudcoil_cache.errors import DecodeError, ProtocolError
 
 __all__ = ["ListPage", "ListWatch", "ListerWatcher", "WatchStream"]
@@ -34,8 +34,15 @@ class _Transport(Protocol):
     """The part of ``_http.Transport`` this layer uses."""
 
     def request(self, method: str, path: str, *, params: Any = None, **kw: Any) -> Any: ...
-    def stream(self, path: str, *, params: Any = None, read_timeout: float | None = None,
-               interrupter: Any = None, line_timeout: float | None = None) -> Any: ...
+    def stream(
+        self,
+        path: str,
+        *,
+        params: Any = None,
+        read_timeout: float | None = None,
+        interrupter: Any = None,
+        line_timeout: float | None = None,
+    ) -> Any: ...
 
 
 @attrs.frozen(slots=True)
@@ -52,9 +59,14 @@ class ListPage(Generic[T]):
 class WatchStream(Generic[T]):
     """An open watch: iterate it for ``WatchEvent``s; ``close()`` may be called from any thread."""
 
-    def __init__(self, lines: _LineStream, structure: Callable[[dict[str, Any]], T],
-                 on_close: Callable[[], None] | None = None, admit: Admit | None = None,
-                 on_refused: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        lines: _LineStream,
+        structure: Callable[[dict[str, Any]], T],
+        on_close: Callable[[], None] | None = None,
+        admit: Admit | None = None,
+        on_refused: Callable[[str], None] | None = None,
+    ) -> None:
         self._lines = lines
         self._structure = structure
         self._on_close = on_close
@@ -103,21 +115,35 @@ class ListerWatcher(Protocol[T]):
 
     def interrupt(self) -> None: ...
 
-    def list_page(self, *, resource_version: str | None, limit: int | None,
-                  continue_: str | None) -> ListPage[T]: ...
+    def list_page(self, *, resource_version: str | None, limit: int | None, continue_: str | None) -> ListPage[T]: ...
 
-    def watch(self, *, resource_version: str, timeout_seconds: int, read_timeout: float,
-              allow_bookmarks: bool = True, line_timeout: float | None = None) -> WatchStream[T]: ...
+    def watch(
+        self,
+        *,
+        resource_version: str,
+        timeout_seconds: int,
+        read_timeout: float,
+        allow_bookmarks: bool = True,
+        line_timeout: float | None = None,
+    ) -> WatchStream[T]: ...
 
 
 class ListWatch(Generic[T]):
     """LIST and WATCH one resource class, in one namespace (or all), with fixed server-side selectors."""
 
-    def __init__(self, transport: _Transport, cls: Any, *, namespace: str | None = None,
-                 label_selector: str = "", field_selector: str = "",
-                 structure: Callable[[dict[str, Any]], T] | None = None,
-                 refuse_mismatched: bool = False, line_timeouts: bool = False,
-                 max_list_bytes: int | None = None) -> None:
+    def __init__(
+        self,
+        transport: _Transport,
+        cls: Any,
+        *,
+        namespace: str | None = None,
+        label_selector: str = "",
+        field_selector: str = "",
+        structure: Callable[[dict[str, Any]], T] | None = None,
+        refuse_mismatched: bool = False,
+        line_timeouts: bool = False,
+        max_list_bytes: int | None = None,
+    ) -> None:
         """``refuse_mismatched``: skip (and count in ``refused``) objects whose kind or identity
         does not match this kind and scope (``_admit``); ``line_timeouts``: a watch's read timeout
         also bounds the wait for a complete line (a trickling stream is a stall); ``max_list_bytes``:
@@ -153,15 +179,22 @@ class ListWatch(Generic[T]):
         level = logging.WARNING if self.refused <= _LOUD_REFUSALS else logging.DEBUG
         log.log(level, "GET %s: %s; skipped (%d refused so far)", self.path, reason, self.refused)
 
-    def _open(self, params: dict[str, str], read_timeout: float | None, *, watch: bool = False,
-              line_timeout: float | None = None) -> Any:
+    def _open(
+        self,
+        params: dict[str, str],
+        read_timeout: float | None,
+        *,
+        watch: bool = False,
+        line_timeout: float | None = None,
+    ) -> Any:
         """Open a streaming GET registered for ``interrupt()``; the caller must ``_done()`` it."""
         if self._interrupted:
             raise ProtocolError(f"GET {self.path}: interrupted")
         extra = {"line_timeout": line_timeout} if watch and self._line_timeouts else {}
         try:
-            stream = self.transport.stream(self.path, params=params, read_timeout=read_timeout,
-                                           interrupter=self._interrupter, **extra)
+            stream = self.transport.stream(
+                self.path, params=params, read_timeout=read_timeout, interrupter=self._interrupter, **extra
+            )
         finally:
             self._interrupter.detach()
         with self._lock:
@@ -176,11 +209,15 @@ class ListWatch(Generic[T]):
             if self._inflight is stream:
                 self._inflight = None
 
-    def list_page(self, *, resource_version: str | None, limit: int | None,
-                  continue_: str | None) -> ListPage[T]:
+    def list_page(self, *, resource_version: str | None, limit: int | None, continue_: str | None) -> ListPage[T]:
         """One LIST request. A continued page carries no resourceVersion (kubernetes#85221)."""
-        params = list_params(label_selector=self.label_selector, field_selector=self.field_selector,
-                             resource_version=resource_version, limit=limit, continue_=continue_)
+        params = list_params(
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
+            resource_version=resource_version,
+            limit=limit,
+            continue_=continue_,
+        )
         if limit and resource_version not in (None, "", "0"):
             # A relist from the last RV, paginated: "not older than" (with a limit and no match
             # the API server would read exactly that RV, from etcd, often 410 by now).
@@ -215,21 +252,38 @@ class ListWatch(Generic[T]):
                 raise DecodeError(f"LIST {self.path}: cannot structure an item: {exc}") from exc
             del body, raw_items  # freed now, before the collection that re-enabling triggers walks it
         remaining = metadata.get("remainingItemCount")
-        return ListPage(items, str(metadata.get("resourceVersion") or ""), metadata.get("continue") or None,
-                        remaining if remaining.__class__ is int and remaining >= 0 else None)
+        return ListPage(
+            items,
+            str(metadata.get("resourceVersion") or ""),
+            metadata.get("continue") or None,
+            remaining if remaining.__class__ is int and remaining >= 0 else None,
+        )
 
-    def watch(self, *, resource_version: str, timeout_seconds: int, read_timeout: float,
-              allow_bookmarks: bool = True, line_timeout: float | None = None) -> WatchStream[T]:
+    def watch(
+        self,
+        *,
+        resource_version: str,
+        timeout_seconds: int,
+        read_timeout: float,
+        allow_bookmarks: bool = True,
+        line_timeout: float | None = None,
+    ) -> WatchStream[T]:
         """Open a WATCH from ``resource_version`` (events strictly after it).
 
         ``read_timeout`` bounds a socket read that gets nothing; with ``line_timeouts``,
         ``line_timeout`` (default: ``read_timeout``) bounds how long a started line may take to
         complete (a trickle is a stall).
         """
-        params = watch_params(label_selector=self.label_selector, field_selector=self.field_selector,
-                              resource_version=resource_version, timeout_seconds=timeout_seconds,
-                              allow_bookmarks=allow_bookmarks)
-        lines = self._open(params, read_timeout, watch=True,
-                           line_timeout=read_timeout if line_timeout is None else line_timeout)
-        return WatchStream(lines, self._structure, on_close=lambda: self._done(lines), admit=self._admit,
-                           on_refused=self._refuse)
+        params = watch_params(
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
+            resource_version=resource_version,
+            timeout_seconds=timeout_seconds,
+            allow_bookmarks=allow_bookmarks,
+        )
+        lines = self._open(
+            params, read_timeout, watch=True, line_timeout=read_timeout if line_timeout is None else line_timeout
+        )
+        return WatchStream(
+            lines, self._structure, on_close=lambda: self._done(lines), admit=self._admit, on_refused=self._refuse
+        )

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import attrs
-from urllib.parse import quote
 
 __all__ = [
     "ListOptions",
@@ -54,9 +54,14 @@ def object_path(cls: Any, name: str, namespace: str | None, subresource: str | N
     return f"{path}/{subresource}" if subresource else path
 
 
-def list_params(*, label_selector: str | None = None, field_selector: str | None = None,
-                resource_version: str | None = None, limit: int | None = None,
-                continue_: str | None = None) -> dict[str, str]:
+def list_params(
+    *,
+    label_selector: str | None = None,
+    field_selector: str | None = None,
+    resource_version: str | None = None,
+    limit: int | None = None,
+    continue_: str | None = None,
+) -> dict[str, str]:
     """LIST query parameters. A continued page carries no resourceVersion (kubernetes#85221)."""
     params: dict[str, str] = {}
     if label_selector:
@@ -72,12 +77,18 @@ def list_params(*, label_selector: str | None = None, field_selector: str | None
     return params
 
 
-def watch_params(*, label_selector: str | None = None, field_selector: str | None = None,
-                 resource_version: str | None = None, timeout_seconds: int | None = None,
-                 allow_bookmarks: bool = False) -> dict[str, str]:
+def watch_params(
+    *,
+    label_selector: str | None = None,
+    field_selector: str | None = None,
+    resource_version: str | None = None,
+    timeout_seconds: int | None = None,
+    allow_bookmarks: bool = False,
+) -> dict[str, str]:
     """WATCH query parameters (``watch=1``; events strictly after ``resource_version``)."""
-    params = list_params(label_selector=label_selector, field_selector=field_selector,
-                         resource_version=resource_version)
+    params = list_params(
+        label_selector=label_selector, field_selector=field_selector, resource_version=resource_version
+    )
     params["watch"] = "1"
     if timeout_seconds is not None:
         params["timeoutSeconds"] = str(int(timeout_seconds))

@@ -110,15 +110,17 @@ def _parse_requirement(part: str, text: str) -> Requirement:
         # "()" is the set {""} to apimachinery's parser (parseValues), and "(a,)" is {"a", ""}:
         # "env in ()" matches env="", "env notin ()" every object without env=""
         values = [v.strip() for v in m.group("values").split(",")]
-        return Requirement(_check_key(m.group("key"), text), m.group("op"),
-                           frozenset(_check_value(v, text) for v in values))
+        return Requirement(
+            _check_key(m.group("key"), text), m.group("op"), frozenset(_check_value(v, text) for v in values)
+        )
     m = _EQ_RE.match(part)
     if m:
         key, op, value = _check_key(m.group("key"), text), m.group("op"), m.group("value")
         if op in (">", "<"):
             if not value.isdigit():  # the value must also be a valid label value: no sign (as the server)
-                raise InvalidSelector(f"invalid label selector {text!r}: {op} needs a non-negative integer, "
-                                 f"got {value!r}")
+                raise InvalidSelector(
+                    f"invalid label selector {text!r}: {op} needs a non-negative integer, got {value!r}"
+                )
             return Requirement(key, "gt" if op == ">" else "lt", frozenset([value]))
         return Requirement(key, "notin" if op == "!=" else "in", frozenset([_check_value(value, text)]))
     if part.startswith("!"):
@@ -171,8 +173,7 @@ def _field_value(obj: Any, path: str) -> str | list[str]:
     if isinstance(current, bool):
         return "true" if current else "false"
     if isinstance(current, list):
-        return [str(item.get("ip", "") if isinstance(item, Mapping) else getattr(item, "ip", item))
-                for item in current]
+        return [str(item.get("ip", "") if isinstance(item, Mapping) else getattr(item, "ip", item)) for item in current]
     return str(current)
 
 
@@ -215,35 +216,64 @@ def parse_field_selector(text: str | None) -> FieldSelector:
     return FieldSelector(text, tuple(terms))
 
 
-
 #: Fields each built-in kind can be selected on besides metadata.name and metadata.namespace
 #: (kube-apiserver's per-kind field sets; docs/protocol.md §1.8). Custom resources: none.
 SELECTABLE_FIELDS: dict[tuple[str, str], frozenset[str]] = {
-    ("v1", "Pod"): frozenset({
-        "spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
-        "spec.hostNetwork", "status.phase", "status.podIP", "status.podIPs", "status.nominatedNodeName"}),
+    ("v1", "Pod"): frozenset(
+        {
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.podIPs",
+            "status.nominatedNodeName",
+        }
+    ),
     ("v1", "Node"): frozenset({"spec.unschedulable"}),
     ("v1", "Namespace"): frozenset({"status.phase"}),
     ("v1", "Secret"): frozenset({"type"}),
     ("v1", "ReplicationController"): frozenset({"status.replicas"}),
     ("apps/v1", "ReplicaSet"): frozenset({"status.replicas"}),
     ("batch/v1", "Job"): frozenset({"status.successful"}),
-    ("v1", "Event"): frozenset({
-        "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
-        "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
-        "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}),
+    ("v1", "Event"): frozenset(
+        {
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "source",
+            "type",
+        }
+    ),
     ("certificates.k8s.io/v1", "CertificateSigningRequest"): frozenset({"spec.signerName"}),
 }
 _ALWAYS = ("metadata.name", "metadata.namespace")
 #: Kinds whose API server answers an unknown field with the legacy message.
-_LEGACY_MESSAGE = frozenset({("v1", "Pod"), ("v1", "Node"), ("v1", "Namespace"), ("v1", "Secret"),
-                             ("v1", "ReplicationController"), ("v1", "Event")})
+_LEGACY_MESSAGE = frozenset(
+    {
+        ("v1", "Pod"),
+        ("v1", "Node"),
+        ("v1", "Namespace"),
+        ("v1", "Secret"),
+        ("v1", "ReplicationController"),
+        ("v1", "Event"),
+    }
+)
 
 
 def _built_in(cls: Any) -> bool:
     """A kind of kube-apiserver itself (a generated model), whose selectable fields are known here."""
     return (cls.api_version, cls.kind) in SELECTABLE_FIELDS or str(getattr(cls, "__module__", "")).startswith(
-        "cloudcoil_cache.models.kubernetes.")
+        "cloudcoil_cache.models.kubernetes."
+    )
 
 
 def undecided_field_paths(cls: Any, text: str | None) -> list[str]:

@@ -38,8 +38,9 @@ class AsyncInformer(InformerView[T]):
     a new ``asyncio.run()`` delivers to the new loop.
     """
 
-    def __init__(self, informer: Informer[T], loop_provider: LoopProvider = lambda: None,
-                 namespace: str | None = None) -> None:
+    def __init__(
+        self, informer: Informer[T], loop_provider: LoopProvider = lambda: None, namespace: str | None = None
+    ) -> None:
         super().__init__(informer, namespace)
         self._loop_provider = loop_provider
         self._registered_on = running_loop()
@@ -71,8 +72,7 @@ class AsyncLane(Lane):
     join runs on that loop).
     """
 
-    def __init__(self, name: str, registered_on: asyncio.AbstractEventLoop | None,
-                 loop_provider: LoopProvider) -> None:
+    def __init__(self, name: str, registered_on: asyncio.AbstractEventLoop | None, loop_provider: LoopProvider) -> None:
         super().__init__(name)
         self._registered_on = registered_on
         self._loop_provider = loop_provider
@@ -122,8 +122,11 @@ class AsyncLane(Lane):
             if self._task is None:
                 if not self._no_loop_logged:
                     self._no_loop_logged = True
-                    log.error("async handlers of %s: no running event loop to deliver to; register "
-                              "them inside a coroutine or enter `async with config:` first", self.name)
+                    log.error(
+                        "async handlers of %s: no running event loop to deliver to; register "
+                        "them inside a coroutine or enter `async with config:` first",
+                        self.name,
+                    )
                 return
         if was_empty and loop is not None and wake is not None:
             try:
@@ -177,8 +180,13 @@ class AsyncLane(Lane):
             done, _ = concurrent.futures.wait([task], wait)
             if not done:
                 task.cancel()  # cancels the task on its loop (thread-safe)
-                log.warning("async handlers of %s did not finish their current call within %.1fs; cancelled "
-                            "(is the event loop blocked?)", self.name, wait)
+                log.warning(
+                    "async handlers of %s did not finish their current call within %.1fs; cancelled "
+                    "(is the event loop blocked?)",
+                    self.name,
+                    wait,
+                )
+
         return join
 
 

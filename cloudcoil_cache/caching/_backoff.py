@@ -31,8 +31,9 @@ class Backoff:
     current: float = 0.0  # 0: the next delay is ``initial``
     last_at: float | None = None  # monotonic time of the last delay handed out
 
-    def next(self, now: float, rand: Callable[[], float] = random.random, *,
-             limit: float | None = None) -> tuple[float, Backoff]:
+    def next(
+        self, now: float, rand: Callable[[], float] = random.random, *, limit: float | None = None
+    ) -> tuple[float, Backoff]:
         """``limit``: seconds the jitter may not carry the delay past (the time left before the
         informer turns stale; the cap is itself jittered within its last half); the un-jittered
         step itself is kept. None or <= 0: no limit."""

@@ -15,7 +15,6 @@ import attrs
 from cloudcoil_cache._threads import run_control
 from cloudcoil_cache.caching._async import AsyncInformer, running_loop
 from cloudcoil_cache.caching._informer import Decoder, DecodingSource, Informer, InformerKey, InformerStatus
-from cloudcoil_cache.caching._owner import CacheOwner, Scopes
 from cloudcoil_cache.caching._options import (
     CacheOptions,
     KindSettings,
@@ -24,6 +23,7 @@ from cloudcoil_cache.caching._options import (
     kind_settings,
     validate_options,
 )
+from cloudcoil_cache.caching._owner import CacheOwner, Scopes
 from cloudcoil_cache.caching._policy import CacheFacts, Mode, in_scope
 from cloudcoil_cache.caching._reflector import Tuning
 from cloudcoil_cache.caching._views import InformerView, SyncInformer
@@ -52,8 +52,6 @@ class CacheStatus:
     informers: list[InformerStatus]
 
 
-
-
 class Cache:
     """Informers for a Config, started and stopped by its scopes.
 
@@ -72,20 +70,41 @@ class Cache:
     waiting for a sync.
     """
 
-    def __init__(self, resources: Iterable[Any] | None = None, namespaces: Iterable[str] | str | None = None,
-                 label_selector: str | None = None, field_selector: str | None = None,
-                 resync_period: float | None = 300, wait_for_sync: bool = True,
-                 sync_timeout: float = 30, max_items_per_resource: int = 0,
-                 per_resource: Mapping[Any, Mapping[str, Any] | None] | None = None,
-                 mode: str = "fallback", enabled: bool = True, max_staleness: float | None = 60,
-                 read_your_writes_timeout: float = 2.0, transform: Callable[[Any], Any] | None = None, *,
-                 tuning: Tuning | None = None) -> None:
+    def __init__(
+        self,
+        resources: Iterable[Any] | None = None,
+        namespaces: Iterable[str] | str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resync_period: float | None = 300,
+        wait_for_sync: bool = True,
+        sync_timeout: float = 30,
+        max_items_per_resource: int = 0,
+        per_resource: Mapping[Any, Mapping[str, Any] | None] | None = None,
+        mode: str = "fallback",
+        enabled: bool = True,
+        max_staleness: float | None = 60,
+        read_your_writes_timeout: float = 2.0,
+        transform: Callable[[Any], Any] | None = None,
+        *,
+        tuning: Tuning | None = None,
+    ) -> None:
         self._options: CacheOptions = validate_options(
-            resources=resources, namespaces=namespaces, label_selector=label_selector,
-            field_selector=field_selector, resync_period=resync_period, wait_for_sync=wait_for_sync,
-            sync_timeout=sync_timeout, max_items_per_resource=max_items_per_resource,
-            per_resource=per_resource, mode=mode, enabled=enabled, max_staleness=max_staleness,
-            read_your_writes_timeout=read_your_writes_timeout, transform=transform)
+            resources=resources,
+            namespaces=namespaces,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            resync_period=resync_period,
+            wait_for_sync=wait_for_sync,
+            sync_timeout=sync_timeout,
+            max_items_per_resource=max_items_per_resource,
+            per_resource=per_resource,
+            mode=mode,
+            enabled=enabled,
+            max_staleness=max_staleness,
+            read_your_writes_timeout=read_your_writes_timeout,
+            transform=transform,
+        )
         self._mode: Mode = self._options.mode
         self.tuning = tuning or Tuning()
         self._settings: dict[Any, KindSettings] = {}
@@ -96,14 +115,20 @@ class Cache:
         self._cache_facts: dict[tuple[bool, bool, bool, bool], CacheFacts] = {}
         this = weakref.ref(self)  # what the cache owns holds no reference back to it
         tuning = self.tuning  # read at each use, as ``cache.tuning`` may be assigned
-        self._scopes = Scopes(self._lock, self._informers, self._options,
-                              tuning=lambda: getattr(this(), "tuning", tuning),
-                              strict=lambda: (cache := this()) is not None and cache._mode is Mode.STRICT)
+        self._scopes = Scopes(
+            self._lock,
+            self._informers,
+            self._options,
+            tuning=lambda: getattr(this(), "tuning", tuning),
+            strict=lambda: (cache := this()) is not None and cache._mode is Mode.STRICT,
+        )
         self._sync_cond = self._scopes.sync_cond  # notified when any informer changes (tests wait on it)
         self._mode_var: contextvars.ContextVar[Mode | None] = contextvars.ContextVar(
-            f"cloudcoil_cache_mode_{id(self)}", default=None)
+            f"cloudcoil_cache_mode_{id(self)}", default=None
+        )
         self._pause_var: contextvars.ContextVar[bool] = contextvars.ContextVar(
-            f"cloudcoil_cache_paused_{id(self)}", default=False)
+            f"cloudcoil_cache_paused_{id(self)}", default=False
+        )
         for cls in self._options.resources or ():
             if self.settings_for(cls).enabled:
                 self._informer_for_kind_locked(cls)
@@ -164,10 +189,13 @@ class Cache:
         return settings
 
     def __repr__(self) -> str:
-        kinds = "all kinds (on first use)" if self.resources is None else \
-            [getattr(c, "kind", c) for c in self.resources]
-        return (f"Cache(resources={kinds}, namespace={self.namespace!r}, mode={self._mode.value!r}, "
-                f"enabled={self._options.enabled}, started={self._refcount > 0})")
+        kinds = (
+            "all kinds (on first use)" if self.resources is None else [getattr(c, "kind", c) for c in self.resources]
+        )
+        return (
+            f"Cache(resources={kinds}, namespace={self.namespace!r}, mode={self._mode.value!r}, "
+            f"enabled={self._options.enabled}, started={self._refcount > 0})"
+        )
 
     # ------------------------------------------------------------------ owner
     def _adopt(self, owner: CacheOwner) -> Scopes:
@@ -193,18 +221,24 @@ class Cache:
             key = self._key_for(cls)
             settings = self.settings_for(cls)
             scopes = self._scopes
-            informer = Informer(key, DecodingSource(_weakly(scopes.source_for, _no_source)),
-                                capacity=settings.max_items,
-                                resync_period=settings.resync_period, tuning=self.tuning,
-                                on_change=_weakly(scopes.wake, _nothing), max_staleness=settings.max_staleness,
-                                transform=settings.transform,
-                                handler_context=_weakly(scopes.handler_context, contextvars.Context))
+            informer = Informer(
+                key,
+                DecodingSource(_weakly(scopes.source_for, _no_source)),
+                capacity=settings.max_items,
+                resync_period=settings.resync_period,
+                tuning=self.tuning,
+                on_change=_weakly(scopes.wake, _nothing),
+                max_staleness=settings.max_staleness,
+                transform=settings.transform,
+                handler_context=_weakly(scopes.handler_context, contextvars.Context),
+            )
             self._informers[key] = informer
             self._by_kind[cls] = informer
         return informer
 
-    def get_informer(self, cls: Any, sync: bool | None = None,
-                     namespace: str | None = None) -> InformerView[Any] | None:
+    def get_informer(
+        self, cls: Any, sync: bool | None = None, namespace: str | None = None
+    ) -> InformerView[Any] | None:
         """A new view over the one informer of ``cls`` (created if needed; started with the scope).
 
         ``sync=True`` returns a ``SyncInformer`` (handlers on a thread), ``sync=False`` an
@@ -222,11 +256,12 @@ class Cache:
             if not isinstance(namespace, str) or not namespace:
                 raise ValueError(f"get_informer(namespace={namespace!r}): expected a non-empty string")
             if not cls.namespaced:
-                raise ValueError(f"get_informer({cls.kind}, namespace={namespace!r}): {cls.kind} is "
-                                 "cluster-scoped")
+                raise ValueError(f"get_informer({cls.kind}, namespace={namespace!r}): {cls.kind} is cluster-scoped")
             if not in_scope(self.namespace, namespace):
-                raise ValueError(f"get_informer({cls.kind}, namespace={namespace!r}): the namespace is outside "
-                                 f"the cache's scope (it watches only {self.namespace!r})")
+                raise ValueError(
+                    f"get_informer({cls.kind}, namespace={namespace!r}): the namespace is outside "
+                    f"the cache's scope (it watches only {self.namespace!r})"
+                )
         if sync is None:
             loop = self._scopes.loop
             sync = not (running_loop() is not None or (loop is not None and self.started and not loop.is_closed()))
@@ -257,8 +292,9 @@ class Cache:
     def started(self) -> bool:
         return self._refcount > 0
 
-    def wait_synced(self, informers: list[Informer[Any]], timeout: float,
-                    cancel: threading.Event | None = None) -> None:
+    def wait_synced(
+        self, informers: list[Informer[Any]], timeout: float, cancel: threading.Event | None = None
+    ) -> None:
         """Wait for every informer; a hard failure (401/403/404) of any one fails at once."""
         self._scopes.wait_synced(informers, timeout, cancel)
 
@@ -272,8 +308,13 @@ class Cache:
         cache_facts = self._cache_facts.get(key)
         if cache_facts is None:  # a handful of combinations: made once each
             cache_facts = self._cache_facts[key] = CacheFacts(
-                enabled=self._options.enabled, paused=key[0], started=key[1], kind_enabled=key[2],
-                kind_cached=key[3], lazy=self.resources is None)
+                enabled=self._options.enabled,
+                paused=key[0],
+                started=key[1],
+                kind_enabled=key[2],
+                kind_cached=key[3],
+                lazy=self.resources is None,
+            )
         return cache_facts, informer, self._mode_var.get() or self._mode
 
     def sync_lazily(self, cls: Any) -> None:
@@ -379,10 +420,15 @@ class Cache:
                 errors[f"{st.kind}@{st.namespace or '*'}"] = st.last_error
         started = self.started
         return CacheStatus(
-            enabled=self.enabled, started=started,
+            enabled=self.enabled,
+            started=started,
             ready=started and all(s.synced for s in statuses),
-            mode=self.mode, resource_count=sum(s.object_count for s in statuses),
-            informer_count=len(statuses), errors=errors, informers=statuses)
+            mode=self.mode,
+            resource_count=sum(s.object_count for s in statuses),
+            informer_count=len(statuses),
+            errors=errors,
+            informers=statuses,
+        )
 
     # ----------------------------------------------- cloudcoil's lifecycle names
     def start(self) -> None:
@@ -458,4 +504,3 @@ def _nothing(*_: Any) -> None:
 
 def _no_source(key: InformerKey, _: Decoder[Any]) -> Any:
     raise CloudcoilError(f"{key.describe()}: its cache was garbage-collected")
-

@@ -117,8 +117,7 @@ class Lane(abc.ABC):
     @staticmethod
     def _failed(registration: Registration, note: Notification) -> None:
         """Log what a handler raised (with the event); the handler keeps receiving events."""
-        log.exception("event handler %s raised on %s; it keeps receiving events",
-                      registration.name, describe(note))
+        log.exception("event handler %s raised on %s; it keeps receiving events", registration.name, describe(note))
 
     @abc.abstractmethod
     def _push(self, items: list[Item]) -> None:
@@ -163,9 +162,12 @@ class ThreadLane(Lane):
             # handler never runs twice at once, even when a scope is re-entered right away.
             # Handlers run with the context variables of whoever started the lane (a Config's
             # scope: a handler's own ``Pod.get()`` reads through that Config).
-            self._thread = threading.Thread(target=contextvars.copy_context().run,
-                                            args=(self._run, self._generation, self._thread),
-                                            name=f"cloudcoil-handlers-{self.name}", daemon=True)
+            self._thread = threading.Thread(
+                target=contextvars.copy_context().run,
+                args=(self._run, self._generation, self._thread),
+                name=f"cloudcoil-handlers-{self.name}",
+                daemon=True,
+            )
             self._thread.start()
 
     def stop(self) -> Callable[[float | None], None] | None:
@@ -180,6 +182,7 @@ class ThreadLane(Lane):
         def join(timeout: float | None = None) -> None:
             if thread is not threading.current_thread():
                 thread.join(timeout)
+
         return join
 
     def _run(self, generation: int, previous: threading.Thread | None) -> None:

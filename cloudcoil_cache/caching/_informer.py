@@ -15,10 +15,10 @@ from cloudcoil_cache._clock import SYSTEM_CLOCK, Clock
 from cloudcoil_cache._listwatch import WatchEvent
 from cloudcoil_cache._listwatch._listwatch import ListerWatcher
 from cloudcoil_cache.caching._dispatch import Lane, Lanes, Registration
-from cloudcoil_cache.caching._reflector import Reflector, Tuning
-from cloudcoil_cache.caching._transform import raw_step, transformed
-from cloudcoil_cache.caching._store import Added, Store, Writer, drain
 from cloudcoil_cache.caching._policy import informer_state
+from cloudcoil_cache.caching._reflector import Reflector, Tuning
+from cloudcoil_cache.caching._store import Added, Store, Writer, drain
+from cloudcoil_cache.caching._transform import raw_step, transformed
 from cloudcoil_cache.caching._writes import WriteTracker
 from cloudcoil_cache.errors import is_hard_failure
 from cloudcoil_cache.models._reuse import reusing
@@ -99,12 +99,19 @@ class Informer(Generic[T]):
     guards the run and health fields. Read-your-writes is its ``writes`` (a ``WriteTracker``).
     """
 
-    def __init__(self, key: InformerKey,
-                 source_factory: Callable[[InformerKey], ListerWatcher[T]] | DecodingSource[T], *,
-                 capacity: int = 0, resync_period: float | None = None,
-                 tuning: Tuning = Tuning(), on_change: Callable[[], None] | None = None,
-                 max_staleness: float | None = 60.0, transform: Transform | None = None,
-                 handler_context: Callable[[], contextvars.Context] | None = None) -> None:
+    def __init__(
+        self,
+        key: InformerKey,
+        source_factory: Callable[[InformerKey], ListerWatcher[T]] | DecodingSource[T],
+        *,
+        capacity: int = 0,
+        resync_period: float | None = None,
+        tuning: Tuning = Tuning(),
+        on_change: Callable[[], None] | None = None,
+        max_staleness: float | None = 60.0,
+        transform: Transform | None = None,
+        handler_context: Callable[[], contextvars.Context] | None = None,
+    ) -> None:
         self.key = key
         self._on_change = on_change or (lambda: None)  # sync state or error changed (never under a lock)
         self._writer: Writer[T] = Writer(capacity)
@@ -151,12 +158,19 @@ class Informer(Generic[T]):
                 self.writes.start()
                 self._lanes.start()
                 factory = self._source_factory
-                source = (factory.build(self.key, self.structure_function()) if isinstance(factory, DecodingSource)
-                          else factory(self.key))
-                reflector = Reflector(self.name, source,
-                                      _RunSink(weakref.ref(self), generation),
-                                      tuning=self._tuning, resync_period=self._resync_period,
-                                      max_staleness=self.max_staleness)
+                source = (
+                    factory.build(self.key, self.structure_function())
+                    if isinstance(factory, DecodingSource)
+                    else factory(self.key)
+                )
+                reflector = Reflector(
+                    self.name,
+                    source,
+                    _RunSink(weakref.ref(self), generation),
+                    tuning=self._tuning,
+                    resync_period=self._resync_period,
+                    max_staleness=self.max_staleness,
+                )
                 self._reflector = reflector
                 # an informer dropped while started (its Cache and Config gone without a stop) takes
                 # its reflector thread with it: it must not list and watch for no one
@@ -236,8 +250,7 @@ class Informer(Generic[T]):
         return self.store.complete
 
     def incomplete_reason(self) -> str:
-        return (f"informer incomplete: {self.key.describe()} evicted {self.store.evictions} objects "
-                "(max_items)")
+        return f"informer incomplete: {self.key.describe()} evicted {self.store.evictions} objects (max_items)"
 
     def state(self, now: float | None = None) -> tuple[str, float | None]:
         """``(state, seconds since last current)`` at ``now`` (the informer's clock); see ``informer_state``."""
@@ -246,9 +259,14 @@ class Informer(Generic[T]):
             return "current", 0.0  # the common case: no clock read, no lock
         with self._state:
             started, synced, err, since = self._started, self._synced, self._last_error, self._unhealthy_since
-        return informer_state(started=started, synced=synced, last_error=err, unhealthy_since=since,
-                              max_staleness=self.max_staleness,
-                              now=self._clock.now() if now is None else now)
+        return informer_state(
+            started=started,
+            synced=synced,
+            last_error=err,
+            unhealthy_since=since,
+            max_staleness=self.max_staleness,
+            now=self._clock.now() if now is None else now,
+        )
 
     def wait_for_sync(self, timeout: float | None = None, *, fail_fast: bool = True) -> bool:
         """Wait until the first list is in the store. True when synced, False on timeout.
@@ -341,8 +359,15 @@ class Informer(Generic[T]):
         return structure
 
     # ------------------------------------------- ReflectorSink (reflector thread)
-    def replace(self, items: list[T], resource_version: str, *, resync: bool,
-                generation: int | None = None, started_at: float | None = None) -> None:
+    def replace(
+        self,
+        items: list[T],
+        resource_version: str,
+        *,
+        resync: bool,
+        generation: int | None = None,
+        started_at: float | None = None,
+    ) -> None:
         if self._transform is not None:
             items = [transformed(self._transform, obj, self.name) for obj in items]
         with self._deliver_lock:
@@ -374,8 +399,7 @@ class Informer(Generic[T]):
                 return
             self._writer.bookmark(resource_version)
 
-    def error(self, exc: BaseException | None, generation: int | None = None,
-              since: float | None = None) -> None:
+    def error(self, exc: BaseException | None, generation: int | None = None, since: float | None = None) -> None:
         """Record the reflector's failure (None: current again); ``since``: when the data was last
         known current, if before now (a stalled watch: the read timeout ago)."""
         with self._state:
@@ -397,15 +421,21 @@ class Informer(Generic[T]):
         err = self._last_error
         state, since = self.state()
         return InformerStatus(
-            kind=self.key.cls.kind, api_version=self.key.cls.api_version,  # type: ignore[attr-defined]
-            namespace=self.key.namespace, label_selector=self.key.label_selector,
-            field_selector=self.key.field_selector, started=self._started, synced=self._synced,
-            state=state, seconds_since_current=since,
+            kind=self.key.cls.kind,  # type: ignore[attr-defined]
+            api_version=self.key.cls.api_version,  # type: ignore[attr-defined]
+            namespace=self.key.namespace,
+            label_selector=self.key.label_selector,
+            field_selector=self.key.field_selector,
+            started=self._started,
+            synced=self._synced,
+            state=state,
+            seconds_since_current=since,
             object_count=len(self.store),
             resource_version=self.store.resource_version,
             last_sync_time=reflector.last_sync_time if reflector else None,
             relist_count=reflector.relist_count if reflector else 0,
-            evictions=self.store.evictions, complete=self.complete,
+            evictions=self.store.evictions,
+            complete=self.complete,
             last_error=f"{type(err).__name__}: {err}" if err else None,
             handler_backlogs=self.handler_backlogs(),
             refused_events=reflector.refused_events if reflector else 0,
@@ -442,12 +472,12 @@ class _RunSink:
     informer: weakref.ref[Informer[Any]]
     generation: int
 
-    def replace(self, items: list[Any], resource_version: str, *, resync: bool,
-                started_at: float | None = None) -> None:
+    def replace(
+        self, items: list[Any], resource_version: str, *, resync: bool, started_at: float | None = None
+    ) -> None:
         informer = self.informer()
         if informer is not None:
-            informer.replace(items, resource_version, resync=resync, generation=self.generation,
-                             started_at=started_at)
+            informer.replace(items, resource_version, resync=resync, generation=self.generation, started_at=started_at)
 
     def apply(self, event: WatchEvent[Any]) -> None:
         informer = self.informer()

@@ -10,13 +10,21 @@ import attrs
 from cloudcoil_cache._listwatch import check_path_segment, parse_field_selector, parse_label_selector
 from cloudcoil_cache.caching._policy import Mode
 
-__all__ = ["CacheOptions", "KindSettings", "PER_RESOURCE_KEYS", "check_mode", "check_resource_class",
-           "kind_settings", "validate_options"]
+__all__ = [
+    "CacheOptions",
+    "KindSettings",
+    "PER_RESOURCE_KEYS",
+    "check_mode",
+    "check_resource_class",
+    "kind_settings",
+    "validate_options",
+]
 
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
-PER_RESOURCE_KEYS = frozenset({"label_selector", "field_selector", "resync_period", "max_items", "enabled",
-                               "max_staleness", "transform"})
+PER_RESOURCE_KEYS = frozenset(
+    {"label_selector", "field_selector", "resync_period", "max_items", "enabled", "max_staleness", "transform"}
+)
 
 
 @attrs.frozen
@@ -64,8 +72,10 @@ def _check_staleness(value: Any, where: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or value == float("inf"):
-        raise ValueError(f"{where}: expected seconds >= 0 (0: stop serving at the first error) or None "
-                         f"(serve forever), got {value!r}")
+        raise ValueError(
+            f"{where}: expected seconds >= 0 (0: stop serving at the first error) or None "
+            f"(serve forever), got {value!r}"
+        )
     return float(value)
 
 
@@ -90,7 +100,8 @@ def check_resource_class(cls: Any, where: str) -> None:
                     "yet: declare "
                     "plural and namespaced on the class, or use it once through a Config (a read or "
                     "write learns them from the API server's discovery), or cache it with Cache() "
-                    "(resources=None), whose informers are made on first use")
+                    "(resources=None), whose informers are made on first use"
+                )
             raise ValueError(f"{where}: {cls!r} is not a resource class (it has no {attr!r})")
 
 
@@ -139,12 +150,15 @@ def _check_namespace(namespaces: Any) -> str | None:
         namespaces = [namespaces]
     namespaces = list(namespaces)
     if not namespaces:  # as cloudcoil: an empty list is not "all namespaces" by accident
-        raise ValueError("Cache(namespaces=[]): name the namespace to watch (namespaces=['default']), "
-                         "or pass namespaces=None to watch all of them")
+        raise ValueError(
+            "Cache(namespaces=[]): name the namespace to watch (namespaces=['default']), "
+            "or pass namespaces=None to watch all of them"
+        )
     if len(namespaces) > 1:
         raise ValueError(
             f"Cache(namespaces={namespaces!r}): the cache watches one namespace or all of them, "
-            "not a list; use namespaces=['one'] or namespaces=None (all), or one Config per namespace")
+            "not a list; use namespaces=['one'] or namespaces=None (all), or one Config per namespace"
+        )
     namespace = namespaces[0]
     if not isinstance(namespace, str) or not namespace:
         raise ValueError(f"Cache(namespaces={namespaces!r}): a namespace must be a non-empty string")
@@ -153,21 +167,28 @@ def _check_namespace(namespaces: Any) -> str | None:
     except ValueError as exc:
         raise ValueError(f"Cache(namespaces={namespaces!r}): {exc}") from None
     if not _DNS1123_LABEL.fullmatch(namespace):
-        raise ValueError(f"Cache(namespaces={namespaces!r}): {namespace!r} is not a valid namespace "
-                         "name (a DNS-1123 label: at most 63 lowercase letters, digits and '-', "
-                         "starting and ending with a letter or digit)")
+        raise ValueError(
+            f"Cache(namespaces={namespaces!r}): {namespace!r} is not a valid namespace "
+            "name (a DNS-1123 label: at most 63 lowercase letters, digits and '-', "
+            "starting and ending with a letter or digit)"
+        )
     return namespace
 
 
-def _check_flags_and_timeouts(*, enabled: Any, wait_for_sync: Any, read_your_writes_timeout: Any,
-                              sync_timeout: Any) -> None:
+def _check_flags_and_timeouts(
+    *, enabled: Any, wait_for_sync: Any, read_your_writes_timeout: Any, sync_timeout: Any
+) -> None:
     for name, flag in (("enabled", enabled), ("wait_for_sync", wait_for_sync)):
         if not isinstance(flag, bool):
             raise ValueError(f"Cache({name}={flag!r}): expected True or False")
-    if (isinstance(read_your_writes_timeout, bool) or not isinstance(read_your_writes_timeout, (int, float))
-            or read_your_writes_timeout < 0):
-        raise ValueError(f"Cache(read_your_writes_timeout={read_your_writes_timeout!r}): expected seconds >= 0 "
-                         "(0 disables)")
+    if (
+        isinstance(read_your_writes_timeout, bool)
+        or not isinstance(read_your_writes_timeout, (int, float))
+        or read_your_writes_timeout < 0
+    ):
+        raise ValueError(
+            f"Cache(read_your_writes_timeout={read_your_writes_timeout!r}): expected seconds >= 0 (0 disables)"
+        )
     if isinstance(sync_timeout, bool) or not isinstance(sync_timeout, (int, float)) or sync_timeout <= 0:
         raise ValueError(f"Cache(sync_timeout={sync_timeout!r}): expected seconds > 0")
 
@@ -190,8 +211,7 @@ def _check_entry(entry: Any, where: str) -> dict[str, Any]:
         raise ValueError(f"{where}: expected a dict of settings or None, got {type(entry).__name__}")
     unknown = set(entry) - PER_RESOURCE_KEYS
     if unknown:
-        raise ValueError(f"{where}: unknown setting(s) {sorted(unknown)}; "
-                         f"known: {sorted(PER_RESOURCE_KEYS)}")
+        raise ValueError(f"{where}: unknown setting(s) {sorted(unknown)}; known: {sorted(PER_RESOURCE_KEYS)}")
     return {key: check(entry[key], f"{where} {key}") for key, check in _PER_RESOURCE_CHECKS if key in entry}
 
 
@@ -204,17 +224,33 @@ def _check_per_resource(per_resource: Mapping[Any, Any] | None) -> dict[Any, dic
     return per
 
 
-def validate_options(*, resources: Iterable[Any] | None, namespaces: Any, label_selector: Any,
-                     field_selector: Any, resync_period: Any, wait_for_sync: Any, sync_timeout: Any,
-                     max_items_per_resource: Any, per_resource: Mapping[Any, Any] | None,
-                     mode: Any, enabled: Any, max_staleness: Any = 60, read_your_writes_timeout: Any = 2.0,
-                     transform: Any = None) -> CacheOptions:
+def validate_options(
+    *,
+    resources: Iterable[Any] | None,
+    namespaces: Any,
+    label_selector: Any,
+    field_selector: Any,
+    resync_period: Any,
+    wait_for_sync: Any,
+    sync_timeout: Any,
+    max_items_per_resource: Any,
+    per_resource: Mapping[Any, Any] | None,
+    mode: Any,
+    enabled: Any,
+    max_staleness: Any = 60,
+    read_your_writes_timeout: Any = 2.0,
+    transform: Any = None,
+) -> CacheOptions:
     """Check every Cache option; raise ``ValueError`` naming the problem. Returns normalised values."""
     checked_resources = _check_resources(resources)
     namespace = _check_namespace(namespaces)
     checked_mode = check_mode(mode)
-    _check_flags_and_timeouts(enabled=enabled, wait_for_sync=wait_for_sync,
-                              read_your_writes_timeout=read_your_writes_timeout, sync_timeout=sync_timeout)
+    _check_flags_and_timeouts(
+        enabled=enabled,
+        wait_for_sync=wait_for_sync,
+        read_your_writes_timeout=read_your_writes_timeout,
+        sync_timeout=sync_timeout,
+    )
     per = _check_per_resource(per_resource)
     return CacheOptions(
         resources=checked_resources,

@@ -56,8 +56,14 @@ class Scopes:
     or waiting for a sync. ``sync_cond`` is notified whenever an informer's sync or error changes.
     """
 
-    def __init__(self, lock: threading.RLock, informers: dict[InformerKey, Informer[Any]], options: CacheOptions,
-                 tuning: Callable[[], Tuning], strict: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        lock: threading.RLock,
+        informers: dict[InformerKey, Informer[Any]],
+        options: CacheOptions,
+        tuning: Callable[[], Tuning],
+        strict: Callable[[], bool],
+    ) -> None:
         self.lock = lock
         self._informers = informers  # the cache's registry (the same dict), read under ``lock``
         self._options = options
@@ -92,8 +98,10 @@ class Scopes:
         if self._transport is None and owner is not None:
             self.bind(owner.transport)
         if self._transport is None:
-            raise CloudcoilError("Cache.start(): the cache belongs to no Config; create "
-                                 "Config(cache=cache) first (or use `with config:`)")
+            raise CloudcoilError(
+                "Cache.start(): the cache belongs to no Config; create "
+                "Config(cache=cache) first (or use `with config:`)"
+            )
 
     def handler_context(self) -> contextvars.Context:
         """The context a handler lane starts in: the owner's scope (a fresh empty one without an owner)."""
@@ -104,10 +112,17 @@ class Scopes:
         """The list/watch source of the informer of ``key``, through the bound transport."""
         if self._transport is None:
             raise CloudcoilError("the cache is not attached to a Config")
-        return ListWatch(self._transport, key.cls, namespace=key.namespace,
-                         label_selector=key.label_selector, field_selector=key.field_selector,
-                         structure=decoder, refuse_mismatched=True, line_timeouts=True,
-                         max_list_bytes=self._tuning().max_list_bytes)
+        return ListWatch(
+            self._transport,
+            key.cls,
+            namespace=key.namespace,
+            label_selector=key.label_selector,
+            field_selector=key.field_selector,
+            structure=decoder,
+            refuse_mismatched=True,
+            line_timeouts=True,
+            max_list_bytes=self._tuning().max_list_bytes,
+        )
 
     # -------------------------------------------------------------------- run
     def start(self) -> None:
@@ -179,8 +194,9 @@ class Scopes:
         for informer in informers:
             informer.forget_handlers()
 
-    def wait_synced(self, informers: list[Informer[Any]], timeout: float,
-                    cancel: threading.Event | None = None) -> None:
+    def wait_synced(
+        self, informers: list[Informer[Any]], timeout: float, cancel: threading.Event | None = None
+    ) -> None:
         """Wait for every informer; a hard failure (401/403/404) of any one fails at once."""
         deadline = time.monotonic() + timeout
         with self.sync_cond:
@@ -197,10 +213,11 @@ class Scopes:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     names = ", ".join(i.key.describe() for i in pending)
-                    errors = "; ".join(f"{i.key.describe()}: {i.last_error}" for i in pending
-                                       if i.last_error)
-                    raise CacheSyncTimeout(f"cache did not sync within {timeout:g}s: {names}"
-                                           + (f" (last errors: {errors})" if errors else ""))
+                    errors = "; ".join(f"{i.key.describe()}: {i.last_error}" for i in pending if i.last_error)
+                    raise CacheSyncTimeout(
+                        f"cache did not sync within {timeout:g}s: {names}"
+                        + (f" (last errors: {errors})" if errors else "")
+                    )
                 self.sync_cond.wait(remaining)
 
     def wake(self) -> None:
@@ -212,8 +229,9 @@ class Scopes:
 def _naming(err: BaseException, what: str) -> BaseException:
     """The same error, its message prefixed with the informer it came from (type and fields kept)."""
     if isinstance(err, APIError):
-        named = type(err)(f"{what}: {err.message}", code=err.code, reason=err.reason, status=err.status,
-                          retry_after=err.retry_after)
+        named = type(err)(
+            f"{what}: {err.message}", code=err.code, reason=err.reason, status=err.status, retry_after=err.retry_after
+        )
         named.__cause__ = err
         return named
     return err

@@ -29,7 +29,7 @@ def decode_token(token: str | None) -> tuple[str, str] | None:
     if not token:
         return None
     try:  # validate: urlsafe_b64decode would drop foreign characters and read "!!!" as the first page
-        text = base64.b64decode(token[len(TOKEN_PREFIX):], altchars=b"-_", validate=True).decode()
+        text = base64.b64decode(token[len(TOKEN_PREFIX) :], altchars=b"-_", validate=True).decode()
     except (ValueError, UnicodeDecodeError):
         text = ""
     namespace, slash, name = text.partition("/")
@@ -38,8 +38,7 @@ def decode_token(token: str | None) -> tuple[str, str] | None:
     return (namespace, name)
 
 
-def cut_page(objs: list[Any], metadata: dict[str, Any], limit: int | None,
-             token: str | None) -> list[Any]:
+def cut_page(objs: list[Any], metadata: dict[str, Any], limit: int | None, token: str | None) -> list[Any]:
     """The page of ``objs`` after ``token`` (a cache token, checked by the policy), at most ``limit``
     long (0/None: all); sets ``continue`` and ``remainingItemCount`` in ``metadata`` when more follow."""
     start_after = decode_token(token)

@@ -33,7 +33,7 @@ __all__ = [
 class Mode(str, enum.Enum):
     """What a read does when the cache cannot serve it."""
 
-    STRICT = "strict"      # raise CacheUnavailableError naming the reason
+    STRICT = "strict"  # raise CacheUnavailableError naming the reason
     FALLBACK = "fallback"  # read from the API server
 
     def __str__(self) -> str:
@@ -51,9 +51,15 @@ def refuses_reads(exc: BaseException | None) -> bool:
     return isinstance(exc, (Forbidden, ResourceNotFound))
 
 
-def informer_state(*, started: bool, synced: bool, last_error: BaseException | None,
-                   unhealthy_since: float | None, max_staleness: float | None,
-                   now: float) -> tuple[str, float | None]:
+def informer_state(
+    *,
+    started: bool,
+    synced: bool,
+    last_error: BaseException | None,
+    unhealthy_since: float | None,
+    max_staleness: float | None,
+    now: float,
+) -> tuple[str, float | None]:
     """``(state, seconds since the informer was last current)``.
 
     States: ``stopped``, ``syncing`` (first list not in yet), ``current`` (a healthy open watch),
@@ -104,8 +110,8 @@ class ReadRequest(NamedTuple):
 class InformerFacts(NamedTuple):
     """What the policy needs to know about the informer that would answer (read in one step)."""
 
-    key: Any                       # the InformerKey (``describe()`` for messages)
-    namespace: str | None          # the informer's scope (None: all namespaces)
+    key: Any  # the InformerKey (``describe()`` for messages)
+    namespace: str | None  # the informer's scope (None: all namespaces)
     synced: bool
     state: str
     seconds_since_current: float | None
@@ -113,9 +119,9 @@ class InformerFacts(NamedTuple):
     last_error: BaseException | None
     complete: bool
     incomplete_reason: Callable[[], str]
-    selector_problem: str | None   # why the request's selectors cannot be answered, if they cannot
-    pending_write: bool            # a write through this Config in the request's scope is not seen yet
-    found: bool = True             # a get: the informer holds the object
+    selector_problem: str | None  # why the request's selectors cannot be answered, if they cannot
+    pending_write: bool  # a write through this Config in the request's scope is not seen yet
+    found: bool = True  # a get: the informer holds the object
 
     @property
     def describe(self) -> str:
@@ -129,30 +135,55 @@ class CacheFacts(NamedTuple):
     paused: bool
     started: bool
     kind_enabled: bool
-    kind_cached: bool   # an informer exists for the kind
-    lazy: bool          # Cache(resources=None): a first read creates the informer and waits for it
+    kind_cached: bool  # an informer exists for the kind
+    lazy: bool  # Cache(resources=None): a first read creates the informer and waits for it
 
 
 _new_tuple = tuple.__new__
 
 
-def get_request(kind: str, namespace: str | None, name: str, mode: Mode | None = None,
-                selector_is_scope: bool = False) -> ReadRequest:
+def get_request(
+    kind: str, namespace: str | None, name: str, mode: Mode | None = None, selector_is_scope: bool = False
+) -> ReadRequest:
     """A get's ``ReadRequest``, built as the tuple it is: on every cached get's path, where
     ``ReadRequest(..., mode=...)`` (NamedTuple's keywords and defaults) costs ~1 µs."""
-    request: ReadRequest = _new_tuple(ReadRequest, (kind, namespace, name, False, None, None, None, None,
-                                                    mode, selector_is_scope))
+    request: ReadRequest = _new_tuple(
+        ReadRequest, (kind, namespace, name, False, None, None, None, None, mode, selector_is_scope)
+    )
     return request
 
 
-def informer_facts(key: Any, synced: bool, state: str, seconds_since_current: float | None,
-                   max_staleness: float | None, last_error: BaseException | None, complete: bool,
-                   incomplete_reason: Callable[[], str], selector_problem: str | None, pending_write: bool,
-                   found: bool) -> InformerFacts:
+def informer_facts(
+    key: Any,
+    synced: bool,
+    state: str,
+    seconds_since_current: float | None,
+    max_staleness: float | None,
+    last_error: BaseException | None,
+    complete: bool,
+    incomplete_reason: Callable[[], str],
+    selector_problem: str | None,
+    pending_write: bool,
+    found: bool,
+) -> InformerFacts:
     """``InformerFacts`` built as the tuple it is (on every cached read's path)."""
-    facts: InformerFacts = _new_tuple(InformerFacts, (key, key.namespace, synced, state, seconds_since_current,
-                                                      max_staleness, last_error, complete, incomplete_reason,
-                                                      selector_problem, pending_write, found))
+    facts: InformerFacts = _new_tuple(
+        InformerFacts,
+        (
+            key,
+            key.namespace,
+            synced,
+            state,
+            seconds_since_current,
+            max_staleness,
+            last_error,
+            complete,
+            incomplete_reason,
+            selector_problem,
+            pending_write,
+            found,
+        ),
+    )
     return facts
 
 
@@ -199,8 +230,9 @@ def _cannot(reason: str, mode: Mode, last_error: BaseException | None = None) ->
     return Refuse(reason, last_error) if mode is Mode.STRICT else ReadLive(reason)
 
 
-def decide(cache: CacheFacts, informer: InformerFacts | None, request: ReadRequest, mode: Mode, *,
-           writes_waited: bool = False) -> Decision:
+def decide(
+    cache: CacheFacts, informer: InformerFacts | None, request: ReadRequest, mode: Mode, *, writes_waited: bool = False
+) -> Decision:
     """The read policy (docs/contract.md "What the cache can serve"): one pure function of the facts."""
     decision = _decide(cache, informer, request, mode, writes_waited)
     if request.continue_ and isinstance(decision, ReadLive) and is_cache_token(request.continue_):
@@ -209,8 +241,9 @@ def decide(cache: CacheFacts, informer: InformerFacts | None, request: ReadReque
     return decision
 
 
-def _decide(cache: CacheFacts, informer: InformerFacts | None, request: ReadRequest, mode: Mode,
-            writes_waited: bool) -> Decision:
+def _decide(
+    cache: CacheFacts, informer: InformerFacts | None, request: ReadRequest, mode: Mode, writes_waited: bool
+) -> Decision:
     if not cache.enabled:
         return ReadLive("the cache is disabled", bypass=True)
     if cache.paused:
@@ -226,10 +259,8 @@ def _decide(cache: CacheFacts, informer: InformerFacts | None, request: ReadRequ
     scope = informer.namespace
     if not in_scope(scope, None if request.all_namespaces else request.namespace):
         if request.all_namespaces or not request.namespace:
-            return _cannot(f"namespace outside the cache: the cache watches only {scope!r}, not all "
-                           "namespaces", mode)
-        return _cannot(f"namespace outside the cache: {request.namespace!r} (the cache watches "
-                       f"{scope!r})", mode)
+            return _cannot(f"namespace outside the cache: the cache watches only {scope!r}, not all namespaces", mode)
+        return _cannot(f"namespace outside the cache: {request.namespace!r} (the cache watches {scope!r})", mode)
     err = informer.last_error
     if not informer.synced:
         if err is not None:
@@ -239,10 +270,14 @@ def _decide(cache: CacheFacts, informer: InformerFacts | None, request: ReadRequ
         return _cannot(f"informer failing: {type(err).__name__}: {err}", mode, err)
     if informer.state == "stale":
         since = informer.seconds_since_current or 0.0
-        return _cannot(f"informer stale: no healthy watch for {since:.0f} s (max_staleness "
-                       f"{informer.max_staleness:g} s); last error: {type(err).__name__}: {err}"
-                       if err is not None else
-                       f"informer stale: no healthy watch for {since:.0f} s", mode, err)
+        return _cannot(
+            f"informer stale: no healthy watch for {since:.0f} s (max_staleness "
+            f"{informer.max_staleness:g} s); last error: {type(err).__name__}: {err}"
+            if err is not None
+            else f"informer stale: no healthy watch for {since:.0f} s",
+            mode,
+            err,
+        )
     if request.name is None:
         if informer.selector_problem is not None:
             return _cannot(informer.selector_problem, mode)
@@ -250,9 +285,12 @@ def _decide(cache: CacheFacts, informer: InformerFacts | None, request: ReadRequ
             return _cannot(informer.incomplete_reason(), mode)
     if informer.pending_write:
         if writes_waited:
-            return _cannot(f"write not yet observed: a write made through this Config to "
-                           f"{informer.describe} was not delivered by the watch in time "
-                           "(read_your_writes_timeout)", mode)
+            return _cannot(
+                f"write not yet observed: a write made through this Config to "
+                f"{informer.describe} was not delivered by the watch in time "
+                "(read_your_writes_timeout)",
+                mode,
+            )
         return _WAIT_FOR_WRITES
     if request.name is not None:
         return _SERVE if informer.found else _miss(informer, request, mode)
@@ -273,8 +311,11 @@ def _miss(informer: InformerFacts, request: ReadRequest, mode: Mode) -> Decision
     if key.label_selector or key.field_selector:  # the object may exist and not match
         if request.selector_is_scope:
             return _SERVE
-        return _cannot(f"selector not servable: {informer.describe} holds only objects matching its "
-                       f"selector, and {request.name!r} is not among them", mode)
+        return _cannot(
+            f"selector not servable: {informer.describe} holds only objects matching its "
+            f"selector, and {request.name!r} is not among them",
+            mode,
+        )
     if not informer.complete:  # it may have been evicted: the cache cannot say "not found"
         return _cannot(informer.incomplete_reason(), mode)
     return _SERVE

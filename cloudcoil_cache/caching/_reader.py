@@ -44,8 +44,9 @@ class CachedResources(Generic[T]):
         obj = self._view._informer.store.get(namespace if cls.namespaced else None, name)
         return None if obj is None else obj.copy()  # type: ignore[attr-defined]
 
-    def list(self, namespace: str | None = None, *, all_namespaces: bool = False,
-             labels: Mapping[str, str] | None = None) -> list[T]:
+    def list(
+        self, namespace: str | None = None, *, all_namespaces: bool = False, labels: Mapping[str, str] | None = None
+    ) -> list[T]:
         """Deep copies of the cached objects of a namespace (or all), with labels matching exactly."""
         self._check()
         cls: Any = self._view.resource
@@ -60,8 +61,14 @@ class CachedResources(Generic[T]):
         objs = self._view._informer.store.list(namespace)
         if labels:
             wanted = dict(labels)
-            objs = [o for o in objs if all((o.metadata.labels or {}).get(k) == v  # type: ignore[attr-defined]
-                                           for k, v in wanted.items())]
+            objs = [
+                o
+                for o in objs
+                if all(
+                    (o.metadata.labels or {}).get(k) == v  # type: ignore[attr-defined]
+                    for k, v in wanted.items()
+                )
+            ]
         return [o.copy() for o in objs]  # type: ignore[attr-defined]
 
     def __repr__(self) -> str:

@@ -95,33 +95,41 @@ def read(cache: Cache, cls: Any, request: ReadRequest) -> ReadFlow:
                 return
             if found is None:
                 plural = informer.key.cls.plural  # type: ignore[attr-defined]
-                raise ResourceNotFound(f'{plural} "{request.name}" not found in cache '
-                                       f"({informer.key.describe()})", reason="NotFound")
+                raise ResourceNotFound(
+                    f'{plural} "{request.name}" not found in cache ({informer.key.describe()})', reason="NotFound"
+                )
             yield found
             return
         if isinstance(decision, Refuse):
             raise _refused(decision, request)
         if isinstance(decision, ReadLive):
             if not decision.bypass:
-                log.debug("cache cannot serve %s (%s); reading from the API server", request.what,
-                          decision.reason)
+                log.debug("cache cannot serve %s (%s); reading from the API server", request.what, decision.reason)
             yield LIVE
             return
         if isinstance(decision, WaitForSync):
             yield Wait(functools.partial(cache.sync_lazily, cls))
         else:  # WaitForWrites
             assert informer is not None
-            yield Wait(functools.partial(informer.writes.wait,
-                                         None if request.all_namespaces else request.namespace,
-                                         request.name, cache.read_your_writes_timeout))
+            yield Wait(
+                functools.partial(
+                    informer.writes.wait,
+                    None if request.all_namespaces else request.namespace,
+                    request.name,
+                    cache.read_your_writes_timeout,
+                )
+            )
             waited = True
     yield LIVE
 
 
 def _refused(decision: Refuse, request: ReadRequest) -> CacheUnavailableError:
     suffix = " (continuing a page the cache served)" if decision.continuing else ""
-    return CacheUnavailableError(f"cannot serve {request.what}{suffix} from the cache: {decision.reason}",
-                                 reason=decision.reason, last_error=decision.last_error)
+    return CacheUnavailableError(
+        f"cannot serve {request.what}{suffix} from the cache: {decision.reason}",
+        reason=decision.reason,
+        last_error=decision.last_error,
+    )
 
 
 def _serve_list(informer: Informer[Any], request: ReadRequest) -> Page:
@@ -136,29 +144,41 @@ def _facts(informer: Informer[Any], request: ReadRequest, found: bool) -> Inform
     key = informer.key
     name = request.name
     return informer_facts(
-        key, informer.has_synced(), state, since, informer.max_staleness, informer.last_error,
-        informer.store.complete, informer.incomplete_reason,
+        key,
+        informer.has_synced(),
+        state,
+        since,
+        informer.max_staleness,
+        informer.last_error,
+        informer.store.complete,
+        informer.incomplete_reason,
         None if name is not None else _list_selector_problem(key, request),
-        informer.writes.pending(None if request.all_namespaces else request.namespace, name), found)
+        informer.writes.pending(None if request.all_namespaces else request.namespace, name),
+        found,
+    )
 
 
 def _list_selector_problem(key: InformerKey, request: ReadRequest) -> str | None:
-    return (_undecided_problem(key, request.field_selector)
-            or (None if not (key.label_selector or key.field_selector)
-                else _selector_problem(key, request.label_selector, request.field_selector)))
+    return _undecided_problem(key, request.field_selector) or (
+        None
+        if not (key.label_selector or key.field_selector)
+        else _selector_problem(key, request.label_selector, request.field_selector)
+    )
 
 
 def _selector_problem(key: InformerKey, label_selector: str | None, field_selector: str | None) -> str | None:
     """Selectors are served in memory when the informer has none, or exactly the same one."""
     # Compared as sets of requirements: "a=1,b=2" and "b=2, a=1" are the same selector.
-    pairs = ((key.label_selector, label_selector, "label",
-              lambda t: frozenset(parse_label_selector(t).requirements)),
-             (key.field_selector, field_selector, "field",
-              lambda t: frozenset(parse_field_selector(t).terms)))
+    pairs = (
+        (key.label_selector, label_selector, "label", lambda t: frozenset(parse_label_selector(t).requirements)),
+        (key.field_selector, field_selector, "field", lambda t: frozenset(parse_field_selector(t).terms)),
+    )
     for have, want, what, parse in pairs:
         if have and parse(have) != parse(want):
-            return (f"selector not servable: the informer watches only {what} selector {have!r}, "
-                    f"the read asks for {(want or 'everything')!r}")
+            return (
+                f"selector not servable: the informer watches only {what} selector {have!r}, "
+                f"the read asks for {(want or 'everything')!r}"
+            )
     return None
 
 
@@ -168,5 +188,7 @@ def _undecided_problem(key: InformerKey, field_selector: str | None) -> str | No
     if not paths:
         return None
     kind = getattr(key.cls, "kind", key.cls.__name__)
-    return (f"selector not servable: whether {kind} can be selected on {', '.join(paths)} is "
-            "up to its CustomResourceDefinition's selectableFields, which only the API server knows")
+    return (
+        f"selector not servable: whether {kind} can be selected on {', '.join(paths)} is "
+        "up to its CustomResourceDefinition's selectableFields, which only the API server knows"
+    )

@@ -104,8 +104,9 @@ class Tuning:
 class ReflectorSink(Protocol):
     """Where the reflector puts what it learns (implemented by the informer)."""
 
-    def replace(self, items: list[Any], resource_version: str, *, resync: bool,
-                started_at: float | None = None) -> None: ...
+    def replace(
+        self, items: list[Any], resource_version: str, *, resync: bool, started_at: float | None = None
+    ) -> None: ...
     def apply(self, event: WatchEvent[Any]) -> None: ...
     def bookmark(self, resource_version: str) -> None: ...
     def error(self, exc: BaseException | None, since: float | None = None) -> None:
@@ -203,9 +204,16 @@ class Reflector:
     Resource versions are compared only for equality, never as numbers.
     """
 
-    def __init__(self, name: str, source: ListerWatcher[Any], sink: ReflectorSink, *,
-                 tuning: Tuning = Tuning(), resync_period: float | None = None,
-                 max_staleness: float | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        source: ListerWatcher[Any],
+        sink: ReflectorSink,
+        *,
+        tuning: Tuning = Tuning(),
+        resync_period: float | None = None,
+        max_staleness: float | None = None,
+    ) -> None:
         """``max_staleness``: the informer's; no backoff wait's jitter carries it past that."""
         self.name = name
         self._source = source
@@ -232,8 +240,7 @@ class Reflector:
     def start(self) -> None:
         if self._thread is not None:
             raise RuntimeError(f"reflector {self.name} was already started")
-        self._thread = threading.Thread(target=self._run, name=f"cloudcoil-reflector-{self.name}",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"cloudcoil-reflector-{self.name}", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
@@ -355,8 +362,7 @@ class Reflector:
                     raise
                 # A 400/422 at a concrete RV: the RV itself is what the server refuses (a garbage
                 # one from a bookmark or an object): start fresh, or every relist asks for it again.
-                log.info("%s: relist at resourceVersion %s failed (%s); listing at the latest",
-                         self.name, rv, exc)
+                log.info("%s: relist at resourceVersion %s failed (%s); listing at the latest", self.name, rv, exc)
                 items, list_rv = self._paginated_list()
         else:
             # The first list, and periodic resyncs: a consistent paginated LIST, so no single
@@ -385,7 +391,9 @@ class Reflector:
                     self._check_stop()
                     page: ListPage[Any] = self._source.list_page(
                         resource_version=resource_version if continue_ is None else None,
-                        limit=self._tuning.page_size, continue_=continue_)
+                        limit=self._tuning.page_size,
+                        continue_=continue_,
+                    )
                     pages.check(page)
                     items.extend(page.items)
                     if self._tuning.freeze_gc:
@@ -405,8 +413,7 @@ class Reflector:
                 # at the latest: a relist at a concrete RV whose later page is gone (compacted) can
                 # never succeed at that RV again
                 resource_version = ""
-                log.info("%s: continue token expired on a later page; restarting the list at the latest",
-                         self.name)
+                log.info("%s: continue token expired on a later page; restarting the list at the latest", self.name)
 
     # ------------------------------------------------------------------ watch
     def _watch(self, *, after_list: bool = False) -> bool:
@@ -470,8 +477,15 @@ class Reflector:
             self._watch_events = events
             stream.close()
         self._check_stop()
-        return self._judge_watch(started=started, seconds=seconds, lines=lines, events=events,
-                                 healthy=healthy, stalled=stalled, progress_at=progress_at)
+        return self._judge_watch(
+            started=started,
+            seconds=seconds,
+            lines=lines,
+            events=events,
+            healthy=healthy,
+            stalled=stalled,
+            progress_at=progress_at,
+        )
 
     def _open_watch(self, after_list: bool) -> tuple[WatchStream[Any], int, float]:
         """Open the watch from the last RV: the stream, its ``timeoutSeconds`` and when it opened."""
@@ -485,10 +499,12 @@ class Reflector:
         # A quiet resource's watch sends nothing until the server ends it at ``seconds`` (kube-apiserver
         # sends no bookmark while the RV does not move): silence is only a stall past that deadline
         # plus the read timeout. A line that starts must complete within the read timeout.
-        stream = self._source.watch(resource_version=self.last_rv,
-                                    timeout_seconds=seconds,
-                                    read_timeout=seconds + self._tuning.read_timeout,
-                                    line_timeout=self._tuning.read_timeout)
+        stream = self._source.watch(
+            resource_version=self.last_rv,
+            timeout_seconds=seconds,
+            read_timeout=seconds + self._tuning.read_timeout,
+            line_timeout=self._tuning.read_timeout,
+        )
         if after_list:  # the list is fresh and the watch continues from it
             self._healthy()
         return stream, seconds, started
@@ -507,16 +523,28 @@ class Reflector:
         # backoff and relist)
         raise exc
 
-    def _judge_watch(self, *, started: float, seconds: int, lines: int, events: int, healthy: bool,
-                     stalled: ReadTimeout | None, progress_at: float) -> bool:
+    def _judge_watch(
+        self,
+        *,
+        started: float,
+        seconds: int,
+        lines: int,
+        events: int,
+        healthy: bool,
+        stalled: ReadTimeout | None,
+        progress_at: float,
+    ) -> bool:
         """The end-of-watch judgement (see ``_watch``): True when a resync relist is due."""
         now = self._clock.now()
         if self._next_resync is not None and now >= self._next_resync:
             return True
         if stalled is not None:
-            raise StalledWatchError(f"stalled watch: a line not complete within the read timeout "
-                                    f"({self._tuning.read_timeout:g}s), or no end {seconds}s after the "
-                                    f"watch's own timeoutSeconds: {stalled}", since=progress_at)
+            raise StalledWatchError(
+                f"stalled watch: a line not complete within the read timeout "
+                f"({self._tuning.read_timeout:g}s), or no end {seconds}s after the "
+                f"watch's own timeoutSeconds: {stalled}",
+                since=progress_at,
+            )
         if events or now - started >= self._tuning.min_watch_duration:
             # Ended by the server after progress, or after living long enough (a quiet resource):
             # current, and a later failure starts its backoff over (not a watch that delivered and
@@ -526,18 +554,24 @@ class Reflector:
                 self._healthy()
             return False
         if not lines:
-            raise VeryShortWatchError(
-                f"very short watch: the watch ended after {now - started:.3f}s "
-                f"without an event")
+            raise VeryShortWatchError(f"very short watch: the watch ended after {now - started:.3f}s without an event")
         raise EmptyWatchError(
             f"empty watch: the watch ended after {now - started:.3f}s without an event or a bookmark "
-            f"that moved the resourceVersion ({lines} bookmarks only confirmed it)", since=started)
+            f"that moved the resourceVersion ({lines} bookmarks only confirmed it)",
+            since=started,
+        )
 
     def _drop_bookmark(self, rv: str) -> None:
         self._dropped_bookmarks += 1
         level = logging.WARNING if self._dropped_bookmarks <= 5 else logging.DEBUG
-        log.log(level, "%s: a BOOKMARK carries resourceVersion %r, not a number like %r: dropped (%d so far)",
-                self.name, rv[:64], self.last_rv, self._dropped_bookmarks)
+        log.log(
+            level,
+            "%s: a BOOKMARK carries resourceVersion %r, not a number like %r: dropped (%d so far)",
+            self.name,
+            rv[:64],
+            self.last_rv,
+            self._dropped_bookmarks,
+        )
 
     def _check_stop(self) -> None:
         if self._stop.is_set():
@@ -578,20 +612,26 @@ class _Pages:
         if not token:
             return
         if token in self._tokens:
-            raise ListPagingError(f"paginated LIST: the server sent the same continue token again after "
-                                  f"{self._count} pages: the list never ends")
+            raise ListPagingError(
+                f"paginated LIST: the server sent the same continue token again after "
+                f"{self._count} pages: the list never ends"
+            )
         self._tokens.add(token)
         remaining = getattr(page, "remaining_item_count", None)
         if remaining is not None:
             allowed = self._count + -(-remaining // self._limit) + 1
             self._budget = allowed if self._budget is None else min(self._budget, allowed)
         if self._budget is not None and self._count >= self._budget:
-            raise ListPagingError(f"paginated LIST: {self._count} pages and still a continue token, more "
-                                  f"than the server's remainingItemCount allows (at most {self._budget} "
-                                  f"pages of {self._limit})")
+            raise ListPagingError(
+                f"paginated LIST: {self._count} pages and still a continue token, more "
+                f"than the server's remainingItemCount allows (at most {self._budget} "
+                f"pages of {self._limit})"
+            )
         if self._count >= self._max_pages:
-            raise ListPagingError(f"paginated LIST: {self._count} pages and still a continue token: over "
-                                  f"the limit of {self._max_pages} pages (Tuning.max_list_pages)")
+            raise ListPagingError(
+                f"paginated LIST: {self._count} pages and still a continue token: over "
+                f"the limit of {self._max_pages} pages (Tuning.max_list_pages)"
+            )
 
 
 def _is_watch_retriable(exc: BaseException) -> bool:

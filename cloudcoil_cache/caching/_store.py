@@ -97,8 +97,9 @@ def index_values(result: Any) -> tuple[str, ...]:
     try:
         values = tuple(result)
     except TypeError:
-        raise TypeError(f"an index function must return str keys (one, an iterable of them, or None), "
-                        f"got {type(result).__name__}") from None
+        raise TypeError(
+            f"an index function must return str keys (one, an iterable of them, or None), got {type(result).__name__}"
+        ) from None
     for value in values:
         if not isinstance(value, str):
             raise TypeError(f"an index function must return str keys, got {type(value).__name__}")
@@ -290,8 +291,9 @@ class Writer(Store[T]):
         with self._d.lock:
             self._d.resource_version = resource_version
 
-    def replace(self, items: Iterable[T], resource_version: str | None = None, *,
-                resync: bool = False) -> builtins.list[Notification]:
+    def replace(
+        self, items: Iterable[T], resource_version: str | None = None, *, resync: bool = False
+    ) -> builtins.list[Notification]:
         """Swap in a complete list in one step and return what changed.
 
         Objects new to the store are ``Added(initial=True)``; objects whose resourceVersion changed
@@ -364,8 +366,14 @@ def _index_add_locked(d: _Data[Any], name: str, key: Key, obj: Any) -> None:
     except Exception as exc:  # a user's index function must not break the store: skip this object
         failures = d.index_failures[name] = d.index_failures.get(name, 0) + 1
         if failures == 1:  # once per index, not once per object (and never a traceback per object)
-            log.error("index function %r failed for %s/%s (%s: %s); such objects are left out of "
-                      "the index (logged once)", name, key[0], key[1], type(exc).__name__, exc)
+            log.error(
+                "index function %r failed for %s/%s (%s: %s); such objects are left out of the index (logged once)",
+                name,
+                key[0],
+                key[1],
+                type(exc).__name__,
+                exc,
+            )
         return
     if values:
         d.index_values[name][key] = values

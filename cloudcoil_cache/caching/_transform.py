@@ -62,11 +62,19 @@ def transformed(transform: Callable[[Any], Any] | None, obj: Any, what: str) -> 
     try:
         result = transform(obj)
     except Exception:
-        log.exception("%s: transform raised on %s/%s; storing the object unchanged", what,
-                      obj.metadata.namespace, obj.metadata.name)
+        log.exception(
+            "%s: transform raised on %s/%s; storing the object unchanged",
+            what,
+            obj.metadata.namespace,
+            obj.metadata.name,
+        )
         return obj
     if result is None:
-        log.error("%s: transform returned None for %s/%s; storing the object unchanged", what,
-                  obj.metadata.namespace, obj.metadata.name)
+        log.error(
+            "%s: transform returned None for %s/%s; storing the object unchanged",
+            what,
+            obj.metadata.namespace,
+            obj.metadata.name,
+        )
         return obj
     return sealed_result(result)

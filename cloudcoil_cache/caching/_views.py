@@ -26,8 +26,7 @@ def filter_objects(objs: list[Any], label_selector: str | None, field_selector: 
     fields = parse_field_selector(field_selector)
     if labels.empty and fields.empty:
         return objs
-    return [o for o in objs
-            if labels.matches(o.metadata.labels) and (fields.empty or fields.matches(o))]
+    return [o for o in objs if labels.matches(o.metadata.labels) and (fields.empty or fields.matches(o))]
 
 
 class HandlerHandle:
@@ -148,14 +147,20 @@ class InformerView(Generic[T]):
         self._informer.register(self._lane, *registrations)
         return [HandlerHandle(self._informer, self._lane, r) for r in registrations]
 
-    def add_event_handler(self, on_add: Callable[..., Any] | None = None,
-                          on_update: Callable[..., Any] | None = None,
-                          on_delete: Callable[..., Any] | None = None) -> builtins.list[HandlerHandle]:
+    def add_event_handler(
+        self,
+        on_add: Callable[..., Any] | None = None,
+        on_update: Callable[..., Any] | None = None,
+        on_delete: Callable[..., Any] | None = None,
+    ) -> builtins.list[HandlerHandle]:
         """Register several handlers in one step, as client-go's ``AddEventHandler``: on a running
         informer no event can arrive between their registrations (``on_add``, then ``on_delete``
         separately could miss a delete in between). Returns their handles, in that order."""
-        handlers = [(event, func) for event, func in (("add", on_add), ("update", on_update),
-                                                      ("delete", on_delete)) if func is not None]
+        handlers = [
+            (event, func)
+            for event, func in (("add", on_add), ("update", on_update), ("delete", on_delete))
+            if func is not None
+        ]
         if not handlers:
             raise TypeError("add_event_handler() needs at least one of on_add, on_update, on_delete")
         return self._register_all(handlers)
@@ -185,8 +190,9 @@ class InformerView(Generic[T]):
         return self._register("delete", func)
 
     # ------------------------------------------------------------------ reads
-    def list(self, namespace: str | None = None, label_selector: str | None = None,
-             field_selector: str | None = None) -> builtins.list[T]:
+    def list(
+        self, namespace: str | None = None, label_selector: str | None = None, field_selector: str | None = None
+    ) -> builtins.list[T]:
         """Cached objects (shared, read-only), optionally of one namespace and matching selectors."""
         if self.resource.namespaced:
             namespace = namespace or self._namespace
@@ -205,8 +211,10 @@ class InformerView(Generic[T]):
     def _check_scope(self, namespace: str | None, what: str) -> None:
         """A namespace this informer does not watch is an error, never a silent miss."""
         if self._outside_scope(namespace):
-            raise ValueError(f"{what}(namespace={namespace!r}): the namespace is outside this informer's scope "
-                             f"(it watches only {self._informer.key.namespace!r})")
+            raise ValueError(
+                f"{what}(namespace={namespace!r}): the namespace is outside this informer's scope "
+                f"(it watches only {self._informer.key.namespace!r})"
+            )
 
     def get(self, name: str, namespace: str | None = None) -> T | None:
         """The cached object, or None. The namespace defaults to the informer's own."""
@@ -214,8 +222,10 @@ class InformerView(Generic[T]):
         if cls.namespaced:
             namespace = namespace or self.namespace
             if not namespace:
-                raise ValueError(f"{cls.kind} is namespaced and this informer watches all namespaces: "
-                                 f"pass namespace= to get({name!r})")
+                raise ValueError(
+                    f"{cls.kind} is namespaced and this informer watches all namespaces: "
+                    f"pass namespace= to get({name!r})"
+                )
             self._check_scope(namespace, "get")
         else:
             namespace = None
@@ -260,17 +270,20 @@ class SyncInformer(InformerView[T]):
             raise TypeError(
                 f"on_{event}: {getattr(func, '__qualname__', func)!r} is a coroutine function, and this is a "
                 "sync informer (its handlers run on a thread and the coroutine would never be awaited); "
-                "use get_informer(Kind, sync=False) for async handlers")
+                "use get_informer(Kind, sync=False) for async handlers"
+            )
 
 
 def _in_namespace(func: Callable[..., Any], namespace: str) -> Callable[..., Any]:
     """Wrap a handler so that it sees only objects of ``namespace`` (a namespaced view of a wider informer)."""
     if inspect.iscoroutinefunction(func):
+
         @functools.wraps(func)
         async def coroutine_handler(*args: Any) -> Any:
             if args[-1].metadata.namespace == namespace:
                 return await func(*args)
             return None
+
         return coroutine_handler
 
     @functools.wraps(func)
@@ -278,4 +291,5 @@ def _in_namespace(func: Callable[..., Any], namespace: str) -> Callable[..., Any
         if args[-1].metadata.namespace == namespace:
             return func(*args)
         return None
+
     return handler

@@ -80,8 +80,11 @@ class WriteTracker:
             return  # the informer will never see it
         if deleted and not stored:
             return
-        self.note((meta.namespace or "", meta.name), meta.resource_version,
-                  deleted=deleted or (stored and not _matches(key, obj)))
+        self.note(
+            (meta.namespace or "", meta.name),
+            meta.resource_version,
+            deleted=deleted or (stored and not _matches(key, obj)),
+        )
 
     def note_deleted(self, namespace: str | None, name: str) -> None:
         """A delete answered with a Status: reads wait for the object's deletion, if it is stored."""
@@ -100,8 +103,9 @@ class WriteTracker:
         with self._seen:
             if resource_version is not None and (key, resource_version) in self._recent:
                 return  # its event was applied before the writer got here
-            self._writes[key] = _PendingWrite(None if deleted and resource_version is None
-                                              else resource_version, self._clock.now())
+            self._writes[key] = _PendingWrite(
+                None if deleted and resource_version is None else resource_version, self._clock.now()
+            )
 
     # ----------------------------------------------------------- the reader's
     def pending(self, namespace: str | None, name: str | None) -> bool:
@@ -144,8 +148,9 @@ class WriteTracker:
             if not self._writes:
                 return
             pending = self._writes.get(key)
-            if pending is not None and (event_type == "DELETED" or (
-                    pending.resource_version is not None and pending.resource_version == rv)):
+            if pending is not None and (
+                event_type == "DELETED" or (pending.resource_version is not None and pending.resource_version == rv)
+            ):
                 del self._writes[key]
                 self._seen.notify_all()
 
@@ -156,8 +161,9 @@ class WriteTracker:
         with self._seen:
             for key, pending in list(self._writes.items()):
                 obj = by_key.get(key)
-                if ((started_at is not None and started_at > pending.at)
-                        or (obj is not None and obj.metadata.resource_version == pending.resource_version)):
+                if (started_at is not None and started_at > pending.at) or (
+                    obj is not None and obj.metadata.resource_version == pending.resource_version
+                ):
                     del self._writes[key]
             self._seen.notify_all()
 

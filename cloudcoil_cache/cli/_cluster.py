@@ -22,21 +22,43 @@ def seed_fake_cluster(server: FakeAPIServer, pods: int) -> None:
     """Realistic contents: ``pods`` pods, a Deployment and a ConfigMap per app, namespaces and nodes."""
     for namespace in FAKE_NAMESPACES:  # first: a server that checks namespaces exist needs them
         with contextlib.suppress(ResourceConflict):  # already there
-            server.create("namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace},
-                                         "status": {"phase": "Active"}})
+            server.create(
+                "namespaces",
+                {
+                    "apiVersion": "v1",
+                    "kind": "Namespace",
+                    "metadata": {"name": namespace},
+                    "status": {"phase": "Active"},
+                },
+            )
     seed_pods(server, pods, FAKE_NAMESPACES)
     for index in range(3):
-        server.create("nodes", {
-            "apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": f"node-{index:02d}",
-                         "labels": {"node-role.kubernetes.io/control-plane": ""} if index == 0 else {}},
-            "status": {"conditions": [{"type": "Ready", "status": "True"}],
-                       "nodeInfo": {"kubeletVersion": "v1.30.2", "kubeProxyVersion": "v1.30.2",
-                                    "machineID": f"{index:032x}", "systemUUID": f"{index:032x}",
-                                    "bootID": f"{index + 100:032x}", "kernelVersion": "6.1.0-18-amd64",
-                                    "osImage": "Debian GNU/Linux 12 (bookworm)",
-                                    "containerRuntimeVersion": "containerd://1.7.13", "operatingSystem": "linux",
-                                    "architecture": "amd64"}}})
+        server.create(
+            "nodes",
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": f"node-{index:02d}",
+                    "labels": {"node-role.kubernetes.io/control-plane": ""} if index == 0 else {},
+                },
+                "status": {
+                    "conditions": [{"type": "Ready", "status": "True"}],
+                    "nodeInfo": {
+                        "kubeletVersion": "v1.30.2",
+                        "kubeProxyVersion": "v1.30.2",
+                        "machineID": f"{index:032x}",
+                        "systemUUID": f"{index:032x}",
+                        "bootID": f"{index + 100:032x}",
+                        "kernelVersion": "6.1.0-18-amd64",
+                        "osImage": "Debian GNU/Linux 12 (bookworm)",
+                        "containerRuntimeVersion": "containerd://1.7.13",
+                        "operatingSystem": "linux",
+                        "architecture": "amd64",
+                    },
+                },
+            },
+        )
     for namespace in FAKE_NAMESPACES[::2]:
         for app in ("web", "api"):
             deployment = make_deployment(app, namespace, replicas=3)
@@ -63,8 +85,7 @@ class Connector:
 
     def config(self, cache: Cache | None = None) -> Config:
         """A Config for the target (discovery done now, so a missing kubeconfig fails here)."""
-        config = Config(kubeconfig=self.kubeconfig, context=self.context,
-                        cache=cache if cache is not None else False)
+        config = Config(kubeconfig=self.kubeconfig, context=self.context, cache=cache if cache is not None else False)
         self._made.append(config)
         config.initialize()
         return config

@@ -76,27 +76,39 @@ def _pod_wide(pod: Obj) -> Row:
 
 def _deployment(obj: Obj) -> Row:
     spec_replicas = _get(obj, "spec", "replicas", default=1)
-    return [f"{_get(obj, 'status', 'readyReplicas', default=0)}/{spec_replicas}",
-            str(_get(obj, "status", "updatedReplicas", default=0)),
-            str(_get(obj, "status", "availableReplicas", default=0))]
+    return [
+        f"{_get(obj, 'status', 'readyReplicas', default=0)}/{spec_replicas}",
+        str(_get(obj, "status", "updatedReplicas", default=0)),
+        str(_get(obj, "status", "availableReplicas", default=0)),
+    ]
 
 
 def _containers_wide(obj: Obj) -> Row:
     containers = _get(obj, "spec", "template", "spec", "containers", default=[])
     selector = _get(obj, "spec", "selector", "matchLabels", default={})
-    return [",".join(str(c.get("name")) for c in containers), ",".join(str(c.get("image")) for c in containers),
-            ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>"]
+    return [
+        ",".join(str(c.get("name")) for c in containers),
+        ",".join(str(c.get("image")) for c in containers),
+        ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>",
+    ]
 
 
 def _service(obj: Obj) -> Row:
     ports = _get(obj, "spec", "ports", default=[])
-    shown = ",".join(f"{p.get('port')}{':' + str(p['nodePort']) if p.get('nodePort') else ''}/"
-                     f"{p.get('protocol', 'TCP')}" for p in ports)
+    shown = ",".join(
+        f"{p.get('port')}{':' + str(p['nodePort']) if p.get('nodePort') else ''}/{p.get('protocol', 'TCP')}"
+        for p in ports
+    )
     external = _get(obj, "status", "loadBalancer", "ingress", default=[])
     ext = ",".join(str(i.get("ip") or i.get("hostname")) for i in external) or (
-        ",".join(_get(obj, "spec", "externalIPs", default=[])) or "<none>")
-    return [str(_get(obj, "spec", "type", default="ClusterIP")), str(_get(obj, "spec", "clusterIP", default="<none>")),
-            ext, shown or "<none>"]
+        ",".join(_get(obj, "spec", "externalIPs", default=[])) or "<none>"
+    )
+    return [
+        str(_get(obj, "spec", "type", default="ClusterIP")),
+        str(_get(obj, "spec", "clusterIP", default="<none>")),
+        ext,
+        shown or "<none>",
+    ]
 
 
 def _data_count(obj: Obj) -> str:
@@ -110,7 +122,7 @@ def _node(obj: Obj) -> Row:
     if _get(obj, "spec", "unschedulable"):
         status += ",SchedulingDisabled"
     prefix = "node-role.kubernetes.io/"
-    roles = sorted(k[len(prefix):] for k in _get(obj, "metadata", "labels", default={}) if k.startswith(prefix))
+    roles = sorted(k[len(prefix) :] for k in _get(obj, "metadata", "labels", default={}) if k.startswith(prefix))
     return [status, ",".join(roles) or "<none>", str(_get(obj, "status", "nodeInfo", "kubeletVersion", default=""))]
 
 
@@ -119,11 +131,13 @@ def _replicas(*fields: str) -> Callable[[Obj], Row]:
         out = []
         for field in fields:
             if field == "desired":
-                out.append(str(_get(obj, "spec", "replicas", default=_get(obj, "status", "desiredNumberScheduled",
-                                                                            default=0))))
+                out.append(
+                    str(_get(obj, "spec", "replicas", default=_get(obj, "status", "desiredNumberScheduled", default=0)))
+                )
             else:
                 out.append(str(_get(obj, "status", field, default=0)))
         return out
+
     return row
 
 
@@ -139,8 +153,13 @@ class Columns:
     """The columns of one kind: headers after NAME and the function computing them (AGE is added last,
     or where ``headers`` places it; the function returns every cell but AGE)."""
 
-    def __init__(self, headers: Sequence[str], row: Callable[[Obj], Row],
-                 wide_headers: Sequence[str] = (), wide_row: Callable[[Obj], Row] | None = None) -> None:
+    def __init__(
+        self,
+        headers: Sequence[str],
+        row: Callable[[Obj], Row],
+        wide_headers: Sequence[str] = (),
+        wide_row: Callable[[Obj], Row] | None = None,
+    ) -> None:
         self.headers = list(headers)
         self.row = row
         self.wide_headers = list(wide_headers)
@@ -164,15 +183,26 @@ class Columns:
 
 _COLUMNS: dict[str, Columns] = {
     "Pod": Columns(["READY", "STATUS", "RESTARTS"], _pod, ["IP", "NODE"], _pod_wide),
-    "Deployment": Columns(["READY", "UP-TO-DATE", "AVAILABLE"], _deployment,
-                          ["CONTAINERS", "IMAGES", "SELECTOR"], _containers_wide),
-    "ReplicaSet": Columns(["DESIRED", "CURRENT", "READY"], _replicas("desired", "replicas", "readyReplicas"),
-                          ["CONTAINERS", "IMAGES", "SELECTOR"], _containers_wide),
-    "StatefulSet": Columns(["READY"], _statefulset, ["CONTAINERS", "IMAGES"],
-                           lambda o: _containers_wide(o)[:2]),
-    "DaemonSet": Columns(["DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE"],
-                         _replicas("desiredNumberScheduled", "currentNumberScheduled", "numberReady",
-                                   "updatedNumberScheduled", "numberAvailable")),
+    "Deployment": Columns(
+        ["READY", "UP-TO-DATE", "AVAILABLE"], _deployment, ["CONTAINERS", "IMAGES", "SELECTOR"], _containers_wide
+    ),
+    "ReplicaSet": Columns(
+        ["DESIRED", "CURRENT", "READY"],
+        _replicas("desired", "replicas", "readyReplicas"),
+        ["CONTAINERS", "IMAGES", "SELECTOR"],
+        _containers_wide,
+    ),
+    "StatefulSet": Columns(["READY"], _statefulset, ["CONTAINERS", "IMAGES"], lambda o: _containers_wide(o)[:2]),
+    "DaemonSet": Columns(
+        ["DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE"],
+        _replicas(
+            "desiredNumberScheduled",
+            "currentNumberScheduled",
+            "numberReady",
+            "updatedNumberScheduled",
+            "numberAvailable",
+        ),
+    ),
     "Job": Columns(["COMPLETIONS"], _job),
     "Service": Columns(["TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)"], _service),
     "ConfigMap": Columns(["DATA"], lambda o: [_data_count(o)]),

@@ -22,8 +22,7 @@ class Deadline:
     watchdog; leaving the block (or ``finish()``) stops and joins it.
     """
 
-    def __init__(self, seconds: float, flag: str = "--timeout",
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, seconds: float, flag: str = "--timeout", clock: Callable[[], float] = time.monotonic) -> None:
         self.seconds = seconds
         self.flag = flag
         self._clock = clock
@@ -60,8 +59,11 @@ class Deadline:
 
     def error(self, what: str) -> CliError:
         """The one-line error for a wait (``what``) that the deadline ended."""
-        return CliError(f"the API server did not answer within {self.flag} {self.seconds:g} s ({what}); check "
-                        f"that the cluster is healthy, or retry with a larger {self.flag}", 1)
+        return CliError(
+            f"the API server did not answer within {self.flag} {self.seconds:g} s ({what}); check "
+            f"that the cluster is healthy, or retry with a larger {self.flag}",
+            1,
+        )
 
     def left_for(self, what: str) -> float:
         """The seconds left for ``what``; a CliError when none are."""

@@ -64,8 +64,9 @@ class DemoState:
                 self._times.popleft()
             return len(self._times) / _WINDOW
 
-    def snapshot_events(self, n: int) -> tuple[dict[str, int], list[tuple[float, str, str, str]],
-                                               list[tuple[float, str, str, str]], int]:
+    def snapshot_events(
+        self, n: int
+    ) -> tuple[dict[str, int], list[tuple[float, str, str, str]], list[tuple[float, str, str, str]], int]:
         with self._lock:
             return dict(self.counts), list(self.recent)[-n:], list(self.notes), self.faults
 
@@ -120,8 +121,9 @@ class Churn(threading.Thread):
             self._created += 1
             namespace = FAKE_NAMESPACES[self._created % len(FAKE_NAMESPACES)]
             name = f"demo-{self._created:05d}"
-            self._server.create("pods", make_pod(name, namespace, index=50_000 + self._created,
-                                                 phase="Pending"), namespace)
+            self._server.create(
+                "pods", make_pod(name, namespace, index=50_000 + self._created, phase="Pending"), namespace
+            )
             self._alive.append((namespace, name))
             self.population = len(self._alive)
         elif roll < 0.7:
@@ -130,8 +132,9 @@ class Churn(threading.Thread):
                 phase = self._random.choice(("Running", "Pending", "Succeeded", "Failed"))
                 self._server.patch("pods", name, {"status": {"phase": phase}}, namespace, subresource="status")
             else:
-                self._server.patch("pods", name, {"metadata": {"labels": {"demo/revision": str(self._created)}}},
-                                   namespace)
+                self._server.patch(
+                    "pods", name, {"metadata": {"labels": {"demo/revision": str(self._created)}}}, namespace
+                )
         else:
             index = self._random.randrange(len(self._alive))
             namespace, name = self._alive[index]
@@ -144,8 +147,9 @@ class Churn(threading.Thread):
 class Faults(threading.Thread):
     """Every ``every`` seconds: drop the watch, force a 410 relist, or fail rewatches with 503s; reports recovery."""
 
-    def __init__(self, server: FakeAPIServer, config: Config, state: DemoState, every: float,
-                 stop: threading.Event) -> None:
+    def __init__(
+        self, server: FakeAPIServer, config: Config, state: DemoState, every: float, stop: threading.Event
+    ) -> None:
         super().__init__(name="cloudcoil-demo-faults", daemon=True)
         self._server = server
         self._config = config
@@ -163,10 +167,11 @@ class Faults(threading.Thread):
             return
         faults: list[tuple[str, Callable[[], None]]] = [
             ("watch connection dropped", self._drop),
-            ("watch stalled, history compacted, watch dropped: the rewatch gets 410 Gone, the informer relists",
-             self._gone),
-            ("watch dropped and the next 3 watch requests answered 503: retries with backoff",
-             self._unavailable),
+            (
+                "watch stalled, history compacted, watch dropped: the rewatch gets 410 Gone, the informer relists",
+                self._gone,
+            ),
+            ("watch dropped and the next 3 watch requests answered 503: retries with backoff", self._unavailable),
         ]
         index = 0
         while not self._stop_event.wait(min(self._every, threading.TIMEOUT_MAX)):  # --fault-every
@@ -206,12 +211,16 @@ class Faults(threading.Thread):
             rewatched = self._watch_requests() > watches_before and self._server.active_watches >= 1
             if rewatched and informer_state(info) == "current" and info.synced:
                 relisted = info.relist_count - relists_before
-                self._state.note("RECOVERED", f"watching again after {(time.monotonic() - started) * 1000:.0f} ms"
-                                 + (f" ({relisted} relist)" if relisted else " (no relist needed)"))
+                self._state.note(
+                    "RECOVERED",
+                    f"watching again after {(time.monotonic() - started) * 1000:.0f} ms"
+                    + (f" ({relisted} relist)" if relisted else " (no relist needed)"),
+                )
                 return
             if time.monotonic() - started > max(self._every, 5.0):
-                self._state.note("WAITING", "the informer has not recovered yet; reads stay served while "
-                                 "within max_staleness")
+                self._state.note(
+                    "WAITING", "the informer has not recovered yet; reads stay served while within max_staleness"
+                )
                 return
 
 
@@ -254,8 +263,11 @@ def run_demo(args: Any, out: TextIO | None = None) -> int:
     check_seconds("--fault-every", args.fault_every, zero=True)
     live = interactive(out) and not args.plain
     if live and not rich_available():
-        print("note: install the 'cli' extra (pip install 'cloudcoil_cache[cli]') for the live view; "
-              "plain output follows", file=sys.stderr)
+        print(
+            "note: install the 'cli' extra (pip install 'cloudcoil_cache[cli]') for the live view; "
+            "plain output follows",
+            file=sys.stderr,
+        )
         live = False
     from cloudcoil_cache.cli._live import LiveView, PlainView
 
@@ -273,7 +285,7 @@ def run_demo(args: Any, out: TextIO | None = None) -> int:
         informer.on_add(lambda pod: state.event("added", pod))
         informer.on_update(lambda old, new: state.event("modified", new, _update_detail(old, new)))
         informer.on_delete(lambda pod: state.event("deleted", pod))
-        view = (LiveView(out, server.url, args) if live else PlainView(out, server.url, args))
+        view = LiveView(out, server.url, args) if live else PlainView(out, server.url, args)
         churn = Churn(server, sorted(seeded), args.rate, stop)
         faults = Faults(server, config, state, args.fault_every, stop)
         reads = _Reads()
@@ -293,16 +305,27 @@ def run_demo(args: Any, out: TextIO | None = None) -> int:
                         faults.start()
                     if synced:
                         reads.measure()
-                    snap = _snapshot(elapsed, args.duration, synced, lists, lists_at_sync, load_seconds,
-                                     churn.population, config, state, reads, len(seeded), total_bytes,
-                                     view.event_lines)
+                    snap = _snapshot(
+                        elapsed,
+                        args.duration,
+                        synced,
+                        lists,
+                        lists_at_sync,
+                        load_seconds,
+                        churn.population,
+                        config,
+                        state,
+                        reads,
+                        len(seeded),
+                        total_bytes,
+                        view.event_lines,
+                    )
                     view.frame(snap)
                     if finished.is_set() or (args.duration and elapsed >= args.duration):
                         break
                     finished.wait(_FRAME)
                 _stop_threads(stop, [t for t in (churn, faults) if t.ident is not None])
-                agreed = _wait_until(10, lambda: _names(server) == {f"{p.namespace}/{p.name}" for p in
-                                                                     informer.list()})
+                agreed = _wait_until(10, lambda: _names(server) == {f"{p.namespace}/{p.name}" for p in informer.list()})
                 final = (len(informer.list()), str(config.cache.status().informers[0].resource_version))
             view.finish(agreed, final[0], final[1], dict(state.counts), churn.error)
         finally:
@@ -323,9 +346,21 @@ def _names(server: FakeAPIServer) -> set[str]:
     return {f"{p['metadata']['namespace']}/{p['metadata']['name']}" for p in server.list("pods")}
 
 
-def _snapshot(elapsed: float, duration: float, synced: bool, lists: int, lists_at_sync: int,
-              load_seconds: float | None, population: int, config: Config, state: DemoState,
-              reads: _Reads, total: int, total_bytes: int, event_lines: int) -> Snapshot:
+def _snapshot(
+    elapsed: float,
+    duration: float,
+    synced: bool,
+    lists: int,
+    lists_at_sync: int,
+    load_seconds: float | None,
+    population: int,
+    config: Config,
+    state: DemoState,
+    reads: _Reads,
+    total: int,
+    total_bytes: int,
+    event_lines: int,
+) -> Snapshot:
     assert config.cache is not None
     infos = config.cache.status().informers
     info = infos[0] if infos else None
@@ -333,15 +368,28 @@ def _snapshot(elapsed: float, duration: float, synced: bool, lists: int, lists_a
     loaded = total if synced else min(total, max(0, lists - 1) * page)
     counts, recent, notes, faults = state.snapshot_events(event_lines)
     return Snapshot(
-        elapsed=elapsed, remaining=max(0.0, duration - elapsed) if duration else None, loading=not synced,
-        loaded_objects=loaded, total_objects=total,
-        loaded_bytes=total_bytes * loaded / total if total else 0.0, total_bytes=total_bytes,
-        load_seconds=load_seconds, server_objects=population,
+        elapsed=elapsed,
+        remaining=max(0.0, duration - elapsed) if duration else None,
+        loading=not synced,
+        loaded_objects=loaded,
+        total_objects=total,
+        loaded_bytes=total_bytes * loaded / total if total else 0.0,
+        total_bytes=total_bytes,
+        load_seconds=load_seconds,
+        server_objects=population,
         cache_objects=info.object_count if info else 0,
         resource_version=str(info.resource_version or "-") if info else "-",
         state=informer_state(info) if info else "starting",
         seconds_since_current=getattr(info, "seconds_since_current", None),
-        events_per_second=state.rate(), backlog=sum(info.handler_backlogs.values()) if info else 0,
-        relists=info.relist_count if info else 0, last_error=info.last_error if info else None,
-        counts=counts, read_micros=reads.micros, read_count=reads.count,
-        lists_since_sync=max(0, lists - lists_at_sync) if synced else 0, faults=faults, recent=recent, notes=notes)
+        events_per_second=state.rate(),
+        backlog=sum(info.handler_backlogs.values()) if info else 0,
+        relists=info.relist_count if info else 0,
+        last_error=info.last_error if info else None,
+        counts=counts,
+        read_micros=reads.micros,
+        read_count=reads.count,
+        lists_since_sync=max(0, lists - lists_at_sync) if synced else 0,
+        faults=faults,
+        recent=recent,
+        notes=notes,
+    )

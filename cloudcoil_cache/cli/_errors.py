@@ -39,8 +39,10 @@ def _config_text(exc: ConfigError) -> str:
 
 
 def _connect_text(exc: ConnectError) -> str:
-    return (f"cannot reach the API server ({exc}); check that the cluster is running and that "
-            f"the kubeconfig points at it, or {_CLUSTER_HINT.split(', or ')[-1]}")
+    return (
+        f"cannot reach the API server ({exc}); check that the cluster is running and that "
+        f"the kubeconfig points at it, or {_CLUSTER_HINT.split(', or ')[-1]}"
+    )
 
 
 # The first row whose class ``exc`` is an instance of explains it: (class, message for it, exit status).
@@ -48,18 +50,35 @@ def _connect_text(exc: ConnectError) -> str:
 _EXPLANATIONS: tuple[tuple[type[BaseException], Callable[[Any], str], int], ...] = (
     (ConfigError, _config_text, 1),
     (ConnectError, _connect_text, 1),
-    (ReadTimeout, lambda exc: (f"the API server did not answer in time ({exc}); check the cluster's health and "
-                               "retry"), 1),
+    (
+        ReadTimeout,
+        lambda exc: f"the API server did not answer in time ({exc}); check the cluster's health and retry",
+        1,
+    ),
     (TransportError, lambda exc: f"the connection to the API server failed ({exc}); retry, or check the network", 1),
-    (Unauthorized, lambda exc: (f"the API server rejected the credentials ({_api_text(exc)}); log in again or "
-                                "pick another --context"), 1),
-    (Forbidden, lambda exc: (f"forbidden: {_api_text(exc)}; ask for list and watch permission on this resource, "
-                             "or pick a namespace you may read (-n)"), 1),
+    (
+        Unauthorized,
+        lambda exc: (
+            f"the API server rejected the credentials ({_api_text(exc)}); log in again or pick another --context"
+        ),
+        1,
+    ),
+    (
+        Forbidden,
+        lambda exc: (
+            f"forbidden: {_api_text(exc)}; ask for list and watch permission on this resource, "
+            "or pick a namespace you may read (-n)"
+        ),
+        1,
+    ),
     (BadRequest, lambda exc: f"the API server refused the request: {_api_text(exc)}; check the selectors", 1),
     (ResourceNotFound, lambda exc: f"not found: {_api_text(exc)}", 1),
     (APIError, lambda exc: f"the API server answered {exc}; retry, or check the cluster's health", 1),
-    (CacheSyncTimeout, lambda exc: (f"{exc}; the cluster may be slow or the kind very large: retry with a larger "
-                                    "--timeout"), 1),
+    (
+        CacheSyncTimeout,
+        lambda exc: f"{exc}; the cluster may be slow or the kind very large: retry with a larger --timeout",
+        1,
+    ),
     (CacheUnavailableError, str, 1),
     (CloudcoilError, str, 1),
     (ValueError, str, 2),  # bad selectors and options are ValueErrors naming the input

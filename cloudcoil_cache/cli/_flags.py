@@ -10,8 +10,18 @@ from cloudcoil_cache._listwatch import parse_field_selector, parse_label_selecto
 from cloudcoil_cache.cli._errors import CliError
 from cloudcoil_cache.errors import InvalidSelector
 
-__all__ = ["MAX_FAKE_PODS", "MAX_RATE", "MAX_SECONDS", "adopt_positionals", "check_cluster_flags", "check_count",
-           "check_get_flags", "check_namespace", "check_rate", "check_seconds"]
+__all__ = [
+    "MAX_FAKE_PODS",
+    "MAX_RATE",
+    "MAX_SECONDS",
+    "adopt_positionals",
+    "check_cluster_flags",
+    "check_count",
+    "check_get_flags",
+    "check_namespace",
+    "check_rate",
+    "check_seconds",
+]
 
 # The longest wait a flag may ask for (about 11.6 days): far below threading.TIMEOUT_MAX, the most a
 # thread can wait at once (a larger value overflows in Event.wait), and longer than any use of a timeout.
@@ -65,8 +75,11 @@ def check_namespace(namespace: str | None, flag: bool) -> None:
     if namespace is None or _DNS1123_LABEL.fullmatch(namespace):
         return
     where = "-n/--namespace" if flag else "the kubeconfig context's namespace"
-    raise CliError(f"{where}: {namespace!r} is not a valid namespace name (at most 63 lowercase letters, "
-                   "digits and '-', starting and ending with a letter or digit)", 2 if flag else 1)
+    raise CliError(
+        f"{where}: {namespace!r} is not a valid namespace name (at most 63 lowercase letters, "
+        "digits and '-', starting and ending with a letter or digit)",
+        2 if flag else 1,
+    )
 
 
 def check_cluster_flags(args: Any) -> None:
@@ -84,8 +97,10 @@ def check_get_flags(args: Any) -> None:
         raise CliError("NAME must not be empty; leave it out to list every object", 2)
     if args.all_namespaces and args.name:
         raise CliError("a resource cannot be retrieved by name across all namespaces; drop -A or give -n", 2)
-    for flag, text, parse in (("-l/--selector", args.selector, parse_label_selector),
-                              ("--field-selector", args.field_selector, parse_field_selector)):
+    for flag, text, parse in (
+        ("-l/--selector", args.selector, parse_label_selector),
+        ("--field-selector", args.field_selector, parse_field_selector),
+    ):
         if text is None:
             continue
         try:

@@ -43,8 +43,9 @@ def _scope_text(namespace: str | None, kind: ResolvedKind) -> str:
 class _Printer:
     """Writes the chosen output format; safe to call from the handler thread and the main thread."""
 
-    def __init__(self, kind: ResolvedKind, output: str | None, all_namespaces: bool, out: TextIO,
-                 watch_events: bool) -> None:
+    def __init__(
+        self, kind: ResolvedKind, output: str | None, all_namespaces: bool, out: TextIO, watch_events: bool
+    ) -> None:
         self.kind = kind
         self.output = output
         self.out = out
@@ -73,10 +74,12 @@ class _Printer:
     def listing(self, objs: Sequence[dict[str, Any]], single: bool) -> None:
         """Print ``objs`` once: a table, names, or one JSON/YAML document (a List unless ``single``)."""
         if self.output in ("json", "yaml"):
-            doc: Any = objs[0] if single else {"apiVersion": "v1", "kind": "List", "items": list(objs),
-                                                "metadata": {"resourceVersion": ""}}
-            self._write(json.dumps(doc, indent=4) + "\n" if self.output == "json"
-                        else yaml.safe_dump(doc))
+            doc: Any = (
+                objs[0]
+                if single
+                else {"apiVersion": "v1", "kind": "List", "items": list(objs), "metadata": {"resourceVersion": ""}}
+            )
+            self._write(json.dumps(doc, indent=4) + "\n" if self.output == "json" else yaml.safe_dump(doc))
             return
         if self.output == "name":
             self._write("".join(f"{self._type_name()}/{o['metadata']['name']}\n" for o in objs))
@@ -120,10 +123,15 @@ def run_get(args: Any, out: TextIO | None = None) -> int:
                 namespace = args.namespace or live.namespace
                 check_namespace(namespace, flag=bool(args.namespace))
             _probe(deadline, live.transport, kind, namespace, args)
-            cache = Cache(resources=[kind.cls], namespaces=[namespace] if namespace else None,
-                          label_selector=args.selector, field_selector=args.field_selector, mode="strict",
-                          sync_timeout=deadline.left_for(f"the cache's initial list of {kind.qualified}"),
-                          resync_period=None)
+            cache = Cache(
+                resources=[kind.cls],
+                namespaces=[namespace] if namespace else None,
+                label_selector=args.selector,
+                field_selector=args.field_selector,
+                mode="strict",
+                sync_timeout=deadline.left_for(f"the cache's initial list of {kind.qualified}"),
+                resync_period=None,
+            )
             config = connector.config(cache)
             assert config.cache is not None
             informer = config.cache.get_informer(kind.cls, sync=True)
@@ -131,9 +139,12 @@ def run_get(args: Any, out: TextIO | None = None) -> int:
             try:
                 scope.enter_context(config)  # waits for the sync
             except CacheSyncTimeout as exc:
-                raise CliError(f"the cache's initial list of {kind.qualified} did not complete within --timeout "
-                               f"{args.timeout:g} s; the cluster may be slow or the kind very large: retry with "
-                               "a larger --timeout", 1) from exc
+                raise CliError(
+                    f"the cache's initial list of {kind.qualified} did not complete within --timeout "
+                    f"{args.timeout:g} s; the cluster may be slow or the kind very large: retry with "
+                    "a larger --timeout",
+                    1,
+                ) from exc
         printer = _Printer(kind, args.output, args.all_namespaces, out, args.output_watch_events)
         if args.name:
             found = informer.get(args.name, namespace)
@@ -141,8 +152,10 @@ def run_get(args: Any, out: TextIO | None = None) -> int:
                 raise CliError(f'{kind.qualified} "{args.name}" not found{_scope_text(namespace, kind)}', 1)
             objs = [_wire(found)]
         else:
-            objs = sorted((_wire(o) for o in informer.list()),
-                          key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
+            objs = sorted(
+                (_wire(o) for o in informer.list()),
+                key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]),
+            )
         if objs or args.watch:
             printer.listing(objs, single=bool(args.name))
         else:
@@ -162,23 +175,34 @@ def _probe(deadline: Deadline, transport: Any, kind: ResolvedKind, namespace: st
     if args.field_selector:
         params["fieldSelector"] = args.field_selector
     try:
-        deadline.request(transport, "GET", list_path(kind, namespace), params=params,
-                         headers={"Accept": "application/json"})
+        deadline.request(
+            transport, "GET", list_path(kind, namespace), params=params, headers={"Accept": "application/json"}
+        )
     except BadRequest as exc:
         if not (args.selector or args.field_selector):
             raise
-        given = ", ".join(f"{flag} {text!r}" for flag, text in (("-l/--selector", args.selector),
-                                                               ("--field-selector", args.field_selector)) if text)
-        raise CliError(f"the API server refused the selector ({given}) for {kind.qualified}: "
-                       f"{exc.message or exc}", 1) from exc
+        given = ", ".join(
+            f"{flag} {text!r}"
+            for flag, text in (("-l/--selector", args.selector), ("--field-selector", args.field_selector))
+            if text
+        )
+        raise CliError(
+            f"the API server refused the selector ({given}) for {kind.qualified}: {exc.message or exc}", 1
+        ) from exc
 
 
 #: How often ``-w`` looks at the informer's state (to say when the watch is lost and when it recovers).
 STATE_POLL_SECONDS = 0.2
 
 
-def _follow(informer: Any, printer: _Printer, shown: list[dict[str, Any]], name: str | None, what: str,
-            err: TextIO | None = None) -> None:
+def _follow(
+    informer: Any,
+    printer: _Printer,
+    shown: list[dict[str, Any]],
+    name: str | None,
+    what: str,
+    err: TextIO | None = None,
+) -> None:
     """Print each change the informer sees until Ctrl-C or SIGTERM, and on stderr a line each time the
     informer stops being current (the API server went away, a 403, ...) and when it is current again."""
     # A handler registered now first receives an add for every cached object: skip those already shown.
@@ -195,11 +219,13 @@ def _follow(informer: Any, printer: _Printer, shown: list[dict[str, Any]], name:
                 printed.discard((meta.get("uid"), meta.get("resourceVersion")))
                 return
             printer.event(event, obj)
+
         return handle
 
     # in one step: a delete arriving between separate registrations would never be printed
-    handles = informer.add_event_handler(on_add=handler("ADDED"), on_update=handler("MODIFIED"),
-                                         on_delete=handler("DELETED"))
+    handles = informer.add_event_handler(
+        on_add=handler("ADDED"), on_update=handler("MODIFIED"), on_delete=handler("DELETED")
+    )
     health = WatchHealth(what, err or sys.stderr)
     try:
         with stop_on_signals(stop):
@@ -226,8 +252,7 @@ class WatchHealth:
             return None
         self._state = state
         if state == "current":
-            line = f"watch: {self._what}: current again (resource version {status.resource_version}); " \
-                   "changes follow"
+            line = f"watch: {self._what}: current again (resource version {status.resource_version}); changes follow"
         else:
             error = " ".join(str(status.last_error or "no error reported").split())  # one line
             line = f"watch: {self._what}: {state}, the listing may be out of date ({error}); retrying"

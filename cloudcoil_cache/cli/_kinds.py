@@ -65,7 +65,9 @@ def resolve_kind(transport: Any, name: str) -> ResolvedKind:
                 return _resolved(entry, group_version, name)
     raise CliError(
         f'the server has no resource type "{name}"; use a kubectl name such as pods (po), '
-        "deployments (deploy), services (svc), configmaps (cm), nodes (no), or a custom resource's plural", 1)
+        "deployments (deploy), services (svc), configmaps (cm), nodes (no), or a custom resource's plural",
+        1,
+    )
 
 
 def _resolved(entry: dict[str, Any], group_version: str, asked: str) -> ResolvedKind:
@@ -76,7 +78,9 @@ def _resolved(entry: dict[str, Any], group_version: str, asked: str) -> Resolved
     namespaced = bool(entry.get("namespaced", True))
     cls = resource_class_for(group_version, kind)
     if cls is None:
-        cls = GenericResource.define(api_version=group_version, kind=kind, plural=str(entry["name"]),
-                                     namespaced=namespaced)
-    return ResolvedKind(cls=cls, kind=kind, plural=str(entry["name"]), group_version=group_version,
-                        namespaced=namespaced)
+        cls = GenericResource.define(
+            api_version=group_version, kind=kind, plural=str(entry["name"]), namespaced=namespaced
+        )
+    return ResolvedKind(
+        cls=cls, kind=kind, plural=str(entry["name"]), group_version=group_version, namespaced=namespaced
+    )

@@ -10,10 +10,22 @@ from cloudcoil_cache.cli._snapshot import Snapshot
 __all__ = ["LiveView", "PlainView"]
 
 _MB = 1_000_000
-_STATE_STYLE = {"current": "bold green", "degraded": "bold yellow", "stale": "bold red", "failing": "bold red",
-                "syncing": "cyan", "starting": "cyan"}
-_EVENT_STYLE = {"ADDED": "green", "MODIFIED": "cyan", "DELETED": "magenta", "FAULT": "bold red",
-                "RECOVERED": "bold green", "WAITING": "yellow"}
+_STATE_STYLE = {
+    "current": "bold green",
+    "degraded": "bold yellow",
+    "stale": "bold red",
+    "failing": "bold red",
+    "syncing": "cyan",
+    "starting": "cyan",
+}
+_EVENT_STYLE = {
+    "ADDED": "green",
+    "MODIFIED": "cyan",
+    "DELETED": "magenta",
+    "FAULT": "bold red",
+    "RECOVERED": "bold green",
+    "WAITING": "yellow",
+}
 
 
 def _since(snap: Snapshot) -> str:
@@ -38,8 +50,10 @@ class PlainView:
         self._announced_sync = False
 
     def __enter__(self) -> PlainView:
-        self._print(f"cloudcoil_cache demo: fake API server at {self._url} with {self._args.pods} pods; "
-                    f"churn {self._args.rate:g} changes/s; a fault every {self._args.fault_every:g} s")
+        self._print(
+            f"cloudcoil_cache demo: fake API server at {self._url} with {self._args.pods} pods; "
+            f"churn {self._args.rate:g} changes/s; a fault every {self._args.fault_every:g} s"
+        )
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -54,13 +68,17 @@ class PlainView:
         if snap.loading:
             if now - self._last_line >= 0.5:
                 self._last_line = now
-                self._print(f"loading: {snap.loaded_objects}/{snap.total_objects} pods "
-                            f"({snap.loaded_bytes / _MB:.1f}/{snap.total_bytes / _MB:.1f} MB) listed")
+                self._print(
+                    f"loading: {snap.loaded_objects}/{snap.total_objects} pods "
+                    f"({snap.loaded_bytes / _MB:.1f}/{snap.total_bytes / _MB:.1f} MB) listed"
+                )
             return
         if not self._announced_sync:
             self._announced_sync = True
-            self._print(f"synced: {snap.cache_objects} pods ({snap.total_bytes / _MB:.1f} MB) listed in "
-                        f"{(snap.load_seconds or 0) * 1000:.0f} ms; handlers receive them as on_add")
+            self._print(
+                f"synced: {snap.cache_objects} pods ({snap.total_bytes / _MB:.1f} MB) listed in "
+                f"{(snap.load_seconds or 0) * 1000:.0f} ms; handlers receive them as on_add"
+            )
         for at, kind, _key, text in snap.notes:
             if at > self._last_event:
                 self._last_event = at
@@ -72,14 +90,18 @@ class PlainView:
                 f"server={snap.server_objects} rv={snap.resource_version} events/s={snap.events_per_second:.0f} "
                 f"backlog={snap.backlog} relists={snap.relists} added={snap.counts['added']} "
                 f"modified={snap.counts['modified']} deleted={snap.counts['deleted']} "
-                f"Pod.list(team-a)={snap.read_count} pods in {snap.read_micros:.0f} µs")
+                f"Pod.list(team-a)={snap.read_count} pods in {snap.read_micros:.0f} µs"
+            )
 
-    def finish(self, agreed: bool, count: int, rv: str, counts: dict[str, int],
-               churn_error: BaseException | None) -> None:
+    def finish(
+        self, agreed: bool, count: int, rv: str, counts: dict[str, int], churn_error: BaseException | None
+    ) -> None:
         if churn_error is not None:
             self._print(f"churn stopped early: {churn_error}")
-        self._print(f"handlers received {counts['initial']} initial objects, {counts['added']} adds, "
-                    f"{counts['modified']} updates and {counts['deleted']} deletes")
+        self._print(
+            f"handlers received {counts['initial']} initial objects, {counts['added']} adds, "
+            f"{counts['modified']} updates and {counts['deleted']} deletes"
+        )
         if agreed:
             self._print(f"verified: the cache holds exactly the server's {count} pods (resource version {rv})")
         else:
@@ -118,8 +140,9 @@ class LiveView:
         from rich.table import Table
         from rich.text import Text
 
-        title = (f"[bold]cloudcoil_cache demo[/] · fake API server {self._url} · churn "
-                 f"{self._args.rate:g}/s · {_ends(snap)}")
+        title = (
+            f"[bold]cloudcoil_cache demo[/] · fake API server {self._url} · churn {self._args.rate:g}/s · {_ends(snap)}"
+        )
         parts: list[Any] = []
         load = Table.grid(padding=(0, 1))
         load.add_column(width=16)
@@ -127,15 +150,19 @@ class LiveView:
         load.add_column()
         if snap.loading:
             label = Text("initial LIST", style="bold cyan")
-            load.add_row(label, ProgressBar(total=max(1, snap.total_objects), completed=snap.loaded_objects,
-                                            width=40),
-                         f"{snap.loaded_objects}/{snap.total_objects} pods · "
-                         f"{snap.loaded_bytes / _MB:.1f}/{snap.total_bytes / _MB:.1f} MB")
+            load.add_row(
+                label,
+                ProgressBar(total=max(1, snap.total_objects), completed=snap.loaded_objects, width=40),
+                f"{snap.loaded_objects}/{snap.total_objects} pods · "
+                f"{snap.loaded_bytes / _MB:.1f}/{snap.total_bytes / _MB:.1f} MB",
+            )
         else:
-            load.add_row(Text("initial LIST", style="bold green"),
-                         ProgressBar(total=1, completed=1, width=40),
-                         f"{snap.total_objects} pods · {snap.total_bytes / _MB:.1f} MB in "
-                         f"{(snap.load_seconds or 0) * 1000:.0f} ms")
+            load.add_row(
+                Text("initial LIST", style="bold green"),
+                ProgressBar(total=1, completed=1, width=40),
+                f"{snap.total_objects} pods · {snap.total_bytes / _MB:.1f} MB in "
+                f"{(snap.load_seconds or 0) * 1000:.0f} ms",
+            )
         parts.append(load)
 
         status = Table.grid(padding=(0, 2))
@@ -147,12 +174,19 @@ class LiveView:
         status.add_row("events/s", f"{snap.events_per_second:.0f}", "handler backlog", str(snap.backlog))
         status.add_row("relists", str(snap.relists), "since current", _since(snap))
         status.add_row("faults injected", str(snap.faults), "API LISTs since sync", str(snap.lists_since_sync))
-        status.add_row("adds / updates / deletes",
-                       f"{snap.counts['added']} / {snap.counts['modified']} / {snap.counts['deleted']}",
-                       "initial objects", str(snap.counts["initial"]))
+        status.add_row(
+            "adds / updates / deletes",
+            f"{snap.counts['added']} / {snap.counts['modified']} / {snap.counts['deleted']}",
+            "initial objects",
+            str(snap.counts["initial"]),
+        )
         if snap.read_count:
-            status.add_row("cached read", f"Pod.list(namespace='team-a') → {snap.read_count} pods in "
-                                          f"{snap.read_micros:.0f} µs (from memory)", "", "")
+            status.add_row(
+                "cached read",
+                f"Pod.list(namespace='team-a') → {snap.read_count} pods in {snap.read_micros:.0f} µs (from memory)",
+                "",
+                "",
+            )
         if snap.last_error:
             status.add_row("last error", Text(snap.last_error, style="yellow"), "", "")
         parts.append(Panel(status, title="Pod informer", title_align="left"))
@@ -163,10 +197,14 @@ class LiveView:
             notes.add_column(width=9)
             notes.add_column()
             for at, kind, _key, text in snap.notes[-4:]:
-                notes.add_row(f"{at - (time.monotonic() - snap.elapsed):6.1f}s",
-                              Text(kind, style=_EVENT_STYLE.get(kind, "")), text)
-            parts.append(Panel(notes, title="faults injected into the fake API server, and recovery",
-                               title_align="left"))
+                notes.add_row(
+                    f"{at - (time.monotonic() - snap.elapsed):6.1f}s",
+                    Text(kind, style=_EVENT_STYLE.get(kind, "")),
+                    text,
+                )
+            parts.append(
+                Panel(notes, title="faults injected into the fake API server, and recovery", title_align="left")
+            )
 
         events = Table(box=None, show_header=True, header_style="bold", padding=(0, 1))
         events.add_column("t", width=7, justify="right")
@@ -174,7 +212,7 @@ class LiveView:
         events.add_column("pod", width=34, overflow="ellipsis", no_wrap=True)
         events.add_column("detail", overflow="ellipsis", no_wrap=True)
         start = time.monotonic() - snap.elapsed
-        rows = snap.recent[-self.event_lines:]
+        rows = snap.recent[-self.event_lines :]
         for at, kind, key, detail in rows:
             events.add_row(f"{at - start:6.1f}s", Text(kind, style=_EVENT_STYLE.get(kind, "")), key, detail)
         for _ in range(self.event_lines - len(rows)):
@@ -182,15 +220,19 @@ class LiveView:
         parts.append(Panel(events, title="events seen by the handlers", title_align="left"))
         return Panel(Group(*parts), title=title, title_align="left")
 
-    def finish(self, agreed: bool, count: int, rv: str, counts: dict[str, int],
-               churn_error: BaseException | None) -> None:
+    def finish(
+        self, agreed: bool, count: int, rv: str, counts: dict[str, int], churn_error: BaseException | None
+    ) -> None:
         console = self._console
         if churn_error is not None:
             console.print(f"[yellow]churn stopped early: {churn_error}[/]")
-        console.print(f"handlers received {counts['initial']} initial objects, {counts['added']} adds, "
-                      f"{counts['modified']} updates and {counts['deleted']} deletes")
+        console.print(
+            f"handlers received {counts['initial']} initial objects, {counts['added']} adds, "
+            f"{counts['modified']} updates and {counts['deleted']} deletes"
+        )
         if agreed:
-            console.print(f"[green]verified:[/] the cache holds exactly the server's {count} pods "
-                          f"(resource version {rv})")
+            console.print(
+                f"[green]verified:[/] the cache holds exactly the server's {count} pods (resource version {rv})"
+            )
         else:
             console.print(f"[red]MISMATCH:[/] the cache ({count} pods) did not converge to the server within 10 s")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from typing import Any, Sequence, TextIO
 
-from cloudcoil_cache.errors import CloudcoilError
 from cloudcoil_cache.caching import Cache, CacheStatus
 from cloudcoil_cache.cli._cluster import connect
 from cloudcoil_cache.cli._columns import format_table
@@ -13,11 +12,22 @@ from cloudcoil_cache.cli._console import rich_console
 from cloudcoil_cache.cli._deadline import BoundedTransport, Deadline
 from cloudcoil_cache.cli._flags import check_cluster_flags
 from cloudcoil_cache.cli._kinds import resolve_kind
+from cloudcoil_cache.errors import CloudcoilError
 
 __all__ = ["informer_state", "run_status", "status_rows"]
 
-HEADER = ["KIND", "NAMESPACE", "SELECTOR", "SYNCED", "STATE", "OBJECTS", "RESOURCE-VERSION", "RELISTS",
-          "BACKLOG", "LAST-ERROR"]
+HEADER = [
+    "KIND",
+    "NAMESPACE",
+    "SELECTOR",
+    "SYNCED",
+    "STATE",
+    "OBJECTS",
+    "RESOURCE-VERSION",
+    "RELISTS",
+    "BACKLOG",
+    "LAST-ERROR",
+]
 
 
 def informer_state(info: Any) -> str:
@@ -36,15 +46,28 @@ def status_rows(status: CacheStatus) -> list[list[str]]:
     for info in status.informers:
         selector = ",".join(s for s in (info.label_selector, info.field_selector) if s) or "-"
         backlog = sum(info.handler_backlogs.values()) if info.handler_backlogs else 0
-        rows.append([info.kind, info.namespace or "*", selector, "yes" if info.synced else "no",
-                     informer_state(info), str(info.object_count), str(info.resource_version or "-"),
-                     str(info.relist_count), str(backlog), info.last_error or "-"])
+        rows.append(
+            [
+                info.kind,
+                info.namespace or "*",
+                selector,
+                "yes" if info.synced else "no",
+                informer_state(info),
+                str(info.object_count),
+                str(info.resource_version or "-"),
+                str(info.relist_count),
+                str(backlog),
+                info.last_error or "-",
+            ]
+        )
     return rows
 
 
 def _summary(status: CacheStatus) -> str:
-    return (f"cache: ready={status.ready} mode={status.mode} informers={status.informer_count} "
-            f"objects={status.resource_count}")
+    return (
+        f"cache: ready={status.ready} mode={status.mode} informers={status.informer_count} "
+        f"objects={status.resource_count}"
+    )
 
 
 def print_status(status: CacheStatus, out: TextIO) -> None:
@@ -75,9 +98,13 @@ def run_status(args: Any, out: TextIO | None = None) -> int:
         live = connector.config()
         kinds = [resolve_kind(BoundedTransport(live.transport, deadline), name) for name in names]
         namespace = None if args.all_namespaces or not args.namespace else args.namespace
-        cache = Cache(resources=[k.cls for k in kinds], namespaces=[namespace] if namespace else None,
-                      sync_timeout=deadline.left_for("the cache's initial sync"), resync_period=None,
-                      mode="fallback")
+        cache = Cache(
+            resources=[k.cls for k in kinds],
+            namespaces=[namespace] if namespace else None,
+            sync_timeout=deadline.left_for("the cache's initial sync"),
+            resync_period=None,
+            mode="fallback",
+        )
         config = connector.config(cache)
         assert config.cache is not None
         with config:  # waits for the sync; in fallback mode a kind that fails is reported, not raised

@@ -6,8 +6,8 @@ import asyncio
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, AsyncGenerator, Generic, Mapping, TypeVar
 
-from cloudcoil_cache._threads import run_blocking, run_control
 from cloudcoil_cache._listwatch import ListOptions
+from cloudcoil_cache._threads import run_blocking, run_control
 from cloudcoil_cache.client._lists import ObjectList
 from cloudcoil_cache.client._reads import async_cached_get, async_cached_list
 from cloudcoil_cache.client._resource_client import ResourceClient
@@ -62,11 +62,18 @@ class AsyncResourceClient(Generic[T]):
             return await async_cached_get(self.sync, name, namespace)  # type: ignore[no-any-return]
         return await run_blocking(self.sync.live_get, name, namespace)
 
-    async def list(self, namespace: str | None = None, all_namespaces: bool = False,
-                   label_selector: str | None = None, field_selector: str | None = None,
-                   limit: int | None = None, continue_: str | None = None) -> ObjectList[T]:
-        return await self.list_with(ListOptions(namespace, all_namespaces, label_selector, field_selector,
-                                                limit, continue_))
+    async def list(
+        self,
+        namespace: str | None = None,
+        all_namespaces: bool = False,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+    ) -> ObjectList[T]:
+        return await self.list_with(
+            ListOptions(namespace, all_namespaces, label_selector, field_selector, limit, continue_)
+        )
 
     async def list_with(self, opts: ListOptions) -> ObjectList[T]:
         """``list()`` with its options as one ``ListOptions`` value."""
@@ -130,19 +137,20 @@ class AsyncResourceClient(Generic[T]):
                 opened.add_done_callback(_close_opened)
             reader.shutdown(wait=False)
 
-    async def wait_for(self, obj: Any, predicates: Mapping[str, WaitPredicate],
-                       timeout: float | None = None) -> str:
+    async def wait_for(self, obj: Any, predicates: Mapping[str, WaitPredicate], timeout: float | None = None) -> str:
         """The async twin of ``ResourceClient.wait_for`` (returns the matching predicate's name)."""
         return (await self.wait_for_match(obj, predicates, timeout))[0]
 
-    async def wait_for_match(self, obj: Any, predicates: Mapping[str, WaitPredicate],
-                             timeout: float | None = None) -> tuple[str, T]:
+    async def wait_for_match(
+        self, obj: Any, predicates: Mapping[str, WaitPredicate], timeout: float | None = None
+    ) -> tuple[str, T]:
         """The async twin of ``ResourceClient.wait_for_match``; predicates run on the event loop."""
         name, namespace, rv = check_wait(self.cls, obj, predicates, timeout)
 
         async def scan() -> tuple[str, T]:
-            events = self.watch(namespace=namespace, field_selector=f"metadata.name={name}",
-                                resource_version=rv, allow_bookmarks=False)
+            events = self.watch(
+                namespace=namespace, field_selector=f"metadata.name={name}", resource_version=rv, allow_bookmarks=False
+            )
             try:
                 async for event_type, found in events:
                     for key, predicate in predicates.items():

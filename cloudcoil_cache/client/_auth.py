@@ -45,8 +45,7 @@ def _checked_token(token: str, where: str) -> str:
     if not token:
         raise ConfigError(f"{where}: the token is empty")
     if any(ord(c) < 0x20 or ord(c) > 0x7E for c in token):
-        raise ConfigError(f"{where}: the token has characters not allowed in an HTTP header "
-                          "(value not shown)")
+        raise ConfigError(f"{where}: the token has characters not allowed in an HTTP header (value not shown)")
     return token
 
 
@@ -102,16 +101,20 @@ class TokenFile:
         ConfigError: at construction, when the file cannot be read or is empty.
     """
 
-    def __init__(self, path: str | os.PathLike[str], reread_interval: float = 60.0, *,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        reread_interval: float = 60.0,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.path = os.fspath(path)
         self._interval = reread_interval
         self._clock = clock
         self._lock = threading.Lock()
         token = self._read()
         if token is None:
-            raise ConfigError(f"token file {self.path}: cannot be read, is empty or holds an "
-                              "invalid token")
+            raise ConfigError(f"token file {self.path}: cannot be read, is empty or holds an invalid token")
         self._header = f"Bearer {token}"
         self._read_at = clock()
 
@@ -120,8 +123,7 @@ class TokenFile:
             with open(self.path, encoding="utf-8") as f:
                 token = f.read().strip()
         except (OSError, UnicodeDecodeError) as e:
-            log.warning("cannot read token file %s: %s", self.path,
-                        getattr(e, "strerror", None) or type(e).__name__)
+            log.warning("cannot read token file %s: %s", self.path, getattr(e, "strerror", None) or type(e).__name__)
             return None
         try:
             return _checked_token(token, f"token file {self.path}")
@@ -170,8 +172,10 @@ class ExecConfig:
 
     def __repr__(self) -> str:  # env values may be secrets
         # args too may carry secrets (some plugins take a token or password as an argument)
-        return (f"ExecConfig(command={self.command!r}, args=<{len(self.args)} hidden>, "
-                f"api_version={self.api_version!r}, env=[{', '.join(k + '=***' for k, _ in self.env)}])")
+        return (
+            f"ExecConfig(command={self.command!r}, args=<{len(self.args)} hidden>, "
+            f"api_version={self.api_version!r}, env=[{', '.join(k + '=***' for k, _ in self.env)}])"
+        )
 
 
 @attrs.frozen(repr=False)
@@ -195,8 +199,14 @@ class ExecCredentials:
     Requests that need no run read the cached result without waiting for a run in progress.
     """
 
-    def __init__(self, config: ExecConfig, *, clock: Callable[[], float] = time.time,
-                 timeout: float = 60.0, stdin_is_tty: bool | None = None) -> None:
+    def __init__(
+        self,
+        config: ExecConfig,
+        *,
+        clock: Callable[[], float] = time.time,
+        timeout: float = 60.0,
+        stdin_is_tty: bool | None = None,
+    ) -> None:
         self.config = config
         self._clock = clock
         self._timeout = timeout
@@ -276,20 +286,27 @@ class ExecCredentials:
         argv = [cfg.command, *cfg.args]
         log.debug("%s: running exec plugin %s", cfg.where, cfg.command)
         try:
-            proc = subprocess.run(argv, env=env, stdin=None if interactive else subprocess.DEVNULL,
-                                  stdout=subprocess.PIPE, timeout=self._timeout, check=False)
+            proc = subprocess.run(
+                argv,
+                env=env,
+                stdin=None if interactive else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                timeout=self._timeout,
+                check=False,
+            )
         except FileNotFoundError:
             hint = f" ({cfg.install_hint.strip()})" if cfg.install_hint else ""
             raise ConfigError(f"{cfg.where}: exec plugin command {cfg.command!r} was not found{hint}") from None
         except subprocess.TimeoutExpired:
-            raise ConfigError(f"{cfg.where}: exec plugin {cfg.command!r} did not finish "
-                              f"within {self._timeout:g} s") from None
+            raise ConfigError(
+                f"{cfg.where}: exec plugin {cfg.command!r} did not finish within {self._timeout:g} s"
+            ) from None
         except OSError as e:
-            raise ConfigError(f"{cfg.where}: cannot run exec plugin {cfg.command!r}: "
-                              f"{e.strerror or type(e).__name__}") from None
+            raise ConfigError(
+                f"{cfg.where}: cannot run exec plugin {cfg.command!r}: {e.strerror or type(e).__name__}"
+            ) from None
         if proc.returncode != 0:
-            raise ConfigError(f"{cfg.where}: exec plugin {cfg.command!r} failed with exit status "
-                              f"{proc.returncode}")
+            raise ConfigError(f"{cfg.where}: exec plugin {cfg.command!r} failed with exit status {proc.returncode}")
         return self._parse(proc.stdout)
 
     def _interactive(self) -> bool:
@@ -299,8 +316,10 @@ class ExecCredentials:
             is_tty = bool(sys.stdin) and sys.stdin.isatty()
         interactive = cfg.interactive_mode != "Never" and is_tty
         if cfg.interactive_mode == "Always" and not interactive:
-            raise ConfigError(f"{cfg.where}: exec plugin {cfg.command!r} needs an interactive "
-                              "terminal (interactiveMode: Always) but stdin is not one")
+            raise ConfigError(
+                f"{cfg.where}: exec plugin {cfg.command!r} needs an interactive "
+                "terminal (interactiveMode: Always) but stdin is not one"
+            )
         return interactive
 
     def _exec_info(self, interactive: bool) -> dict[str, Any]:
@@ -319,8 +338,10 @@ class ExecCredentials:
         if not isinstance(cred, dict) or cred.get("kind") != "ExecCredential":
             raise ConfigError(f"{bad} JSON that is not an ExecCredential")
         if cred.get("apiVersion") != cfg.api_version:
-            raise ConfigError(f"{bad} an ExecCredential of another apiVersion (expected {cfg.api_version!r}; "
-                              "the value is not shown: the plugin's output may hold credentials)")
+            raise ConfigError(
+                f"{bad} an ExecCredential of another apiVersion (expected {cfg.api_version!r}; "
+                "the value is not shown: the plugin's output may hold credentials)"
+            )
         status = cred.get("status")
         if not isinstance(status, dict):
             raise ConfigError(f"{bad} an ExecCredential without 'status'")
@@ -344,8 +365,10 @@ class ExecCredentials:
         try:
             when = datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
         except ValueError:
-            raise ConfigError(f"{bad} a status.expirationTimestamp that is not an RFC 3339 time (the value "
-                              "is not shown: the plugin's output may hold credentials)") from None
+            raise ConfigError(
+                f"{bad} a status.expirationTimestamp that is not an RFC 3339 time (the value "
+                "is not shown: the plugin's output may hold credentials)"
+            ) from None
         if when.tzinfo is None:
             when = when.replace(tzinfo=datetime.timezone.utc)
         return when.timestamp()
@@ -360,8 +383,7 @@ class ReloadingCredentials:
     exec plugin re-run). So a rotated token is picked up without a restart.
     """
 
-    def __init__(self, current: Credentials, reload: Callable[[], Credentials | None],
-                 source: str) -> None:
+    def __init__(self, current: Credentials, reload: Callable[[], Credentials | None], source: str) -> None:
         self._current = current
         self._reload = reload
         self._source = source
@@ -442,4 +464,4 @@ def bearer_token(creds: Credentials | None) -> str | None:
     header = creds.auth_header()
     if header is None or not header.startswith("Bearer "):
         return None
-    return header[len("Bearer "):]
+    return header[len("Bearer ") :]

@@ -23,19 +23,28 @@ if TYPE_CHECKING:
 __all__ = ["Config", "current_config", "set_client_maker"]
 
 #: The connection arguments of ``Config(...)`` (everything but ``cache``).
-_CONNECTION_ARGS = ("kubeconfig", "server", "namespace", "token", "cafile", "certfile", "keyfile", "context",
-                    "skip_verify")
+_CONNECTION_ARGS = (
+    "kubeconfig",
+    "server",
+    "namespace",
+    "token",
+    "cafile",
+    "certfile",
+    "keyfile",
+    "context",
+    "skip_verify",
+)
 
 log = logging.getLogger(__name__)
 
 # The stack of (config, token) of the scopes entered in this thread/task, innermost last.
-_scopes: contextvars.ContextVar[tuple[tuple[Config, contextvars.Token[Config | None]], ...]] = \
-    contextvars.ContextVar("cloudcoil_cache_scopes", default=())
-_active: contextvars.ContextVar[Config | None] = contextvars.ContextVar("cloudcoil_cache_config",
-                                                                       default=None)
+_scopes: contextvars.ContextVar[tuple[tuple[Config, contextvars.Token[Config | None]], ...]] = contextvars.ContextVar(
+    "cloudcoil_cache_scopes", default=()
+)
+_active: contextvars.ContextVar[Config | None] = contextvars.ContextVar("cloudcoil_cache_config", default=None)
 _default_lock = threading.Lock()
-_default: Config | None = None      # set_default(): the process-wide config
-_implicit: Config | None = None     # discovered from the environment on first use without any config
+_default: Config | None = None  # set_default(): the process-wide config
+_implicit: Config | None = None  # discovered from the environment on first use without any config
 
 # Scopes open in any thread or task (pushed, not yet popped). current_config() reads it without
 # the lock (one int read on every call's path); a read racing a scope's entry or exit can at worst
@@ -90,7 +99,9 @@ def _warn_no_config_in_thread() -> None:
         "resource calls use the Config discovered from the environment (KUBECONFIG, ~/.kube/config or "
         "in-cluster), which may be another cluster. Call config.set_default() to give every thread "
         "that config, or run the thread's function in contextvars.copy_context() taken inside the "
-        "scope (copy_context().run(func)). Logged once per thread.", threading.current_thread().name)
+        "scope (copy_context().run(func)). Logged once per thread.",
+        threading.current_thread().name,
+    )
 
 
 def _scope_opened() -> None:
@@ -132,13 +143,30 @@ class Config:
     ``token``. Exec plugins run at the first request.
     """
 
-    def __init__(self, kubeconfig: str | None = None, server: str | None = None,
-                 namespace: str | None = None, token: str | None = None, cafile: str | None = None,
-                 certfile: str | None = None, keyfile: str | None = None, context: str | None = None,
-                 skip_verify: bool | None = None, cache: Cache | bool = False) -> None:
+    def __init__(
+        self,
+        kubeconfig: str | None = None,
+        server: str | None = None,
+        namespace: str | None = None,
+        token: str | None = None,
+        cafile: str | None = None,
+        certfile: str | None = None,
+        keyfile: str | None = None,
+        context: str | None = None,
+        skip_verify: bool | None = None,
+        cache: Cache | bool = False,
+    ) -> None:
         args: dict[str, Any] = dict(
-            kubeconfig=kubeconfig, server=server, namespace=namespace, token=token, cafile=cafile,
-            certfile=certfile, keyfile=keyfile, context=context, skip_verify=skip_verify)
+            kubeconfig=kubeconfig,
+            server=server,
+            namespace=namespace,
+            token=token,
+            cafile=cafile,
+            certfile=certfile,
+            keyfile=keyfile,
+            context=context,
+            skip_verify=skip_verify,
+        )
         chosen = _chosen_cache(cache)
         checked = check_connection(**args)  # None: in-cluster or nothing, found at first use
         self._setup(args, chosen, checked)
@@ -229,8 +257,7 @@ class Config:
         source = connection.source if connection is not None else "not initialized"
         server = connection.server if connection is not None else self._args["server"]
         namespace = self._args["namespace"] or (connection.namespace if connection is not None else None)
-        return (f"Config(server={server!r}, namespace={namespace!r}, source={source!r}, "
-                f"cache={self._cache!r})")
+        return f"Config(server={server!r}, namespace={namespace!r}, source={source!r}, cache={self._cache!r})"
 
     # --------------------------------------------- cloudcoil-compatible names
     def clone(self, **overrides: Any) -> Config:
@@ -247,8 +274,10 @@ class Config:
         """
         unknown = sorted(set(overrides) - set(_CONNECTION_ARGS) - {"cache"})
         if unknown:
-            raise TypeError(f"Config.clone() got unknown argument(s) {unknown}; "
-                            f"expected any of {list(_CONNECTION_ARGS) + ['cache']}")
+            raise TypeError(
+                f"Config.clone() got unknown argument(s) {unknown}; "
+                f"expected any of {list(_CONNECTION_ARGS) + ['cache']}"
+            )
         args: dict[str, Any] = dict(self._args)
         args.update((k, v) for k, v in overrides.items() if k != "cache")
         cache: Cache | bool = overrides["cache"] if "cache" in overrides else _copy_cache(self._cache)
@@ -298,8 +327,10 @@ class Config:
         if cached:
             cache = self._cache
             if cache is None or not (cache.enabled or getattr(cache, "paused", False)):
-                raise ConfigError(f"cannot create a cached client for {getattr(cls, '__name__', cls)}: this "
-                                  "Config has no enabled cache (Config(cache=True) or a Cache)")
+                raise ConfigError(
+                    f"cannot create a cached client for {getattr(cls, '__name__', cls)}: this "
+                    "Config has no enabled cache (Config(cache=True) or a Cache)"
+                )
             return True
         return False
 
@@ -310,7 +341,8 @@ class Config:
                 raise RuntimeError(
                     f"this cached Config is in use by {self._scope_kind} scopes; it cannot also be entered "
                     f"with {'async with' if kind == 'async' else 'with'}. Use two Configs: one for sync "
-                    "code and one for async code.")
+                    "code and one for async code."
+                )
             self._refcount += 1
             self._scope_kind = kind
 
@@ -344,7 +376,8 @@ class Config:
         if stack[-1][0] is not self:
             raise RuntimeError(
                 f"Config scopes exited out of order: exiting Config@{id(self):x} while the innermost "
-                f"scope of this thread/task is Config@{id(stack[-1][0]):x}; exit the inner scope first")
+                f"scope of this thread/task is Config@{id(stack[-1][0]):x}; exit the inner scope first"
+            )
         _, token = stack[-1]
         _scopes.set(stack[:-1])
         _active.reset(token)
@@ -504,8 +537,7 @@ class Config:
         with self._lock:
             open_scopes = self._refcount - (1 if self._is_default else 0)
         if open_scopes > 0:
-            raise RuntimeError(f"Config.close() while {open_scopes} scope(s) of it are open: "
-                               "exit them first")
+            raise RuntimeError(f"Config.close() while {open_scopes} scope(s) of it are open: exit them first")
         with _default_lock:
             if _default is self:
                 _default = None
@@ -537,8 +569,10 @@ def _copy_cache(cache: Cache | None) -> Cache | bool:
     if isinstance(options, Mapping):
         get = options.get
     else:
+
         def get(name: str, default: Any = None) -> Any:
             return getattr(options, name, default)
+
     kwargs: dict[str, Any] = {}
     for name in list(inspect.signature(type(cache).__init__).parameters)[1:]:
         if name == "namespaces":

@@ -51,9 +51,12 @@ def bind_dynamic(cls: Any, config: Config) -> None:
         plural = str(entry.get("name", ""))
         if entry.get("kind") == kind and plural and "/" not in plural:
             prefix = f"{plural}/"
-            subresources = frozenset(str(e.get("name"))[len(prefix):] for e in entries
-                                     if str(e.get("name", "")).startswith(prefix))
+            subresources = frozenset(
+                str(e.get("name"))[len(prefix) :] for e in entries if str(e.get("name", "")).startswith(prefix)
+            )
             bind_served(cls, plural, bool(entry.get("namespaced", True)), subresources)
             return
-    raise ConfigError(f"{kind} ({api_version}) is not registered with the server {config.server}: "
-                      "no such kind in its discovery (is the CRD installed and established?)")
+    raise ConfigError(
+        f"{kind} ({api_version}) is not registered with the server {config.server}: "
+        "no such kind in its discovery (is the CRD installed and established?)"
+    )

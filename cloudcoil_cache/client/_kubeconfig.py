@@ -49,15 +49,16 @@ class Connection:
     source: str
 
     def __repr__(self) -> str:
-        return (f"Connection(server={self.server!r}, namespace={self.namespace!r}, "
-                f"source={self.source!r}, tls={self.tls!r}, credentials={self.credentials!r})")
+        return (
+            f"Connection(server={self.server!r}, namespace={self.namespace!r}, "
+            f"source={self.source!r}, tls={self.tls!r}, credentials={self.credentials!r})"
+        )
 
 
 def build_transport(connection: Connection, **options: Any) -> Transport:
     """A ``Transport`` for ``connection``; ``options`` are Transport's keyword arguments
     (``connect_timeout``, ``read_timeout``, ``max_retries``, ...)."""
-    return Transport(connection.server, tls=connection.tls, credentials=connection.credentials,
-                     **options)
+    return Transport(connection.server, tls=connection.tls, credentials=connection.credentials, **options)
 
 
 @attrs.frozen
@@ -113,8 +114,11 @@ def load_connection(
     found = _in_cluster(sa_dir, ov, tried)
     if found is not None:
         return found
-    raise ConfigError("no Kubernetes configuration found; tried: " + "; ".join(tried)
-                      + ". Pass server= or kubeconfig=, set KUBECONFIG, or run inside a pod.")
+    raise ConfigError(
+        "no Kubernetes configuration found; tried: "
+        + "; ".join(tried)
+        + ". Pass server= or kubeconfig=, set KUBECONFIG, or run inside a pod."
+    )
 
 
 def check_connection(
@@ -147,12 +151,24 @@ def check_connection(
     return None
 
 
-def _overrides(server: str | None, namespace: str | None, token: str | None,
-               cafile: str | os.PathLike[str] | None, certfile: str | os.PathLike[str] | None,
-               keyfile: str | os.PathLike[str] | None, skip_verify: bool | None) -> _Overrides:
-    ov = _Overrides(server=server, namespace=namespace, token=token, cafile=_opt_path(cafile),
-                    certfile=_opt_path(certfile), keyfile=_opt_path(keyfile),
-                    skip_verify=skip_verify)
+def _overrides(
+    server: str | None,
+    namespace: str | None,
+    token: str | None,
+    cafile: str | os.PathLike[str] | None,
+    certfile: str | os.PathLike[str] | None,
+    keyfile: str | os.PathLike[str] | None,
+    skip_verify: bool | None,
+) -> _Overrides:
+    ov = _Overrides(
+        server=server,
+        namespace=namespace,
+        token=token,
+        cafile=_opt_path(cafile),
+        certfile=_opt_path(certfile),
+        keyfile=_opt_path(keyfile),
+        skip_verify=skip_verify,
+    )
     _check_overrides(ov)
     return ov
 
@@ -202,8 +218,13 @@ def _check_overrides(ov: _Overrides) -> None:
 def _explicit(ov: _Overrides) -> Connection:
     tls = _apply_tls_overrides(TLSConfig(), ov)
     creds = StaticToken(ov.token) if ov.token else None
-    return Connection(server=_server(ov.server or "", "server="), namespace=ov.namespace or "default",
-                      tls=tls, credentials=creds, source="explicit arguments")
+    return Connection(
+        server=_server(ov.server or "", "server="),
+        namespace=ov.namespace or "default",
+        tls=tls,
+        credentials=creds,
+        source="explicit arguments",
+    )
 
 
 def _apply_tls_overrides(tls: TLSConfig, ov: _Overrides) -> TLSConfig:
@@ -227,6 +248,7 @@ def _server(value: str, where: str) -> str:
 
 # -- in-cluster --------------------------------------------------------------------------------
 
+
 def _in_cluster(sa_dir: str, ov: _Overrides, tried: list[str]) -> Connection | None:
     host = os.environ.get("KUBERNETES_SERVICE_HOST", "")
     port = os.environ.get("KUBERNETES_SERVICE_PORT", "")
@@ -248,12 +270,17 @@ def _in_cluster(sa_dir: str, ov: _Overrides, tried: list[str]) -> Connection | N
     except OSError:
         pass
     creds: Credentials = StaticToken(ov.token) if ov.token else TokenFile(token_path)
-    return Connection(server=_server(f"https://{host}:{port}", "in-cluster"),
-                      namespace=ov.namespace or namespace, tls=_apply_tls_overrides(tls, ov),
-                      credentials=creds, source=f"in-cluster (service account {sa_dir})")
+    return Connection(
+        server=_server(f"https://{host}:{port}", "in-cluster"),
+        namespace=ov.namespace or namespace,
+        tls=_apply_tls_overrides(tls, ov),
+        credentials=creds,
+        source=f"in-cluster (service account {sa_dir})",
+    )
 
 
 # -- kubeconfig --------------------------------------------------------------------------------
+
 
 @attrs.frozen
 class _Entry:
@@ -291,8 +318,10 @@ def _read_kubeconfig(path: str) -> Mapping[str, Any]:
     if doc is None:
         return {}
     if not isinstance(doc, dict):
-        raise ConfigError(f"kubeconfig {path}: the top level must be a mapping, not "
-                          f"{'a list' if isinstance(doc, list) else 'a single value'}")
+        raise ConfigError(
+            f"kubeconfig {path}: the top level must be a mapping, not "
+            f"{'a list' if isinstance(doc, list) else 'a single value'}"
+        )
     return doc
 
 
@@ -347,26 +376,28 @@ def _select(merged: _Merged, context: str | None) -> tuple[str, _Entry, _Entry, 
     available = ", ".join(sorted(contexts)) or "none"
     name = context or merged.current_context
     if not name:
-        raise ConfigError(f"{_describe(merged.files)}: no current-context is set and no context "
-                          f"was given (contexts: {available})")
+        raise ConfigError(
+            f"{_describe(merged.files)}: no current-context is set and no context was given (contexts: {available})"
+        )
     if name not in contexts:
-        raise ConfigError(f"{_describe(merged.files)}: context {name!r} is not defined "
-                          f"(contexts: {available})")
+        raise ConfigError(f"{_describe(merged.files)}: context {name!r} is not defined (contexts: {available})")
     ctx = contexts[name]
     cluster_name = ctx.data.get("cluster")
     if not isinstance(cluster_name, str) or not cluster_name:
         raise ctx.err("cluster", "is required")
     cluster = merged.entries["clusters"].get(cluster_name)
     if cluster is None:
-        raise ConfigError(f"kubeconfig {ctx.file}: context {name!r} refers to cluster "
-                          f"{cluster_name!r} which is not defined")
+        raise ConfigError(
+            f"kubeconfig {ctx.file}: context {name!r} refers to cluster {cluster_name!r} which is not defined"
+        )
     user_name = ctx.data.get("user")
     user = None
     if user_name:
         user = merged.entries["users"].get(str(user_name))
         if user is None:
-            raise ConfigError(f"kubeconfig {ctx.file}: context {name!r} refers to user "
-                              f"{user_name!r} which is not defined")
+            raise ConfigError(
+                f"kubeconfig {ctx.file}: context {name!r} refers to user {user_name!r} which is not defined"
+            )
     return name, ctx, cluster, user
 
 
@@ -414,8 +445,12 @@ def _cluster_tls(cluster: _Entry) -> TLSConfig:
         raise cluster.err("insecure-skip-tls-verify", "must be true or false")
     ca_data = _b64(cluster, "certificate-authority-data")
     ca_file = None if ca_data is not None else _file(cluster, "certificate-authority")
-    return TLSConfig(ca_data=ca_data, ca_file=ca_file, insecure_skip_verify=insecure,
-                     server_name=_opt_str(cluster, "tls-server-name"))
+    return TLSConfig(
+        ca_data=ca_data,
+        ca_file=ca_file,
+        insecure_skip_verify=insecure,
+        server_name=_opt_str(cluster, "tls-server-name"),
+    )
 
 
 def _user_tls(user: _Entry) -> dict[str, Any]:
@@ -429,8 +464,9 @@ def _user_tls(user: _Entry) -> dict[str, Any]:
     }
 
 
-def _credentials(merged: _Merged, ctx_name: str, user: _Entry | None, cluster: _Entry,
-                 ov: _Overrides) -> Credentials | None:
+def _credentials(
+    merged: _Merged, ctx_name: str, user: _Entry | None, cluster: _Entry, ov: _Overrides
+) -> Credentials | None:
     if ov.token:
         return StaticToken(ov.token)
     if user is None:
@@ -459,8 +495,10 @@ def _user_credentials(user: _Entry, cluster: _Entry) -> Credentials | None:
     token = _opt_str(user, "token")
     username, password = _opt_str(user, "username"), _opt_str(user, "password")
     if token and (username or password):
-        raise ConfigError(f"kubeconfig {user.file}: {user.where}: more than one authentication "
-                          "method (token and username/password); only one is allowed")
+        raise ConfigError(
+            f"kubeconfig {user.file}: {user.where}: more than one authentication "
+            "method (token and username/password); only one is allowed"
+        )
     token_file = _file(user, "tokenFile")
     if token_file:
         return TokenFile(token_file)
@@ -498,8 +536,11 @@ def _exec_config(user: _Entry, cluster: _Entry) -> ExecConfig:
         raise err("'args' must be a list of strings")
     env = []
     for i, item in enumerate(raw.get("env") or []):
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str) \
-                or not isinstance(item.get("value"), str):
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("name"), str)
+            or not isinstance(item.get("value"), str)
+        ):
             raise err(f"env[{i}]: 'name' and 'value' are required strings")
         env.append((item["name"], item["value"]))
     mode = raw.get("interactiveMode")
@@ -511,19 +552,30 @@ def _exec_config(user: _Entry, cluster: _Entry) -> ExecConfig:
     provide = raw.get("provideClusterInfo", False)
     if not isinstance(provide, bool):
         raise err("'provideClusterInfo' must be true or false")
-    return ExecConfig(command=command, api_version=api_version, args=tuple(args), env=tuple(env),
-                      interactive_mode=mode, provide_cluster_info=provide,
-                      cluster=_exec_cluster_info(cluster) if provide else None,
-                      install_hint=raw.get("installHint") if isinstance(raw.get("installHint"), str) else None,
-                      where=f"kubeconfig {user.file}: {where}")
+    return ExecConfig(
+        command=command,
+        api_version=api_version,
+        args=tuple(args),
+        env=tuple(env),
+        interactive_mode=mode,
+        provide_cluster_info=provide,
+        cluster=_exec_cluster_info(cluster) if provide else None,
+        install_hint=raw.get("installHint") if isinstance(raw.get("installHint"), str) else None,
+        where=f"kubeconfig {user.file}: {where}",
+    )
 
 
 def _exec_cluster_info(cluster: _Entry) -> dict[str, Any]:
     """``spec.cluster`` of KUBERNETES_EXEC_INFO (client-go's clientauthentication.Cluster)."""
     data = cluster.data
     info: dict[str, Any] = {"server": data.get("server", "")}
-    for key in ("tls-server-name", "insecure-skip-tls-verify", "certificate-authority-data",
-                "proxy-url", "disable-compression"):
+    for key in (
+        "tls-server-name",
+        "insecure-skip-tls-verify",
+        "certificate-authority-data",
+        "proxy-url",
+        "disable-compression",
+    ):
         if data.get(key) not in (None, ""):
             info[key] = data[key]
     if "certificate-authority-data" not in info and data.get("certificate-authority"):

@@ -24,9 +24,16 @@ class ObjectList(ResourceList[T]):
 
     __slots__ = ()
 
-    def __init__(self, resource: Any, items: list[T], metadata: Mapping[str, Any],
-                 next_page: Callable[[str], ObjectList[T]] | None = None, *,
-                 kind: str | None = None, api_version: str | None = None) -> None:
+    def __init__(
+        self,
+        resource: Any,
+        items: list[T],
+        metadata: Mapping[str, Any],
+        next_page: Callable[[str], ObjectList[T]] | None = None,
+        *,
+        kind: str | None = None,
+        api_version: str | None = None,
+    ) -> None:
         cls = getattr(resource, "__editable_class__", resource)
         super().__init__(items=items, metadata=ListMeta.from_dict(dict(metadata)), next_page=next_page)
         self._resource_class = cls

@@ -12,8 +12,15 @@ from cloudcoil_cache.caching._reads import LIVE, Page, ReadFlow, Wait, read
 from cloudcoil_cache.client._config import Config
 from cloudcoil_cache.client._lists import ObjectList
 
-__all__ = ["ReadingClient", "async_cached_get", "async_cached_list", "cached_get", "cached_list", "drive",
-           "drive_async"]
+__all__ = [
+    "ReadingClient",
+    "async_cached_get",
+    "async_cached_list",
+    "cached_get",
+    "cached_list",
+    "drive",
+    "drive_async",
+]
 
 
 class ReadingClient(Protocol):
@@ -63,8 +70,14 @@ async def drive_async(flow: ReadFlow) -> Any:
 
 
 # ---------------------------------------------------------------- requests
-def get_request(client: ReadingClient, name: str, namespace: str | None, *, mode: Mode | None = None,
-                selector_is_scope: bool = False) -> ReadRequest:
+def get_request(
+    client: ReadingClient,
+    name: str,
+    namespace: str | None,
+    *,
+    mode: Mode | None = None,
+    selector_is_scope: bool = False,
+) -> ReadRequest:
     client.check_get(name)
     return new_get_request(client.cls.kind, client._namespace(namespace), name, mode, selector_is_scope)
 
@@ -75,8 +88,9 @@ def list_request(client: ReadingClient, opts: ListOptions, *, mode: Mode | None 
     check_field_selector(cls, opts.field_selector)  # an unknown field is the API server's 400, not []
     all_namespaces = opts.all_namespaces or not cls.namespaced
     ns = None if all_namespaces else client._namespace(opts.namespace)
-    return ReadRequest(cls.kind, ns, None, all_namespaces, opts.label_selector, opts.field_selector,
-                       opts.limit, opts.continue_, mode)
+    return ReadRequest(
+        cls.kind, ns, None, all_namespaces, opts.label_selector, opts.field_selector, opts.limit, opts.continue_, mode
+    )
 
 
 def _objects(client: ReadingClient, page: Page, opts: ListOptions, mode: Mode | None) -> ObjectList[Any]:
@@ -87,8 +101,14 @@ def _objects(client: ReadingClient, page: Page, opts: ListOptions, mode: Mode | 
 
 
 # ------------------------------------------------------------------ reads
-def cached_get(client: ReadingClient, name: str, namespace: str | None, *, mode: Mode | None = None,
-               selector_is_scope: bool = False) -> Any:
+def cached_get(
+    client: ReadingClient,
+    name: str,
+    namespace: str | None,
+    *,
+    mode: Mode | None = None,
+    selector_is_scope: bool = False,
+) -> Any:
     """A get through the cache (per the read policy), else from the API server."""
     client.check_get(name)  # get_request's steps, without its keywords: on every cached get's path
     cls = client.cls  # a dynamic class is bound here

@@ -132,14 +132,20 @@ class ResourceClient(Generic[T]):
     def _path(self, name: str, namespace: str | None, sub: str | None = None) -> str:
         return object_path(self.cls, name, self._namespace(namespace), sub)
 
-    def _request(self, method: str, path: str, *, params: Mapping[str, str] | None = None,
-                 body: bytes | None = None, content_type: str | None = None) -> Any:
+    def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: bytes | None = None,
+        content_type: str | None = None,
+    ) -> Any:
         if method != "GET":
             cache = self.config.cache
             if cache is not None:
                 cache.will_write(self.cls)
-        return self.config.transport.request(method, path, params=params, body=body,
-                                             content_type=content_type).json()
+        return self.config.transport.request(method, path, params=params, body=body, content_type=content_type).json()
 
     def _to_obj(self, data: Any) -> Any:
         if isinstance(data, dict) and data.get("kind") == "Status" and self.cls.kind != "Status":
@@ -159,12 +165,17 @@ class ResourceClient(Generic[T]):
         obj: T = self.cls.from_dict(self._request("GET", self._path(name, namespace)))
         return obj
 
-    def list(self, namespace: str | None = None, all_namespaces: bool = False,
-             label_selector: str | None = None, field_selector: str | None = None,
-             limit: int | None = None, continue_: str | None = None) -> ObjectList[T]:
+    def list(
+        self,
+        namespace: str | None = None,
+        all_namespaces: bool = False,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+    ) -> ObjectList[T]:
         """A list result: ``items``, ``metadata``; iterating it walks every page."""
-        return self.list_with(ListOptions(namespace, all_namespaces, label_selector, field_selector,
-                                          limit, continue_))
+        return self.list_with(ListOptions(namespace, all_namespaces, label_selector, field_selector, limit, continue_))
 
     def list_with(self, opts: ListOptions) -> ObjectList[T]:
         """``list()`` with its options as one ``ListOptions`` value."""
@@ -172,33 +183,61 @@ class ResourceClient(Generic[T]):
             return cached_list(self, opts)
         return self.live_list_with(opts)
 
-    def live_list(self, namespace: str | None = None, all_namespaces: bool = False,
-                  label_selector: str | None = None, field_selector: str | None = None,
-                  limit: int | None = None, continue_: str | None = None) -> ObjectList[T]:
-        return self.live_list_with(ListOptions(namespace, all_namespaces, label_selector, field_selector,
-                                               limit, continue_))
+    def live_list(
+        self,
+        namespace: str | None = None,
+        all_namespaces: bool = False,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+    ) -> ObjectList[T]:
+        return self.live_list_with(
+            ListOptions(namespace, all_namespaces, label_selector, field_selector, limit, continue_)
+        )
 
     def live_list_with(self, opts: ListOptions) -> ObjectList[T]:
         """A LIST from the API server."""
         self.check_list(opts.limit)
         ns = None if opts.all_namespaces else self._namespace(opts.namespace)
         path = collection_path(self.cls, ns)
-        params = list_params(label_selector=opts.label_selector, field_selector=opts.field_selector,
-                             limit=opts.limit, continue_=opts.continue_)
+        params = list_params(
+            label_selector=opts.label_selector,
+            field_selector=opts.field_selector,
+            limit=opts.limit,
+            continue_=opts.continue_,
+        )
         body = self._request("GET", path, params=params)
         items = [self.cls.from_dict(item) for item in body.get("items") or ()]
         next_page: Callable[[str], ObjectList[T]] | None = None
         if opts.limit:
+
             def next_page(token: str) -> ObjectList[T]:
                 return self.live_list_with(opts.page(token))
-        return ObjectList(self.cls, items, body.get("metadata") or {}, next_page,
-                          kind=body.get("kind"), api_version=body.get("apiVersion"))
 
-    def watch(self, namespace: str | None = None, all_namespaces: bool = False, *,
-              label_selector: str | None = None, field_selector: str | None = None,
-              resource_version: str | None = None, timeout_seconds: int | None = None,
-              _stop_event: threading.Event | None = None, allow_bookmarks: bool = True,
-              read_timeout: float | None = None, _raise_on_expired: bool = False) -> Watch[T]:
+        return ObjectList(
+            self.cls,
+            items,
+            body.get("metadata") or {},
+            next_page,
+            kind=body.get("kind"),
+            api_version=body.get("apiVersion"),
+        )
+
+    def watch(
+        self,
+        namespace: str | None = None,
+        all_namespaces: bool = False,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resource_version: str | None = None,
+        timeout_seconds: int | None = None,
+        _stop_event: threading.Event | None = None,
+        allow_bookmarks: bool = True,
+        read_timeout: float | None = None,
+        _raise_on_expired: bool = False,
+    ) -> Watch[T]:
         """Yield ``(event_type, object)`` until the caller stops (cloudcoil's resilient watch).
 
         Everything after ``all_namespaces`` is keyword-only (``Kind.watch()`` keeps cloudcoil's
@@ -213,12 +252,24 @@ class ResourceClient(Generic[T]):
         reconnect). See ``Watch``; ``open_watch`` is the single request.
         """
         ns = None if all_namespaces else self._namespace(namespace)
-        source: ListWatch[T] = ListWatch(self.config.transport, self.cls, namespace=ns,
-                                         label_selector=label_selector or "",
-                                         field_selector=field_selector or "", structure=self.cls.from_dict)
-        return Watch(source, self.cls, resource_version=resource_version, timeout_seconds=timeout_seconds,
-                     read_timeout=read_timeout, allow_bookmarks=allow_bookmarks, stop_event=_stop_event,
-                     raise_on_expired=_raise_on_expired)
+        source: ListWatch[T] = ListWatch(
+            self.config.transport,
+            self.cls,
+            namespace=ns,
+            label_selector=label_selector or "",
+            field_selector=field_selector or "",
+            structure=self.cls.from_dict,
+        )
+        return Watch(
+            source,
+            self.cls,
+            resource_version=resource_version,
+            timeout_seconds=timeout_seconds,
+            read_timeout=read_timeout,
+            allow_bookmarks=allow_bookmarks,
+            stop_event=_stop_event,
+            raise_on_expired=_raise_on_expired,
+        )
 
     def wait_for(self, obj: Any, predicates: Mapping[str, WaitPredicate], timeout: float | None = None) -> str:
         """Watch ``obj`` until a predicate returns true; returns its name (cloudcoil's ``wait_for``).
@@ -228,8 +279,9 @@ class ResourceClient(Generic[T]):
         """
         return self.wait_for_match(obj, predicates, timeout)[0]
 
-    def wait_for_match(self, obj: Any, predicates: Mapping[str, WaitPredicate],
-                       timeout: float | None = None) -> tuple[str, T]:
+    def wait_for_match(
+        self, obj: Any, predicates: Mapping[str, WaitPredicate], timeout: float | None = None
+    ) -> tuple[str, T]:
         """``wait_for`` returning the matching predicate's name and the object it matched.
 
         Every change of ``obj`` after its resourceVersion (or, without one, its current state)
@@ -237,8 +289,9 @@ class ResourceClient(Generic[T]):
         returns a true value wins. ``DELETED`` events are passed too; bookmarks are not.
         """
         name, namespace, rv = check_wait(self.cls, obj, predicates, timeout)
-        watch = self.watch(namespace=namespace, field_selector=f"metadata.name={name}", resource_version=rv,
-                           allow_bookmarks=False)
+        watch = self.watch(
+            namespace=namespace, field_selector=f"metadata.name={name}", resource_version=rv, allow_bookmarks=False
+        )
         timer: threading.Timer | None = None
         if timeout is not None:
             timer = threading.Timer(timeout, watch.close)
@@ -257,17 +310,27 @@ class ResourceClient(Generic[T]):
                 timer.join()
             watch.close()
 
-    def open_watch(self, namespace: str | None = None, all_namespaces: bool = False,
-                   label_selector: str | None = None, field_selector: str | None = None,
-                   resource_version: str | None = None, timeout_seconds: int | None = None,
-                   allow_bookmarks: bool = False, read_timeout: float | None = None) -> LiveWatch[T]:
+    def open_watch(
+        self,
+        namespace: str | None = None,
+        all_namespaces: bool = False,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resource_version: str | None = None,
+        timeout_seconds: int | None = None,
+        allow_bookmarks: bool = False,
+        read_timeout: float | None = None,
+    ) -> LiveWatch[T]:
         """Open one watch: iterate it for ``(event_type, object)``; ``close()`` from any thread."""
         ns = None if all_namespaces else self._namespace(namespace)
-        params = watch_params(label_selector=label_selector, field_selector=field_selector,
-                              resource_version=resource_version, timeout_seconds=timeout_seconds,
-                              allow_bookmarks=allow_bookmarks)
-        stream = self.config.transport.stream(collection_path(self.cls, ns), params=params,
-                                              read_timeout=read_timeout)
+        params = watch_params(
+            label_selector=label_selector,
+            field_selector=field_selector,
+            resource_version=resource_version,
+            timeout_seconds=timeout_seconds,
+            allow_bookmarks=allow_bookmarks,
+        )
+        stream = self.config.transport.stream(collection_path(self.cls, ns), params=params, read_timeout=read_timeout)
         return LiveWatch(stream, self.cls.from_dict)
 
     # ----------------------------------------------------------------- writes
@@ -275,41 +338,59 @@ class ResourceClient(Generic[T]):
         """POST ``obj``; returns the server's object (with uid, resourceVersion, ...)."""
         namespace = self._namespace(obj.metadata.namespace if obj.metadata else None)
         params = _write_params(dry_run, field_manager)
-        data = self._request("POST", collection_path(self.cls, namespace), params=params,
-                             body=_body(obj), content_type="application/json")
+        data = self._request(
+            "POST",
+            collection_path(self.cls, namespace),
+            params=params,
+            body=_body(obj),
+            content_type="application/json",
+        )
         return self._written(self.cls.from_dict(data), dry_run)
 
     def update(self, obj: Any, *, dry_run: bool = False, field_manager: str | None = None) -> T:
         """PUT ``obj`` (a stale resourceVersion raises ``ResourceConflict``)."""
         return self._put(obj, None, dry_run, field_manager)
 
-    def update_status(self, obj: Any, *, dry_run: bool = False,
-                      field_manager: str | None = None) -> T:
+    def update_status(self, obj: Any, *, dry_run: bool = False, field_manager: str | None = None) -> T:
         """PUT ``obj`` to the ``status`` subresource."""
         return self._put(obj, "status", dry_run, field_manager)
 
     def _put(self, obj: Any, sub: str | None, dry_run: bool, field_manager: str | None) -> T:
         path = self._path(obj.metadata.name, obj.metadata.namespace, sub)
-        data = self._request("PUT", path, params=_write_params(dry_run, field_manager),
-                             body=_body(obj), content_type="application/json")
+        data = self._request(
+            "PUT", path, params=_write_params(dry_run, field_manager), body=_body(obj), content_type="application/json"
+        )
         return self._written(self.cls.from_dict(data), dry_run)
 
-    def patch(self, name: str, patch: Any, *, namespace: str | None = None,
-              patch_type: str = "merge", field_manager: str | None = None, force: bool = False,
-              subresource: str | None = None, dry_run: bool = False) -> T:
+    def patch(
+        self,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: str = "merge",
+        field_manager: str | None = None,
+        force: bool = False,
+        subresource: str | None = None,
+        dry_run: bool = False,
+    ) -> T:
         """PATCH with ``patch_type`` "merge", "json", "strategic" or "apply" (server-side apply)."""
         try:
             content_type = PATCH_TYPES[patch_type]
         except KeyError:
-            raise ValueError(
-                f"patch_type {patch_type!r}: expected one of {sorted(PATCH_TYPES)}") from None
+            raise ValueError(f"patch_type {patch_type!r}: expected one of {sorted(PATCH_TYPES)}") from None
         if patch_type == "apply" and not field_manager:
             raise ValueError("server-side apply needs a field_manager")
         params = _write_params(dry_run, field_manager)
         if force:
             params["force"] = "true"
-        data = self._request("PATCH", self._path(name, namespace, subresource), params=params,
-                             body=_body(patch), content_type=content_type)
+        data = self._request(
+            "PATCH",
+            self._path(name, namespace, subresource),
+            params=params,
+            body=_body(patch),
+            content_type=content_type,
+        )
         return self._written(self.cls.from_dict(data), dry_run)
 
     def apply(self, obj: Any, *, field_manager: str = "cloudcoil-cache", force: bool = False) -> T:
@@ -322,12 +403,25 @@ class ResourceClient(Generic[T]):
         meta = data.get("metadata")
         if isinstance(meta, dict) and "managedFields" in meta:
             data["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
-        return self.patch(obj.metadata.name, data, namespace=obj.metadata.namespace,
-                          patch_type="apply", field_manager=field_manager, force=force)
+        return self.patch(
+            obj.metadata.name,
+            data,
+            namespace=obj.metadata.namespace,
+            patch_type="apply",
+            field_manager=field_manager,
+            force=force,
+        )
 
-    def delete(self, name: str, namespace: str | None = None, *,
-               propagation_policy: str | None = None, grace_period_seconds: int | None = None,
-               preconditions: Mapping[str, str] | None = None, dry_run: bool = False) -> Any:
+    def delete(
+        self,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        preconditions: Mapping[str, str] | None = None,
+        dry_run: bool = False,
+    ) -> Any:
         """DELETE ``name``; returns the object as the server returned it (or its Status).
 
         ``propagation_policy``: "Foreground", "Background" or "Orphan" (any case, as cloudcoil's
@@ -343,22 +437,29 @@ class ResourceClient(Generic[T]):
         if preconditions:
             unknown = set(preconditions) - {"uid", "resourceVersion"}
             if unknown:
-                raise ValueError(
-                    f"preconditions: unknown keys {sorted(unknown)}; use uid, resourceVersion")
+                raise ValueError(f"preconditions: unknown keys {sorted(unknown)}; use uid, resourceVersion")
             options["preconditions"] = dict(preconditions)
         if dry_run:
             options["dryRun"] = ["All"]
-        data = self._request("DELETE", self._path(name, namespace), body=_json.dumps(options),
-                             content_type="application/json")
+        data = self._request(
+            "DELETE", self._path(name, namespace), body=_json.dumps(options), content_type="application/json"
+        )
         result = self._to_obj(data)
         if not dry_run:
             self._note_delete(name, namespace, result)
         return result
 
-    def delete_all(self, namespace: str | None = None, dry_run: bool = False,
-                   propagation_policy: str | None = None, grace_period_seconds: int | None = None,
-                   label_selector: str | None = None, field_selector: str | None = None, *,
-                   all_namespaces: bool = False) -> Any:
+    def delete_all(
+        self,
+        namespace: str | None = None,
+        dry_run: bool = False,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        *,
+        all_namespaces: bool = False,
+    ) -> Any:
         """Delete every object of the namespace (or, ``all_namespaces``, of every namespace) that
         matches the selectors, with one DELETE of the collection per namespace.
 
@@ -385,9 +486,14 @@ class ResourceClient(Generic[T]):
             scopes: list[str | None] = list(self._namespaces_with(label_selector, field_selector))
         else:
             scopes = [self._namespace(namespace)]
-        log.info("Deleting all %s in %s (labels %r, fields %r%s)", self.cls.kind,
-                 "all namespaces" if all_namespaces else (scopes[0] or "the cluster"),
-                 label_selector, field_selector, ", dry run" if dry_run else "")
+        log.info(
+            "Deleting all %s in %s (labels %r, fields %r%s)",
+            self.cls.kind,
+            "all namespaces" if all_namespaces else (scopes[0] or "the cluster"),
+            label_selector,
+            field_selector,
+            ", dry run" if dry_run else "",
+        )
         items: list[T] = []
         meta: dict[str, Any] = {}
         kind, api_version = f"{self.cls.kind}List", self.cls.api_version
@@ -395,8 +501,10 @@ class ResourceClient(Generic[T]):
             data = self._request("DELETE", collection_path(self.cls, ns), params=params)
             if not isinstance(data, dict) or not isinstance(data.get("items"), list):
                 # kube-apiserver always answers the list (dry run and no match too)
-                raise DecodeError(f"DELETE of the {self.cls.kind} collection: the server answered "
-                                  f"{_answer_kind(data)}, not the list of the deleted objects")
+                raise DecodeError(
+                    f"DELETE of the {self.cls.kind} collection: the server answered "
+                    f"{_answer_kind(data)}, not the list of the deleted objects"
+                )
             deleted = [self.cls.from_dict(item) for item in data["items"]]
             items.extend(deleted)
             if len(scopes) == 1:
@@ -415,8 +523,9 @@ class ResourceClient(Generic[T]):
         found: set[str] = set()
         token: str | None = None
         while True:
-            params = list_params(label_selector=label_selector, field_selector=field_selector,
-                                 limit=_NAMESPACE_PAGE, continue_=token)
+            params = list_params(
+                label_selector=label_selector, field_selector=field_selector, limit=_NAMESPACE_PAGE, continue_=token
+            )
             body = self._request("GET", collection_path(self.cls, None), params=params)
             for item in body.get("items") or ():
                 ns = (item.get("metadata") or {}).get("namespace") if isinstance(item, dict) else None
@@ -442,9 +551,12 @@ class ResourceClient(Generic[T]):
         """Set ``spec.replicas`` through the ``scale`` subresource; returns the updated object."""
         if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 0:
             raise ValueError(f"replicas must be an integer >= 0, got {replicas!r}")
-        self._request("PATCH", self._path(name, namespace, "scale"),
-                      body=_json.dumps({"spec": {"replicas": replicas}}),
-                      content_type=PATCH_TYPES["merge"])
+        self._request(
+            "PATCH",
+            self._path(name, namespace, "scale"),
+            body=_json.dumps({"spec": {"replicas": replicas}}),
+            content_type=PATCH_TYPES["merge"],
+        )
         return self._written(self.live_get(name, namespace), False)
 
     # ------------------------------------------------------- read-your-writes
@@ -491,8 +603,12 @@ class LiveWatch(Generic[T]):
 
 def _bound_resource_class(cls: Any) -> bool:
     """A resource class bound to its plural: api_version, kind, plural and namespaced all set."""
-    return getattr(cls, "plural", None) is not None and getattr(cls, "namespaced", None) is not None \
-        and getattr(cls, "kind", None) is not None and getattr(cls, "api_version", None) is not None
+    return (
+        getattr(cls, "plural", None) is not None
+        and getattr(cls, "namespaced", None) is not None
+        and getattr(cls, "kind", None) is not None
+        and getattr(cls, "api_version", None) is not None
+    )
 
 
 def _plain_segment(value: str) -> bool:
@@ -502,8 +618,11 @@ def _plain_segment(value: str) -> bool:
 
 def _unbound(cls: Any) -> bool:
     """A dynamic class still waiting for discovery: kind and apiVersion, no plural."""
-    return getattr(cls, "plural", None) is None and bool(getattr(cls, "kind", None)) \
+    return (
+        getattr(cls, "plural", None) is None
+        and bool(getattr(cls, "kind", None))
         and bool(getattr(cls, "api_version", None))
+    )
 
 
 def _answer_kind(data: Any) -> str:
@@ -513,7 +632,7 @@ def _answer_kind(data: Any) -> str:
 
 
 def _propagation(policy: str) -> str:
-    """"Foreground", "Background" or "Orphan" from any case of them (cloudcoil passes "background")."""
+    """ "Foreground", "Background" or "Orphan" from any case of them (cloudcoil passes "background")."""
     value = policy.capitalize() if isinstance(policy, str) else policy
     if value not in ("Foreground", "Background", "Orphan"):
         raise ValueError(f"propagation_policy {policy!r}: expected Foreground, Background or Orphan")

@@ -13,8 +13,9 @@ __all__ = ["WaitPredicate", "check_wait", "wait_timeout_message"]
 WaitPredicate = Callable[[str, Any], Any]
 
 
-def check_wait(cls: Any, obj: Any, predicates: Mapping[str, WaitPredicate],
-               timeout: float | None) -> tuple[str, str | None, str | None]:
+def check_wait(
+    cls: Any, obj: Any, predicates: Mapping[str, WaitPredicate], timeout: float | None
+) -> tuple[str, str | None, str | None]:
     """The ``(name, namespace, resourceVersion)`` to watch for ``wait_for(obj, predicates, timeout)``.
 
     Raises:
@@ -30,12 +31,12 @@ def check_wait(cls: Any, obj: Any, predicates: Mapping[str, WaitPredicate],
         raise ValueError(f"{cls.kind}.wait_for(): at least one predicate is required")
     for key, predicate in predicates.items():
         if not callable(predicate):
-            raise TypeError(f"{cls.kind}.wait_for(): predicate {key!r} is not callable "
-                            f"(got {type(predicate).__name__})")
+            raise TypeError(
+                f"{cls.kind}.wait_for(): predicate {key!r} is not callable (got {type(predicate).__name__})"
+            )
     if timeout is not None:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or math.isnan(timeout):
-            raise ValueError(f"{cls.kind}.wait_for(): timeout must be a number of seconds or None, "
-                             f"got {timeout!r}")
+            raise ValueError(f"{cls.kind}.wait_for(): timeout must be a number of seconds or None, got {timeout!r}")
         if timeout <= 0:
             raise WaitTimeout(wait_timeout_message(cls, meta.namespace, name, timeout))
     return name, meta.namespace, meta.resource_version

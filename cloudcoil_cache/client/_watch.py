@@ -46,11 +46,28 @@ class _State:
     """What the watch loop works on; it never references the ``Watch``, so dropping a ``Watch``
     frees its generator by reference counting, which closes the stream (no cycle for the gc)."""
 
-    __slots__ = ("source", "cls", "rv", "timeout", "read_timeout", "bookmarks", "raise_on_expired", "stopped",
-                 "expired_in_a_row")
+    __slots__ = (
+        "source",
+        "cls",
+        "rv",
+        "timeout",
+        "read_timeout",
+        "bookmarks",
+        "raise_on_expired",
+        "stopped",
+        "expired_in_a_row",
+    )
 
-    def __init__(self, source: ListWatch[Any], cls: Any, rv: str | None, timeout: int, read_timeout: float | None,
-                 bookmarks: bool, raise_on_expired: bool) -> None:
+    def __init__(
+        self,
+        source: ListWatch[Any],
+        cls: Any,
+        rv: str | None,
+        timeout: int,
+        read_timeout: float | None,
+        bookmarks: bool,
+        raise_on_expired: bool,
+    ) -> None:
         self.source = source
         self.cls = cls
         self.rv = rv
@@ -87,18 +104,35 @@ class Watch(Generic[T]):
     ``metadata.resourceVersion``) when ``allow_bookmarks`` is set.
     """
 
-    def __init__(self, source: ListWatch[T], cls: Any, *, resource_version: str | None,
-                 timeout_seconds: int | None, read_timeout: float | None,
-                 allow_bookmarks: bool = True, stop_event: threading.Event | None = None,
-                 raise_on_expired: bool = False) -> None:
-        if timeout_seconds is not None and (isinstance(timeout_seconds, bool)
-                                            or not isinstance(timeout_seconds, int) or timeout_seconds < 1):
+    def __init__(
+        self,
+        source: ListWatch[T],
+        cls: Any,
+        *,
+        resource_version: str | None,
+        timeout_seconds: int | None,
+        read_timeout: float | None,
+        allow_bookmarks: bool = True,
+        stop_event: threading.Event | None = None,
+        raise_on_expired: bool = False,
+    ) -> None:
+        if timeout_seconds is not None and (
+            isinstance(timeout_seconds, bool) or not isinstance(timeout_seconds, int) or timeout_seconds < 1
+        ):
             raise ValueError(f"timeout_seconds must be an integer >= 1, got {timeout_seconds!r}")
-        if read_timeout is not None and (isinstance(read_timeout, bool) or not isinstance(read_timeout, (int, float))
-                                         or not read_timeout > 0):
+        if read_timeout is not None and (
+            isinstance(read_timeout, bool) or not isinstance(read_timeout, (int, float)) or not read_timeout > 0
+        ):
             raise ValueError(f"read_timeout must be a number of seconds > 0, got {read_timeout!r}")
-        self._state = _State(source, cls, resource_version or None, timeout_seconds or DEFAULT_WATCH_TIMEOUT,
-                             read_timeout, allow_bookmarks, raise_on_expired)
+        self._state = _State(
+            source,
+            cls,
+            resource_version or None,
+            timeout_seconds or DEFAULT_WATCH_TIMEOUT,
+            read_timeout,
+            allow_bookmarks,
+            raise_on_expired,
+        )
         self._user_stop = stop_event
         self._owner: int | None = None  # the thread iterating (only it may close the generator)
         self._events: Generator[tuple[str, T], None, None] = _run(self._state)
@@ -193,9 +227,12 @@ def _run(state: _State) -> Generator[tuple[str, Any], None, None]:
 
 def _events(state: _State, attempt: _Attempt) -> Generator[tuple[str, Any], None, None]:
     """One watch request from ``state.rv``: its events, counted on ``attempt``; it ends early once stopped."""
-    with state.source.watch(resource_version=state.rv or "", timeout_seconds=state.timeout,
-                            read_timeout=state.read_timeout,  # type: ignore[arg-type]
-                            allow_bookmarks=True) as stream:
+    with state.source.watch(
+        resource_version=state.rv or "",
+        timeout_seconds=state.timeout,
+        read_timeout=state.read_timeout,  # type: ignore[arg-type]
+        allow_bookmarks=True,
+    ) as stream:
         for event in stream:
             attempt.delivered += 1
             state.expired_in_a_row = 0
@@ -216,8 +253,13 @@ def _judge(state: _State, attempt: _Attempt, exc: APIError | TransportError) -> 
         log.debug("%s watch: quiet for the read timeout; re-watching from %s", kind, state.rv)
         return _Verdict.NEXT  # a clean end: at once if it lasted _MIN_WATCH_SECONDS, else after a backoff
     if isinstance(exc, TransportError):  # a dropped connection (ProtocolError), or none at all
-        log.log(logging.DEBUG if isinstance(exc, ProtocolError) else logging.WARNING,
-                "%s watch: %s; re-watching from %s", kind, exc, state.rv)
+        log.log(
+            logging.DEBUG if isinstance(exc, ProtocolError) else logging.WARNING,
+            "%s watch: %s; re-watching from %s",
+            kind,
+            exc,
+            state.rv,
+        )
         attempt.failure = exc
         return _Verdict.NEXT
     if not (is_expired(exc) or is_too_large_resource_version(exc)):

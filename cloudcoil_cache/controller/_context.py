@@ -45,8 +45,9 @@ class CachedKind(Generic[T]):
         watched = self._source.scope.namespace
         namespace = namespace or self._default_namespace or watched
         if not namespace:
-            raise ValueError(f"{cls.kind} is namespaced and the controller watches it in all namespaces: "
-                             "pass namespace=")
+            raise ValueError(
+                f"{cls.kind} is namespaced and the controller watches it in all namespaces: pass namespace="
+            )
         if not in_scope(watched, namespace):
             raise ValueError(f"{cls.kind} in namespace {namespace!r}: the controller watches only {watched!r}")
         return namespace
@@ -55,15 +56,21 @@ class CachedKind(Generic[T]):
         """A deep copy of the cached object, or None."""
         source = self._source
         try:  # an object outside the informer's label selector does not exist, for the controller
-            obj = cached_get(self.resource.client(source.config, cached=True), name, self._namespace(namespace),
-                             mode=Mode.STRICT, selector_is_scope=True)
+            obj = cached_get(
+                self.resource.client(source.config, cached=True),
+                name,
+                self._namespace(namespace),
+                mode=Mode.STRICT,
+                selector_is_scope=True,
+            )
         except ResourceNotFound:
             return None
         copied: T = obj.copy()
         return copied
 
-    def list(self, namespace: str | None = None, *, all_namespaces: bool = False,
-             labels: Mapping[str, str] | None = None) -> list[T]:
+    def list(
+        self, namespace: str | None = None, *, all_namespaces: bool = False, labels: Mapping[str, str] | None = None
+    ) -> list[T]:
         """Deep copies of the cached objects of one namespace (or all the informer watches),
         whose labels include every pair of ``labels``."""
         cls = self.resource
@@ -74,11 +81,17 @@ class CachedKind(Generic[T]):
             ns = source.scope.namespace
         else:
             ns = self._namespace(namespace)
-        result = cached_list(cls.client(source.config, cached=True),
-                             ListOptions(ns, ns is None, source.scope.label_selector), mode=Mode.STRICT)
+        result = cached_list(
+            cls.client(source.config, cached=True),
+            ListOptions(ns, ns is None, source.scope.label_selector),
+            mode=Mode.STRICT,
+        )
         wanted = dict(labels or {})
-        return [obj.copy() for obj in result.items
-                if all((obj.metadata.labels or {}).get(k) == v for k, v in wanted.items())]
+        return [
+            obj.copy()
+            for obj in result.items
+            if all((obj.metadata.labels or {}).get(k) == v for k, v in wanted.items())
+        ]
 
 
 #: The controller's former name for this class: ``caching.CachedResources`` (cloudcoil's, over an informer view)
@@ -99,24 +112,32 @@ class Context:
     """Passed to ``def reconcile(obj, ctx)``: the key, the Config writes go through, a logger with the
     key bound, and ``cached(Kind)`` over the controller's informers."""
 
-    def __init__(self, controller: str, key: str, config: Config, sources: Mapping[Any, Source],
-                 logger: logging.Logger, retries: int = 0) -> None:
+    def __init__(
+        self,
+        controller: str,
+        key: str,
+        config: Config,
+        sources: Mapping[Any, Source],
+        logger: logging.Logger,
+        retries: int = 0,
+    ) -> None:
         self.controller = controller
         self.key = key
         self.namespace, self.name = split_key(key)
         self.config = config
         self.retries = retries
         self._sources = sources
-        self.logger: logging.LoggerAdapter[logging.Logger] = _KeyLogger(logger, {"controller": controller,
-                                                                                "key": key})
+        self.logger: logging.LoggerAdapter[logging.Logger] = _KeyLogger(logger, {"controller": controller, "key": key})
 
     def cached(self, cls: type[T]) -> CachedKind[T]:
         """Reads of ``cls`` from the controller's informers (primary, owned and watched kinds only)."""
         source = self._sources.get(cls)
         if source is None:
             readable = ", ".join(sorted(c.kind for c in self._sources))
-            raise ValueError(f"{getattr(cls, 'kind', cls)!r} is not watched by controller {self.controller!r}; "
-                             f"it can read: {readable} (declare it with .owns() or .watch())")
+            raise ValueError(
+                f"{getattr(cls, 'kind', cls)!r} is not watched by controller {self.controller!r}; "
+                f"it can read: {readable} (declare it with .owns() or .watch())"
+            )
         return CachedKind(source, self.namespace)
 
     def __repr__(self) -> str:

@@ -39,10 +39,20 @@ class Controller:
     keys and ``Workers`` runs the reconciles of one run.
     """
 
-    def __init__(self, kind: Any, reconcile: Callable[..., Any] | None = None, *, name: str | None = None,
-                 config: Config | None = None, namespace: str | None = None, all_namespaces: bool = False,
-                 label_selector: str | None = None, workers: int = 1, resync_period: float | None = 300,
-                 shutdown_timeout: float = 10) -> None:
+    def __init__(
+        self,
+        kind: Any,
+        reconcile: Callable[..., Any] | None = None,
+        *,
+        name: str | None = None,
+        config: Config | None = None,
+        namespace: str | None = None,
+        all_namespaces: bool = False,
+        label_selector: str | None = None,
+        workers: int = 1,
+        resync_period: float | None = 300,
+        shutdown_timeout: float = 10,
+    ) -> None:
         _check_kind(kind, "Controller()")
         if namespace is not None and all_namespaces:
             raise ValueError("Controller(): namespace and all_namespaces are mutually exclusive")
@@ -74,9 +84,17 @@ class Controller:
         self._workers: Workers | None = None  # the current run (while leading)
         self._primary_namespace: str | None = namespace if kind.namespaced else None
         self._mapping = EventMapping(
-            self.name, kind, self._owned, self._watches, in_scope=self.in_scope, normalize=self._normalize,
-            outside_scope=self._outside_scope, namespace=lambda: self._primary_namespace,
-            sources=lambda: self.sources, logger=self.logger)
+            self.name,
+            kind,
+            self._owned,
+            self._watches,
+            in_scope=self.in_scope,
+            normalize=self._normalize,
+            outside_scope=self._outside_scope,
+            namespace=lambda: self._primary_namespace,
+            sources=lambda: self.sources,
+            logger=self.logger,
+        )
 
     def __repr__(self) -> str:
         return f"<Controller {self.name!r} {self.kind.kind} running={self.running}>"
@@ -99,9 +117,11 @@ class Controller:
         self._check_not_started("watch()")
         _check_kind(kind, "watch()")
         if mapper is None:
+
             def register(func: F) -> F:
                 self.watch(kind, func)
                 return func
+
             return register
         if not callable(mapper):
             raise TypeError(f"watch(mapper=...) expects a callable, got {type(mapper).__name__}")
@@ -121,6 +141,7 @@ class Controller:
         def register(f: F) -> F:
             self._set_reconcile(f, every)
             return f
+
         return register
 
     def _set_reconcile(self, func: Callable[..., Any], every: float | None) -> None:
@@ -140,8 +161,10 @@ class Controller:
         key = self._normalize(key)
         outside = self._outside_scope(key)
         if outside is not None:  # it could never be reconciled: every pass would fail and back off
-            raise ValueError(f"controller {self.name!r} reconciles namespace {self._primary_namespace!r} only: "
-                             f"cannot enqueue {key!r} (namespace {outside!r})")
+            raise ValueError(
+                f"controller {self.name!r} reconciles namespace {self._primary_namespace!r} only: "
+                f"cannot enqueue {key!r} (namespace {outside!r})"
+            )
         workers = self._workers
         if workers is not None:
             workers.queue.add(key)
@@ -193,8 +216,9 @@ class Controller:
             scopes = [Scope(self.kind, self._primary_namespace, self.label_selector)]
             scopes += [Scope(k, namespace if k.namespaced else None) for k in self._owned]
             scopes += [Scope(k, namespace if k.namespaced else None) for k, _ in self._watches]
-            informers = InformerSet(self.name, config, scopes, resync_period=self.resync_period,
-                                    sync_timeout=sync_timeout)
+            informers = InformerSet(
+                self.name, config, scopes, resync_period=self.resync_period, sync_timeout=sync_timeout
+            )
             self._informers = informers
         try:
             for cls, source in informers.sources.items():
@@ -203,9 +227,11 @@ class Controller:
         except BaseException:
             self._stop_informers()
             raise
-        self.logger.info("controller %s: informers synced (%s)", self.name,
-                         ", ".join(s.scope.describe() + (" shared" if s.shared else "")
-                                   for s in informers.sources.values()))
+        self.logger.info(
+            "controller %s: informers synced (%s)",
+            self.name,
+            ", ".join(s.scope.describe() + (" shared" if s.shared else "") for s in informers.sources.values()),
+        )
 
     def _stop_informers(self) -> None:
         with self._lock:
@@ -268,9 +294,17 @@ class Controller:
             if self._workers is not None:
                 return
             assert self._reconciler is not None  # (checked when the informers started)
-            workers = Workers(self.name, self.kind, self._reconciler, count=self.workers,
-                              context=informers.context_for(self._write_config()), sources=lambda: self.sources,
-                              in_scope=self.in_scope, observer=lambda: self.observer, logger=self.logger)
+            workers = Workers(
+                self.name,
+                self.kind,
+                self._reconciler,
+                count=self.workers,
+                context=informers.context_for(self._write_config()),
+                sources=lambda: self.sources,
+                in_scope=self.in_scope,
+                observer=lambda: self.observer,
+                logger=self.logger,
+            )
             self._workers = workers
         primary = informers.sources[self.kind]
         for obj in primary.view.list():

@@ -53,8 +53,12 @@ class HealthServer:
         self._server = _Server((host, port), Handler)
         self.host = host
         self.port: int = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.5},
-                                        name=f"controller-health-{self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.5},
+            name=f"controller-health-{self.port}",
+            daemon=True,
+        )
 
     def start(self) -> None:
         self._thread.start()

@@ -79,8 +79,15 @@ class InformerSet:
     the widest of its scopes (the controller filters the primary's events by its own scope).
     """
 
-    def __init__(self, name: str, config: Config, scopes: Iterable[Scope], *, resync_period: float | None,
-                 sync_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        name: str,
+        config: Config,
+        scopes: Iterable[Scope],
+        *,
+        resync_period: float | None,
+        sync_timeout: float = 30.0,
+    ) -> None:
         self.name = name
         self.config = config
         self.sync_timeout = sync_timeout
@@ -107,10 +114,16 @@ class InformerSet:
                 next(iter(own.values())).extend(cluster_scoped)
             tuning = config.cache.tuning if config.cache is not None else None
             for namespace, group in own.items():
-                cache = Cache(resources=[s.cls for s in group], namespaces=namespace,
-                              per_resource={s.cls: {"label_selector": s.label_selector} for s in group},
-                              resync_period=resync_period, wait_for_sync=True, sync_timeout=sync_timeout,
-                              mode="strict", tuning=tuning)
+                cache = Cache(
+                    resources=[s.cls for s in group],
+                    namespaces=namespace,
+                    per_resource={s.cls: {"label_selector": s.label_selector} for s in group},
+                    resync_period=resync_period,
+                    wait_for_sync=True,
+                    sync_timeout=sync_timeout,
+                    mode="strict",
+                    tuning=tuning,
+                )
                 own_config = _config_with_cache(config, cache)
                 for scope in group:
                     self.sources[scope.cls] = self._source(scope, own_config, shared=False)
@@ -150,8 +163,10 @@ class InformerSet:
             for source in self.sources.values():
                 remaining = max(deadline - time.monotonic(), 0.0)
                 if not source.view.wait_for_sync(remaining):
-                    raise CacheSyncTimeout(f"controller {self.name!r}: {source.scope.describe()} did not sync "
-                                           f"within {self.sync_timeout:g}s")
+                    raise CacheSyncTimeout(
+                        f"controller {self.name!r}: {source.scope.describe()} did not sync "
+                        f"within {self.sync_timeout:g}s"
+                    )
         except BaseException:
             self.stop()
             raise

@@ -34,14 +34,14 @@ def normalize_key(value: Any, *, namespaced: bool, default_namespace: str | None
     elif hasattr(value, "metadata"):
         namespace, name = split_key(key_of(value))
     else:
-        raise TypeError(f"a key is 'namespace/name', a (namespace, name) pair or an object, "
-                        f"got {type(value).__name__}")
+        raise TypeError(f"a key is 'namespace/name', a (namespace, name) pair or an object, got {type(value).__name__}")
     if not isinstance(name, str) or not name or (namespace is not None and not isinstance(namespace, str)):
         raise ValueError(f"not a valid key: {value!r}")
     if not namespaced:
         return name
     namespace = namespace or default_namespace
     if not namespace:
-        raise ValueError(f"key {value!r} has no namespace and the controller watches all namespaces: "
-                         "give 'namespace/name'")
+        raise ValueError(
+            f"key {value!r} has no namespace and the controller watches all namespaces: give 'namespace/name'"
+        )
     return f"{namespace}/{name}"

@@ -49,24 +49,39 @@ class LeaderElection:
     (``cloudcoil_cache.testing.FakeClock`` in tests; a bare function returning seconds still works).
     """
 
-    def __init__(self, name: str, *, namespace: str | None = None, identity: str | None = None,
-                 lease_duration: float = 15, renew_deadline: float = 10, retry_period: float = 2,
-                 on_started_leading: Callable[[], Any] | None = None,
-                 on_stopped_leading: Callable[[], Any] | None = None,
-                 on_new_leader: Callable[[str], Any] | None = None,
-                 clock: ClockLike | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        namespace: str | None = None,
+        identity: str | None = None,
+        lease_duration: float = 15,
+        renew_deadline: float = 10,
+        retry_period: float = 2,
+        on_started_leading: Callable[[], Any] | None = None,
+        on_stopped_leading: Callable[[], Any] | None = None,
+        on_new_leader: Callable[[str], Any] | None = None,
+        clock: ClockLike | None = None,
+    ) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError("LeaderElection(name): a non-empty Lease name is required")
-        for what, value in (("lease_duration", lease_duration), ("renew_deadline", renew_deadline),
-                            ("retry_period", retry_period)):
+        for what, value in (
+            ("lease_duration", lease_duration),
+            ("renew_deadline", renew_deadline),
+            ("retry_period", retry_period),
+        ):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ValueError(f"LeaderElection({what}=...) must be a number of seconds > 0, got {value!r}")
         if not lease_duration > renew_deadline:
-            raise ValueError(f"LeaderElection: lease_duration ({lease_duration}) must be greater than "
-                             f"renew_deadline ({renew_deadline})")
+            raise ValueError(
+                f"LeaderElection: lease_duration ({lease_duration}) must be greater than "
+                f"renew_deadline ({renew_deadline})"
+            )
         if not renew_deadline > retry_period * (1 + JITTER):
-            raise ValueError(f"LeaderElection: renew_deadline ({renew_deadline}) must be greater than "
-                             f"{1 + JITTER:g} x retry_period ({retry_period})")
+            raise ValueError(
+                f"LeaderElection: renew_deadline ({renew_deadline}) must be greater than "
+                f"{1 + JITTER:g} x retry_period ({retry_period})"
+            )
         self.name = name
         self.namespace = namespace
         self.identity = identity or f"{socket.gethostname()}_{uuid.uuid4()}"
@@ -95,12 +110,15 @@ class LeaderElection:
         self._stopped_cb: Callable[[], Any] = lambda: None
 
     def __repr__(self) -> str:
-        return (f"<LeaderElection {self.namespace or '?'}/{self.name} identity={self.identity!r} "
-                f"leading={self.is_leader()}>")
+        return (
+            f"<LeaderElection {self.namespace or '?'}/{self.name} identity={self.identity!r} "
+            f"leading={self.is_leader()}>"
+        )
 
     # ----------------------------------------------------------- lifecycle
-    def _start(self, config: Config, started: Callable[[], Any] | None = None,
-               stopped: Callable[[], Any] | None = None) -> None:
+    def _start(
+        self, config: Config, started: Callable[[], Any] | None = None, stopped: Callable[[], Any] | None = None
+    ) -> None:
         """Campaign (a thread doing the Lease I/O) and act on leadership (a thread calling callbacks)."""
         if self._elector is not None and self._elector.is_alive():
             raise RuntimeError(f"leader election {self.name!r} is already running")
@@ -232,17 +250,26 @@ class LeaderElection:
         assert config is not None
         body = json.dumps(lease.to_dict()).encode() if lease is not None else None
         response = config.transport.request(
-            method, self._path(collection=method == "POST"), body=body,
+            method,
+            self._path(collection=method == "POST"),
+            body=body,
             content_type="application/json" if body is not None else None,
-            timeout=max(self.retry_period, self.renew_deadline / 2), stop_event=self._stop_event)
+            timeout=max(self.retry_period, self.renew_deadline / 2),
+            stop_event=self._stop_event,
+        )
         return Lease.from_dict(response.json())
 
-    def _spec(self, holder: str, transitions: int, acquire_time: datetime.datetime | None,
-              duration: float | None = None) -> LeaseSpec:
+    def _spec(
+        self, holder: str, transitions: int, acquire_time: datetime.datetime | None, duration: float | None = None
+    ) -> LeaseSpec:
         now = datetime.datetime.now(datetime.timezone.utc)
         spec: LeaseSpec = LeaseSpec(  # type: ignore[call-arg]
-            holder_identity=holder, lease_duration_seconds=int(round(duration or self.lease_duration)),
-            acquire_time=acquire_time or now, renew_time=now, lease_transitions=transitions)
+            holder_identity=holder,
+            lease_duration_seconds=int(round(duration or self.lease_duration)),
+            acquire_time=acquire_time or now,
+            renew_time=now,
+            lease_transitions=transitions,
+        )
         return spec
 
     def _observe(self, lease: Lease) -> None:
@@ -272,8 +299,12 @@ class LeaderElection:
         if leader and valid and observed is not None:  # fast path: renew what we wrote last
             spec = observed.spec or LeaseSpec()
             try:
-                self._observe(self._request("PUT", observed.evolve(spec=self._spec(
-                    self.identity, spec.lease_transitions or 0, spec.acquire_time))))
+                self._observe(
+                    self._request(
+                        "PUT",
+                        observed.evolve(spec=self._spec(self.identity, spec.lease_transitions or 0, spec.acquire_time)),
+                    )
+                )
                 return True
             except CloudcoilError as exc:
                 log.info("leader election %s: renew failed: %s", self.name, exc)
@@ -282,8 +313,10 @@ class LeaderElection:
         except ResourceNotFound:
             if renew_only:
                 return False
-            lease = Lease(metadata=ObjectMeta(name=self.name, namespace=self.namespace),  # type: ignore[call-arg]
-                          spec=self._spec(self.identity, 0, None))
+            lease = Lease(
+                metadata=ObjectMeta(name=self.name, namespace=self.namespace),  # type: ignore[call-arg]
+                spec=self._spec(self.identity, 0, None),
+            )
             try:
                 self._observe(self._request("POST", lease))
             except CloudcoilError as exc:
@@ -311,8 +344,7 @@ class LeaderElection:
         try:
             self._observe(self._request("PUT", current.evolve(spec=desired)))
         except CloudcoilError as exc:  # 409: someone else wrote first
-            log.info("leader election %s: could not %s the Lease: %s", self.name,
-                     "renew" if leader else "acquire", exc)
+            log.info("leader election %s: could not %s the Lease: %s", self.name, "renew" if leader else "acquire", exc)
             return False
         return True
 
@@ -331,8 +363,12 @@ class LeaderElection:
         released = observed.evolve(spec=self._spec("", spec.lease_transitions or 0, None, duration=1))
         config = self._config
         assert config is not None
-        response = config.transport.request("PUT", self._path(), body=json.dumps(released.to_dict()).encode(),
-                                            content_type="application/json",
-                                            timeout=max(self.retry_period, self.renew_deadline / 2))
+        response = config.transport.request(
+            "PUT",
+            self._path(),
+            body=json.dumps(released.to_dict()).encode(),
+            content_type="application/json",
+            timeout=max(self.retry_period, self.renew_deadline / 2),
+        )
         self._observe(Lease.from_dict(response.json()))
         log.info("leader election %s: %s released the Lease", self.name, self.identity)

@@ -60,6 +60,7 @@ class LoopThread:
         def cancel() -> None:
             for task in asyncio.all_tasks(loop):
                 task.cancel()
+
         try:
             loop.call_soon_threadsafe(cancel)
         except RuntimeError:  # already closed

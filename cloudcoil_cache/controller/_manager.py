@@ -37,9 +37,15 @@ class Manager:
     ``metrics`` extra (``prometheus_client``).
     """
 
-    def __init__(self, *controllers: Controller, config: Config | None = None,
-                 leader_election: LeaderElection | None = None, health_port: int | None = None,
-                 health_host: str = "127.0.0.1", sync_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        *controllers: Controller,
+        config: Config | None = None,
+        leader_election: LeaderElection | None = None,
+        health_port: int | None = None,
+        health_host: str = "127.0.0.1",
+        sync_timeout: float = 30.0,
+    ) -> None:
         if not controllers:
             raise ValueError("Manager() needs at least one Controller")
         names = [c.name for c in controllers]
@@ -48,13 +54,16 @@ class Manager:
                 raise TypeError(f"Manager() takes Controllers, got {type(c).__name__}")
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
-            raise ValueError(f"Manager(): controller names must be unique; repeated: {duplicates} "
-                             "(give Controller(name=...))")
+            raise ValueError(
+                f"Manager(): controller names must be unique; repeated: {duplicates} (give Controller(name=...))"
+            )
         if leader_election is not None and not isinstance(leader_election, LeaderElection):
-            raise TypeError(f"Manager(leader_election=...) expects a LeaderElection, got "
-                            f"{type(leader_election).__name__}")
-        if health_port is not None and (isinstance(health_port, bool) or not isinstance(health_port, int)
-                                        or not 0 <= health_port <= 65535):
+            raise TypeError(
+                f"Manager(leader_election=...) expects a LeaderElection, got {type(leader_election).__name__}"
+            )
+        if health_port is not None and (
+            isinstance(health_port, bool) or not isinstance(health_port, int) or not 0 <= health_port <= 65535
+        ):
             raise ValueError(f"Manager(health_port=...) must be a port number (0: any free one), got {health_port!r}")
         self.controllers = list(controllers)
         self.config = config
@@ -91,8 +100,13 @@ class Manager:
                     self.metrics = ManagerMetrics(self)
                 else:
                     log.warning("Manager: /metrics needs prometheus_client: pip install 'cloudcoil_cache[metrics]'")
-                self._health = HealthServer(self.health_host, self._health_port, healthy=self.healthy,
-                                            ready=self.ready, metrics=self._render_metrics)
+                self._health = HealthServer(
+                    self.health_host,
+                    self._health_port,
+                    healthy=self.healthy,
+                    ready=self.ready,
+                    metrics=self._render_metrics,
+                )
                 self._health.start()
             for controller in self.controllers:
                 controller._start_informers(config, sync_timeout=self.sync_timeout)
@@ -147,8 +161,11 @@ class Manager:
     def _stop_workers(self) -> None:
         with self._lock:
             controllers = list(self.controllers)
-            threads = [threading.Thread(target=c._stop_workers, name=f"controller-{c.name}-stop", daemon=True)
-                       for c in controllers if c.running]
+            threads = [
+                threading.Thread(target=c._stop_workers, name=f"controller-{c.name}-stop", daemon=True)
+                for c in controllers
+                if c.running
+            ]
             for thread in threads:  # in parallel: each waits for its own reconciles in flight
                 thread.start()
             for thread in threads:
@@ -166,10 +183,12 @@ class Manager:
         signalled = threading.Event()
         previous: dict[int, Any] = {}
         if threading.current_thread() is threading.main_thread():
+
             def on_signal(signum: int, frame: Any) -> None:
                 log.info("Manager: %s received: shutting down", signal.Signals(signum).name)
                 signalled.set()
                 stop_event.set()
+
             for sig in (signal.SIGTERM, signal.SIGINT):
                 previous[sig] = signal.signal(sig, on_signal)
         try:

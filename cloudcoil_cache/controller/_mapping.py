@@ -25,10 +25,20 @@ class EventMapping:
     ``sources()`` (its informers, empty before it starts).
     """
 
-    def __init__(self, name: str, kind: Any, owned: Sequence[Any], watches: Sequence[tuple[Any, Mapper]], *,
-                 in_scope: Callable[[Any], bool], normalize: Callable[[Any], str],
-                 outside_scope: Callable[[str], str | None], namespace: Callable[[], str | None],
-                 sources: Callable[[], Mapping[Any, Source]], logger: logging.Logger) -> None:
+    def __init__(
+        self,
+        name: str,
+        kind: Any,
+        owned: Sequence[Any],
+        watches: Sequence[tuple[Any, Mapper]],
+        *,
+        in_scope: Callable[[Any], bool],
+        normalize: Callable[[Any], str],
+        outside_scope: Callable[[str], str | None],
+        namespace: Callable[[], str | None],
+        sources: Callable[[], Mapping[Any, Source]],
+        logger: logging.Logger,
+    ) -> None:
         self.name = name
         self.kind = kind
         self._owned = owned
@@ -80,15 +90,23 @@ class EventMapping:
                 result = [result]
             keys = [self._normalize(k) for k in result if k is not None]
         except Exception:
-            self.logger.exception("controller %s: mapper %s failed for %s %s", self.name,
-                                  getattr(mapper, "__qualname__", mapper), type(obj).__name__,
-                                  _describe(obj))
+            self.logger.exception(
+                "controller %s: mapper %s failed for %s %s",
+                self.name,
+                getattr(mapper, "__qualname__", mapper),
+                type(obj).__name__,
+                _describe(obj),
+            )
             return []
         outside = [k for k in keys if self._outside_scope(k) is not None]
         if outside:
-            self.logger.warning("controller %s: mapper %s returned keys outside namespace %r, dropped: %s",
-                                self.name, getattr(mapper, "__qualname__", mapper), self._namespace(),
-                                ", ".join(outside[:5]))
+            self.logger.warning(
+                "controller %s: mapper %s returned keys outside namespace %r, dropped: %s",
+                self.name,
+                getattr(mapper, "__qualname__", mapper),
+                self._namespace(),
+                ", ".join(outside[:5]),
+            )
             keys = [k for k in keys if k not in outside]
         return keys
 

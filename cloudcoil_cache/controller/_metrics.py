@@ -26,12 +26,52 @@ class Measured(Protocol):
 
     def informer_statuses(self) -> list[Any]: ...
 
+
 #: client-go's workqueue histogram buckets: 1e-8 s .. 10 s, one per power of ten.
-QUEUE_BUCKETS = tuple(10.0 ** e for e in range(-8, 2))
+QUEUE_BUCKETS = tuple(10.0**e for e in range(-8, 2))
 #: controller-runtime's reconcile-time buckets.
-RECONCILE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8,
-                     0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30,
-                     40, 50, 60)
+RECONCILE_BUCKETS = (
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.15,
+    0.2,
+    0.25,
+    0.3,
+    0.35,
+    0.4,
+    0.45,
+    0.5,
+    0.6,
+    0.7,
+    0.8,
+    0.9,
+    1.0,
+    1.25,
+    1.5,
+    1.75,
+    2.0,
+    2.5,
+    3.0,
+    3.5,
+    4.0,
+    4.5,
+    5,
+    6,
+    7,
+    8,
+    9,
+    10,
+    15,
+    20,
+    25,
+    30,
+    40,
+    50,
+    60,
+)
 
 
 def metrics_available() -> bool:
@@ -95,26 +135,54 @@ class ManagerMetrics:
         self.registry = CollectorRegistry()
         r = self.registry
         self.adds = Counter("workqueue_adds", "Total number of adds handled by workqueue", ["name"], registry=r)
-        self.retries = Counter("workqueue_retries", "Total number of retries handled by workqueue", ["name"],
-                               registry=r)
-        self.queue_duration = Histogram("workqueue_queue_duration_seconds",
-                                        "How long in seconds an item stays in workqueue before being requested",
-                                        ["name"], buckets=QUEUE_BUCKETS, registry=r)
-        self.work_duration = Histogram("workqueue_work_duration_seconds",
-                                       "How long in seconds processing an item from workqueue takes",
-                                       ["name"], buckets=QUEUE_BUCKETS, registry=r)
-        self.reconcile_total = Counter("controller_runtime_reconcile", "Total number of reconciliations per "
-                                       "controller", ["controller", "result"], registry=r)
-        self.reconcile_errors = Counter("controller_runtime_reconcile_errors",
-                                        "Total number of reconciliation errors per controller", ["controller"],
-                                        registry=r)
-        self.reconcile_time = Histogram("controller_runtime_reconcile_time_seconds",
-                                        "Length of time per reconciliation per controller", ["controller"],
-                                        buckets=RECONCILE_BUCKETS, registry=r)
-        self.active_workers = Gauge("controller_runtime_active_workers",
-                                    "Number of currently used workers per controller", ["controller"], registry=r)
-        max_workers = Gauge("controller_runtime_max_concurrent_reconciles",
-                            "Maximum number of concurrent reconciles per controller", ["controller"], registry=r)
+        self.retries = Counter(
+            "workqueue_retries", "Total number of retries handled by workqueue", ["name"], registry=r
+        )
+        self.queue_duration = Histogram(
+            "workqueue_queue_duration_seconds",
+            "How long in seconds an item stays in workqueue before being requested",
+            ["name"],
+            buckets=QUEUE_BUCKETS,
+            registry=r,
+        )
+        self.work_duration = Histogram(
+            "workqueue_work_duration_seconds",
+            "How long in seconds processing an item from workqueue takes",
+            ["name"],
+            buckets=QUEUE_BUCKETS,
+            registry=r,
+        )
+        self.reconcile_total = Counter(
+            "controller_runtime_reconcile",
+            "Total number of reconciliations per controller",
+            ["controller", "result"],
+            registry=r,
+        )
+        self.reconcile_errors = Counter(
+            "controller_runtime_reconcile_errors",
+            "Total number of reconciliation errors per controller",
+            ["controller"],
+            registry=r,
+        )
+        self.reconcile_time = Histogram(
+            "controller_runtime_reconcile_time_seconds",
+            "Length of time per reconciliation per controller",
+            ["controller"],
+            buckets=RECONCILE_BUCKETS,
+            registry=r,
+        )
+        self.active_workers = Gauge(
+            "controller_runtime_active_workers",
+            "Number of currently used workers per controller",
+            ["controller"],
+            registry=r,
+        )
+        max_workers = Gauge(
+            "controller_runtime_max_concurrent_reconciles",
+            "Maximum number of concurrent reconciles per controller",
+            ["controller"],
+            registry=r,
+        )
         for controller in manager.controllers:
             controller.observer = _Observer(self, controller.name)
             max_workers.labels(controller.name).set(controller.workers)
@@ -122,6 +190,7 @@ class ManagerMetrics:
 
     def render(self) -> tuple[bytes, str]:
         from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
 
@@ -140,11 +209,14 @@ class _PullCollector:
         depth = GaugeMetricFamily("workqueue_depth", "Current depth of workqueue", labels=["name"])
         unfinished = GaugeMetricFamily(
             "workqueue_unfinished_work_seconds",
-            "How many seconds of work has been done that is in progress and hasn't been observed by "
-            "work_duration", labels=["name"])
-        longest = GaugeMetricFamily("workqueue_longest_running_processor_seconds",
-                                    "How many seconds has the longest running processor for workqueue been "
-                                    "running", labels=["name"])
+            "How many seconds of work has been done that is in progress and hasn't been observed by work_duration",
+            labels=["name"],
+        )
+        longest = GaugeMetricFamily(
+            "workqueue_longest_running_processor_seconds",
+            "How many seconds has the longest running processor for workqueue been running",
+            labels=["name"],
+        )
         for controller in self._manager.controllers:
             stats = controller.queue_stats()
             depth.add_metric([controller.name], stats.depth if stats else 0)
@@ -156,23 +228,30 @@ class _PullCollector:
 
         election = self._manager.leader_election
         if election is not None:
-            master = GaugeMetricFamily("leader_election_master_status",
-                                       "Gauge of if the reporting system is master of the relevant lease, 0 "
-                                       "indicates backup, 1 indicates master. 'name' is the string used to "
-                                       "identify the lease.", labels=["name"])
+            master = GaugeMetricFamily(
+                "leader_election_master_status",
+                "Gauge of if the reporting system is master of the relevant lease, 0 "
+                "indicates backup, 1 indicates master. 'name' is the string used to "
+                "identify the lease.",
+                labels=["name"],
+            )
             master.add_metric([election.name], 1.0 if election.is_leader() else 0.0)
             yield master
 
         labels = ["kind", "namespace", "label_selector"]
         objects = GaugeMetricFamily("cloudcoil_cache_informer_objects", "Objects held by the informer", labels=labels)
-        synced = GaugeMetricFamily("cloudcoil_cache_informer_synced", "1 when the informer has synced",
-                                   labels=labels)
+        synced = GaugeMetricFamily("cloudcoil_cache_informer_synced", "1 when the informer has synced", labels=labels)
         relists = CounterMetricFamily("cloudcoil_cache_informer_relists", "Relists of the informer", labels=labels)
-        last_sync = GaugeMetricFamily("cloudcoil_cache_informer_last_sync_timestamp_seconds",
-                                      "Unix time of the informer's last complete list", labels=labels)
-        staleness = GaugeMetricFamily("cloudcoil_cache_informer_staleness_seconds",
-                                      "Seconds since the informer was last known current (0 when current)",
-                                      labels=labels)
+        last_sync = GaugeMetricFamily(
+            "cloudcoil_cache_informer_last_sync_timestamp_seconds",
+            "Unix time of the informer's last complete list",
+            labels=labels,
+        )
+        staleness = GaugeMetricFamily(
+            "cloudcoil_cache_informer_staleness_seconds",
+            "Seconds since the informer was last known current (0 when current)",
+            labels=labels,
+        )
         for status in self._manager.informer_statuses():
             values = [status.kind, status.namespace or "", status.label_selector or ""]
             objects.add_metric(values, status.object_count)

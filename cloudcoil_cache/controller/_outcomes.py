@@ -24,8 +24,9 @@ class Result:
 
     def __attrs_post_init__(self) -> None:
         if self.requeue_after is not None and not _seconds(self.requeue_after):
-            raise ValueError(f"Result(requeue_after=...) must be a finite number of seconds >= 0, "
-                             f"got {self.requeue_after!r}")
+            raise ValueError(
+                f"Result(requeue_after=...) must be a finite number of seconds >= 0, got {self.requeue_after!r}"
+            )
 
 
 class Wait(CloudcoilError):
@@ -52,5 +53,4 @@ class TerminalError(CloudcoilError):
 
 def _seconds(value: object) -> bool:
     """A finite, non-negative number of seconds (a bool is not one)."""
-    return (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-            and value >= 0)
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and value >= 0

@@ -69,12 +69,17 @@ class WorkQueue:
     Nothing user-supplied runs while the lock is held (hooks are called after it is released).
     """
 
-    def __init__(self, name: str = "", *, rate_limiter: RateLimiter | None = None, clock: ClockLike | None = None,
-                 hooks: QueueHooks | None = None) -> None:
+    def __init__(
+        self,
+        name: str = "",
+        *,
+        rate_limiter: RateLimiter | None = None,
+        clock: ClockLike | None = None,
+        hooks: QueueHooks | None = None,
+    ) -> None:
         self.name = name
         self._clock = as_clock(clock)  # read only: the queue's waits are on its condition
-        self.rate_limiter: RateLimiter = rate_limiter if rate_limiter is not None else \
-            default_rate_limiter(clock=clock)
+        self.rate_limiter: RateLimiter = rate_limiter if rate_limiter is not None else default_rate_limiter(clock=clock)
         self._hooks = hooks or QueueHooks()
         self._cond = threading.Condition(threading.Lock())
         self._queue: collections.deque[Hashable] = collections.deque()
@@ -267,10 +272,15 @@ class WorkQueue:
             self._fire_due_locked()
             now = self._clock.now()
             running = [max(now - started, 0.0) for started in self._processing.values()]
-            stats = QueueStats(depth=len(self._queue), waiting=len(self._ready_at),
-                              processing=len(self._processing), adds=self._adds, retries=self._retries,
-                              unfinished_work_seconds=sum(running),
-                              longest_running_processor_seconds=max(running, default=0.0))
+            stats = QueueStats(
+                depth=len(self._queue),
+                waiting=len(self._ready_at),
+                processing=len(self._processing),
+                adds=self._adds,
+                retries=self._retries,
+                unfinished_work_seconds=sum(running),
+                longest_running_processor_seconds=max(running, default=0.0),
+            )
         self._report_adds()
         return stats
 

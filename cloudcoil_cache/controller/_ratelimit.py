@@ -7,8 +7,7 @@ from typing import Hashable, Protocol
 
 from cloudcoil_cache._clock import ClockLike, as_clock
 
-__all__ = ["BucketRateLimiter", "ItemExponentialRateLimiter", "MaxOfRateLimiter", "RateLimiter",
-           "default_rate_limiter"]
+__all__ = ["BucketRateLimiter", "ItemExponentialRateLimiter", "MaxOfRateLimiter", "RateLimiter", "default_rate_limiter"]
 
 
 class RateLimiter(Protocol):
@@ -41,7 +40,7 @@ class ItemExponentialRateLimiter:
             self._failures[key] = failures + 1
         if failures >= 64:  # 2**64 * base is past any cap; avoid huge floats
             return self.cap
-        return min(self.base * float(2 ** failures), self.cap)
+        return min(self.base * float(2**failures), self.cap)
 
     def forget(self, key: Hashable) -> None:
         with self._lock:
@@ -103,7 +102,8 @@ class MaxOfRateLimiter:
         return max(limiter.num_requeues(key) for limiter in self.limiters)
 
 
-def default_rate_limiter(*, base: float = 0.005, cap: float = 1000.0, qps: float = 10.0, burst: int = 100,
-                         clock: ClockLike | None = None) -> MaxOfRateLimiter:
+def default_rate_limiter(
+    *, base: float = 0.005, cap: float = 1000.0, qps: float = 10.0, burst: int = 100, clock: ClockLike | None = None
+) -> MaxOfRateLimiter:
     """client-go's ``DefaultControllerRateLimiter``: per-item 5 ms → 1000 s, overall 10 qps / 100 burst."""
     return MaxOfRateLimiter(ItemExponentialRateLimiter(base, cap), BucketRateLimiter(qps, burst, clock=clock))

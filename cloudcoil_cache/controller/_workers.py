@@ -48,9 +48,19 @@ class Workers:
     ``start()`` starts the threads, ``stop()`` ends the run.
     """
 
-    def __init__(self, name: str, kind: Any, reconciler: Reconciler, *, count: int, context: contextvars.Context,
-                 sources: Callable[[], Mapping[Any, Source]], in_scope: Callable[[Any], bool],
-                 observer: Callable[[], ControllerObserver], logger: logging.Logger) -> None:
+    def __init__(
+        self,
+        name: str,
+        kind: Any,
+        reconciler: Reconciler,
+        *,
+        count: int,
+        context: contextvars.Context,
+        sources: Callable[[], Mapping[Any, Source]],
+        in_scope: Callable[[Any], bool],
+        observer: Callable[[], ControllerObserver],
+        logger: logging.Logger,
+    ) -> None:
         self.name = name
         self.kind = kind
         self.logger = logger
@@ -66,9 +76,12 @@ class Workers:
         self._loop = LoopThread(f"controller-{name}-loop") if reconciler.is_async else None
         if self._loop is not None:
             self._loop.start()
-        self._threads = [threading.Thread(target=context.copy().run, args=(self._work,),
-                                          name=f"controller-{name}-worker-{i}", daemon=True)
-                         for i in range(count)]
+        self._threads = [
+            threading.Thread(
+                target=context.copy().run, args=(self._work,), name=f"controller-{name}-worker-{i}", daemon=True
+            )
+            for i in range(count)
+        ]
 
     def start(self) -> None:
         """Start the worker threads; nothing once ``stop()`` has begun (a stop may come first)."""
@@ -106,11 +119,17 @@ class Workers:
                 late = [t for t in late if t.is_alive()]
             loop.stop(1.0)
         if late:
-            self.logger.warning("controller %s: %d reconcile(s) still running %gs after stop: %s", self.name,
-                                len(late), timeout, ", ".join(t.name for t in late))
+            self.logger.warning(
+                "controller %s: %d reconcile(s) still running %gs after stop: %s",
+                self.name,
+                len(late),
+                timeout,
+                ", ".join(t.name for t in late),
+            )
         elif not in_time:
-            self.logger.warning("controller %s: reconciles running past the shutdown timeout (%gs) were "
-                                "cancelled", self.name, timeout)
+            self.logger.warning(
+                "controller %s: reconciles running past the shutdown timeout (%gs) were cancelled", self.name, timeout
+            )
         else:
             self.logger.info("controller %s: workers stopped", self.name)
         return in_time
@@ -162,9 +181,15 @@ class Workers:
             if self._stopping.is_set():
                 self.logger.warning("controller %s: %s: reconcile failed while stopping: %s", self.name, key, exc)
             else:
-                self.logger.error("controller %s: %s: reconcile failed (retry %d): %s: %s", self.name, key,
-                                  queue.num_requeues(key) + 1, type(exc).__name__, exc,
-                                  exc_info=self.logger.isEnabledFor(logging.DEBUG))
+                self.logger.error(
+                    "controller %s: %s: reconcile failed (retry %d): %s: %s",
+                    self.name,
+                    key,
+                    queue.num_requeues(key) + 1,
+                    type(exc).__name__,
+                    exc,
+                    exc_info=self.logger.isEnabledFor(logging.DEBUG),
+                )
             queue.add_rate_limited(key)
         finally:
             if result:
@@ -223,6 +248,8 @@ def _takes_context(func: Callable[..., Any]) -> bool:
     if len(positional) >= 2:
         return True
     if not positional:
-        raise TypeError(f"reconcile function {getattr(func, '__qualname__', func)!r} must take the object: "
-                        "def f(obj) or def f(obj, ctx)")
+        raise TypeError(
+            f"reconcile function {getattr(func, '__qualname__', func)!r} must take the object: "
+            "def f(obj) or def f(obj, ctx)"
+        )
     return False

@@ -27,6 +27,7 @@ C = TypeVar("C", bound=type)
 if sys.version_info >= (3, 11):
     from typing import dataclass_transform
 else:  # pragma: no cover
+
     def dataclass_transform(**_: Any) -> Callable[[C], C]:
         return lambda f: f
 
@@ -79,8 +80,11 @@ _CONSTANTS = ("api_version", "kind", "plural", "namespaced", "group", "version")
 def _wants_auto_model(namespace: dict[str, Any]) -> bool:
     """Whether a class body is a user's model declaration (not ours, not attrs' rebuilt class)."""
     module = namespace.get("__module__") or ""
-    return (bool(namespace.get("__annotations__")) and "__attrs_attrs__" not in namespace
-            and not module.startswith("cloudcoil_cache."))
+    return (
+        bool(namespace.get("__annotations__"))
+        and "__attrs_attrs__" not in namespace
+        and not module.startswith("cloudcoil_cache.")
+    )
 
 
 def _prepare_auto_model(bases: tuple[type, ...], namespace: dict[str, Any], kwargs: dict[str, Any]) -> None:
@@ -97,8 +101,11 @@ def _prepare_auto_model(bases: tuple[type, ...], namespace: dict[str, Any], kwar
     # checks them and leaves registration to _auto_model
     namespace["_cc_auto"] = True
     is_resource = any(isinstance(b, type) and issubclass(b, Resource) for b in bases)
-    if is_resource and "metadata" not in annotations and not any(
-            attrs.has(b) and "metadata" in attrs.fields_dict(b) for b in bases):
+    if (
+        is_resource
+        and "metadata" not in annotations
+        and not any(attrs.has(b) and "metadata" in attrs.fields_dict(b) for b in bases)
+    ):
         annotations["metadata"] = parts.object_meta | None
         namespace["metadata"] = None
     for name, hint in annotations.items():
@@ -143,9 +150,7 @@ class _ModelMeta(type):
     would (see ``_auto_model``).
     """
 
-    def __new__(
-        mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any
-    ) -> type:
+    def __new__(mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any) -> type:
         namespace.setdefault("__slots__", ())
         auto = _wants_auto_model(namespace)
         if auto:
@@ -246,8 +251,7 @@ class Model(_builders.BuilderTypes, metaclass=_ModelMeta):
             raise DecodeError(f"{cls.__name__}: not valid JSON: {exc}") from None
         return cls.from_dict(value)
 
-    def model_dump(self, *, mode: str = "python", by_alias: bool = False,
-                   exclude_none: bool = False) -> dict[str, Any]:
+    def model_dump(self, *, mode: str = "python", by_alias: bool = False, exclude_none: bool = False) -> dict[str, Any]:
         """A plain dict of this object, as pydantic's ``model_dump``.
 
         Keys are attribute names (``by_alias=True``: the wire's camelCase names); fields without a
@@ -258,13 +262,11 @@ class Model(_builders.BuilderTypes, metaclass=_ModelMeta):
         """
         return parts.dump(self, mode=mode, by_alias=by_alias, exclude_none=exclude_none)
 
-    def model_dump_json(self, *, by_alias: bool = False, exclude_none: bool = False,
-                        indent: int | None = None) -> str:
+    def model_dump_json(self, *, by_alias: bool = False, exclude_none: bool = False, indent: int | None = None) -> str:
         """``model_dump(mode="json", ...)`` as JSON text."""
         import json
 
-        return json.dumps(self.model_dump(mode="json", by_alias=by_alias, exclude_none=exclude_none),
-                          indent=indent)
+        return json.dumps(self.model_dump(mode="json", by_alias=by_alias, exclude_none=exclude_none), indent=indent)
 
     def model_copy(self: M, *, update: dict[str, Any] | None = None, deep: bool = False) -> M:
         """An editable copy, as pydantic's ``model_copy``: shallow unless ``deep``.
@@ -409,8 +411,7 @@ def model(cls: type[M]) -> type[M]:
 
 
 def _build_model(cls: type[M], *, replace: bool, register: bool = True) -> type[M]:
-    built: type[M] = attrs.define(
-        slots=True, kw_only=True, eq=False, repr=False, weakref_slot=False)(cls)
+    built: type[M] = attrs.define(slots=True, kw_only=True, eq=False, repr=False, weakref_slot=False)(cls)
     finish_model(built)
     resource = issubclass(built, Resource)
     type.__setattr__(built, "__init__", _first_init(built, built.__init__, resource))
@@ -431,10 +432,10 @@ def field_hints(cls: type) -> dict[str, Any]:
     try:
         return typing.get_type_hints(cls, localns=localns or None, include_extras=True)
     except NameError as exc:
-        raise TypeError(f"{cls.__qualname__}: a field's type cannot be resolved ({exc}); define the "
-                        "classes its fields name before the class is first used") from None
-
-
+        raise TypeError(
+            f"{cls.__qualname__}: a field's type cannot be resolved ({exc}); define the "
+            "classes its fields name before the class is first used"
+        ) from None
 
 
 def _first_init(cls: type, attrs_init: Callable[..., None], resource: bool) -> Callable[..., None]:
@@ -467,8 +468,9 @@ def _keyword_init(init: Callable[..., None], resource: bool) -> Callable[..., No
     """The generic form of the generated ``__init__`` (for classes ``build_init`` declines)."""
 
     @functools.wraps(init)
-    def __init__(self: Model, *args: Any, api_version: str | None = None, kind: str | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self: Model, *args: Any, api_version: str | None = None, kind: str | None = None, **kwargs: Any
+    ) -> None:
         names = _field_names(type(self))
         if any(key not in names for key in kwargs):
             given = {"api_version": api_version, "kind": kind} if resource else {}
@@ -508,15 +510,19 @@ def finish_model(cls: type[Model]) -> None:
         return
     names = _field_names(cls) + ("_extra",)
     metaclass: Any = type(cls)
-    twin = metaclass(cls.__name__, (cls,), {
-        "__slots__": (),
-        "__qualname__": cls.__qualname__,
-        "__module__": cls.__module__,
-        "__doc__": cls.__doc__,
-        "__setattr__": _read_only,
-        "__delattr__": _read_only,
-        "_sealed": True,
-    })
+    twin = metaclass(
+        cls.__name__,
+        (cls,),
+        {
+            "__slots__": (),
+            "__qualname__": cls.__qualname__,
+            "__module__": cls.__module__,
+            "__doc__": cls.__doc__,
+            "__setattr__": _read_only,
+            "__delattr__": _read_only,
+            "_sealed": True,
+        },
+    )
     type.__setattr__(cls, "_eq_fields", operator.attrgetter(*names))
     type.__setattr__(cls, "__editable_class__", cls)
     type.__setattr__(cls, "__sealed_class__", twin)
@@ -549,11 +555,18 @@ def is_sealed(obj: object) -> bool:
 @functools.lru_cache(maxsize=None)
 def _plain_resource() -> type[Resource]:
     """What ``Resource(...)`` builds: a resource of any kind with only ``metadata`` typed."""
-    plain = type("Resource", (Resource,), {
-        # pickled by reference as this module's _PlainResource (see __getattr__); shown as Resource
-        "__module__": __name__, "__qualname__": "_PlainResource",
-        "__annotations__": {"metadata": parts.object_meta | None},
-        "metadata": None, "__doc__": "A resource of any kind: typed ``metadata``, other fields kept as they came."})
+    plain = type(
+        "Resource",
+        (Resource,),
+        {
+            # pickled by reference as this module's _PlainResource (see __getattr__); shown as Resource
+            "__module__": __name__,
+            "__qualname__": "_PlainResource",
+            "__annotations__": {"metadata": parts.object_meta | None},
+            "metadata": None,
+            "__doc__": "A resource of any kind: typed ``metadata``, other fields kept as they came.",
+        },
+    )
     return model(plain)
 
 

@@ -140,8 +140,9 @@ class Scope(Generic[T]):
         self._target._in_context = True
         return self._target
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self._target._in_context = False
         if exc_type is None and self._done is not None:
             self._done(self._target)
@@ -250,9 +251,11 @@ class _Setter(Generic[M_co]):
             where = self._where()
             if field.nested is None:
                 raise TypeError(f"{where} needs a value")
-            raise TypeError(f"{where} needs a value: a {field.nested.__name__}, a dict or a function receiving a "
-                            f"builder; called with none it opens a nested block only inside "
-                            f"`with {builder._model.__name__}.new() as b:`")
+            raise TypeError(
+                f"{where} needs a value: a {field.nested.__name__}, a dict or a function receiving a "
+                f"builder; called with none it opens a nested block only inside "
+                f"`with {builder._model.__name__}.new() as b:`"
+            )
 
         def done(child: Builder[Any] | ListBuilder[Any]) -> None:
             if not builder._in_context:
@@ -260,8 +263,7 @@ class _Setter(Generic[M_co]):
             built = list(child._items) if isinstance(child, ListBuilder) else child.build()
             builder._set(field.name, built)
 
-        target: Builder[Any] | ListBuilder[Any] = (
-            ListBuilder(field.nested) if field.many else Builder(field.nested))
+        target: Builder[Any] | ListBuilder[Any] = ListBuilder(field.nested) if field.many else Builder(field.nested)
         return Scope(target, done)
 
 
@@ -294,8 +296,10 @@ class ListBuilder(Generic[M]):
         """Append one item (see the class); returns the list builder (itself inside a ``with``)."""
         if value is _UNSET:
             if not self._in_context:
-                raise TypeError(f"{self._model.__name__} list builder: add() needs a value outside a `with` block "
-                                "(a model, a dict or a function receiving a builder)")
+                raise TypeError(
+                    f"{self._model.__name__} list builder: add() needs a value outside a `with` block "
+                    "(a model, a dict or a function receiving a builder)"
+                )
             return Scope(Builder(self._model), lambda child: self._append(child.build()))
         return self._append(self._item(value))
 
@@ -325,8 +329,10 @@ class ListBuilder(Generic[M]):
             return value
         if isinstance(value, Mapping):
             return parts.from_mapping(cls, value, (f"{cls.__name__}.list_builder()", len(self._items)))  # type: ignore[no-any-return]
-        raise TypeError(f"{cls.__name__} list builder: add() takes a {cls.__name__}, a dict or a function "
-                        f"returning a {cls.__name__} builder, got {type(value).__name__}")
+        raise TypeError(
+            f"{cls.__name__} list builder: add() takes a {cls.__name__}, a dict or a function "
+            f"returning a {cls.__name__} builder, got {type(value).__name__}"
+        )
 
 
 _AnyBuilder: TypeAlias = "Builder[Any]"

@@ -17,8 +17,18 @@ from cloudcoil_cache.models import _base, _builders, _time
 from cloudcoil_cache.models._base import Model, Resource, field_hints
 from cloudcoil_cache.models._frozen import FrozenDict, FrozenList, freeze_json, thaw_json
 
-__all__ = ["build", "build_init", "format_path", "init_by_wire_names", "init_converters", "model_from_mapping",
-           "set_type_meta", "shape_of", "wire_keywords", "wire_name"]
+__all__ = [
+    "build",
+    "build_init",
+    "format_path",
+    "init_by_wire_names",
+    "init_converters",
+    "model_from_mapping",
+    "set_type_meta",
+    "shape_of",
+    "wire_keywords",
+    "wire_name",
+]
 
 # Shapes: ("scalar",), ("json",), ("time",), ("micro",), ("model", cls), ("list", inner),
 # ("dict", inner)
@@ -195,11 +205,9 @@ def _fields(cls: type) -> list[tuple[str, str, Shape]]:
 def _type_check(var: str, shape: Shape, attr: str) -> str | None:
     kind = shape[0]
     if kind == "list":
-        return (f"if {var}.__class__ is not list and not isinstance({var}, list): "
-                f"_bad({attr!r}, 'a list', {var})")
+        return f"if {var}.__class__ is not list and not isinstance({var}, list): _bad({attr!r}, 'a list', {var})"
     if kind in ("dict", "model"):
-        return (f"if {var}.__class__ is not dict and not isinstance({var}, dict): "
-                f"_bad({attr!r}, 'an object', {var})")
+        return f"if {var}.__class__ is not dict and not isinstance({var}, dict): _bad({attr!r}, 'an object', {var})"
     if kind in ("time", "micro"):
         return f"if {var}.__class__ is not str: _bad({attr!r}, 'a date-time string', {var})"
     return None
@@ -209,9 +217,7 @@ def _type_check(var: str, shape: Shape, attr: str) -> str | None:
 _SHARED_NULLS_MAX = 64
 
 
-def _gen_structure(
-    em: _Emitter, cls: type, fields: list[tuple[str, str, Shape]]
-) -> Callable[..., Any]:
+def _gen_structure(em: _Emitter, cls: type, fields: list[tuple[str, str, Shape]]) -> Callable[..., Any]:
     is_resource = issubclass(cls, Resource)
     source = _structure_source(em, is_resource, fields)
     editable: Any = cls.__editable_class__  # type: ignore[attr-defined]
@@ -233,8 +239,7 @@ def _gen_structure(
             "TWIN": editable.__sealed_class__,
             "API_VERSION": api_version,
             "KIND": kind,
-            "_extras": _extras_function(frozenset(w for _, w, _ in fields), is_resource, api_version, kind,
-                                        em.sealed),
+            "_extras": _extras_function(frozenset(w for _, w, _ in fields), is_resource, api_version, kind, em.sealed),
             "_not_object": _not_object,
             "_bad": _bad,
         },
@@ -276,8 +281,9 @@ def _structure_source(em: _Emitter, is_resource: bool, fields: list[tuple[str, s
     return "\n".join(lines) + "\n"
 
 
-def _extras_function(known: frozenset[str], is_resource: bool, api_version: str | None, kind: str | None,
-                     sealed: bool) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def _extras_function(
+    known: frozenset[str], is_resource: bool, api_version: str | None, kind: str | None, sealed: bool
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """``_extras(d)``: the keys of ``d`` no field took (unknown ones, and explicit nulls), kept on ``_extra``."""
     # Sealed objects whose only extras are explicit nulls of their own fields (every pod
     # condition's ``"lastProbeTime": null``, a template's ``"creationTimestamp": null``) share one
@@ -291,9 +297,7 @@ def _extras_function(known: frozenset[str], is_resource: bool, api_version: str 
         for k, v in d.items():
             if k in known and v is not None:
                 continue
-            if is_resource and (
-                (k == "apiVersion" and v == api_version) or (k == "kind" and v == kind)
-            ):
+            if is_resource and ((k == "apiVersion" and v == api_version) or (k == "kind" and v == kind)):
                 continue
             if v is None:
                 out[k] = None
@@ -316,9 +320,7 @@ def _extras_function(known: frozenset[str], is_resource: bool, api_version: str 
     return _extras
 
 
-def _gen_unstructure(
-    em: _Emitter, cls: type, fields: list[tuple[str, str, Shape]]
-) -> Callable[..., Any]:
+def _gen_unstructure(em: _Emitter, cls: type, fields: list[tuple[str, str, Shape]]) -> Callable[..., Any]:
     lines = ["def unstructure(o):", "    x = o._extra"]
     if issubclass(cls, Resource):
         editable: Any = cls.__editable_class__
@@ -352,14 +354,10 @@ def _gen_copy(em: _Emitter, cls: type, fields: list[tuple[str, str, Shape]]) -> 
         lines.append("    c.__class__ = TWIN")
     lines.append("    return c")
     editable: Any = cls.__editable_class__  # type: ignore[attr-defined]
-    return em.compile(
-        "copy", "\n".join(lines) + "\n", {"CLS": editable, "TWIN": editable.__sealed_class__}
-    )
+    return em.compile("copy", "\n".join(lines) + "\n", {"CLS": editable, "TWIN": editable.__sealed_class__})
 
 
-def build(
-    cls: type, op: str, lookup: Callable[[type, str], Callable[..., Any]]
-) -> Callable[..., Any]:
+def build(cls: type, op: str, lookup: Callable[[type, str], Callable[..., Any]]) -> Callable[..., Any]:
     """Generate function ``op`` of editable class ``cls``; nested models go through ``lookup``."""
     if op not in _GENERATORS:
         raise ValueError(f"unknown operation {op!r}")
@@ -367,9 +365,7 @@ def build(
     return _GENERATORS[op](em, cls, _fields(cls))
 
 
-_GENERATORS: dict[
-    str, Callable[[_Emitter, type, list[tuple[str, str, Shape]]], Callable[..., Any]]
-] = {
+_GENERATORS: dict[str, Callable[[_Emitter, type, list[tuple[str, str, Shape]]], Callable[..., Any]]] = {
     "structure": _gen_structure,
     "structure_sealed": _gen_structure,
     "unstructure": _gen_unstructure,
@@ -426,8 +422,14 @@ def init_converters(cls: type) -> dict[str, InitConverter]:
     return table
 
 
-_PLAIN: dict[Any, tuple[type, ...]] = {str: (str,), int: (int,), float: (int, float), bool: (bool,),
-                                       dict: (dict,), list: (list, tuple)}
+_PLAIN: dict[Any, tuple[type, ...]] = {
+    str: (str,),
+    int: (int,),
+    float: (int, float),
+    bool: (bool,),
+    dict: (dict,),
+    list: (list, tuple),
+}
 
 
 def _plain_types(hint: Any) -> tuple[type, ...] | None:
@@ -498,8 +500,7 @@ def model_from_mapping(cls: type, data: Any, path: Path) -> Any:
             if conv is not None:
                 value = conv(value, (path, "." + attr))
         if attr in kwargs:
-            raise TypeError(f"{format_path(path)}: field {attr!r} given twice (as {attr!r} and as its "
-                            "wire name)")
+            raise TypeError(f"{format_path(path)}: field {attr!r} given twice (as {attr!r} and as its wire name)")
         kwargs[attr] = value
     return cls(**kwargs)
 
@@ -553,8 +554,7 @@ def _time_converter(kind: str) -> InitConverter:
                 return parse(value)
             except ValueError as exc:
                 raise ValueError(f"{format_path(path)}: {exc}") from None
-        raise TypeError(f"{format_path(path)}: expected a datetime or an RFC 3339 string, "
-                        f"got {_type_name(value)}")
+        raise TypeError(f"{format_path(path)}: expected a datetime or an RFC 3339 string, got {_type_name(value)}")
 
     return convert_time
 
@@ -562,8 +562,9 @@ def _time_converter(kind: str) -> InitConverter:
 def _list_converter(inner: InitConverter, inner_shape: Shape) -> InitConverter:
     def convert_list(value: Any, path: Path) -> Any:
         if value.__class__ is not list and not isinstance(value, (list, tuple)):
-            raise TypeError(f"{format_path(path)}: expected a list of {_describe(inner_shape)}, "
-                            f"got {_type_name(value)}")
+            raise TypeError(
+                f"{format_path(path)}: expected a list of {_describe(inner_shape)}, got {_type_name(value)}"
+            )
         out = [x if x is None else inner(x, (path, i)) for i, x in enumerate(value)]
         if value.__class__ is list and all(a is b for a, b in zip(out, value)):
             return value  # nothing converted: keep the caller's list
@@ -575,8 +576,9 @@ def _list_converter(inner: InitConverter, inner_shape: Shape) -> InitConverter:
 def _dict_converter(inner: InitConverter, inner_shape: Shape) -> InitConverter:
     def convert_dict(value: Any, path: Path) -> Any:
         if value.__class__ is not dict and not isinstance(value, Mapping):
-            raise TypeError(f"{format_path(path)}: expected a dict of {_describe(inner_shape)}, "
-                            f"got {_type_name(value)}")
+            raise TypeError(
+                f"{format_path(path)}: expected a dict of {_describe(inner_shape)}, got {_type_name(value)}"
+            )
         out = {k: x if x is None else inner(x, (path, (k,))) for k, x in value.items()}
         if value.__class__ is dict and all(out[k] is x for k, x in value.items()):
             return value
@@ -596,8 +598,14 @@ def build_init(cls: type) -> Callable[..., None] | None:
     fields = [a for a in attrs.fields(cls) if a.name != "_extra"]
     extra_default = attrs.fields_dict(cls)["_extra"].default
     for a in fields:
-        if (not a.init or a.converter is not None or a.validator is not None or a.alias != a.name
-                or isinstance(a.default, attrs.Factory) or a.default is attrs.NOTHING):  # type: ignore[arg-type]
+        if (
+            not a.init
+            or a.converter is not None
+            or a.validator is not None
+            or a.alias != a.name
+            or isinstance(a.default, attrs.Factory)  # type: ignore[arg-type]
+            or a.default is attrs.NOTHING
+        ):
             return None
     if extra_default is not None:
         return None
@@ -629,8 +637,7 @@ def build_init(cls: type) -> Callable[..., None] | None:
     constants["_datetime"] = datetime.datetime
     constants["_by_wire"] = init_by_wire_names
     names = [p.split("=", 1)[0] for p in params]
-    body.insert(0, "    if _kw:\n        return _by_wire(self, _kw, {"
-                + ", ".join(f"{n!r}: {n}" for n in names) + "})")
+    body.insert(0, "    if _kw:\n        return _by_wire(self, _kw, {" + ", ".join(f"{n!r}: {n}" for n in names) + "})")
     source = "def __init__(self, *, " + ", ".join(params + ["**_kw"]) + "):\n" + "\n".join(body) + "\n"
     namespace = dict(constants)
     filename = f"<cloudcoil_cache generated {cls.__qualname__}.__init__ #{next(_counter)}>"

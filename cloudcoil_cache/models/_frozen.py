@@ -35,17 +35,23 @@ from typing import Any, Callable, NoReturn
 from cloudcoil_cache import _json
 from cloudcoil_cache.errors import ReadOnlyError
 
-__all__ = ["FrozenDict", "FrozenList", "SharingStats", "freeze_json", "interning", "keyed_digest", "sharing",
-           "sharing_stats", "thaw_json"]
+__all__ = [
+    "FrozenDict",
+    "FrozenList",
+    "SharingStats",
+    "freeze_json",
+    "interning",
+    "keyed_digest",
+    "sharing",
+    "sharing_stats",
+    "thaw_json",
+]
 
 _HINT = "call .copy() (or .evolve(...)) on the object that holds it for an editable copy"
 
 
 def _refuse(kind: str, method: str) -> NoReturn:
-    raise ReadOnlyError(
-        f"this {kind} belongs to a shared read-only object and cannot be "
-        f"changed ({method}); {_HINT}"
-    )
+    raise ReadOnlyError(f"this {kind} belongs to a shared read-only object and cannot be changed ({method}); {_HINT}")
 
 
 class FrozenList(list):  # type: ignore[type-arg]
@@ -256,12 +262,13 @@ def keyed_digest(data: bytes, size: int) -> bytes:
     else:
         view = memoryview(data)
         for start in range(0, len(data), _GIL_KEPT_BELOW - 1):
-            h.update(view[start:start + _GIL_KEPT_BELOW - 1])
+            h.update(view[start : start + _GIL_KEPT_BELOW - 1])
     return h.digest()
 
 
 def _digest(key: bytes) -> bytes:
     return keyed_digest(key, _DIGEST_SIZE)
+
 
 _refcount = sys.getrefcount
 _sharers: list[SharingStats] = []
@@ -340,7 +347,8 @@ def sharing(build: Callable[[Any], Any], name: str) -> Callable[..., Any]:
             stats.hits += 1
             return found
         if (attempts == SHARE_FIRST_LOOK and not stats.hits) or (
-                attempts == SHARE_SAMPLE and stats.hits < SHARE_MIN_HITS * attempts):
+            attempts == SHARE_SAMPLE and stats.hits < SHARE_MIN_HITS * attempts
+        ):
             stats.enabled = False  # mostly unique values: stop paying for keys, let the table go
             table.clear()
             return build(data)

@@ -19,6 +19,7 @@ R = TypeVar("R", bound=Resource)
 #: ``next_page(continue_token) -> ResourceList``: how the client that listed fetches the next page.
 NextPage = Callable[[str], "ResourceList[Any]"]
 
+
 def _this_page_only(token: str) -> ResourceList[Any]:
     raise AssertionError("never called")  # a marker: see ResourceList.from_response
 
@@ -55,10 +56,17 @@ class ResourceList(Generic[R]):
             return _specialize(cls, item)
         return super().__class_getitem__(item)  # type: ignore[misc]  # typing's alias (TypeVars, Any)
 
-    def __init__(self, *, api_version: str | None = None, kind: str | None = None,
-                 metadata: ListMeta | dict[str, Any] | None = None, items: list[Any] | None = None,
-                 resource_class: type[R] | None = None, next_page: NextPage | None = None,
-                 **wire: Any) -> None:
+    def __init__(
+        self,
+        *,
+        api_version: str | None = None,
+        kind: str | None = None,
+        metadata: ListMeta | dict[str, Any] | None = None,
+        items: list[Any] | None = None,
+        resource_class: type[R] | None = None,
+        next_page: NextPage | None = None,
+        **wire: Any,
+    ) -> None:
         if "apiVersion" in wire:
             api_version = wire.pop("apiVersion")
         if wire:
@@ -84,32 +92,24 @@ class ResourceList(Generic[R]):
         self._next_page = next_page
 
     @classmethod
-    def from_response(
-        cls, data: Any, item_class: type[R], *, sealed: bool = False
-    ) -> ResourceList[R]:
+    def from_response(cls, data: Any, item_class: type[R], *, sealed: bool = False) -> ResourceList[R]:
         """Structure a LIST response body; ``sealed=True`` makes the items (and list) read-only.
 
         The result is that page alone: no client made it, so iterating it walks its items only
         (``get_next_page()`` is a ``TypeError``; list again with ``continue_=list.continue_``).
         """
         if not isinstance(data, dict):
-            raise DecodeError(
-                f"a {item_class.__name__} list must be a JSON object, got {type(data).__name__}"
-            )
+            raise DecodeError(f"a {item_class.__name__} list must be a JSON object, got {type(data).__name__}")
         raw_items = data.get("items") or []
         if not isinstance(raw_items, list):
-            raise DecodeError(
-                f"{item_class.__name__} list: 'items' must be a list, "
-                f"got {type(raw_items).__name__}"
-            )
+            raise DecodeError(f"{item_class.__name__} list: 'items' must be a list, got {type(raw_items).__name__}")
         target = item_class.__sealed_class__ if sealed else item_class
         items: list[Any] = [structure(item, target) for item in raw_items]
         meta = data.get("metadata")
         new = cls.__new__(cls)
         new.api_version = data.get("apiVersion", item_class.api_version)
         new.kind = data.get("kind", f"{item_class.kind}List" if item_class.kind else None)
-        new.metadata = None if meta is None else structure(
-            meta, ListMeta.__sealed_class__ if sealed else ListMeta)
+        new.metadata = None if meta is None else structure(meta, ListMeta.__sealed_class__ if sealed else ListMeta)
         new.items = FrozenList(items) if sealed else items
         new._resource_class = item_class
         new._next_page = _THIS_PAGE_ONLY
@@ -161,8 +161,10 @@ class ResourceList(Generic[R]):
         if not token:
             raise ValueError("this ResourceList has no next page (no continue token)")
         if self._next_page is _THIS_PAGE_ONLY:
-            raise TypeError("this ResourceList was decoded from a response, not listed by a client: list "
-                            f"again with continue_={token!r} for the next page")
+            raise TypeError(
+                "this ResourceList was decoded from a response, not listed by a client: list "
+                f"again with continue_={token!r} for the next page"
+            )
         if self._next_page is not None:
             return self._next_page(token)
         page: ResourceList[R] = self.resource_class.list(continue_=token)
@@ -202,7 +204,11 @@ class ResourceList(Generic[R]):
         if not isinstance(other, ResourceList):
             return NotImplemented
         return (self.api_version, self.kind, self.metadata, list(self.items)) == (
-            other.api_version, other.kind, other.metadata, list(other.items))
+            other.api_version,
+            other.kind,
+            other.metadata,
+            list(other.items),
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -220,8 +226,9 @@ def _checked_type_meta(rc: Any, api_version: str | None, kind: str | None) -> tu
         if api_version is None:
             api_version = expected_version
         elif api_version != expected_version:
-            raise ValueError(f"ResourceList[{rc.__name__}]: api_version must be {expected_version}, "
-                             f"got {api_version!r}")
+            raise ValueError(
+                f"ResourceList[{rc.__name__}]: api_version must be {expected_version}, got {api_version!r}"
+            )
     if expected_kind is not None:
         if kind is None:
             kind = expected_kind
@@ -235,8 +242,15 @@ def _specialize(cls: type, item: type) -> type:
     with _specialized_lock:
         found = _specialized.get((cls, item))
         if found is None:
-            found = type(cls)(f"{cls.__name__}[{item.__name__}]", (cls,), {
-                "__slots__": (), "__module__": cls.__module__, "__qualname__": f"{cls.__qualname__}[{item.__name__}]",
-                "_item_class": item})
+            found = type(cls)(
+                f"{cls.__name__}[{item.__name__}]",
+                (cls,),
+                {
+                    "__slots__": (),
+                    "__module__": cls.__module__,
+                    "__qualname__": f"{cls.__qualname__}[{item.__name__}]",
+                    "_item_class": item,
+                },
+            )
             _specialized[(cls, item)] = found
         return found

@@ -66,25 +66,41 @@ class ResourceMethods:
         return await (await cls.async_client(cached=True)).get(name, namespace)  # type: ignore[no-any-return]
 
     @classmethod
-    def list(cls, namespace: str | None = None, all_namespaces: bool = False,
-             label_selector: str | None = None, field_selector: str | None = None,
-             limit: int | None = None, continue_: str | None = None) -> Any:
+    def list(
+        cls,
+        namespace: str | None = None,
+        all_namespaces: bool = False,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+    ) -> Any:
         """A list result (``items``, ``metadata``; iterating walks every page), cache-routed."""
-        return cls.client(cached=True).list(namespace, all_namespaces, label_selector,
-                                            field_selector, limit, continue_)
+        return cls.client(cached=True).list(namespace, all_namespaces, label_selector, field_selector, limit, continue_)
 
     @classmethod
-    async def async_list(cls, namespace: str | None = None, all_namespaces: bool = False,
-                         label_selector: str | None = None, field_selector: str | None = None,
-                         limit: int | None = None, continue_: str | None = None) -> Any:
+    async def async_list(
+        cls,
+        namespace: str | None = None,
+        all_namespaces: bool = False,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+    ) -> Any:
         client = await cls.async_client(cached=True)
-        return await client.list(namespace, all_namespaces, label_selector, field_selector, limit,
-                                 continue_)
+        return await client.list(namespace, all_namespaces, label_selector, field_selector, limit, continue_)
 
     @classmethod
-    def watch(cls, namespace: str | None = None, all_namespaces: bool = False,
-              field_selector: str | None = None, label_selector: str | None = None,
-              resource_version: str | None = None, **options: Any) -> Any:
+    def watch(
+        cls,
+        namespace: str | None = None,
+        all_namespaces: bool = False,
+        field_selector: str | None = None,
+        label_selector: str | None = None,
+        resource_version: str | None = None,
+        **options: Any,
+    ) -> Any:
         """A live watch yielding ``(event_type, object)`` until the caller stops it.
 
         It never ends on its own: each request the server ends (or that stays quiet for the read
@@ -94,18 +110,37 @@ class ResourceMethods:
         ``BOOKMARK`` events are yielded, as cloudcoil does) and cloudcoil's ``_stop_event`` (a
         ``threading.Event`` that ends it). See ``ResourceClient.watch``.
         """
-        return cls.client().watch(namespace, all_namespaces, field_selector=field_selector,
-                                  label_selector=label_selector, resource_version=resource_version, **options)
+        return cls.client().watch(
+            namespace,
+            all_namespaces,
+            field_selector=field_selector,
+            label_selector=label_selector,
+            resource_version=resource_version,
+            **options,
+        )
 
     @classmethod
-    def async_watch(cls, namespace: str | None = None, all_namespaces: bool = False,
-                    field_selector: str | None = None, label_selector: str | None = None,
-                    resource_version: str | None = None, **options: Any) -> Any:
+    def async_watch(
+        cls,
+        namespace: str | None = None,
+        all_namespaces: bool = False,
+        field_selector: str | None = None,
+        label_selector: str | None = None,
+        resource_version: str | None = None,
+        **options: Any,
+    ) -> Any:
         """The async twin of ``watch()``: an async iterator (``async for``, ``aclose()``,
         ``contextlib.aclosing``); ``await Kind.async_watch()`` also gives it."""
-        return _AsyncEvents(cls._watch_events(namespace=namespace, all_namespaces=all_namespaces,
-                                              field_selector=field_selector, label_selector=label_selector,
-                                              resource_version=resource_version, **options))
+        return _AsyncEvents(
+            cls._watch_events(
+                namespace=namespace,
+                all_namespaces=all_namespaces,
+                field_selector=field_selector,
+                label_selector=label_selector,
+                resource_version=resource_version,
+                **options,
+            )
+        )
 
     @classmethod
     async def _watch_events(cls, **kwargs: Any) -> AsyncGenerator[Any, None]:
@@ -117,26 +152,54 @@ class ResourceMethods:
             await events.aclose()
 
     @classmethod
-    def delete_all(cls, namespace: str | None = None, dry_run: bool = False,
-                   propagation_policy: str | None = None, grace_period_seconds: int | None = None,
-                   label_selector: str | None = None, field_selector: str | None = None, *,
-                   all_namespaces: bool = False) -> Any:
+    def delete_all(
+        cls,
+        namespace: str | None = None,
+        dry_run: bool = False,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        *,
+        all_namespaces: bool = False,
+    ) -> Any:
         """Delete every object matching the selectors in the namespace (or ``all_namespaces``).
 
         Returns the list of deleted objects as the server answers it (or its ``Status``); see
         ``ResourceClient.delete_all``. Cached reads that follow it see the deletions.
         """
-        return cls.client().delete_all(namespace, dry_run, propagation_policy, grace_period_seconds,
-                                       label_selector, field_selector, all_namespaces=all_namespaces)
+        return cls.client().delete_all(
+            namespace,
+            dry_run,
+            propagation_policy,
+            grace_period_seconds,
+            label_selector,
+            field_selector,
+            all_namespaces=all_namespaces,
+        )
 
     @classmethod
-    async def async_delete_all(cls, namespace: str | None = None, dry_run: bool = False,
-                               propagation_policy: str | None = None, grace_period_seconds: int | None = None,
-                               label_selector: str | None = None, field_selector: str | None = None, *,
-                               all_namespaces: bool = False) -> Any:
+    async def async_delete_all(
+        cls,
+        namespace: str | None = None,
+        dry_run: bool = False,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        *,
+        all_namespaces: bool = False,
+    ) -> Any:
         client = await cls.async_client()
-        return await client.delete_all(namespace, dry_run, propagation_policy, grace_period_seconds,
-                                       label_selector, field_selector, all_namespaces=all_namespaces)
+        return await client.delete_all(
+            namespace,
+            dry_run,
+            propagation_policy,
+            grace_period_seconds,
+            label_selector,
+            field_selector,
+            all_namespaces=all_namespaces,
+        )
 
     # --------------------------------------------------------------- helpers
     @classmethod
@@ -272,8 +335,16 @@ class ResourceMethods:
     def patch(self: R, patch: Any, **kwargs: Any) -> R:
         """Patch this object (``patch_type`` "merge", "json", "strategic" or "apply")."""
         meta = self.metadata  # type: ignore[attr-defined]
-        return type(self).client().patch(meta.name, patch, namespace=meta.namespace,  # type: ignore
-                                         **kwargs)
+        return (  # type: ignore[no-any-return]
+            type(self)
+            .client()
+            .patch(
+                meta.name,
+                patch,
+                namespace=meta.namespace,
+                **kwargs,
+            )
+        )
 
     async def async_patch(self: R, patch: Any, **kwargs: Any) -> R:
         meta = self.metadata  # type: ignore[attr-defined]
@@ -358,8 +429,9 @@ def _predicates(predicate: Any) -> Mapping[str, Any]:
     if isinstance(predicate, Mapping):
         return predicate
     if not callable(predicate):
-        raise TypeError("wait_for(): expected a predicate(event_type, obj) or a dict of them, "
-                        f"got {type(predicate).__name__}")
+        raise TypeError(
+            f"wait_for(): expected a predicate(event_type, obj) or a dict of them, got {type(predicate).__name__}"
+        )
     return {"predicate": predicate}
 
 
@@ -370,5 +442,7 @@ def _as_kind(cls: type, obj: Any, path: Any) -> Any:
     found = (getattr(obj, "api_version", None), getattr(obj, "kind", None))
     if found == (getattr(cls, "api_version", None), getattr(cls, "kind", None)) and hasattr(obj, "to_dict"):
         return cls.from_dict(obj.to_dict())  # type: ignore[attr-defined]
-    raise TypeError(f"{cls.__name__}.from_file({str(path)!r}): the file holds a {found[1]} "
-                    f"(apiVersion {found[0]}), not a {cls.__name__}")
+    raise TypeError(
+        f"{cls.__name__}.from_file({str(path)!r}): the file holds a {found[1]} "
+        f"(apiVersion {found[0]}), not a {cls.__name__}"
+    )

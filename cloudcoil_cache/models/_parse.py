@@ -119,8 +119,10 @@ def parse_file(path: str | os.PathLike[str], load_all: bool = False) -> _Resourc
         raise ValueError(f"Empty YAML document: {where} holds no object")
     if not load_all:
         if len(docs) > 1:
-            raise ValueError(f"Multiple YAML documents found when load_all=False: {where} holds {len(docs)}; "
-                             "pass load_all=True for a list")
+            raise ValueError(
+                f"Multiple YAML documents found when load_all=False: {where} holds {len(docs)}; "
+                "pass load_all=True for a list"
+            )
         return _parse_one(docs[0], where, lenient=True)
     return [_parse_one(doc, f"{where}, document {i + 1}", lenient=True) for i, doc in enumerate(docs)]
 
@@ -133,8 +135,10 @@ def _parse_one(obj: Any, where: str, *, lenient: bool) -> _Resource:
     if cls is None:
         if lenient:
             return kinds.unstructured(obj)
-        raise KeyError(f"{where}: no resource class for kind {kind!r} in apiVersion {api_version!r} "
-                       "(parse_file() reads unknown kinds as Unstructured)")
+        raise KeyError(
+            f"{where}: no resource class for kind {kind!r} in apiVersion {api_version!r} "
+            "(parse_file() reads unknown kinds as Unstructured)"
+        )
     return cls.from_dict(obj)
 
 
@@ -145,4 +149,3 @@ def _type_meta(obj: dict[str, Any], where: str, key: str) -> str:
     if not isinstance(value, str):
         raise ValueError(f"{where}: {key} must be a string, got {type(value).__name__}")
     return value
-

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 
 from cloudcoil_cache.models import _parse
-from cloudcoil_cache.models._base import Resource, _REGISTRY, register_resource, registered_resource
+from cloudcoil_cache.models._base import _REGISTRY, Resource, register_resource, registered_resource
 
 __all__ = ["register_class", "resource_class_for", "resource_classes_of_kind"]
 

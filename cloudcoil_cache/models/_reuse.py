@@ -23,8 +23,7 @@ def _seeded_hash(data: bytes) -> int:
 # Python's hash() of bytes is SipHash keyed by a random secret of the process: fast, and no one can
 # craft a new version whose spec fingerprints like the old one. With PYTHONHASHSEED set that key is
 # known (collisions of 64 bits are found in ~2**32 tries), so a keyed BLAKE2b is used instead.
-_fingerprint: Callable[[bytes], int] = (
-    hash if os.environ.get("PYTHONHASHSEED", "random") == "random" else _seeded_hash)
+_fingerprint: Callable[[bytes], int] = hash if os.environ.get("PYTHONHASHSEED", "random") == "random" else _seeded_hash
 _setattr = object.__setattr__
 _COMPOSITE = ("model", "list", "dict")
 
@@ -52,16 +51,17 @@ def reusing(cls: type[Resource]) -> Callable[..., Any]:
     fields = tuple(
         (attr, wire, 64 * i)
         for i, (attr, wire) in enumerate(
-            (attr, wire) for attr, wire, shape in _codegen._fields(cls)
-            if shape[0] in _COMPOSITE and attr != "metadata")
+            (attr, wire) for attr, wire, shape in _codegen._fields(cls) if shape[0] in _COMPOSITE and attr != "metadata"
+        )
     )
     if not fields:
         return lambda data, previous, fingerprint=True: hook(data, sealed)
     return _reusing_structure(hook, sealed, fields)
 
 
-def _reusing_structure(hook: Callable[[Any, Any], Any], sealed: Any,
-                       fields: tuple[tuple[str, str, int], ...]) -> Callable[..., Any]:
+def _reusing_structure(
+    hook: Callable[[Any, Any], Any], sealed: Any, fields: tuple[tuple[str, str, int], ...]
+) -> Callable[..., Any]:
     """The ``structure`` of ``reusing``: ``fields`` are (attribute, wire name, bit shift of its fingerprint)."""
     key = _json.key
     digest_of = _fingerprint

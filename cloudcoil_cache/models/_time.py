@@ -134,7 +134,5 @@ def format_micro_time(value: datetime.datetime) -> str:
         if text is not None:
             return text
     if not isinstance(value, datetime.datetime):
-        raise TypeError(
-            f"expected a datetime for a Kubernetes MicroTime, got {type(value).__name__}"
-        )
+        raise TypeError(f"expected a datetime for a Kubernetes MicroTime, got {type(value).__name__}")
     return _utc(value).isoformat(timespec="microseconds")[:26] + "Z"

@@ -60,8 +60,7 @@ class Unstructured(Resource):
     subresources: ClassVar[frozenset[str]] = frozenset()
 
     # ------------------------------------------------------- pydantic names
-    def model_dump(self, *, mode: str = "python", by_alias: bool = False,
-                   exclude_none: bool = False) -> dict[str, Any]:
+    def model_dump(self, *, mode: str = "python", by_alias: bool = False, exclude_none: bool = False) -> dict[str, Any]:
         """The wire form as a new dict: the keys as the API server has them, whatever ``by_alias``
         (an Unstructured has no attribute names but ``metadata``)."""
         return self.to_dict()
@@ -148,14 +147,17 @@ class Unstructured(Resource):
     def __repr__(self) -> str:
         # Keys only: the values may be a Secret's data.
         keys = sorted(k for k in (self._extra or {}) if k not in ("apiVersion", "kind"))
-        return (f"{type(self).__name__}(apiVersion={self.api_version!r}, kind={self.kind!r}, "
-                f"name={self.name!r}, namespace={self.namespace!r}, keys={keys!r})")
+        return (
+            f"{type(self).__name__}(apiVersion={self.api_version!r}, kind={self.kind!r}, "
+            f"name={self.name!r}, namespace={self.namespace!r}, keys={keys!r})"
+        )
 
     def _check_editable(self, key: str) -> None:
         if self._sealed:
             raise ReadOnlyError(
                 f"{type(self).__name__} is a shared read-only object (from the cache); cannot change "
-                f"{key!r}. Call obj.copy() for an editable copy.")
+                f"{key!r}. Call obj.copy() for an editable copy."
+            )
 
     # ----------------------------------------------------------- API routing
     @classmethod
@@ -174,8 +176,10 @@ class Unstructured(Resource):
             return self
         api_version, kind = self.api_version, self.kind
         if not isinstance(api_version, str) or not isinstance(kind, str) or not api_version or not kind:
-            raise ValueError(f"{type(self).__name__}: apiVersion and kind are required for an API call, "
-                             f"got apiVersion={api_version!r}, kind={kind!r}")
+            raise ValueError(
+                f"{type(self).__name__}: apiVersion and kind are required for an API call, "
+                f"got apiVersion={api_version!r}, kind={kind!r}"
+            )
         target = dynamic_resource(kind, api_version)
         routed: Unstructured = object.__new__(target)
         object.__setattr__(routed, "metadata", self.metadata)
@@ -213,11 +217,13 @@ def _needs_kind(cls: type) -> None:
     if cls.api_version is None or cls.kind is None:  # type: ignore[attr-defined]
         raise TypeError(
             f"{cls.__name__} stands for no kind: use get_dynamic_resource(kind, api_version) for class "
-            "methods (get, list, watch, delete), or call the method on an object with apiVersion and kind")
+            "methods (get, list, watch, delete), or call the method on an object with apiVersion and kind"
+        )
 
 
 def _route(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
     if inspect.iscoroutinefunction(method):
+
         async def routed_async(self: Unstructured, *args: Any, **kwargs: Any) -> Any:
             return await method(self._routed(), *args, **kwargs)
 
@@ -243,8 +249,10 @@ class _ClassOrInstance:
     def __init__(self, for_class: Any, for_instance: Callable[..., Any]) -> None:
         self.for_class = for_class
         self.for_instance = for_instance
-        self.__doc__ = (f"On the class: {inspect.getdoc(for_class.__func__) or 'the API read'} "
-                        "On an object: ``obj[key]``, or ``default`` when it has no such key.")
+        self.__doc__ = (
+            f"On the class: {inspect.getdoc(for_class.__func__) or 'the API read'} "
+            "On an object: ``obj[key]``, or ``default`` when it has no such key."
+        )
 
     def __get__(self, obj: Any, owner: type) -> Any:
         if obj is None:
@@ -271,20 +279,30 @@ def dynamic_resource(kind: str, api_version: str) -> type[Unstructured]:
     """
     for what, value in (("kind", kind), ("api_version", api_version)):
         if not isinstance(value, str) or not value or value != value.strip() or " " in value:
-            raise ValueError(f"get_dynamic_resource: {what} must be a non-empty string without spaces, "
-                             f"got {value!r}")
+            raise ValueError(f"get_dynamic_resource: {what} must be a non-empty string without spaces, got {value!r}")
     with _dynamic_lock:
         found = _dynamic.get((api_version, kind))
         if found is not None:
             return found
         group, _, version = api_version.rpartition("/")
         metaclass: Any = type(Unstructured)
-        new: type[Unstructured] = metaclass(f"Dynamic{kind}", (Unstructured,), {
-            "__slots__": (), "__module__": __name__, "__qualname__": f"Dynamic{kind}",
-            "__doc__": f"{kind} ({api_version}) as an Unstructured resource (get_dynamic_resource).",
-            "api_version": api_version, "kind": kind, "group": group, "version": version,
-            "plural": None, "namespaced": None, "_cc_dynamic": True,
-        })
+        new: type[Unstructured] = metaclass(
+            f"Dynamic{kind}",
+            (Unstructured,),
+            {
+                "__slots__": (),
+                "__module__": __name__,
+                "__qualname__": f"Dynamic{kind}",
+                "__doc__": f"{kind} ({api_version}) as an Unstructured resource (get_dynamic_resource).",
+                "api_version": api_version,
+                "kind": kind,
+                "group": group,
+                "version": version,
+                "plural": None,
+                "namespaced": None,
+                "_cc_dynamic": True,
+            },
+        )
         finish_model(new)
         _dynamic[(api_version, kind)] = new
         return new

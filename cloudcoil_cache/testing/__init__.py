@@ -1,12 +1,12 @@
 """Test helpers: a fake kube-apiserver over real HTTP(S), realistic objects and a pytest plugin."""
 
-from .doubles.fakes import FakeClock, FakeListWatch, FakePage, FakeWatchEvent
-from .apiserver.seed import seed_pods
-from .data.objects import make_configmap, make_deployment, make_pod
 from ._real import RealAPIServer
 from .apiserver.http.request_log import RecordedRequest
 from .apiserver.machinery.resources import ResourceType
+from .apiserver.seed import seed_pods
 from .apiserver.server import FakeAPIServer
+from .data.objects import make_configmap, make_deployment, make_pod
+from .doubles.fakes import FakeClock, FakeListWatch, FakePage, FakeWatchEvent
 
 __all__ = [
     "FakeClock",

@@ -15,8 +15,8 @@ import threading
 from typing import Any, Iterator, Sequence
 
 from ._files import write_private
-from .apiserver.seed import seed_pods
 from ._real import RealAPIServer
+from .apiserver.seed import seed_pods
 from .apiserver.server import FakeAPIServer
 
 __all__ = ["main"]
@@ -29,9 +29,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve until Ctrl-C / SIGTERM")
-    serve.add_argument("--kubeconfig", required=True,
-                       help="write a kubeconfig for the server here (0600; when serve exits it is removed, or what "
-                       "was there before is put back)")
+    serve.add_argument(
+        "--kubeconfig",
+        required=True,
+        help="write a kubeconfig for the server here (0600; when serve exits it is removed, or what "
+        "was there before is put back)",
+    )
     serve.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: random)")
     serve.add_argument("--pods", type=int, default=0, help="seed this many realistic pods")
     serve.add_argument("--namespace", default="default", help="the kubeconfig context's namespace")
@@ -43,23 +46,31 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--token", help="require this bearer token (written into the kubeconfig)")
     serve.add_argument(
-        "--tls", action="store_true",
+        "--tls",
+        action="store_true",
         help="serve HTTPS with a generated CA (written into the kubeconfig; needs trustme or "
-             "openssl); kubectl sends --token only over HTTPS",
+        "openssl); kubectl sends --token only over HTTPS",
     )
     serve.add_argument(
-        "--no-namespace-lifecycle", action="store_true",
+        "--no-namespace-lifecycle",
+        action="store_true",
         help="accept objects in namespaces that do not exist (as FakeAPIServer() does)",
     )
     serve.add_argument(
-        "--crd", action="append", default=[], metavar="GROUP/VERSION/KIND/PLURAL[:cluster]",
+        "--crd",
+        action="append",
+        default=[],
+        metavar="GROUP/VERSION/KIND/PLURAL[:cluster]",
         help="serve a custom resource (namespaced unless ':cluster' follows); repeatable",
     )
     serve.add_argument("-v", "--verbose", action="store_true", help="log every request")
     real = sub.add_parser("real", help="run a real kube-apiserver + etcd until Ctrl-C / SIGTERM")
     real.add_argument("--kubeconfig", required=True, help="write the admin kubeconfig here once ready")
-    real.add_argument("--assets", help="folder with kube-apiserver, etcd, kubectl (default: KUBEBUILDER_ASSETS, "
-                      "then the cache folder of tools/real-apiserver/build)")
+    real.add_argument(
+        "--assets",
+        help="folder with kube-apiserver, etcd, kubectl (default: KUBEBUILDER_ASSETS, "
+        "then the cache folder of tools/real-apiserver/build)",
+    )
     real.add_argument("--namespace", default="default", help="the kubeconfig context's namespace")
     return parser
 
@@ -73,8 +84,11 @@ def _real(args: argparse.Namespace, done: threading.Event) -> int:
     with server:
         server.write_kubeconfig(args.kubeconfig, namespace=args.namespace)
         print(server.url, flush=True)
-        print(f"kubeconfig written to {args.kubeconfig}; etcd at {server.etcd_url}; pids {server.pids}; "
-              "Ctrl-C to stop", file=sys.stderr, flush=True)
+        print(
+            f"kubeconfig written to {args.kubeconfig}; etcd at {server.etcd_url}; pids {server.pids}; Ctrl-C to stop",
+            file=sys.stderr,
+            flush=True,
+        )
         while not done.wait(1.0):
             if len(server.pids) < 2:
                 print(f"error: a server process exited; logs in {server.workdir}", file=sys.stderr)
@@ -134,9 +148,13 @@ def _serve(args: argparse.Namespace, done: threading.Event) -> int:
             except RuntimeError as exc:
                 print(f"error: --tls: {exc}", file=sys.stderr)
                 return 2
-        server = FakeAPIServer(port=args.port, bookmark_interval=args.bookmark_interval,
-                               expected_token=args.token,
-                               namespace_lifecycle=not args.no_namespace_lifecycle, **tls)
+        server = FakeAPIServer(
+            port=args.port,
+            bookmark_interval=args.bookmark_interval,
+            expected_token=args.token,
+            namespace_lifecycle=not args.no_namespace_lifecycle,
+            **tls,
+        )
         for group, version, kind, plural, namespaced in crds:
             server.register_resource(group, version, kind, plural, namespaced)
         with server:
@@ -199,12 +217,53 @@ def _tls_files(cleanup: contextlib.ExitStack) -> dict[str, Any]:
     with open(ext, "w", encoding="utf-8") as fh:
         fh.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
     commands = [
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "365",
-         "-subj", "/CN=fake-ca", "-keyout", ca_key, "-out", ca_cert],
-        ["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
-         "-keyout", key, "-out", os.path.join(folder, "server.csr")],
-        ["openssl", "x509", "-req", "-in", os.path.join(folder, "server.csr"), "-CA", ca_cert,
-         "-CAkey", ca_key, "-CAcreateserial", "-days", "365", "-extfile", ext, "-out", cert],
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "365",
+            "-subj",
+            "/CN=fake-ca",
+            "-keyout",
+            ca_key,
+            "-out",
+            ca_cert,
+        ],
+        [
+            "openssl",
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-keyout",
+            key,
+            "-out",
+            os.path.join(folder, "server.csr"),
+        ],
+        [
+            "openssl",
+            "x509",
+            "-req",
+            "-in",
+            os.path.join(folder, "server.csr"),
+            "-CA",
+            ca_cert,
+            "-CAkey",
+            ca_key,
+            "-CAcreateserial",
+            "-days",
+            "365",
+            "-extfile",
+            ext,
+            "-out",
+            cert,
+        ],
     ]
     for command in commands:
         try:
@@ -213,6 +272,7 @@ def _tls_files(cleanup: contextlib.ExitStack) -> dict[str, Any]:
             raise RuntimeError(f"neither trustme nor a working openssl: {exc}") from None
     with open(ca_cert, "rb") as fh:
         return {"certfile": cert, "keyfile": key, "ca_cert": fh.read()}
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -17,8 +17,9 @@ def write_private(path: str | os.PathLike[str], data: str | bytes) -> str:
     """
     target = os.fspath(path)
     raw = data.encode() if isinstance(data, str) else data
-    fd, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(target)),
-                                     prefix=f".{os.path.basename(target)}.")
+    fd, temporary = tempfile.mkstemp(
+        dir=os.path.dirname(os.path.abspath(target)), prefix=f".{os.path.basename(target)}."
+    )
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)

@@ -20,9 +20,7 @@ def fake_api_server() -> Iterator[FakeAPIServer]:
     Bookmarks every 1 s, watches without ``timeoutSeconds`` end after 5-10 s, and a future
     resourceVersion is answered with 504 after 0.1 s.
     """
-    server = FakeAPIServer(
-        bookmark_interval=1.0, watch_timeout_range=(5.0, 10.0), too_large_wait=0.1
-    )
+    server = FakeAPIServer(bookmark_interval=1.0, watch_timeout_range=(5.0, 10.0), too_large_wait=0.1)
     with server:
         yield server
 

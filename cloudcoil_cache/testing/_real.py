@@ -48,9 +48,7 @@ _STDERR_TAIL = 4000
 User = Literal["admin", "restricted"]
 
 
-def cache_assets_dir(
-    kubernetes_version: str = KUBERNETES_VERSION, etcd_version: str = ETCD_VERSION
-) -> Path:
+def cache_assets_dir(kubernetes_version: str = KUBERNETES_VERSION, etcd_version: str = ETCD_VERSION) -> Path:
     """The folder ``tools/real-apiserver/build`` fills when ``KUBEBUILDER_ASSETS`` is not set."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "cloudcoil_cache" / "real-apiserver" / f"{kubernetes_version}-{etcd_version}"
@@ -93,7 +91,8 @@ def find_assets(assets: str | os.PathLike[str] | None = None) -> Path:
         return others[0]
     tried.append(f"{pinned} (the build script's cache folder: not built)")
     raise RuntimeError(
-        "RealAPIServer: no kube-apiserver and etcd binaries found; looked in: " + "; ".join(tried)
+        "RealAPIServer: no kube-apiserver and etcd binaries found; looked in: "
+        + "; ".join(tried)
         + f". Build them with `{BUILD_COMMAND}` (needs Go; prints the folder it fills) or point "
         "KUBEBUILDER_ASSETS at an envtest assets folder (setup-envtest use)."
     )
@@ -135,12 +134,39 @@ def _openssl(*args: str, cwd: Path) -> None:
 
 def _generate_pki(folder: Path) -> None:
     """ca.crt/ca.key, serving.crt/serving.key (127.0.0.1, localhost) and sa.key in ``folder``."""
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt",
-             "-days", "3650", "-subj", "/CN=cloudcoil-cache-real-ca",
-             "-addext", "basicConstraints=critical,CA:TRUE",
-             "-addext", "keyUsage=critical,keyCertSign,cRLSign", cwd=folder)
-    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "serving.key", "-out", "serving.csr",
-             "-subj", "/CN=kube-apiserver", cwd=folder)
+    _openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "3650",
+        "-subj",
+        "/CN=cloudcoil-cache-real-ca",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+        cwd=folder,
+    )
+    _openssl(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "serving.key",
+        "-out",
+        "serving.csr",
+        "-subj",
+        "/CN=kube-apiserver",
+        cwd=folder,
+    )
     (folder / "serving.ext").write_text(
         "basicConstraints=CA:FALSE\n"
         "keyUsage=critical,digitalSignature,keyEncipherment\n"
@@ -148,11 +174,25 @@ def _generate_pki(folder: Path) -> None:
         "subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,"
         "DNS:kubernetes.default,DNS:kubernetes.default.svc\n"
     )
-    _openssl("x509", "-req", "-in", "serving.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-             "-CAcreateserial", "-out", "serving.crt", "-days", "3650", "-extfile", "serving.ext",
-             cwd=folder)
-    _openssl("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "sa.key",
-             cwd=folder)
+    _openssl(
+        "x509",
+        "-req",
+        "-in",
+        "serving.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "serving.crt",
+        "-days",
+        "3650",
+        "-extfile",
+        "serving.ext",
+        cwd=folder,
+    )
+    _openssl("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "sa.key", cwd=folder)
 
 
 def _tail(path: Path) -> str:
@@ -338,7 +378,9 @@ class RealAPIServer:
 
     def _etcd_post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         request = urllib.request.Request(
-            self.etcd_url + path, data=json.dumps(body).encode(), method="POST",
+            self.etcd_url + path,
+            data=json.dumps(body).encode(),
+            method="POST",
             headers={"Content-Type": "application/json"},
         )
         try:
@@ -351,8 +393,13 @@ class RealAPIServer:
     # ---------------------------------------------------------------- clients
 
     def write_kubeconfig(
-        self, path: str | os.PathLike[str], *, user: User = "admin", namespace: str = "default",
-        server: str | None = None, token_file: str | os.PathLike[str] | None = None,
+        self,
+        path: str | os.PathLike[str],
+        *,
+        user: User = "admin",
+        namespace: str = "default",
+        server: str | None = None,
+        token_file: str | os.PathLike[str] | None = None,
     ) -> str:
         """Write a kubeconfig (CA data, the user's bearer token) for this server; returns the path.
 
@@ -372,10 +419,15 @@ class RealAPIServer:
             "apiVersion": "v1",
             "kind": "Config",
             "preferences": {},
-            "clusters": [{"name": "real", "cluster": {
-                "server": server or self.url,
-                "certificate-authority-data": base64.b64encode(self.ca_cert).decode(),
-            }}],
+            "clusters": [
+                {
+                    "name": "real",
+                    "cluster": {
+                        "server": server or self.url,
+                        "certificate-authority-data": base64.b64encode(self.ca_cert).decode(),
+                    },
+                }
+            ],
             "users": [{"name": user, "user": credentials}],
             "contexts": [{"name": "real", "context": {"cluster": "real", "user": user, "namespace": namespace}}],
             "current-context": "real",
@@ -387,8 +439,14 @@ class RealAPIServer:
         return ssl.create_default_context(cadata=self.ca_cert.decode())
 
     def request(
-        self, method: str, path: str, body: Any = None, *, user: User = "admin",
-        content_type: str = "application/json", timeout: float = 30.0,
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        user: User = "admin",
+        content_type: str = "application/json",
+        timeout: float = 30.0,
     ) -> tuple[int, Any]:
         """One raw HTTP request to kube-apiserver; returns ``(status, decoded JSON or text)``.
 
@@ -404,9 +462,14 @@ class RealAPIServer:
         else:
             data = json.dumps(body).encode()
         request = urllib.request.Request(
-            self.url + path, data=data, method=method,
-            headers={"Authorization": f"Bearer {self.tokens[user]}", "Accept": "application/json",
-                     **({"Content-Type": content_type} if data is not None else {})},
+            self.url + path,
+            data=data,
+            method=method,
+            headers={
+                "Authorization": f"Bearer {self.tokens[user]}",
+                "Accept": "application/json",
+                **({"Content-Type": content_type} if data is not None else {}),
+            },
         )
         try:
             with urllib.request.urlopen(request, timeout=timeout, context=self.ssl_context()) as response:
@@ -430,8 +493,15 @@ class RealAPIServer:
         env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")}
         env["KUBECONFIG"] = os.fspath(kubeconfig)
         env["HOME"] = os.fspath(self.workdir)  # kubectl's discovery cache stays in the temp folder
-        return subprocess.run([os.fspath(self.kubectl_path), *args], input=input, capture_output=True,
-                              text=True, timeout=timeout, env=env, check=False)
+        return subprocess.run(
+            [os.fspath(self.kubectl_path), *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+            check=False,
+        )
 
     # ---------------------------------------------------------------- internals
 
@@ -441,8 +511,10 @@ class RealAPIServer:
 
     def _write_tokens(self) -> None:
         assert self._dir is not None
-        lines = [f'{self.tokens["admin"]},admin,admin-uid,"system:masters"',
-                 f'{self.tokens["restricted"]},restricted,restricted-uid']
+        lines = [
+            f'{self.tokens["admin"]},admin,admin-uid,"system:masters"',
+            f"{self.tokens['restricted']},restricted,restricted-uid",
+        ]
         tmp = self._dir / "tokens.csv.tmp"
         tmp.write_text("\n".join(lines) + "\n")
         tmp.replace(self._dir / "tokens.csv")
@@ -455,8 +527,15 @@ class RealAPIServer:
         setup = _child_setup()
 
         def launch() -> subprocess.Popen[bytes]:
-            return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                    preexec_fn=setup, start_new_session=True, cwd=self._dir)
+            return subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=setup,
+                start_new_session=True,
+                cwd=self._dir,
+            )
 
         return self._launcher.submit(launch).result()
 
@@ -476,16 +555,20 @@ class RealAPIServer:
         deadline = time.monotonic() + self.startup_timeout
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"{name} exited with status {proc.returncode} while starting; "
-                                   f"its log ends:\n{_tail(self._dir / f'{name}.log')}")
+                raise RuntimeError(
+                    f"{name} exited with status {proc.returncode} while starting; "
+                    f"its log ends:\n{_tail(self._dir / f'{name}.log')}"
+                )
             try:
                 if probe():
                     return
             except (OSError, ValueError):
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError(f"{name} not ready within {self.startup_timeout} s; "
-                                   f"its log ends:\n{_tail(self._dir / f'{name}.log')}")
+                raise RuntimeError(
+                    f"{name} not ready within {self.startup_timeout} s; "
+                    f"its log ends:\n{_tail(self._dir / f'{name}.log')}"
+                )
             if self._stopping.wait(0.1):
                 raise RuntimeError(f"RealAPIServer stopped while {name} was starting")
 
@@ -494,10 +577,18 @@ class RealAPIServer:
         if not keep_ports:
             self.etcd_port, self._etcd_peer_port = _free_port(), _free_port()
         client, peer = self.etcd_url, f"http://127.0.0.1:{self._etcd_peer_port}"
-        argv = [os.fspath(self.assets / "etcd"), "--name=default", f"--data-dir={self._dir / 'etcd'}",
-                f"--listen-client-urls={client}", f"--advertise-client-urls={client}",
-                f"--listen-peer-urls={peer}", f"--initial-advertise-peer-urls={peer}",
-                f"--initial-cluster=default={peer}", "--unsafe-no-fsync=true", "--log-level=warn"]
+        argv = [
+            os.fspath(self.assets / "etcd"),
+            "--name=default",
+            f"--data-dir={self._dir / 'etcd'}",
+            f"--listen-client-urls={client}",
+            f"--advertise-client-urls={client}",
+            f"--listen-peer-urls={peer}",
+            f"--initial-advertise-peer-urls={peer}",
+            f"--initial-cluster=default={peer}",
+            "--unsafe-no-fsync=true",
+            "--log-level=warn",
+        ]
         self._etcd = self._spawn("etcd", argv)
 
         def healthy() -> bool:
@@ -542,13 +633,17 @@ class RealAPIServer:
         context = self.ssl_context()
 
         def get(path: str) -> int:
-            request = urllib.request.Request(self.url + path,
-                                             headers={"Authorization": f"Bearer {self.tokens['admin']}"})
+            request = urllib.request.Request(
+                self.url + path, headers={"Authorization": f"Bearer {self.tokens['admin']}"}
+            )
             try:
                 with urllib.request.urlopen(request, timeout=5, context=context) as response:
                     return int(response.status)
             except urllib.error.HTTPError as exc:
                 return int(exc.code)
 
-        self._wait_ready("kube-apiserver", self._apiserver,
-                         lambda: get("/readyz") == 200 and get("/api/v1/namespaces/default") == 200)
+        self._wait_ready(
+            "kube-apiserver",
+            self._apiserver,
+            lambda: get("/readyz") == 200 and get("/api/v1/namespaces/default") == 200,
+        )

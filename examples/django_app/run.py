@@ -48,8 +48,12 @@ def _load(url: str, clients: int, per_client: int) -> dict[str, Any]:
     for thread in threads:
         thread.join()
     cuts = statistics.quantiles(latencies, n=100)
-    return {"requests": len(latencies), "failures": failures[:5], "p50_ms": round(cuts[49] * 1000, 2),
-            "p99_ms": round(cuts[98] * 1000, 2)}
+    return {
+        "requests": len(latencies),
+        "failures": failures[:5],
+        "p50_ms": round(cuts[49] * 1000, 2),
+        "p99_ms": round(cuts[98] * 1000, 2),
+    }
 
 
 def main(clients: int = 8, per_client: int = 100) -> dict[str, Any]:

@@ -10,8 +10,6 @@ from typing import Any, Callable, Iterator
 
 import attrs
 
-
-
 #: Reflector timing for tests: quick backoff, short read timeout; the semantics are unchanged.
 from cluster_support import FAST  # noqa: F401  (re-exported: the shared reflector timing)
 
@@ -49,8 +47,7 @@ class Calls:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._items: list[Call] = []
-        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None],
-                                  Callable[[list[Call]], bool]]] = []
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None], Callable[[list[Call]], bool]]] = []
 
     def record(self, event: str, value: Any) -> None:
         call = Call(event, _name_of(value), value, threading.current_thread(), _running_loop())
@@ -85,14 +82,14 @@ class Calls:
             self._check(future, pred)
             await asyncio.wait_for(future, timeout)
         except asyncio.TimeoutError:
-            raise AssertionError(f"condition not met within {timeout}s; calls: "
-                                 f"{[(c.event, c.name) for c in self.items][-20:]}") from None
+            raise AssertionError(
+                f"condition not met within {timeout}s; calls: {[(c.event, c.name) for c in self.items][-20:]}"
+            ) from None
         finally:
             with self._lock:
                 self._waiters.remove(entry)
 
-    async def until_names(self, event: str, names: Iterator[str] | list[str] | set[str],
-                          timeout: float = 10.0) -> None:
+    async def until_names(self, event: str, names: Iterator[str] | list[str] | set[str], timeout: float = 10.0) -> None:
         wanted = set(names)
         await self.until(lambda calls: wanted <= {c.name for c in calls if c.event == event}, timeout)
 
@@ -150,8 +147,9 @@ class AuditGate:
     armed: AuditGate | None = None
     installed = False
 
-    def __init__(self, event: str, match: Callable[[tuple[Any, ...]], bool],
-                 loop: asyncio.AbstractEventLoop, hold: float = 5.0) -> None:
+    def __init__(
+        self, event: str, match: Callable[[tuple[Any, ...]], bool], loop: asyncio.AbstractEventLoop, hold: float = 5.0
+    ) -> None:
         self.event = event
         self.match = match
         self.hold = hold
@@ -195,8 +193,8 @@ def OpenGate(path: str, loop: asyncio.AbstractEventLoop, hold: float = 5.0) -> A
 
 def ConnectGate(port: int, loop: asyncio.AbstractEventLoop, hold: float = 5.0) -> AuditGate:  # noqa: N802
     """An ``AuditGate`` on a library thread connecting to ``127.0.0.1:port``."""
+
     def match(args: tuple[Any, ...]) -> bool:
-        return (threading.current_thread().name.startswith("cloudcoil-")
-                and tuple(args[1][:2]) == ("127.0.0.1", port))
+        return threading.current_thread().name.startswith("cloudcoil-") and tuple(args[1][:2]) == ("127.0.0.1", port)
 
     return AuditGate("socket.connect", match, loop, hold)

@@ -65,8 +65,9 @@ def test_temporary_policies_send_only_the_paused_and_fallback_reads_to_the_api(l
     assert reads == ["list /api/v1/namespaces/default/pods", "get /api/v1/namespaces/other/pods/web-0"]
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("CacheStatus(enabled=True, started=True, ready=True, mode='strict'")
-    assert out[-1].startswith("strict mode: cannot serve get Pod other/web-0 from the cache: "
-                              "namespace outside the cache")
+    assert out[-1].startswith(
+        "strict mode: cannot serve get Pod other/web-0 from the cache: namespace outside the cache"
+    )
 
 
 def test_examples_use_the_cluster_named_by_kubeconfig(load_example, monkeypatch, server, seeded, kubeconfig):
@@ -79,8 +80,7 @@ def test_examples_use_the_cluster_named_by_kubeconfig(load_example, monkeypatch,
         # ...the test's server saw the informer's LIST, the paused LIST, the fallback GET, and the
         # informer's LIST of the script's second scope (its strict read made no request)
         pods = "/api/v1/namespaces/default/pods"
-        assert reads == [("list", pods), ("list", pods), ("get", "/api/v1/namespaces/other/pods/web-0"),
-                         ("list", pods)]
+        assert reads == [("list", pods), ("list", pods), ("get", "/api/v1/namespaces/other/pods/web-0"), ("list", pods)]
         assert load_example("async_cached_reads").main() == {"async": seeded, "sync": seeded}
     finally:
         monkeypatch.delenv("KUBECONFIG")
@@ -98,16 +98,26 @@ def test_flask_app_answers_requests_from_the_cache_on_any_thread(load_example, c
     assert capsys.readouterr().out.splitlines()[0] == "/pods -> ['web-0', 'web-1']"
 
 
-@pytest.mark.parametrize("script, expected_line", [
-    ("async_cached_reads", "async: web-0 web-1"),
-    ("async_subscriptions", "removed default web-1"),
-    ("threaded_handlers", "cached pods: 3"),
-    ("temporary_policies", "read from the API server: get /api/v1/namespaces/other/pods/web-0"),
-    ("flask_app", "api reads -> []"),
-], ids=lambda v: v if "/" not in v and " " not in v else "")
+@pytest.mark.parametrize(
+    "script, expected_line",
+    [
+        ("async_cached_reads", "async: web-0 web-1"),
+        ("async_subscriptions", "removed default web-1"),
+        ("threaded_handlers", "cached pods: 3"),
+        ("temporary_policies", "read from the API server: get /api/v1/namespaces/other/pods/web-0"),
+        ("flask_app", "api reads -> []"),
+    ],
+    ids=lambda v: v if "/" not in v and " " not in v else "",
+)
 def test_each_example_runs_as_a_script(script: str, expected_line: str):
     env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
-    done = subprocess.run([sys.executable, str(EXAMPLES / f"{script}.py")], env=env, cwd=EXAMPLES.parent,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / f"{script}.py")],
+        env=env,
+        cwd=EXAMPLES.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert expected_line in done.stdout.splitlines()

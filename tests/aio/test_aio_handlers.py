@@ -10,12 +10,11 @@ from typing import Any
 
 import attrs
 import pytest
+from _aio_support import Calls
+from cluster_support import FAST
 
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import make_pod
-
-from _aio_support import Calls
-from cluster_support import FAST
 
 WEB = ["web-0", "web-1", "web-2"]
 
@@ -29,13 +28,17 @@ def register(pods: Any, event: str, calls: Calls, coroutine: bool) -> Any:
     """Register a handler of the given flavour that records each call (and where it ran)."""
     if event == "update":
         if coroutine:
+
             async def on_update(old: Any, new: Any) -> None:
                 calls.record("update", (old, new))
+
             return pods.on_update(on_update)
         return pods.on_update(lambda old, new: calls.record("update", (old, new)))
     if coroutine:
+
         async def on_other(obj: Any) -> None:
             calls.record(event, obj)
+
         return getattr(pods, f"on_{event}")(on_other)
     return getattr(pods, f"on_{event}")(lambda obj: calls.record(event, obj))
 
@@ -44,7 +47,8 @@ def register(pods: Any, event: str, calls: Calls, coroutine: bool) -> Any:
 @pytest.mark.parametrize("event", ["add", "update", "delete"])
 @pytest.mark.parametrize("coroutine", [True, False], ids=["coroutine-handler", "plain-handler"])
 async def test_coroutine_handlers_run_on_the_event_loop_and_plain_handlers_off_it(
-        server, cfg, event: str, coroutine: bool):
+    server, cfg, event: str, coroutine: bool
+):
     loop = asyncio.get_running_loop()
     loop_thread = threading.current_thread()
     pods = cfg.cache.get_informer(Pod, sync=False)
@@ -65,8 +69,7 @@ async def test_coroutine_handlers_run_on_the_event_loop_and_plain_handlers_off_i
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("coroutine", [True, False], ids=["coroutine-handler", "plain-handler"])
-async def test_handlers_registered_before_the_scope_receive_every_initial_object(
-        server, cfg, coroutine: bool):
+async def test_handlers_registered_before_the_scope_receive_every_initial_object(server, cfg, coroutine: bool):
     pods = cfg.cache.get_informer(Pod, sync=False)
     calls = Calls()
     register(pods, "add", calls, coroutine)
@@ -123,10 +126,12 @@ async def test_a_slow_views_handler_delays_neither_other_views_nor_the_cache(ser
     slow_calls, fast_async, fast_plain = Calls(), Calls(), Calls()
 
     if slow_kind == "coroutine-awaiting":
+
         async def slow(pod: Any) -> None:
             await async_gate.wait()
             slow_calls.record("add", pod)
     else:
+
         def slow(pod: Any) -> None:
             thread_gate.wait(10)
             slow_calls.record("add", pod)
@@ -188,8 +193,7 @@ async def test_async_informer_list_and_get_are_synchronous_local_reads(server, c
         assert sorted(p.name for p in listed) == WEB
         assert got is not None and got.name == "web-2"
         assert pods.get("nope") is None
-        assert [p.name for p in pods.list(label_selector="app=web", field_selector="metadata.name=web-1")] \
-            == ["web-1"]
+        assert [p.name for p in pods.list(label_selector="app=web", field_selector="metadata.name=web-1")] == ["web-1"]
         assert [r for r in server.requests if r.verb != "watch"] == []
 
 
@@ -246,7 +250,8 @@ async def test_handler_decorators_work_with_and_without_parentheses_and_handles_
 
 @pytest.mark.asyncio
 async def test_the_last_scope_exit_lets_a_coroutine_handlers_current_call_finish_and_drops_the_queue(
-        server, make_config):
+    server, make_config
+):
     for i in range(20):
         server.create("pods", make_pod(f"p{i}", "default"), "default")
     config = make_config(resources=[Pod], namespaces=["default"])

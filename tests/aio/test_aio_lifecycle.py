@@ -7,20 +7,20 @@ import time
 from typing import Any
 
 import pytest
+from _aio_support import Calls, ConnectGate, OpenGate, cloudcoil_threads
+from cluster_support import FAST
 
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import make_pod
-from cluster_support import FAST
-
-from _aio_support import Calls, ConnectGate, OpenGate, cloudcoil_threads
 
 WEB = ["web-0", "web-1", "web-2"]
 
 
 @pytest.mark.parametrize("registered", ["outside-any-loop", "inside-the-first-loop"])
 def test_a_config_entered_again_under_a_new_event_loop_works_and_delivers_on_that_loop(
-        server, seeded, make_config, registered: str):
+    server, seeded, make_config, registered: str
+):
     cfg = make_config(resources=[Pod], namespaces=["default"], mode="strict")
     pods = cfg.cache.get_informer(Pod, sync=False)
     calls = Calls()
@@ -75,7 +75,8 @@ async def _wait_for_timeout(enter: Any, sync_under_way: Any) -> float:
 @pytest.mark.parametrize("cancel", [_task_cancel, _wait_for_timeout], ids=["task-cancel", "wait_for-timeout"])
 @pytest.mark.parametrize("slow", ["list-in-flight", "list-failing-and-retried"])
 def test_cancelling_a_task_waiting_for_the_sync_leaves_no_thread_and_the_next_entry_works(
-        server, seeded, make_config, cancel: Any, slow: str):
+    server, seeded, make_config, cancel: Any, slow: str
+):
     cfg = make_config(resources=[Pod], namespaces=["default"], mode="strict", sync_timeout=20)
     if slow == "list-in-flight":
         server.set_delay(5.0)  # the LIST is answered only after 5 s
@@ -94,6 +95,7 @@ def test_cancelling_a_task_waiting_for_the_sync_leaves_no_thread_and_the_next_en
                 server.wait_for_request(lambda r: r.verb == "list", 5.0)
                 if lists_before_cancel > 1:
                     server.clear_requests()
+
         await asyncio.to_thread(lists_seen)
 
     async def main() -> list[str]:
@@ -144,7 +146,8 @@ async def test_leaving_the_last_async_scope_stops_and_joins_every_library_thread
 
 
 def test_cancelling_a_task_while_the_first_list_connects_returns_without_waiting_for_the_list(
-        server, seeded, make_config):
+    server, seeded, make_config
+):
     cfg = make_config(resources=[Pod], namespaces=["default"], mode="strict", sync_timeout=20)
     cfg.initialize()
     server.set_delay(3.0)  # the LIST, once sent, is answered only after 3 s
@@ -171,10 +174,12 @@ def test_cancelling_a_task_while_the_first_list_connects_returns_without_waiting
 
 
 def test_cancelling_a_task_during_discovery_starts_nothing_and_the_next_entry_works(
-        server, seeded, kubeconfig, found_at_first_use):
+    server, seeded, kubeconfig, found_at_first_use
+):
     # discovery that reads a file at first use (see found_at_first_use)
-    cfg = found_at_first_use(cache=Cache(resources=[Pod], namespaces=["default"], mode="strict", sync_timeout=20,
-                                         tuning=FAST))
+    cfg = found_at_first_use(
+        cache=Cache(resources=[Pod], namespaces=["default"], mode="strict", sync_timeout=20, tuning=FAST)
+    )
 
     async def enter() -> list[str]:
         async with cfg:

@@ -12,12 +12,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterator
 
 import pytest
+from _aio_support import FAST, Lateness, cloudcoil_threads
 
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
-
-from _aio_support import FAST, Lateness, cloudcoil_threads
 
 
 def test_a_slow_sync_never_occupies_the_loops_default_executor(server, seeded, make_config):
@@ -35,8 +34,7 @@ def test_a_slow_sync_never_occupies_the_loops_default_executor(server, seeded, m
         entering = asyncio.ensure_future(enter_and_list())
         started = time.monotonic()
         # both calls need the application's only default-executor thread
-        await asyncio.get_running_loop().run_in_executor(
-            None, server.wait_for_request, lambda r: r.verb == "list", 5.0)
+        await asyncio.get_running_loop().run_in_executor(None, server.wait_for_request, lambda r: r.verb == "list", 5.0)
         ran_on = await asyncio.to_thread(lambda: threading.current_thread().name)
         waited = time.monotonic() - started
         blocking_threads = cloudcoil_threads()
@@ -77,10 +75,23 @@ def big_server(tmp_path: Any) -> Iterator[str]:
     Yields the kubeconfig path."""
     kubeconfig = str(tmp_path / "kubeconfig")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cloudcoil_cache.testing", "serve", "--kubeconfig", kubeconfig,
-         "--pods", "10000", "--bookmark-interval", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        [
+            sys.executable,
+            "-m",
+            "cloudcoil_cache.testing",
+            "serve",
+            "--kubeconfig",
+            kubeconfig,
+            "--pods",
+            "10000",
+            "--bookmark-interval",
+            "1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         assert proc.stdout is not None
         url = proc.stdout.readline().strip()  # printed once seeded and listening
@@ -101,8 +112,9 @@ async def test_the_loop_stays_responsive_while_ten_thousand_pods_sync(big_server
         decoded_on.add(threading.current_thread().name)
         return pod
 
-    cfg = Config(kubeconfig=big_server, cache=Cache(resources=[Pod], sync_timeout=60, tuning=FAST,
-                                                    transform=note_thread))
+    cfg = Config(
+        kubeconfig=big_server, cache=Cache(resources=[Pod], sync_timeout=60, tuning=FAST, transform=note_thread)
+    )
     try:
         async with Lateness(period=0.01) as probe:
             async with cfg:

@@ -7,12 +7,11 @@ from typing import Any
 
 import attrs
 import pytest
+from _aio_support import Lateness
 
 from cloudcoil_cache.errors import CacheUnavailableError, ResourceNotFound
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
 from cloudcoil_cache.testing import FakeAPIServer, make_pod
-
-from _aio_support import Lateness
 
 
 @attrs.frozen
@@ -32,37 +31,71 @@ WEB = ["web-0", "web-1", "web-2"]
 # Outcomes: ("cache", result) served from memory; ("api", result) read from the API server;
 # ("error", ErrorType, text in the message).
 READS = {
-    "list-in-the-cached-namespace": Read(DEFAULT_ONLY, "list", {"namespace": "default"},
-                                         ("cache", WEB), ("cache", WEB)),
+    "list-in-the-cached-namespace": Read(
+        DEFAULT_ONLY, "list", {"namespace": "default"}, ("cache", WEB), ("cache", WEB)
+    ),
     "list-with-a-label-selector-filters-in-memory": Read(
-        DEFAULT_ONLY, "list", {"namespace": "default", "label_selector": "app in (web),app!=db"},
-        ("cache", WEB), ("cache", WEB)),
+        DEFAULT_ONLY,
+        "list",
+        {"namespace": "default", "label_selector": "app in (web),app!=db"},
+        ("cache", WEB),
+        ("cache", WEB),
+    ),
     "list-outside-the-cached-namespace": Read(
-        DEFAULT_ONLY, "list", {"namespace": "other"},
-        ("error", CacheUnavailableError, "namespace outside the cache"), ("api", ["db-0"])),
+        DEFAULT_ONLY,
+        "list",
+        {"namespace": "other"},
+        ("error", CacheUnavailableError, "namespace outside the cache"),
+        ("api", ["db-0"]),
+    ),
     "list-all-namespaces-from-a-one-namespace-cache": Read(
-        DEFAULT_ONLY, "list", {"all_namespaces": True},
-        ("error", CacheUnavailableError, "namespace outside the cache"), ("api", ["db-0", *WEB])),
+        DEFAULT_ONLY,
+        "list",
+        {"all_namespaces": True},
+        ("error", CacheUnavailableError, "namespace outside the cache"),
+        ("api", ["db-0", *WEB]),
+    ),
     "list-of-a-kind-not-cached": Read(
-        {"resources": [ConfigMap]}, "list", {"namespace": "default"},
-        ("error", CacheUnavailableError, "kind not cached"), ("api", WEB)),
+        {"resources": [ConfigMap]},
+        "list",
+        {"namespace": "default"},
+        ("error", CacheUnavailableError, "kind not cached"),
+        ("api", WEB),
+    ),
     "list-with-a-selector-the-informer-cannot-serve": Read(
-        {**DEFAULT_ONLY, "label_selector": "app=web"}, "list", {"namespace": "default",
-                                                                 "label_selector": "tier=db"},
-        ("error", CacheUnavailableError, "selector not servable"), ("api", [])),
-    "get-in-the-cache": Read(DEFAULT_ONLY, "get", {"name": "web-1", "namespace": "default"},
-                             ("cache", "web-1"), ("cache", "web-1")),
-    "get-defaults-to-the-config-namespace": Read(DEFAULT_ONLY, "get", {"name": "web-2"},
-                                                 ("cache", "web-2"), ("cache", "web-2")),
+        {**DEFAULT_ONLY, "label_selector": "app=web"},
+        "list",
+        {"namespace": "default", "label_selector": "tier=db"},
+        ("error", CacheUnavailableError, "selector not servable"),
+        ("api", []),
+    ),
+    "get-in-the-cache": Read(
+        DEFAULT_ONLY, "get", {"name": "web-1", "namespace": "default"}, ("cache", "web-1"), ("cache", "web-1")
+    ),
+    "get-defaults-to-the-config-namespace": Read(
+        DEFAULT_ONLY, "get", {"name": "web-2"}, ("cache", "web-2"), ("cache", "web-2")
+    ),
     "get-missing-from-a-healthy-informer": Read(
-        DEFAULT_ONLY, "get", {"name": "nope", "namespace": "default"},
-        ("error", ResourceNotFound, "not found"), ("error", ResourceNotFound, "not found")),
+        DEFAULT_ONLY,
+        "get",
+        {"name": "nope", "namespace": "default"},
+        ("error", ResourceNotFound, "not found"),
+        ("error", ResourceNotFound, "not found"),
+    ),
     "get-outside-the-cached-namespace": Read(
-        DEFAULT_ONLY, "get", {"name": "db-0", "namespace": "other"},
-        ("error", CacheUnavailableError, "namespace outside the cache"), ("api", "db-0")),
+        DEFAULT_ONLY,
+        "get",
+        {"name": "db-0", "namespace": "other"},
+        ("error", CacheUnavailableError, "namespace outside the cache"),
+        ("api", "db-0"),
+    ),
     "get-of-a-kind-not-cached": Read(
-        {"resources": [ConfigMap]}, "get", {"name": "web-0"},
-        ("error", CacheUnavailableError, "kind not cached"), ("api", "web-0")),
+        {"resources": [ConfigMap]},
+        "get",
+        {"name": "web-0"},
+        ("error", CacheUnavailableError, "kind not cached"),
+        ("api", "web-0"),
+    ),
 }
 
 
@@ -88,8 +121,7 @@ def _outcome(server: FakeAPIServer, call: Any) -> tuple[Any, ...]:
 
 @pytest.mark.parametrize("mode", ["strict", "fallback"])
 @pytest.mark.parametrize("read", list(READS.values()), ids=list(READS))
-def test_async_reads_route_and_fail_exactly_like_sync_reads(server, seeded, make_config, read: Read,
-                                                            mode: str):
+def test_async_reads_route_and_fail_exactly_like_sync_reads(server, seeded, make_config, read: Read, mode: str):
     sync_cfg = make_config(namespace="default", mode=mode, **read.options)
     async_cfg = make_config(namespace="default", mode=mode, **read.options)
     with sync_cfg:
@@ -168,8 +200,7 @@ async def test_async_list_pages_from_memory_with_limit_and_continue(server, seed
 
 
 @pytest.mark.asyncio
-async def test_the_first_async_read_of_a_lazy_kind_syncs_its_informer_off_the_loop(
-        server, seeded, make_config):
+async def test_the_first_async_read_of_a_lazy_kind_syncs_its_informer_off_the_loop(server, seeded, make_config):
     cfg = make_config(resources=None, namespaces=["default"], mode="strict")
     async with cfg:
         server.set_delay(1.0)  # the informer's LIST is slow: a sync on the loop would block it 1 s

@@ -8,13 +8,12 @@ import threading
 from typing import Any, Callable
 
 import pytest
+from _aio_support import Lateness, OpenGate, cloudcoil_threads
 
 from cloudcoil_cache.client import Config, current_config
 from cloudcoil_cache.errors import CacheUnavailableError
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import FakeAPIServer
-
-from _aio_support import Lateness, OpenGate, cloudcoil_threads
 
 PODS_LIST = "/api/v1/namespaces/default/pods"
 
@@ -24,8 +23,7 @@ def pod_lists(server: FakeAPIServer) -> list[Any]:
 
 
 @pytest.mark.asyncio
-async def test_nested_async_scopes_share_one_cache_that_stops_when_the_last_scope_exits(
-        server, seeded, make_config):
+async def test_nested_async_scopes_share_one_cache_that_stops_when_the_last_scope_exits(server, seeded, make_config):
     cfg = make_config(resources=[Pod], namespaces=["default"], mode="strict")
     async with cfg:
         assert cfg.cache.status().ready
@@ -91,6 +89,7 @@ def enter_sync_inside_async(cfg: Config) -> None:
                 with cfg:
                     pass
             assert cfg.cache.status().started  # the failed entry took no reference
+
     asyncio.run(inside())
 
 
@@ -98,6 +97,7 @@ def enter_async_inside_sync(cfg: Config) -> None:
     async def enter() -> None:
         async with cfg:
             pass
+
     with cfg:
         with pytest.raises(RuntimeError, match="two Configs"):
             asyncio.run(enter())
@@ -108,6 +108,7 @@ def enter_async_inside_activate(cfg: Config) -> None:
     async def enter() -> None:
         async with cfg:
             pass
+
     cfg.activate()
     try:
         with pytest.raises(RuntimeError, match="two Configs"):
@@ -116,12 +117,14 @@ def enter_async_inside_activate(cfg: Config) -> None:
         cfg.deactivate()
 
 
-@pytest.mark.parametrize("mix", [enter_sync_inside_async, enter_async_inside_sync,
-                                 enter_async_inside_activate],
-                         ids=["with-inside-async-with", "async-with-inside-with",
-                              "async-with-inside-activate"])
+@pytest.mark.parametrize(
+    "mix",
+    [enter_sync_inside_async, enter_async_inside_sync, enter_async_inside_activate],
+    ids=["with-inside-async-with", "async-with-inside-with", "async-with-inside-activate"],
+)
 def test_mixing_sync_and_async_scopes_on_one_cached_config_raises_and_leaves_it_usable(
-        server, seeded, make_config, mix: Callable[[Config], None]):
+    server, seeded, make_config, mix: Callable[[Config], None]
+):
     cfg = make_config(resources=[Pod], namespaces=["default"])
     mix(cfg)
     assert not cfg.cache.status().started
@@ -169,7 +172,8 @@ async def test_an_async_scope_makes_the_config_active_only_inside_it(server, see
 
 @pytest.mark.asyncio
 async def test_async_initialize_reads_the_kubeconfig_on_a_library_thread_while_the_loop_keeps_running(
-        server, kubeconfig, found_at_first_use):
+    server, kubeconfig, found_at_first_use
+):
     # a kubeconfig named at Config() is read there, once; one found by discovery at first use
     # (as in-cluster credentials are) is read by async_initialize, off the loop
     cfg = found_at_first_use()

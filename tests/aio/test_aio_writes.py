@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from _aio_support import Calls
 
 from cloudcoil_cache.errors import ReadOnlyError, ResourceConflict, ResourceNotFound
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import make_pod
-
-from _aio_support import Calls
 
 
 @pytest.fixture
@@ -94,4 +93,5 @@ async def test_async_writes_go_to_the_api_server_even_in_strict_mode(server, cfg
         server.clear_requests()
         await Pod.from_dict(make_pod("direct", "default")).async_create()
         assert [(r.verb, r.path) for r in server.requests if r.verb != "watch"] == [
-            ("create", "/api/v1/namespaces/default/pods")]
+            ("create", "/api/v1/namespaces/default/pods")
+        ]

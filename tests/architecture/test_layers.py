@@ -14,7 +14,14 @@ PACKAGE = Path(cloudcoil_cache.__file__).parent
 
 # layer of each top-level module/package of cloudcoil_cache (higher may import lower)
 LAYERS = {
-    "errors": 0, "_json": 0, "_yaml": 0, "_gc": 0, "_clock": 0, "_threads": 0, "models": 0, "apimachinery": 0,
+    "errors": 0,
+    "_json": 0,
+    "_yaml": 0,
+    "_gc": 0,
+    "_clock": 0,
+    "_threads": 0,
+    "models": 0,
+    "apimachinery": 0,
     "resources": 0,
     "_http": 1,
     "_listwatch": 2,
@@ -69,13 +76,24 @@ def test_module_imports_only_from_its_layer_or_below(path):
             continue
         assert name in LAYERS, f"{path}:{line}: unknown module cloudcoil_cache.{name}: give it a layer"
         assert LAYERS[name] <= LAYERS[top], (
-            f"{path}:{line}: {top} (layer {LAYERS[top]}) imports {name} (layer {LAYERS[name]})")
+            f"{path}:{line}: {top} (layer {LAYERS[top]}) imports {name} (layer {LAYERS[name]})"
+        )
 
 
-@pytest.mark.parametrize("module", ["cloudcoil_cache.errors", "cloudcoil_cache.caching",
-                                    "cloudcoil_cache.client", "cloudcoil_cache.aio", "cloudcoil_cache.controller",
-                                    "cloudcoil_cache.testing", "cloudcoil_cache.models",
-                                    "cloudcoil_cache.apimachinery", "cloudcoil_cache.resources"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "cloudcoil_cache.errors",
+        "cloudcoil_cache.caching",
+        "cloudcoil_cache.client",
+        "cloudcoil_cache.aio",
+        "cloudcoil_cache.controller",
+        "cloudcoil_cache.testing",
+        "cloudcoil_cache.models",
+        "cloudcoil_cache.apimachinery",
+        "cloudcoil_cache.resources",
+    ],
+)
 def test_public_modules_export_exactly_their_public_names(module):
     mod = importlib.import_module(module)
     exported = set(mod.__all__)
@@ -85,6 +103,9 @@ def test_public_modules_export_exactly_their_public_names(module):
 
 
 def test_every_module_has_a_one_line_docstring():
-    lacking = [str(p.relative_to(PACKAGE)) for p in MODULES
-               if p.stat().st_size and not ast.get_docstring(ast.parse(p.read_text()))]
+    lacking = [
+        str(p.relative_to(PACKAGE))
+        for p in MODULES
+        if p.stat().st_size and not ast.get_docstring(ast.parse(p.read_text()))
+    ]
     assert not lacking, f"modules without a docstring: {lacking}"

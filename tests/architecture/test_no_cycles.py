@@ -76,8 +76,7 @@ def _graph() -> dict[str, set[str]]:
     def checked(module: str) -> bool:
         return not any(module == p or module.startswith(p + ".") for p in NOT_YET_CHECKED)
 
-    return {name: {m for m in _imported(name, path) if checked(m)}
-            for name, path in MODULES.items() if checked(name)}
+    return {name: {m for m in _imported(name, path) if checked(m)} for name, path in MODULES.items() if checked(name)}
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
@@ -135,8 +134,9 @@ def test_the_import_reader_sees_lazy_and_type_only_imports():
 
 def test_the_library_has_no_import_cycles():
     new = [sorted(c) for c in _cycles(_graph()) if not any(c <= known for known in KNOWN_CYCLES)]
-    assert not new, "import cycles (break them: pass a callable down, or move the shared part lower):\n" + \
-        "\n".join(" <-> ".join(c) for c in new)
+    assert not new, "import cycles (break them: pass a callable down, or move the shared part lower):\n" + "\n".join(
+        " <-> ".join(c) for c in new
+    )
 
 
 def test_only_the_documented_module_imports_the_library_by_name():
@@ -148,7 +148,10 @@ def test_only_the_documented_module_imports_the_library_by_name():
             func = node.func
             called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             target = node.args[0].value
-            if called in ("import_module", "__import__") and isinstance(target, str) \
-                    and target.startswith("cloudcoil_cache"):
+            if (
+                called in ("import_module", "__import__")
+                and isinstance(target, str)
+                and target.startswith("cloudcoil_cache")
+            ):
                 found.setdefault(name, set()).add(target)
     assert found == BY_NAME

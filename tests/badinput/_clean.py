@@ -14,8 +14,9 @@ def fails_cleanly(action: Callable[[], Any], error: type[BaseException], match: 
     before = set(threading.enumerate())
     with pytest.raises(error, match=match) as info:
         action()
-    started = [t for t in threading.enumerate() if t not in before
-               and not t.name.startswith(("tiny-server", "fake-apiserver"))]  # the test server
+    started = [
+        t for t in threading.enumerate() if t not in before and not t.name.startswith(("tiny-server", "fake-apiserver"))
+    ]  # the test server
     for t in started:
         t.join(5)
     assert [t.name for t in started if t.is_alive()] == [], "a failed call left threads running"

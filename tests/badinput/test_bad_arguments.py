@@ -6,15 +6,13 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 import pytest
+from _clean import fails_cleanly
 
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.errors import BadRequest, CloudcoilError
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import FakeAPIServer, make_pod
-
-from _clean import fails_cleanly
-
 
 
 @pytest.fixture
@@ -44,6 +42,7 @@ def run_in(config: Config, action: Any) -> Any:
     def run() -> Any:
         with config:
             return action()
+
     return run
 
 
@@ -57,8 +56,9 @@ BAD_FIELD_SELECTORS = ["status.phase", "foo.bar=1"]
 @pytest.mark.parametrize("where", ["live", "cached"])
 def test_a_bad_label_selector_is_a_typed_error_naming_it(live, cached, where, selector):
     config = live if where == "live" else cached
-    error = fails_cleanly(run_in(config, lambda: Pod.list(label_selector=selector)),
-                          (BadRequest, ValueError), "label selector")
+    error = fails_cleanly(
+        run_in(config, lambda: Pod.list(label_selector=selector)), (BadRequest, ValueError), "label selector"
+    )
     assert repr(selector)[1:-1] in str(error) or selector in str(error)
 
 
@@ -66,8 +66,9 @@ def test_a_bad_label_selector_is_a_typed_error_naming_it(live, cached, where, se
 @pytest.mark.parametrize("where", ["live", "cached"])
 def test_a_bad_field_selector_is_a_typed_error_naming_it(live, cached, where, selector):
     config = live if where == "live" else cached
-    fails_cleanly(run_in(config, lambda: Pod.list(field_selector=selector)), (BadRequest, ValueError),
-                  r"field (selector|label)")
+    fails_cleanly(
+        run_in(config, lambda: Pod.list(field_selector=selector)), (BadRequest, ValueError), r"field (selector|label)"
+    )
 
 
 # -- Cache options --------------------------------------------------------------------------------
@@ -113,14 +114,20 @@ def test_an_invalid_name_is_refused_before_any_request(live, cached, cluster, wh
     fails_cleanly(run_in(config, lambda: Pod.get(name)), ValueError, "name|path segment")
 
 
-@pytest.mark.parametrize("namespace", [
-    pytest.param("..", id="dotdot"),
-    pytest.param("a/b", id="slash"),
-])
+@pytest.mark.parametrize(
+    "namespace",
+    [
+        pytest.param("..", id="dotdot"),
+        pytest.param("a/b", id="slash"),
+    ],
+)
 @pytest.mark.parametrize("verb", ["get", "list", "create"])
 def test_an_invalid_namespace_is_refused_before_any_request(live, verb, namespace):
-    actions = {"get": lambda: Pod.get("p0", namespace), "list": lambda: Pod.list(namespace=namespace),
-               "create": lambda: Pod.create(Pod(metadata={"name": "x", "namespace": namespace}))}
+    actions = {
+        "get": lambda: Pod.get("p0", namespace),
+        "list": lambda: Pod.list(namespace=namespace),
+        "create": lambda: Pod.create(Pod(metadata={"name": "x", "namespace": namespace})),
+    }
     fails_cleanly(run_in(live, actions[verb]), ValueError, "namespace|path segment")
 
 

@@ -9,6 +9,8 @@ import tracemalloc
 from typing import Any, Callable
 
 import pytest
+from _clean import fails_cleanly
+from _servers import Exchange, TinyServer
 
 from cloudcoil_cache._http import MAX_LINE_BYTES, Transport
 from cloudcoil_cache._listwatch import ListWatch
@@ -23,11 +25,11 @@ from cloudcoil_cache.errors import (
 )
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 
-from _clean import fails_cleanly
-from _servers import Exchange, TinyServer
-
-POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default",
-                                                       "resourceVersion": "5", "uid": "u1"}}
+POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "p", "namespace": "default", "resourceVersion": "5", "uid": "u1"},
+}
 
 
 def reply(status: int, body: bytes, content_type: str = "application/json") -> Callable[[Exchange], None]:
@@ -36,15 +38,21 @@ def reply(status: int, body: bytes, content_type: str = "application/json") -> C
 
 def watch_lines(*lines: bytes) -> Callable[[Exchange], None]:
     """A LIST that works, then a watch that sends ``lines`` and ends."""
+
     def handle(ex: Exchange) -> None:
         if ex.query.get("watch") not in ("1", "true"):
-            ex.reply(200, json.dumps({"kind": "PodList", "apiVersion": "v1", "metadata":
-                                      {"resourceVersion": "5"}, "items": [POD]}).encode())
+            ex.reply(
+                200,
+                json.dumps(
+                    {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "5"}, "items": [POD]}
+                ).encode(),
+            )
             return
         ex.start_chunked()
         for line in lines:
             ex.chunk(line + b"\n")
         ex.end_chunks()
+
     return handle
 
 
@@ -56,24 +64,59 @@ ROWS: list[Any] = [
     ("list-empty-body", reply(200, b""), LIST, DecodeError, r"JSON|decode|empty"),
     ("list-array", reply(200, b"[1, 2]"), LIST, DecodeError, r"not a list object"),
     ("list-string", reply(200, b'"PodList"'), LIST, DecodeError, r"not a list object"),
-    ("list-items-not-objects", reply(200, b'{"metadata": {}, "items": [1]}'), LIST, DecodeError,
-     r"cannot structure an item"),
+    (
+        "list-items-not-objects",
+        reply(200, b'{"metadata": {}, "items": [1]}'),
+        LIST,
+        DecodeError,
+        r"cannot structure an item",
+    ),
     ("list-truncated-json", reply(200, b'{"items": [{"metadata": '), LIST, DecodeError, r"JSON|decode"),
-    ("error-status-html", reply(500, b"<html><body>Internal error</body></html>", "text/html"), LIST,
-     ServerError, r"^500: <html><body>Internal error"),
+    (
+        "error-status-html",
+        reply(500, b"<html><body>Internal error</body></html>", "text/html"),
+        LIST,
+        ServerError,
+        r"^500: <html><body>Internal error",
+    ),
     ("error-status-not-a-status", reply(400, b'{"hello": 1}'), LIST, APIError, r"400"),
-    ("watch-not-json", watch_lines(b"this is not json"), WATCH, DecodeError,
-     r"unable to decode an event from the watch stream: <16 bytes>"),
+    (
+        "watch-not-json",
+        watch_lines(b"this is not json"),
+        WATCH,
+        DecodeError,
+        r"unable to decode an event from the watch stream: <16 bytes>",
+    ),
     ("watch-array", watch_lines(b"[1]"), WATCH, DecodeError, r"unable to decode an event"),
     ("watch-no-object", watch_lines(b'{"type": "ADDED"}'), WATCH, DecodeError, r"unable to decode an event"),
-    ("watch-object-not-a-mapping", watch_lines(b'{"type": "ADDED", "object": 7}'), WATCH, DecodeError,
-     r"carries no object"),
-    ("watch-unknown-type", watch_lines(json.dumps({"type": "RENAMED", "object": POD}).encode()), WATCH,
-     DecodeError, r"unknown watch event type 'RENAMED'"),
-    ("watch-no-resource-version", watch_lines(b'{"type": "ADDED", "object": {"metadata": {}}}'), WATCH,
-     DecodeError, r"has no metadata.resourceVersion"),
-    pytest.param("watch-error-event-garbage-code", watch_lines(b'{"type": "ERROR", "object": {"code": "x"}}'),
-                 WATCH, DecodeError, r"code"),
+    (
+        "watch-object-not-a-mapping",
+        watch_lines(b'{"type": "ADDED", "object": 7}'),
+        WATCH,
+        DecodeError,
+        r"carries no object",
+    ),
+    (
+        "watch-unknown-type",
+        watch_lines(json.dumps({"type": "RENAMED", "object": POD}).encode()),
+        WATCH,
+        DecodeError,
+        r"unknown watch event type 'RENAMED'",
+    ),
+    (
+        "watch-no-resource-version",
+        watch_lines(b'{"type": "ADDED", "object": {"metadata": {}}}'),
+        WATCH,
+        DecodeError,
+        r"has no metadata.resourceVersion",
+    ),
+    pytest.param(
+        "watch-error-event-garbage-code",
+        watch_lines(b'{"type": "ERROR", "object": {"code": "x"}}'),
+        WATCH,
+        DecodeError,
+        r"code",
+    ),
 ]
 
 
@@ -106,6 +149,7 @@ def test_a_strict_cache_whose_list_answer_is_garbage_fails_its_scope_and_starts_
         cache = Cache(resources=[Pod], mode="strict", sync_timeout=5)
         config = Config(server=server.url, cache=cache)
         try:
+
             def enter() -> None:
                 with config:
                     pass
@@ -117,6 +161,7 @@ def test_a_strict_cache_whose_list_answer_is_garbage_fails_its_scope_and_starts_
 
 
 # -- oversized and endless watch lines ------------------------------------------------------------
+
 
 def endless_line(total: int, chunk: int = 64 * 1024) -> Callable[[Exchange], None]:
     """A watch that streams ``total`` bytes without a newline (until the client hangs up)."""
@@ -134,6 +179,7 @@ def endless_line(total: int, chunk: int = 64 * 1024) -> Callable[[Exchange], Non
             pass  # the client closed the stream: that is the point
         with ex.server.lock:
             ex.server.sent = sent  # type: ignore[attr-defined]
+
     return handle
 
 
@@ -172,8 +218,9 @@ def test_a_100_mb_line_without_newline_fails_after_the_limit_with_bounded_memory
 
 def test_lines_up_to_the_limit_pass_and_one_byte_more_fails():
     limit = 1000
-    ok = json.dumps({"type": "ADDED", "object": {**POD, "metadata": {**POD["metadata"],
-                                                                   "annotations": {"a": "y" * 100}}}}).encode()
+    ok = json.dumps(
+        {"type": "ADDED", "object": {**POD, "metadata": {**POD["metadata"], "annotations": {"a": "y" * 100}}}}
+    ).encode()
     exact = b"z" * limit
     with TinyServer(watch_lines(ok, exact, b"z" * (limit + 1))) as server:
         with Transport(server.url, read_timeout=5, max_line_bytes=limit) as transport:
@@ -198,8 +245,12 @@ def test_a_cache_whose_watch_sends_an_endless_line_reports_it_and_stops_cleanly(
                 watches.notify_all()
             endless(ex)
             return
-        ex.reply(200, json.dumps({"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "5"},
-                                  "items": [POD]}).encode())
+        ex.reply(
+            200,
+            json.dumps(
+                {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "5"}, "items": [POD]}
+            ).encode(),
+        )
 
     with TinyServer(handle) as server:
         config = Config(server=server.url, cache=Cache(resources=[Pod], mode="strict"))

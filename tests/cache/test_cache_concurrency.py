@@ -6,11 +6,11 @@ import random
 import threading
 from typing import Any
 
+from cluster_support import Recorder
+
 from cloudcoil_cache.errors import ResourceNotFound
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import FakeAPIServer
-
-from cluster_support import Recorder
 
 READERS = 8
 EVENTS = 500
@@ -19,10 +19,17 @@ INITIAL = 20
 
 def _pod(name: str, gen: int) -> dict[str, Any]:
     # Small pods keep the burst fast; the consistency check needs only labels and annotations.
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "default", "labels": {"gen": str(gen)},
-                         "annotations": {"gen": str(gen)}},
-            "spec": {"containers": [{"name": "app", "image": f"registry.example.com/app:{gen}"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "labels": {"gen": str(gen)},
+            "annotations": {"gen": str(gen)},
+        },
+        "spec": {"containers": [{"name": "app", "image": f"registry.example.com/app:{gen}"}]},
+    }
 
 
 def _consistent(pod: Any) -> str | None:
@@ -102,8 +109,7 @@ def test_eight_readers_see_only_consistent_objects_during_a_burst_of_500_events(
                 problems.append(f"reader {index} raised {type(exc).__name__}: {exc}")
 
     with config:
-        threads = [threading.Thread(target=reader, args=(i,), name=f"test-reader-{i}")
-                   for i in range(READERS)]
+        threads = [threading.Thread(target=reader, args=(i,), name=f"test-reader-{i}") for i in range(READERS)]
         for thread in threads:
             thread.start()
         try:

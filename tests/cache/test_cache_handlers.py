@@ -7,16 +7,16 @@ import threading
 from typing import Any, Callable
 
 import pytest
+from cluster_support import Recorder, names, requests_to, seed
 
 from cloudcoil_cache.caching import HandlerHandle
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import make_pod
 
-from cluster_support import Recorder, names, requests_to, seed
-
 
 def test_a_handler_registered_after_the_sync_gets_every_cached_object_then_live_events_without_duplicates(
-        server, make_config):
+    server, make_config
+):
     seed(server, 3)
     config = make_config(resources=[Pod])
     with config:
@@ -75,7 +75,8 @@ class _Copy:
 
 
 def test_add_event_handler_registers_several_handlers_in_one_step_and_copies_stay_exact_under_churn(
-        server, make_config):
+    server, make_config
+):
     seed(server, 10)
     config = make_config(resources=[Pod])
     copies = [_Copy() for _ in range(10)]
@@ -129,8 +130,7 @@ REGISTRATIONS = [
 
 
 @pytest.mark.parametrize("register", REGISTRATIONS)
-def test_every_registration_form_returns_a_handle_callable_like_the_function_with_remove(
-        server, make_config, register):
+def test_every_registration_form_returns_a_handle_callable_like_the_function_with_remove(server, make_config, register):
     seed(server, 2)
     config = make_config(resources=[Pod])
     informer = config.cache.get_informer(Pod)  # type: ignore[union-attr]
@@ -173,8 +173,12 @@ def test_after_remove_a_handler_receives_no_more_events(server, make_config, eve
         server.create("pods", make_pod("after-0"))
         server.patch("pods", "pod-0", {"metadata": {"labels": {"changed": "yes"}}})
         server.delete("pods", "pod-1")
-        sentinel.wait(lambda ev: {("add", "after-0"), ("update", "pod-0"), ("delete", "pod-1")}
-                      <= {(k, (p[1] if k == "update" else p).metadata.name) for k, p in ev})
+        sentinel.wait(
+            lambda ev: (
+                {("add", "after-0"), ("update", "pod-0"), ("delete", "pod-1")}
+                <= {(k, (p[1] if k == "update" else p).metadata.name) for k, p in ev}
+            )
+        )
     assert sentinel.count("add") == 3 and sentinel.count("update") == 1
     assert [n for n in removed.names(event) if n != "pod-0" and n != "pod-1"] == []
     assert removed.count(event) == (2 if event == "add" else 0)
@@ -210,8 +214,7 @@ def test_a_slow_views_backlog_shows_in_cache_status_and_does_not_delay_other_vie
     assert all("add:" in key for key in backlogs)
 
 
-def test_a_handler_that_raises_is_logged_with_the_event_and_keeps_receiving_events(
-        server, make_config, caplog):
+def test_a_handler_that_raises_is_logged_with_the_event_and_keeps_receiving_events(server, make_config, caplog):
     seed(server, 2)
     config = make_config(resources=[Pod])
     informer = config.cache.get_informer(Pod)  # type: ignore[union-attr]

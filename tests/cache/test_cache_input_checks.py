@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from cluster_support import FAST, reads, seed
 
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.errors import BadRequest, CacheUnavailableError, Forbidden, ResourceNotFound
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
-
-from cluster_support import FAST, reads, seed
 
 
 @pytest.mark.parametrize("mode", ["strict", "fallback"])
@@ -42,8 +41,11 @@ def test_an_unknown_field_selector_gets_the_api_servers_400_never_an_empty_list(
         server.clear_requests()
         with pytest.raises(BadRequest, match="field label not supported: foo.bar") as cached:
             Pod.list(field_selector="foo.bar=1")
-        with pytest.raises(BadRequest, match=r'"data.x" is not a known field selector: only '
-                                             r'"metadata.name", "metadata.namespace"'):
+        with pytest.raises(
+            BadRequest,
+            match=r'"data.x" is not a known field selector: only '
+            r'"metadata.name", "metadata.namespace"',
+        ):
             ConfigMap.list(field_selector="data.x=1")
         assert reads(server) == []  # refused by the cache itself
         with config.cache.pause(), pytest.raises(BadRequest) as live:
@@ -98,8 +100,7 @@ def test_a_hard_sync_failure_names_the_informer_that_failed(server, kubeconfig):
         config.close()
 
 
-def test_an_informers_local_list_refuses_a_field_the_kind_cannot_be_selected_on_as_pod_list_does(
-        server, make_config):
+def test_an_informers_local_list_refuses_a_field_the_kind_cannot_be_selected_on_as_pod_list_does(server, make_config):
     seed(server, 2)
     config = make_config(resources=[Pod])
     informer = config.cache.get_informer(Pod, sync=True)
@@ -131,17 +132,22 @@ GROUP = "select.example.com"
 
 
 @pytest.mark.parametrize("mode", ["strict", "fallback"])
-def test_a_custom_resources_own_field_is_left_to_the_api_server_never_a_400_from_the_cache(
-        server, make_config, mode):
+def test_a_custom_resources_own_field_is_left_to_the_api_server_never_a_400_from_the_cache(server, make_config, mode):
     from cloudcoil_cache.resources import GenericResource
 
-    gadget = GenericResource.define(api_version=f"{GROUP}/v1", kind="SelGadget", plural="selgadgets",
-                                    namespaced=True)
+    gadget = GenericResource.define(api_version=f"{GROUP}/v1", kind="SelGadget", plural="selgadgets", namespaced=True)
     server.register_resource(GROUP, "v1", "SelGadget", "selgadgets")
     for name, color in (("g1", "red"), ("g2", "blue")):
-        server.create("selgadgets", {"apiVersion": f"{GROUP}/v1", "kind": "SelGadget",
-                                     "metadata": {"name": name, "namespace": "default"}, "spec": {"color": color}},
-                      "default")
+        server.create(
+            "selgadgets",
+            {
+                "apiVersion": f"{GROUP}/v1",
+                "kind": "SelGadget",
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": {"color": color},
+            },
+            "default",
+        )
     config = make_config(resources=[gadget], mode=mode)
     informer = config.cache.get_informer(gadget, sync=True)
     with config:

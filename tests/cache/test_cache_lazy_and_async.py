@@ -7,11 +7,11 @@ import threading
 import time
 from typing import Any
 
+from cluster_support import names, reads, requests_to, seed
+
 from cloudcoil_cache.errors import CacheUnavailableError, Forbidden
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
 from cloudcoil_cache.testing import make_configmap
-
-from cluster_support import names, reads, requests_to, seed
 
 
 def test_concurrent_first_reads_of_a_kind_share_one_informer_and_one_list(server, make_config):
@@ -71,15 +71,24 @@ def test_a_first_read_of_a_forbidden_kind_goes_to_the_api_server_in_fallback_mod
 
 
 def test_the_async_reference_example_reads_from_the_cache(server, kubeconfig):
+    from cluster_support import FAST
+
     from cloudcoil_cache.caching import Cache
     from cloudcoil_cache.client import Config
 
-    from cluster_support import FAST
-
     seed(server, 3)
-    cfg = Config(kubeconfig=kubeconfig, namespace="default",
-                 cache=Cache(resources=[Pod], namespaces=["default"], mode="strict",
-                             wait_for_sync=True, max_items_per_resource=0, tuning=FAST))
+    cfg = Config(
+        kubeconfig=kubeconfig,
+        namespace="default",
+        cache=Cache(
+            resources=[Pod],
+            namespaces=["default"],
+            mode="strict",
+            wait_for_sync=True,
+            max_items_per_resource=0,
+            tuning=FAST,
+        ),
+    )
 
     async def pods_in_default() -> Any:
         async with cfg:

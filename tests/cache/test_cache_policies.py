@@ -7,12 +7,11 @@ import threading
 from typing import Any, Callable
 
 import pytest
+from cluster_support import names, reads, requests_to, seed
 
 from cloudcoil_cache.errors import CacheUnavailableError
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
 from cloudcoil_cache.testing import make_configmap
-
-from cluster_support import names, reads, requests_to, seed
 
 TIMEOUT = 5
 
@@ -27,6 +26,7 @@ def _run_threads(*targets: Callable[[], None]) -> list[BaseException]:
                 target()
             except BaseException as exc:  # re-raised by the test
                 errors.append(exc)
+
         return run
 
     threads = [threading.Thread(target=wrap(t), name=f"test-policy-{i}") for i, t in enumerate(targets)]
@@ -82,12 +82,16 @@ def test_pause_in_one_thread_leaves_another_threads_reads_on_the_cache(server, m
     assert requests_to(server, "list", "/api/v1/namespaces/other/pods") == []
 
 
-@pytest.mark.parametrize(("default", "block", "inside_raises", "outside_raises"), [
-    pytest.param("fallback", "strict_mode", True, False, id="strict-mode-in-a-fallback-cache"),
-    pytest.param("strict", "fallback_mode", False, True, id="fallback-mode-in-a-strict-cache"),
-])
+@pytest.mark.parametrize(
+    ("default", "block", "inside_raises", "outside_raises"),
+    [
+        pytest.param("fallback", "strict_mode", True, False, id="strict-mode-in-a-fallback-cache"),
+        pytest.param("strict", "fallback_mode", False, True, id="fallback-mode-in-a-strict-cache"),
+    ],
+)
 def test_a_temporary_mode_affects_only_the_thread_that_entered_it(
-        server, make_config, default, block, inside_raises, outside_raises):
+    server, make_config, default, block, inside_raises, outside_raises
+):
     server.create("configmaps", make_configmap("settings"))  # ConfigMap is not cached: never servable
     config = make_config(resources=[Pod], mode=default)
     entered, other_read = threading.Event(), threading.Event()

@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import pytest
+from cluster_support import Recorder, seed
 
 from cloudcoil_cache.errors import ReadOnlyError
 from cloudcoil_cache.models.kubernetes.core.v1 import Container, Pod
-
-from cluster_support import Recorder, seed
 
 
 def _set_attribute(pod: Any) -> None:
@@ -79,7 +78,8 @@ MUTATIONS: list[Any] = [
 @pytest.mark.parametrize("mutate", MUTATIONS)
 @pytest.mark.parametrize("read", ["get", "list", "informer"])
 def test_mutating_a_cached_object_raises_read_only_error_naming_copy_and_leaves_the_cache_intact(
-        server, make_config, mutate: Callable[[Any], None], read: str):
+    server, make_config, mutate: Callable[[Any], None], read: str
+):
     seed(server, 1, app="web")
     config = make_config(resources=[Pod], mode="strict")
     with config:
@@ -113,8 +113,11 @@ def test_a_copy_of_a_cached_object_is_editable_and_can_be_sent_with_update(serve
         written = editable.update()
         assert written.metadata.labels["app"] == "api"
         assert cached.metadata.labels["app"] == "web"  # the shared object did not change
-        rec.wait(lambda ev: any(k == "update" and v[1].metadata.resource_version
-                                == written.metadata.resource_version for k, v in ev))
+        rec.wait(
+            lambda ev: any(
+                k == "update" and v[1].metadata.resource_version == written.metadata.resource_version for k, v in ev
+            )
+        )
         fresh = Pod.get("pod-0")
     assert fresh.metadata.labels["app"] == "api"
     assert [c.image for c in fresh.spec.containers][-1] == "busybox:debug"

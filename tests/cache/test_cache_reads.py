@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from cluster_support import fail_relists_with_403, names, reads, requests_to, seed
 
 from cloudcoil_cache.errors import CacheUnavailableError
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Namespace, Pod
 from cloudcoil_cache.testing import FakeAPIServer, make_configmap, make_pod
-
-from cluster_support import fail_relists_with_403, names, reads, requests_to, seed
 
 # name -> (labels, nodeName, phase)
 LABELLED: dict[str, tuple[dict[str, str], str, str]] = {
@@ -31,10 +30,10 @@ def _seed_labelled(server: FakeAPIServer) -> None:
 
 @pytest.mark.parametrize("source", ["config-argument", "kubeconfig-context"])
 def test_a_cached_list_and_get_default_to_the_configs_namespace(server, make_config, tmp_path, source):
+    from cluster_support import FAST
+
     from cloudcoil_cache.caching import Cache
     from cloudcoil_cache.client import Config
-
-    from cluster_support import FAST
 
     seed(server, 2, namespace="team-a", prefix="mine")
     seed(server, 3, namespace="default", prefix="theirs")
@@ -69,8 +68,7 @@ LABEL_SELECTORS = [
 
 
 @pytest.mark.parametrize(("selector", "expected"), LABEL_SELECTORS)
-def test_label_selectors_are_evaluated_in_memory_with_the_full_syntax(
-        server, make_config, selector, expected):
+def test_label_selectors_are_evaluated_in_memory_with_the_full_syntax(server, make_config, selector, expected):
     _seed_labelled(server)
     config = make_config(resources=[Pod], mode="strict")
     with config:
@@ -142,10 +140,10 @@ def test_pages_are_served_with_the_selector_applied_before_paging(server, make_c
         assert names(pages) == {"web-a", "web-b", "db-a", "cache-a"}
 
 
-@pytest.mark.parametrize(("mode", "goes_live"), [("fallback", True), ("strict", False)],
-                         ids=["fallback-asks-the-server", "strict-raises"])
-def test_a_continue_token_from_the_api_server_cannot_be_served_from_memory(
-        server, make_config, mode, goes_live):
+@pytest.mark.parametrize(
+    ("mode", "goes_live"), [("fallback", True), ("strict", False)], ids=["fallback-asks-the-server", "strict-raises"]
+)
+def test_a_continue_token_from_the_api_server_cannot_be_served_from_memory(server, make_config, mode, goes_live):
     seed(server, 4)
     config = make_config(resources=[Pod], mode=mode)
     with config:
@@ -163,8 +161,7 @@ def test_a_continue_token_from_the_api_server_cannot_be_served_from_memory(
             assert reads(server) == []
 
 
-def test_with_resources_none_the_first_read_of_a_kind_starts_an_informer_and_waits_for_its_sync(
-        server, make_config):
+def test_with_resources_none_the_first_read_of_a_kind_starts_an_informer_and_waits_for_its_sync(server, make_config):
     seed(server, 3)
     server.create("configmaps", make_configmap("settings"))
     config = make_config(resources=None, mode="strict")
@@ -238,14 +235,18 @@ def test_a_malformed_cache_continue_token_is_refused_never_read_as_the_first_pag
             Pod.list(namespace="default", limit=1, continue_=token)
 
 
-@pytest.mark.parametrize(("selector", "expected"), [
-    # apimachinery's parser reads "()" as the set {""} (kube-apiserver 1.30 answers the same: tests/real)
-    pytest.param("env in ()", {"empty"}, id="in-empty-set"),
-    pytest.param("env notin ()", {"none", "prod"}, id="notin-empty-set"),
-    pytest.param("env in (prod,)", {"empty", "prod"}, id="trailing-comma"),
-])
+@pytest.mark.parametrize(
+    ("selector", "expected"),
+    [
+        # apimachinery's parser reads "()" as the set {""} (kube-apiserver 1.30 answers the same: tests/real)
+        pytest.param("env in ()", {"empty"}, id="in-empty-set"),
+        pytest.param("env notin ()", {"none", "prod"}, id="notin-empty-set"),
+        pytest.param("env in (prod,)", {"empty", "prod"}, id="trailing-comma"),
+    ],
+)
 def test_an_empty_value_in_a_set_selector_is_the_empty_string_as_on_the_api_server(
-        server, make_config, selector, expected):
+    server, make_config, selector, expected
+):
     for name, labels in (("empty", {"env": ""}), ("prod", {"env": "prod"}), ("none", None)):
         server.create("pods", make_pod(name, "default", labels=labels), "default")
     config = make_config(resources=[Pod], mode="strict")

@@ -8,12 +8,11 @@ import logging
 import threading
 
 import pytest
+from cluster_support import Recorder, requests_to, seed
 
 from cloudcoil_cache.errors import CloudcoilError, Forbidden
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import make_pod
-
-from cluster_support import Recorder, requests_to, seed
 
 PODS = "/api/v1/pods"
 
@@ -51,8 +50,10 @@ def test_entering_a_scope_while_the_last_one_leaves_never_breaks_the_cache(serve
 
 def test_a_watch_that_always_expires_backs_off_instead_of_relisting_in_a_hot_loop(server, make_config):
     import attrs
-    from cloudcoil_cache.caching import Backoff
     from cluster_support import FAST
+
+    from cloudcoil_cache.caching import Backoff
+
     seed(server, 1)
     config = make_config(resources=[Pod], tuning=attrs.evolve(FAST, backoff=Backoff(initial=0.5, cap=1.0)))
     with config:
@@ -62,14 +63,14 @@ def test_a_watch_that_always_expires_backs_off_instead_of_relisting_in_a_hot_loo
         server.drop_watches()
         # list → 410 → relist at once → 410 again → now a backoff of at least 0.5 s
         second = server.wait_for_request(lambda r: r.verb == "list" and len(requests_to(server, "list", PODS)) >= 2)
-        third = server.wait_for_request(lambda r: r.verb == "list" and len(requests_to(server, "list", PODS)) >= 3,
-                                        timeout=5)
+        third = server.wait_for_request(
+            lambda r: r.verb == "list" and len(requests_to(server, "list", PODS)) >= 3, timeout=5
+        )
         assert third.time - second.time >= 0.5
         server.clear_faults()
 
 
-def test_an_index_function_that_raises_skips_the_object_and_never_breaks_the_informer(server, make_config,
-                                                                                      caplog):
+def test_an_index_function_that_raises_skips_the_object_and_never_breaks_the_informer(server, make_config, caplog):
     seed(server, 2, owner="alice")
     config = make_config(resources=[Pod])
     informer = config.cache.get_informer(Pod)
@@ -148,9 +149,11 @@ def test_an_assigned_cache_tuning_is_the_one_its_sources_and_stop_use(server, ku
     """Before the owner interface the cache read ``cache.tuning`` when it built a source and when it
     joined its threads; its Scopes had kept the Tuning given to the constructor instead."""
     import attrs
+    from cluster_support import FAST
+
     from cloudcoil_cache.caching import Cache
     from cloudcoil_cache.client import Config
-    from cluster_support import FAST
+
     seed(server, 3)
     cache = Cache(resources=[Pod], namespaces=["default"], wait_for_sync=False, tuning=FAST)
     cache.tuning = attrs.evolve(FAST, max_list_bytes=64)

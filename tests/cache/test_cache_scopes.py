@@ -8,12 +8,11 @@ import threading
 import time
 
 import pytest
+from cluster_support import names, reads, seed
 
 from cloudcoil_cache.errors import CacheSyncTimeout, Forbidden
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod, Service
 from cloudcoil_cache.testing import make_configmap, make_pod
-
-from cluster_support import names, reads, seed
 
 
 def cloudcoil_threads() -> list[threading.Thread]:
@@ -124,8 +123,7 @@ def test_a_sync_scope_on_a_config_held_by_an_async_scope_raises_mentioning_two_c
     assert cloudcoil_threads() == []
 
 
-def test_strict_wait_for_sync_raises_forbidden_at_once_instead_of_waiting_out_the_timeout(
-        server, make_config):
+def test_strict_wait_for_sync_raises_forbidden_at_once_instead_of_waiting_out_the_timeout(server, make_config):
     server.fail_next(10_000, 403, verb="list")
     config = make_config(resources=[Pod], mode="strict", sync_timeout=30)
     start = time.monotonic()
@@ -253,8 +251,7 @@ def test_set_default_on_a_second_config_stops_the_first_ones_cache(server, make_
     assert cloudcoil_threads() == []
 
 
-def test_the_last_exit_lets_a_handlers_current_call_finish_and_drops_its_queued_events(
-        server, make_config):
+def test_the_last_exit_lets_a_handlers_current_call_finish_and_drops_its_queued_events(server, make_config):
     config = make_config(resources=[Pod])
     informer = config.cache.get_informer(Pod)  # type: ignore[union-attr]
     entered, release = threading.Event(), threading.Event()
@@ -417,8 +414,9 @@ def test_interpreter_exit_closes_the_default_config_and_joins_its_threads(tmp_pa
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-c", _AT_EXIT_SCRIPT], capture_output=True, text=True,
-                          timeout=30, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", _AT_EXIT_SCRIPT], capture_output=True, text=True, timeout=30, cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     assert "listed: ['web-0']" in done.stdout
     assert "alive at exit: []" in done.stdout, done.stdout

@@ -6,13 +6,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import pytest
+from cluster_support import fail_relists_with_403, names, reads, requests_to, seed, wait_until
 
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.errors import CacheUnavailableError, Forbidden, ResourceNotFound
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
 from cloudcoil_cache.testing import FakeAPIServer, make_configmap, make_pod
-
-from cluster_support import wait_until, fail_relists_with_403, names, reads, requests_to, seed
 
 KINDS = {"Pod": (Pod, "pods"), "ConfigMap": (ConfigMap, "configmaps")}
 
@@ -61,7 +60,8 @@ class Row:
     label_selector: str | None = None
     get_name: str = "pod-0"
     expect: Callable[[FakeAPIServer], set[str]] = field(
-        default=lambda s: {p["metadata"]["name"] for p in s.list("pods", "default")})
+        default=lambda s: {p["metadata"]["name"] for p in s.list("pods", "default")}
+    )
     before: Callable[[FakeAPIServer], None] = _seed_pods_and_configmaps
     after: Callable[[FakeAPIServer, Config], None] = _nothing
     evicted_get: bool = False
@@ -69,38 +69,71 @@ class Row:
 
 ROWS: dict[str, Row] = {
     "kind-not-cached": Row(
-        "kind not cached", "ConfigMap", dict(resources=[Pod]), kind="ConfigMap", get_name="cm-0",
-        expect=lambda s: {"cm-0", "cm-1"}),
+        "kind not cached",
+        "ConfigMap",
+        dict(resources=[Pod]),
+        kind="ConfigMap",
+        get_name="cm-0",
+        expect=lambda s: {"cm-0", "cm-1"},
+    ),
     "kind-disabled-by-per-resource-None": Row(
-        "kind not cached", "per_resource", dict(resources=[Pod, ConfigMap], per_resource={ConfigMap: None}),
-        kind="ConfigMap", get_name="cm-1", expect=lambda s: {"cm-0", "cm-1"}),
+        "kind not cached",
+        "per_resource",
+        dict(resources=[Pod, ConfigMap], per_resource={ConfigMap: None}),
+        kind="ConfigMap",
+        get_name="cm-1",
+        expect=lambda s: {"cm-0", "cm-1"},
+    ),
     "namespace-outside-the-cache": Row(
-        "namespace outside the cache", "'other'", dict(resources=[Pod], namespaces=["default"]),
-        namespace="other", get_name="elsewhere-0", expect=lambda s: {"elsewhere-0", "elsewhere-1"}),
+        "namespace outside the cache",
+        "'other'",
+        dict(resources=[Pod], namespaces=["default"]),
+        namespace="other",
+        get_name="elsewhere-0",
+        expect=lambda s: {"elsewhere-0", "elsewhere-1"},
+    ),
     "not-synced-yet": Row(
-        "not synced yet", "Pod in all namespaces", dict(resources=[Pod], wait_for_sync=False),
-        before=_seed_then_delay_every_response),
-    "informer-failing": Row(
-        "informer failing", "Forbidden", dict(resources=[Pod]), after=fail_relists_with_403),
+        "not synced yet",
+        "Pod in all namespaces",
+        dict(resources=[Pod], wait_for_sync=False),
+        before=_seed_then_delay_every_response,
+    ),
+    "informer-failing": Row("informer failing", "Forbidden", dict(resources=[Pod]), after=fail_relists_with_403),
     "selector-not-servable": Row(
-        "selector not servable", "app=web", dict(resources=[Pod], label_selector="app=web"),
-        label_selector="role=db", get_name="db-0", before=_seed_web_and_db,
-        expect=lambda s: {"db-0", "db-1"}),
+        "selector not servable",
+        "app=web",
+        dict(resources=[Pod], label_selector="app=web"),
+        label_selector="role=db",
+        get_name="db-0",
+        before=_seed_web_and_db,
+        expect=lambda s: {"db-0", "db-1"},
+    ),
     "field-selector-not-servable": Row(
-        "selector not servable", "status.phase=Running",
+        "selector not servable",
+        "status.phase=Running",
         dict(resources=[Pod], field_selector="status.phase=Running"),
-        label_selector="role=db", get_name="db-1", before=_seed_web_and_db,
-        expect=lambda s: {"db-0", "db-1"}),
+        label_selector="role=db",
+        get_name="db-1",
+        before=_seed_web_and_db,
+        expect=lambda s: {"db-0", "db-1"},
+    ),
     "informer-incomplete": Row(
-        "informer incomplete", "max_items", dict(resources=[Pod], max_items_per_resource=2),
-        before=_seed_five, evicted_get=True),
+        "informer incomplete",
+        "max_items",
+        dict(resources=[Pod], max_items_per_resource=2),
+        before=_seed_five,
+        evicted_get=True,
+    ),
 }
 
 LIST_ONLY_ROWS: dict[str, Row] = {
     "all-namespaces-outside-a-one-namespace-cache": Row(
-        "namespace outside the cache", "all namespaces", dict(resources=[Pod], namespaces=["default"]),
+        "namespace outside the cache",
+        "all namespaces",
+        dict(resources=[Pod], namespaces=["default"]),
         all_namespaces=True,
-        expect=lambda s: {p["metadata"]["name"] for p in s.list("pods")}),
+        expect=lambda s: {p["metadata"]["name"] for p in s.list("pods")},
+    ),
 }
 
 
@@ -123,8 +156,7 @@ def _read(row: Row, op: str, name: str) -> Any:
     cls = KINDS[row.kind][0]
     if op == "get":
         return cls.get(name, namespace=row.namespace)
-    return cls.list(namespace=row.namespace, all_namespaces=row.all_namespaces,
-                    label_selector=row.label_selector)
+    return cls.list(namespace=row.namespace, all_namespaces=row.all_namespaces, label_selector=row.label_selector)
 
 
 CASES = [pytest.param(row, op, id=f"{rid}-{op}") for rid, row in ROWS.items() for op in ("get", "list")]
@@ -133,7 +165,8 @@ CASES += [pytest.param(row, "list", id=f"{rid}-list") for rid, row in LIST_ONLY_
 
 @pytest.mark.parametrize(("row", "op"), CASES)
 def test_strict_mode_raises_cache_unavailable_naming_the_reason_and_asks_the_server_nothing(
-        server, make_config, row, op):
+    server, make_config, row, op
+):
     row.before(server)
     config = make_config(mode="strict", **row.options)
     with config:
@@ -170,8 +203,7 @@ def test_fallback_mode_answers_from_the_api_server_what_the_cache_cannot_serve(s
             assert sent[0].query["labelSelector"] == row.label_selector
 
 
-def test_a_strict_get_of_an_object_the_healthy_informer_does_not_hold_is_resource_not_found(
-        server, make_config):
+def test_a_strict_get_of_an_object_the_healthy_informer_does_not_hold_is_resource_not_found(server, make_config):
     seed(server, 2)
     config = make_config(resources=[Pod], mode="strict")
     with config:

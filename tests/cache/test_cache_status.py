@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 
+from cluster_support import Recorder, fail_relists_with_403, requests_to, seed
+
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
 from cloudcoil_cache.testing import make_configmap
-
-from cluster_support import Recorder, fail_relists_with_403, requests_to, seed
 
 
 def test_status_before_during_and_after_a_scope(server, make_config):
@@ -30,8 +30,9 @@ def test_status_before_during_and_after_a_scope(server, make_config):
 
 def test_each_informer_entry_reports_its_scope_selectors_sync_and_counters(server, make_config):
     seed(server, 3, app="web")
-    config = make_config(resources=[Pod], namespaces=["default"], label_selector="app=web",
-                         field_selector="status.phase=Running")
+    config = make_config(
+        resources=[Pod], namespaces=["default"], label_selector="app=web", field_selector="status.phase=Running"
+    )
     informer = config.cache.get_informer(Pod)  # type: ignore[union-attr]
     rec = Recorder()
     informer.on_add(lambda pod: rec.add("add", pod))
@@ -78,11 +79,11 @@ def test_an_informer_that_never_synced_is_reported_not_ready_with_its_error(serv
 
 
 def test_the_token_of_a_rejected_config_appears_in_no_status_error_or_log(server, tmp_path, caplog):
+    from cluster_support import FAST
+
     from cloudcoil_cache.caching import Cache
     from cloudcoil_cache.client import Config
     from cloudcoil_cache.errors import CacheUnavailableError, Unauthorized
-
-    from cluster_support import FAST
 
     server.expected_token = "the-right-token"
     kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig", token="leaked-if-you-see-me")

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from _objects import obj
 
 from cloudcoil_cache._listwatch import parse_field_selector, parse_label_selector
 from cloudcoil_cache.caching import Backoff
-
-from _objects import obj
 
 
 def test_backoff_doubles_from_0_8_to_a_30_second_cap_with_jitter():
@@ -28,22 +27,26 @@ def test_backoff_resets_after_two_healthy_minutes():
     assert delay == 0.8
 
 
-@pytest.mark.parametrize("selector, labels, expected", [
-    ("app=web", {"app": "web"}, True),
-    ("app==web", {"app": "db"}, False),
-    ("app!=web", {}, True),
-    ("app!=web", {"app": "web"}, False),
-    ("tier in (a, b)", {"tier": "b"}, True),
-    ("tier in (a,b)", {}, False),
-    ("tier notin (a,b)", {}, True),
-    ("tier notin (a,b)", {"tier": "a"}, False),
-    ("app", {"app": ""}, True),
-    ("!app", {"app": "x"}, False),
-    ("!app", {}, True),
-    ("app=web,tier in (a,b),!legacy", {"app": "web", "tier": "a"}, True),
-    ("app.kubernetes.io/name=x", {"app.kubernetes.io/name": "x"}, True),
-    ("", {"any": "thing"}, True),
-], ids=lambda v: repr(v))
+@pytest.mark.parametrize(
+    "selector, labels, expected",
+    [
+        ("app=web", {"app": "web"}, True),
+        ("app==web", {"app": "db"}, False),
+        ("app!=web", {}, True),
+        ("app!=web", {"app": "web"}, False),
+        ("tier in (a, b)", {"tier": "b"}, True),
+        ("tier in (a,b)", {}, False),
+        ("tier notin (a,b)", {}, True),
+        ("tier notin (a,b)", {"tier": "a"}, False),
+        ("app", {"app": ""}, True),
+        ("!app", {"app": "x"}, False),
+        ("!app", {}, True),
+        ("app=web,tier in (a,b),!legacy", {"app": "web", "tier": "a"}, True),
+        ("app.kubernetes.io/name=x", {"app.kubernetes.io/name": "x"}, True),
+        ("", {"any": "thing"}, True),
+    ],
+    ids=lambda v: repr(v),
+)
 def test_label_selector_full_syntax(selector, labels, expected):
     assert parse_label_selector(selector).matches(labels) is expected
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from _objects import obj
+
 from cloudcoil_cache._listwatch import WatchEvent
-from cloudcoil_cache.caching import Informer, InformerKey
-from cloudcoil_cache.caching import SyncInformer
+from cloudcoil_cache.caching import Informer, InformerKey, SyncInformer
 from cloudcoil_cache.errors import ProtocolError
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
-
-from _objects import obj
 
 
 class BlockingSource:

@@ -7,12 +7,11 @@ import threading
 from typing import Any
 
 import pytest
+from _objects import obj
 
 from cloudcoil_cache.caching._async import AsyncLane
 from cloudcoil_cache.caching._dispatch import Registration, ThreadLane
 from cloudcoil_cache.caching._store import Added, Deleted
-
-from _objects import obj
 
 
 def test_a_thread_lane_calls_the_handlers_of_each_event_kind_in_order_and_survives_one_that_raises(caplog):

@@ -5,10 +5,9 @@ from __future__ import annotations
 import threading
 
 import pytest
+from _objects import obj
 
 from cloudcoil_cache.caching import Added, Deleted, Updated, Writer
-
-from _objects import obj
 
 
 def test_replace_reports_adds_updates_and_deletes_of_vanished_keys():

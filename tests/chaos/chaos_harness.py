@@ -31,12 +31,22 @@ from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
 from cloudcoil_cache.resources import GenericResource
 from cloudcoil_cache.testing import FakeAPIServer, RecordedRequest, make_configmap, make_pod
 
-__all__ = ["FAULT_KINDS", "ChaosReport", "ChaosSettings", "Episode", "EventLog", "episode_violations",
-           "format_report", "most_in_window", "run_chaos"]
+__all__ = [
+    "FAULT_KINDS",
+    "ChaosReport",
+    "ChaosSettings",
+    "Episode",
+    "EventLog",
+    "episode_violations",
+    "format_report",
+    "most_in_window",
+    "run_chaos",
+]
 
 GROUP, VERSION = "chaos.example.com", "v1"
-Widget = GenericResource.define(api_version=f"{GROUP}/{VERSION}", kind="ChaosWidget", plural="chaoswidgets",
-                                namespaced=True)
+Widget = GenericResource.define(
+    api_version=f"{GROUP}/{VERSION}", kind="ChaosWidget", plural="chaoswidgets", namespaced=True
+)
 
 NAMESPACES = ("chaos-a", "chaos-b", "chaos-c")
 CM_NAMESPACE = "chaos-a"  # the ConfigMap informer watches this namespace only...
@@ -45,24 +55,24 @@ POD_VIEW_NAMESPACE = "chaos-b"  # one Pod view sees this namespace only (same in
 
 #: Every fault the fake server can inject, as the harness applies them.
 FAULT_KINDS = (
-    "drop",              # drop_watches()
-    "drop_mid_object",   # stall, writes queue up, drop_watches(mid_object=True): half an event line
-    "stall",             # stall_watches() until every informer's read timeout fired, then resume
-    "watch_429",         # 429 + Retry-After on one informer's watch open
-    "list_429",          # 429 + Retry-After on a relist (forced by a 410 ERROR event)
-    "watch_5xx",         # 500 / 503 / 504 on watch opens
-    "list_5xx",          # 500 / 503 / 504 on a relist (forced by a 410 ERROR event)
-    "error_410",         # an ERROR event carrying a 410 Expired Status
+    "drop",  # drop_watches()
+    "drop_mid_object",  # stall, writes queue up, drop_watches(mid_object=True): half an event line
+    "stall",  # stall_watches() until every informer's read timeout fired, then resume
+    "watch_429",  # 429 + Retry-After on one informer's watch open
+    "list_429",  # 429 + Retry-After on a relist (forced by a 410 ERROR event)
+    "watch_5xx",  # 500 / 503 / 504 on watch opens
+    "list_5xx",  # 500 / 503 / 504 on a relist (forced by a 410 ERROR event)
+    "error_410",  # an ERROR event carrying a 410 Expired Status
     "compact_410_http",  # compaction, then a re-watch from a compacted RV answered with HTTP 410
-    "compact_410_event", # compaction, then a re-watch from a compacted RV answered with 200 + ERROR 410
-    "error_500",         # an ERROR event carrying a 500 Status
-    "malformed",         # a garbage line on every watch
-    "compact",           # compaction alone (bites at the next re-watch)
+    "compact_410_event",  # compaction, then a re-watch from a compacted RV answered with 200 + ERROR 410
+    "error_500",  # an ERROR event carrying a 500 Status
+    "malformed",  # a garbage line on every watch
+    "compact",  # compaction alone (bites at the next re-watch)
     "restart_lose_history",
     "restart_backwards",  # restart(revision=lower): an etcd restore; re-watches get 504 too large
-    "unauthorized",       # the server wants a new token (401s), then the token file is rotated on disk
-    "split_events",       # event lines written in small chunks
-    "slow",               # every response delayed, then the watches dropped
+    "unauthorized",  # the server wants a new token (401s), then the token file is rotated on disk
+    "split_events",  # event lines written in small chunks
+    "slow",  # every response delayed, then the watches dropped
 )
 
 #: Faults after which a re-watch from the last RV is enough: a LIST in their window is a violation.
@@ -70,10 +80,24 @@ REWATCH_ONLY = frozenset({"drop", "drop_mid_object", "stall", "watch_429", "spli
 #: Faults that make every informer open a new watch (the harness waits for it before going on).
 RECONNECTING = frozenset(FAULT_KINDS) - {"compact", "split_events"}
 
-EXPIRED = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-           "message": "too old resource version", "reason": "Expired", "code": 410}
-INTERNAL = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-            "message": "etcd leader changed", "reason": "InternalError", "code": 500}
+EXPIRED = {
+    "kind": "Status",
+    "apiVersion": "v1",
+    "metadata": {},
+    "status": "Failure",
+    "message": "too old resource version",
+    "reason": "Expired",
+    "code": 410,
+}
+INTERNAL = {
+    "kind": "Status",
+    "apiVersion": "v1",
+    "metadata": {},
+    "status": "Failure",
+    "message": "etcd leader changed",
+    "reason": "InternalError",
+    "code": 500,
+}
 
 
 #: ``(namespace, name)`` of an object.
@@ -106,8 +130,12 @@ class ChaosSettings:
     hot_limit: int = 40  # ...and the most requests one informer may send in it
 
     def tuning(self) -> Tuning:
-        return Tuning(backoff=self.backoff, watch_timeout=self.watch_timeout, read_timeout=self.read_timeout,
-                      min_watch_duration=self.min_watch_duration)
+        return Tuning(
+            backoff=self.backoff,
+            watch_timeout=self.watch_timeout,
+            read_timeout=self.read_timeout,
+            min_watch_duration=self.min_watch_duration,
+        )
 
 
 @dataclass
@@ -162,14 +190,23 @@ class _Scope:
             if self.selector is not None and labels.get(self.selector[0]) != self.selector[1]:
                 continue
             state[(meta.get("namespace") or "", meta["name"])] = (
-                meta["uid"], meta["resourceVersion"], _fingerprint(labels, meta.get("annotations")))
+                meta["uid"],
+                meta["resourceVersion"],
+                _fingerprint(labels, meta.get("annotations")),
+            )
         return state
 
 
 SCOPES = (
     _Scope("pods", Pod, "pods", "/api/v1/pods"),
-    _Scope("configmaps", ConfigMap, "configmaps", f"/api/v1/namespaces/{CM_NAMESPACE}/configmaps",
-           namespace=CM_NAMESPACE, selector=("chaos", "keep")),
+    _Scope(
+        "configmaps",
+        ConfigMap,
+        "configmaps",
+        f"/api/v1/namespaces/{CM_NAMESPACE}/configmaps",
+        namespace=CM_NAMESPACE,
+        selector=("chaos", "keep"),
+    ),
     _Scope("widgets", Widget, f"chaoswidgets.{GROUP}", f"/apis/{GROUP}/{VERSION}/chaoswidgets"),
 )
 
@@ -225,11 +262,15 @@ class EventLog:
                 if current is None:
                     problems.append(f"{where}: update of an object not live (after its delete, or never added)")
                 elif current != (old_uid, old_rv):
-                    problems.append(f"{where}: old state uid={old_uid and old_uid[:8]} rv={old_rv} is not the "
-                                    f"last one delivered (uid={current[0][:8]} rv={current[1]})")
+                    problems.append(
+                        f"{where}: old state uid={old_uid and old_uid[:8]} rv={old_rv} is not the "
+                        f"last one delivered (uid={current[0][:8]} rv={current[1]})"
+                    )
                 if old_uid != uid:
-                    problems.append(f"{where}: a re-created object (uid {old_uid and old_uid[:8]} -> {uid[:8]}) "
-                                    "delivered as an update instead of delete + add")
+                    problems.append(
+                        f"{where}: a re-created object (uid {old_uid and old_uid[:8]} -> {uid[:8]}) "
+                        "delivered as an update instead of delete + add"
+                    )
                 live[key] = (uid, rv)
             else:
                 if current is None:
@@ -283,8 +324,12 @@ class _Writer:
         if scope == "configmaps":
             keep = "keep" if self.rng.random() < 0.6 else "drop"
             return make_configmap(name, namespace, labels={"chaos": keep}, data={"n": str(self._serial)})
-        return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "ChaosWidget",
-                "metadata": {"name": name, "namespace": namespace}, "spec": {"size": self._serial}}
+        return {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "ChaosWidget",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"size": self._serial},
+        }
 
     def _namespace(self, scope: str) -> str:
         if scope == "configmaps":  # mostly inside the informer's namespace, some outside it
@@ -350,25 +395,32 @@ class _Run:
     # ------------------------------------------------------------------ set-up
     def build(self) -> None:
         s = self.s
-        self.server = FakeAPIServer(bookmark_interval=s.bookmark_interval, namespace_lifecycle=True,
-                                    expected_token=self._token())
+        self.server = FakeAPIServer(
+            bookmark_interval=s.bookmark_interval, namespace_lifecycle=True, expected_token=self._token()
+        )
         self.server.start()
         self.server.register_resource(GROUP, VERSION, "ChaosWidget", "chaoswidgets")
         for ns in NAMESPACES:
             self.server.create("namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
         self.writer = _Writer(self.server, random.Random(s.seed * 7919 + 1))
-        for kind, n in (("pods", s.initial_pods), ("configmaps", s.initial_configmaps),
-                        ("widgets", s.initial_widgets)):
+        for kind, n in (("pods", s.initial_pods), ("configmaps", s.initial_configmaps), ("widgets", s.initial_widgets)):
             for _ in range(n):
                 self.writer.create(kind)
         self.token_path = self.workdir / "token"
         self._write_token()
-        kubeconfig = self.server.write_kubeconfig(self.workdir / "kubeconfig", token_file=self.token_path,
-                                                  namespace=CM_NAMESPACE)
+        kubeconfig = self.server.write_kubeconfig(
+            self.workdir / "kubeconfig", token_file=self.token_path, namespace=CM_NAMESPACE
+        )
         tuning = s.tuning()
         self.all_cache = Cache(resources=[Pod, Widget], resync_period=None, tuning=tuning, sync_timeout=30)
-        self.one_cache = Cache(resources=[ConfigMap], namespaces=[CM_NAMESPACE], label_selector=CM_SELECTOR,
-                               resync_period=None, tuning=tuning, sync_timeout=30)
+        self.one_cache = Cache(
+            resources=[ConfigMap],
+            namespaces=[CM_NAMESPACE],
+            label_selector=CM_SELECTOR,
+            resync_period=None,
+            tuning=tuning,
+            sync_timeout=30,
+        )
         self.all_ns = Config(kubeconfig=kubeconfig, cache=self.all_cache)
         self.one_ns = Config(kubeconfig=kubeconfig, cache=self.one_cache)
         self.logs: dict[str, tuple[_Scope, EventLog]] = {}
@@ -440,7 +492,7 @@ class _Run:
         return wanted <= seen
 
     def recovered(self, t: float) -> bool:
-        return (self.watched_since(t) and self.server.active_watches >= len(SCOPES) and self.all_current())
+        return self.watched_since(t) and self.server.active_watches >= len(SCOPES) and self.all_current()
 
     # ------------------------------------------------------------------ faults
     def burst(self, n: int | None = None) -> None:
@@ -454,11 +506,11 @@ class _Run:
         if fault is None:  # pragma: no cover
             raise ValueError(kind)
         fault(self, episode)
-        if kind in RECONNECTING and not self.wait_until(lambda: self.recovered(episode.start),
-                                                        self.s.recovery_timeout):
+        if kind in RECONNECTING and not self.wait_until(lambda: self.recovered(episode.start), self.s.recovery_timeout):
             self.report.violations.append(
                 f"{kind} at {episode.start:.3f}: the informers did not watch again within "
-                f"{self.s.recovery_timeout}s: {self._errors()}")
+                f"{self.s.recovery_timeout}s: {self._errors()}"
+            )
         self.server.set_delay(0)
         self.server.expired_watch_mode = "event"
         episode.end = time.monotonic()
@@ -484,10 +536,10 @@ class _Run:
         server.stall_watches()
         self.burst()
         stalled_at = episode.start
-        if not self.wait_until(lambda: self.watched_since(stalled_at),
-                               self.s.recovery_timeout):
-            self.report.violations.append(f"stall at {stalled_at:.3f}: the read timeout did not end "
-                                          "every stalled watch")
+        if not self.wait_until(lambda: self.watched_since(stalled_at), self.s.recovery_timeout):
+            self.report.violations.append(
+                f"stall at {stalled_at:.3f}: the read timeout did not end every stalled watch"
+            )
         server.resume_watches()
 
     def _watch_429(self, episode: Episode) -> None:
@@ -545,8 +597,9 @@ class _Run:
         # It bites at an informer's next re-watch unless a bookmark moves it past the compaction
         # first: wait for that, so that its 410 is not blamed on the next fault.
         if not self.wait_until(lambda: self._all_past(compacted), self.s.recovery_timeout):
-            self.report.violations.append(f"compact at {episode.start:.3f}: the bookmarks did not move every "
-                                          f"informer past revision {compacted}")
+            self.report.violations.append(
+                f"compact at {episode.start:.3f}: the bookmarks did not move every informer past revision {compacted}"
+            )
 
     def _restart_lose_history(self, episode: Episode) -> None:
         self.server.restart(lose_history=True)
@@ -643,6 +696,7 @@ class _Run:
                     latest[r.path] = r.time
             now = time.monotonic()
             return all(now - latest.get(s.path, now) >= age for s in SCOPES)
+
         self.wait_until(settled, self.s.recovery_timeout)
 
     # ------------------------------------------------------------------ checks
@@ -662,8 +716,11 @@ class _Run:
         return [o for o in informer.store.list() if namespace is None or o.metadata.namespace == namespace]
 
     def _cache_state(self, scope: _Scope, namespace: str | None) -> State:
-        return {key: (uid, rv, _fingerprint(o.metadata.labels, o.metadata.annotations))
-                for o in self._view(scope, namespace) for key, uid, rv in [_entry(o)]}
+        return {
+            key: (uid, rv, _fingerprint(o.metadata.labels, o.metadata.annotations))
+            for o in self._view(scope, namespace)
+            for key, uid, rv in [_entry(o)]
+        }
 
     def check_state(self, truth: dict[str, State]) -> None:
         v = self.report.violations
@@ -701,16 +758,19 @@ class _Run:
             most = most_in_window([r.time for r in reqs], s.hot_window)
             self.report.max_window[scope.name] = most
             if most > s.hot_limit:
-                v.append(f"{scope.name}: hot loop: {most} LIST/WATCH requests within {s.hot_window}s "
-                         f"(limit {s.hot_limit})")
+                v.append(
+                    f"{scope.name}: hot loop: {most} LIST/WATCH requests within {s.hot_window}s (limit {s.hot_limit})"
+                )
             # fault-free time: only re-watches at the watch timeout, no LIST
             quiet = [r for r in reqs if quiet_start <= r.time <= quiet_end]
             rate = len(quiet) / max(quiet_end - quiet_start, 1e-9)
             self.report.quiet_rate[scope.name] = rate
             allowed = 2 + (quiet_end - quiet_start) / s.watch_timeout
             if len(quiet) > allowed or any(r.verb == "list" for r in quiet):
-                v.append(f"{scope.name}: {len(quiet)} requests ({Counter(r.verb for r in quiet)}) in "
-                         f"{quiet_end - quiet_start:.1f}s of fault-free time (at most {allowed:.1f} watches)")
+                v.append(
+                    f"{scope.name}: {len(quiet)} requests ({Counter(r.verb for r in quiet)}) in "
+                    f"{quiet_end - quiet_start:.1f}s of fault-free time (at most {allowed:.1f} watches)"
+                )
             for ep in self.episodes:
                 v.extend(episode_violations(scope.name, scope.path, ep, reqs, s))
 
@@ -733,8 +793,7 @@ def most_in_window(times: list[float], window: float) -> int:
     return most
 
 
-def episode_violations(name: str, path: str, ep: Episode, reqs: list[RecordedRequest],
-                       s: ChaosSettings) -> list[str]:
+def episode_violations(name: str, path: str, ep: Episode, reqs: list[RecordedRequest], s: ChaosSettings) -> list[str]:
     """What one informer's LIST/WATCH requests (``reqs``, oldest first) did wrong around one fault."""
     v: list[str] = []
     inside = [r for r in reqs if ep.start <= r.time <= ep.end]
@@ -743,8 +802,10 @@ def episode_violations(name: str, path: str, ep: Episode, reqs: list[RecordedReq
         # A watch cut younger than min_watch_duration is "very short": backing off and relisting is right.
         young = bool(before) and ep.start - before[-1].time < s.min_watch_duration + 0.05
         if not young:
-            v.append(f"{name}: relist after {ep.kind} at {ep.start:.3f} where a re-watch was enough: "
-                     f"{_excerpt(reqs, ep.start)}")
+            v.append(
+                f"{name}: relist after {ep.kind} at {ep.start:.3f} where a re-watch was enough: "
+                f"{_excerpt(reqs, ep.start)}"
+            )
     if ep.kind == "watch_429" and ep.target == path:
         rejected = next((r for r in reqs if r.verb == "watch" and r.time >= ep.start), None)
         following = next((r for r in reqs if rejected is not None and r.time > rejected.time), None)
@@ -752,8 +813,10 @@ def episode_violations(name: str, path: str, ep: Episode, reqs: list[RecordedReq
             v.append(f"{name}: watch_429 at {ep.start:.3f}: no rejected watch and retry in the log")
         else:
             if following.time - rejected.time < s.retry_after - 0.02:
-                v.append(f"{name}: Retry-After {s.retry_after}s not honoured: retried after "
-                         f"{following.time - rejected.time:.3f}s")
+                v.append(
+                    f"{name}: Retry-After {s.retry_after}s not honoured: retried after "
+                    f"{following.time - rejected.time:.3f}s"
+                )
             if following.verb != "watch":
                 v.append(f"{name}: a 429 on a watch was followed by a {following.verb}, not a re-watch")
     return v
@@ -764,14 +827,15 @@ def _diff(v: list[str], what: str, want: dict[Key, Any], have: dict[Key, Any]) -
     extra = sorted(set(have) - set(want))
     stale = sorted(k for k in set(want) & set(have) if want[k] != have[k])
     if missing or extra or stale:
-        v.append(f"{what}: {len(missing)} missing {missing[:5]}, {len(extra)} extra {extra[:5]}, "
-                 f"{len(stale)} stale {[(k, want[k][1], have[k][1]) for k in stale[:5]]}")
+        v.append(
+            f"{what}: {len(missing)} missing {missing[:5]}, {len(extra)} extra {extra[:5]}, "
+            f"{len(stale)} stale {[(k, want[k][1], have[k][1]) for k in stale[:5]]}"
+        )
 
 
 def _excerpt(reqs: list[RecordedRequest], t: float) -> str:
     near = [r for r in reqs if t - 0.5 <= r.time <= t + 2.0][:8]
-    return "; ".join(f"{r.time - t:+.3f}s {r.verb.upper()} rv={r.query.get('resourceVersion', '-')}"
-                     for r in near)
+    return "; ".join(f"{r.time - t:+.3f}s {r.verb.upper()} rv={r.query.get('resourceVersion', '-')}" for r in near)
 
 
 def run_chaos(settings: ChaosSettings, workdir: Path) -> ChaosReport:
@@ -812,18 +876,21 @@ def run_chaos(settings: ChaosSettings, workdir: Path) -> ChaosReport:
 
 def format_report(report: ChaosReport) -> str:
     """The figures of one run, as printed by benchmarks/chaos.py and on a failing test."""
-    lines = [f"seed {report.seed}: {report.events} events, {sum(report.faults.values())} faults, "
-             f"wall {report.wall_s:.1f}s, peak RSS {report.peak_rss_mb:.0f} MB, "
-             f"converged {report.convergence_s:.2f}s after quiet, {len(report.violations)} violations",
-             "  faults: " + ", ".join(f"{k} {n}" for k, n in sorted(report.faults.items())),
-             f"  401s answered: {report.unauthorized}",
-             "  longest recovery per fault (s): "
-             + ", ".join(f"{k} {t:.2f}" for k, t in sorted(report.recovery_s.items()))]
+    lines = [
+        f"seed {report.seed}: {report.events} events, {sum(report.faults.values())} faults, "
+        f"wall {report.wall_s:.1f}s, peak RSS {report.peak_rss_mb:.0f} MB, "
+        f"converged {report.convergence_s:.2f}s after quiet, {len(report.violations)} violations",
+        "  faults: " + ", ".join(f"{k} {n}" for k, n in sorted(report.faults.items())),
+        f"  401s answered: {report.unauthorized}",
+        "  longest recovery per fault (s): " + ", ".join(f"{k} {t:.2f}" for k, t in sorted(report.recovery_s.items())),
+    ]
     for name, counts in report.requests.items():
-        lines.append(f"  {name}: {report.objects.get(name, 0)} objects, {counts['list']} LIST "
-                     f"({counts['relist']} relists), {counts['watch']} WATCH ({counts['rewatch']} re-watches), "
-                     f"max {report.max_window.get(name, 0)} req/s window, "
-                     f"{report.quiet_rate.get(name, 0):.2f} req/s fault-free")
+        lines.append(
+            f"  {name}: {report.objects.get(name, 0)} objects, {counts['list']} LIST "
+            f"({counts['relist']} relists), {counts['watch']} WATCH ({counts['rewatch']} re-watches), "
+            f"max {report.max_window.get(name, 0)} req/s window, "
+            f"{report.quiet_rate.get(name, 0):.2f} req/s fault-free"
+        )
     lines.append("  handler events: " + ", ".join(f"{k} {n}" for k, n in sorted(report.handler_events.items())))
     lines.extend(f"  VIOLATION: {v}" for v in report.violations[:40])
     return "\n".join(lines)

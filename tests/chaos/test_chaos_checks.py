@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from chaos_harness import ChaosSettings, Episode, EventLog, episode_violations, most_in_window
+
 from cloudcoil_cache.testing import RecordedRequest
 
 S = ChaosSettings(seed=0)

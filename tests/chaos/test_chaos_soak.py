@@ -7,7 +7,6 @@ The long run is ``benchmarks/chaos.py``; the harness is ``chaos_harness.py`` bes
 from __future__ import annotations
 
 import pytest
-
 from chaos_harness import FAULT_KINDS, ChaosSettings, format_report, run_chaos
 
 #: The CI run: every fault kind once per seed, about 400 writes (a few seconds per seed).

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-
 from _cli_support import ROOT
 
 
@@ -27,7 +26,13 @@ def cli(cli_env: dict[str, str]) -> Callable[..., subprocess.CompletedProcess[st
     """``cli("get", "po", "--fake")`` runs the command line to completion and returns the result."""
 
     def run(*args: str, timeout: float = 60, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "cloudcoil_cache", *args], cwd=ROOT, env=env or cli_env,
-                              capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            [sys.executable, "-m", "cloudcoil_cache", *args],
+            cwd=ROOT,
+            env=env or cli_env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
     return run

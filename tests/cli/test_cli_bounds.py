@@ -31,8 +31,9 @@ def test_timeout_bounds_the_wait_for_a_server_that_does_not_answer(command, cli,
         # if --timeout bounded only the cache's sync.
         result = cli(*command, "--timeout", "1", "--kubeconfig", kubeconfig, timeout=10)
     except subprocess.TimeoutExpired:
-        raise AssertionError(f"`{' '.join(command)} --timeout 1` was still running after 10 s against a "
-                             "silent server") from None
+        raise AssertionError(
+            f"`{' '.join(command)} --timeout 1` was still running after 10 s against a silent server"
+        ) from None
     finally:
         server.set_delay(0)
     assert result.returncode == 1
@@ -40,17 +41,20 @@ def test_timeout_bounds_the_wait_for_a_server_that_does_not_answer(command, cli,
     assert "did not answer within --timeout 1 s" in line, line
 
 
-@pytest.mark.parametrize(("flags", "expected"), [
-    (["--timeout", "0"], "error: --timeout must be a number of seconds > 0, got 0"),
-    (["--timeout", "nan"], "error: --timeout must be a number of seconds > 0, got nan"),
-    (["-l", "app in ("], "error: -l/--selector: invalid label selector 'app in ('"),
-    (["--field-selector", "phase"], "error: --field-selector: invalid field selector 'phase'"),
-    (["-n", "Team_A"], "error: -n/--namespace: 'Team_A' is not a valid namespace name"),
-    (["--fake-pods", "-1"], "error: --fake-pods must be a whole number >= 0, got -1"),
-    (["--fake-pods", "999999999"], "error: --fake-pods must be at most 200000, got 999999999"),
-    (["--timeout", "1e10"], "error: --timeout must be at most 1000000 seconds, got 1e+10"),
-    (["--timeout", "inf"], "error: --timeout must be a number of seconds > 0, got inf"),
-])
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (["--timeout", "0"], "error: --timeout must be a number of seconds > 0, got 0"),
+        (["--timeout", "nan"], "error: --timeout must be a number of seconds > 0, got nan"),
+        (["-l", "app in ("], "error: -l/--selector: invalid label selector 'app in ('"),
+        (["--field-selector", "phase"], "error: --field-selector: invalid field selector 'phase'"),
+        (["-n", "Team_A"], "error: -n/--namespace: 'Team_A' is not a valid namespace name"),
+        (["--fake-pods", "-1"], "error: --fake-pods must be a whole number >= 0, got -1"),
+        (["--fake-pods", "999999999"], "error: --fake-pods must be at most 200000, got 999999999"),
+        (["--timeout", "1e10"], "error: --timeout must be at most 1000000 seconds, got 1e+10"),
+        (["--timeout", "inf"], "error: --timeout must be a number of seconds > 0, got inf"),
+    ],
+)
 def test_bad_flags_are_named_as_typed(flags, expected, server, kubeconfig, capsys):
     assert main(["get", "pods", *flags, "--kubeconfig", kubeconfig]) == 2
     captured = capsys.readouterr()
@@ -60,18 +64,21 @@ def test_bad_flags_are_named_as_typed(flags, expected, server, kubeconfig, capsy
     assert server.requests == [], "a bad flag must be refused before anything is sent"
 
 
-@pytest.mark.parametrize(("flags", "expected"), [
-    (["--pods", "-1"], "error: --pods must be a whole number >= 0, got -1"),
-    (["--duration", "-1"], "error: --duration must be a number of seconds >= 0, got -1"),
-    (["--duration", "nan"], "error: --duration must be a number of seconds >= 0, got nan"),
-    (["--duration", "1e10"], "error: --duration must be at most 1000000 seconds, got 1e+10"),
-    (["--rate", "-0.5"], "error: --rate must be a number >= 0, got -0.5"),
-    (["--rate", "inf"], "error: --rate must be a number >= 0, got inf"),
-    (["--rate", "1e9"], "error: --rate must be at most 10000 per second, got 1e+09"),
-    (["--pods", "10000000"], "error: --pods must be at most 200000, got 10000000"),
-    (["--fault-every", "-2"], "error: --fault-every must be a number of seconds >= 0, got -2"),
-    (["--fault-every", "1e10"], "error: --fault-every must be at most 1000000 seconds, got 1e+10"),
-])
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (["--pods", "-1"], "error: --pods must be a whole number >= 0, got -1"),
+        (["--duration", "-1"], "error: --duration must be a number of seconds >= 0, got -1"),
+        (["--duration", "nan"], "error: --duration must be a number of seconds >= 0, got nan"),
+        (["--duration", "1e10"], "error: --duration must be at most 1000000 seconds, got 1e+10"),
+        (["--rate", "-0.5"], "error: --rate must be a number >= 0, got -0.5"),
+        (["--rate", "inf"], "error: --rate must be a number >= 0, got inf"),
+        (["--rate", "1e9"], "error: --rate must be at most 10000 per second, got 1e+09"),
+        (["--pods", "10000000"], "error: --pods must be at most 200000, got 10000000"),
+        (["--fault-every", "-2"], "error: --fault-every must be a number of seconds >= 0, got -2"),
+        (["--fault-every", "1e10"], "error: --fault-every must be at most 1000000 seconds, got 1e+10"),
+    ],
+)
 def test_bad_demo_flags_are_named_as_typed(flags, expected, capsys):
     before = set(threading.enumerate())
     assert main(["demo", "--plain", *flags]) == 2
@@ -165,8 +172,14 @@ def test_watch_says_once_when_the_api_server_goes_away_and_once_when_it_is_back(
         first.create("pods", make_pod("web-0", "default"), "default")
         port, revision = first.port, first.revision
         kubeconfig = first.write_kubeconfig(tmp_path / "kubeconfig")
-        proc = subprocess.Popen([*CLI, "get", "pods", "-w", "--kubeconfig", str(kubeconfig)], cwd=ROOT,
-                                env=cli_env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [*CLI, "get", "pods", "-w", "--kubeconfig", str(kubeconfig)],
+            cwd=ROOT,
+            env=cli_env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         out, err = LineReader(proc.stdout), LineReader(proc.stderr)
         readers += [out, err]
         out.until("web-0")

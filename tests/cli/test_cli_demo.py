@@ -16,7 +16,6 @@ from pathlib import Path
 from _cli_support import ROOT
 
 
-
 def test_demo_piped_prints_plain_progress_faults_recovery_and_a_verified_end(cli):
     result = cli("demo", "--pods", "300", "--duration", "5", "--fault-every", "1.2", timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -73,8 +72,9 @@ class _Terminal:
 
     def wait_for(self, *needles: str, timeout: float = 60) -> str:
         with self._cond:
-            ok = self._cond.wait_for(lambda: all(n.encode() in self.output for n in needles)
-                                     or b"\0EOF" in self.output, timeout)
+            ok = self._cond.wait_for(
+                lambda: all(n.encode() in self.output for n in needles) or b"\0EOF" in self.output, timeout
+            )
         text = self.text()
         assert ok and all(n in text for n in needles), f"missing {needles} in:\n{text[-3000:]}"
         return text
@@ -93,13 +93,26 @@ def test_demo_on_a_terminal_shows_the_live_view_and_ctrl_c_ends_it_cleanly(cli_e
     terminal = _Terminal()
     env = dict(cli_env, TERM="xterm-256color")
     env.pop("COLUMNS", None)
-    proc = subprocess.Popen([sys.executable, "-m", "cloudcoil_cache", "demo", "--pods", "300", "--duration", "0",
-                             "--fault-every", "1"], cwd=ROOT, env=env, stdin=terminal.slave, stdout=terminal.slave,
-                            stderr=terminal.slave, preexec_fn=_become_terminal_owner)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cloudcoil_cache", "demo", "--pods", "300", "--duration", "0", "--fault-every", "1"],
+        cwd=ROOT,
+        env=env,
+        stdin=terminal.slave,
+        stdout=terminal.slave,
+        stderr=terminal.slave,
+        preexec_fn=_become_terminal_owner,
+    )
     os.close(terminal.slave)
     try:
-        screen = terminal.wait_for("initial LIST", "Pod informer", "events seen by the handlers", "MODIFIED",
-                                   "FAULT", "RECOVERED", "Ctrl-C to stop")
+        screen = terminal.wait_for(
+            "initial LIST",
+            "Pod informer",
+            "events seen by the handlers",
+            "MODIFIED",
+            "FAULT",
+            "RECOVERED",
+            "Ctrl-C to stop",
+        )
         assert "\x1b[" in screen  # drawn with terminal codes
         assert _children(proc.pid) == []  # the demo runs in one process: nothing to leave behind
         os.write(terminal.master, b"\x03")  # Ctrl-C, typed on the terminal

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from _cli_support import LineReader, ROOT, one_line_error
+from _cli_support import ROOT, LineReader, one_line_error
 
 from cloudcoil_cache.cli import main
 from cloudcoil_cache.testing import FakeAPIServer, make_pod
@@ -23,10 +23,16 @@ def test_pods_of_one_namespace_as_a_table(cli):
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
     assert len(lines) == 1 + 6  # 24 pods over 4 namespaces
-    assert all(line.split()[0].endswith(("-00002", "-00006", "-00010", "-00014", "-00018", "-00022"))
-               for line in lines[1:])
-    assert {line.split()[2] for line in lines[1:]} <= {"Running", "ContainerCreating", "Pending", "Completed",
-                                                       "Succeeded"}
+    assert all(
+        line.split()[0].endswith(("-00002", "-00006", "-00010", "-00014", "-00018", "-00022")) for line in lines[1:]
+    )
+    assert {line.split()[2] for line in lines[1:]} <= {
+        "Running",
+        "ContainerCreating",
+        "Pending",
+        "Completed",
+        "Succeeded",
+    }
 
 
 def test_all_namespaces_wide_adds_namespace_ip_and_node(cli):
@@ -55,11 +61,18 @@ def test_other_spellings_of_a_kind_in_process(name, capsys, monkeypatch):
 def test_json_list_and_yaml_object(cli):
     listed = json.loads(cli("get", "cm", "--fake", "-A", "-o", "json").stdout)
     assert listed["kind"] == "List"
-    assert sorted(i["metadata"]["name"] for i in listed["items"]) == ["api-config", "api-config", "web-config",
-                                                                      "web-config"]
+    assert sorted(i["metadata"]["name"] for i in listed["items"]) == [
+        "api-config",
+        "api-config",
+        "web-config",
+        "web-config",
+    ]
     one = yaml.safe_load(cli("get", "configmap", "web-config", "--fake", "-o", "yaml").stdout)
-    assert (one["kind"], one["metadata"]["name"], one["data"]) == ("ConfigMap", "web-config",
-                                                                   {"config.yaml": "logLevel: info\n"})
+    assert (one["kind"], one["metadata"]["name"], one["data"]) == (
+        "ConfigMap",
+        "web-config",
+        {"config.yaml": "logLevel: info\n"},
+    )
 
 
 def test_cluster_scoped_kinds(cli):
@@ -91,9 +104,16 @@ def test_no_match_says_so_on_stderr(cli):
 def test_custom_resources_by_plural_through_discovery(cli, cli_env, tmp_path):
     with FakeAPIServer() as server:
         server.register_resource("example.com", "v1", "Widget", "widgets", True)
-        server.create("widgets", {"apiVersion": "example.com/v1", "kind": "Widget",
-                                  "metadata": {"name": "gear", "namespace": "default"}, "spec": {"size": 3}},
-                      "default")
+        server.create(
+            "widgets",
+            {
+                "apiVersion": "example.com/v1",
+                "kind": "Widget",
+                "metadata": {"name": "gear", "namespace": "default"},
+                "spec": {"size": 3},
+            },
+            "default",
+        )
         kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
         for name in ("widgets", "widget", "widgets.example.com"):
             result = cli("get", name, "--kubeconfig", kubeconfig)
@@ -150,9 +170,24 @@ def test_watch_prints_changes_until_ctrl_c(cli_env, tmp_path: Path):
     with FakeAPIServer() as server:
         server.create("pods", make_pod("web-0", "default"), "default")
         kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
-        proc = subprocess.Popen([sys.executable, "-m", "cloudcoil_cache", "get", "po", "-w", "--output-watch-events",
-                                 "--kubeconfig", kubeconfig], cwd=ROOT, env=cli_env, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "cloudcoil_cache",
+                "get",
+                "po",
+                "-w",
+                "--output-watch-events",
+                "--kubeconfig",
+                kubeconfig,
+            ],
+            cwd=ROOT,
+            env=cli_env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         try:
             out = LineReader(proc.stdout)
             out.until("web-0")
@@ -163,8 +198,12 @@ def test_watch_prints_changes_until_ctrl_c(cli_env, tmp_path: Path):
             server.delete("pods", "web-0", "default")
             seen = out.until("DELETED")
             assert seen[0].split()[:2] == ["EVENT", "NAME"]
-            assert [line.split()[:2] for line in seen[1:]] == [["ADDED", "web-0"], ["ADDED", "web-1"],
-                                                               ["MODIFIED", "web-1"], ["DELETED", "web-0"]]
+            assert [line.split()[:2] for line in seen[1:]] == [
+                ["ADDED", "web-0"],
+                ["ADDED", "web-1"],
+                ["MODIFIED", "web-1"],
+                ["DELETED", "web-0"],
+            ]
             proc.send_signal(signal.SIGINT)
             assert proc.wait(20) == 0
             out.join()

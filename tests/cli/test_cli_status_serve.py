@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _cli_support import LineReader, ROOT, one_line_error
+from _cli_support import ROOT, LineReader, one_line_error
 
 from cloudcoil_cache import testing
 from cloudcoil_cache.testing import FakeAPIServer
@@ -39,15 +39,26 @@ def test_status_of_a_kind_that_cannot_be_read_reports_it_and_fails(cli, tmp_path
 
 def test_serve_runs_the_fake_server_until_ctrl_c(cli_env, tmp_path: Path):
     kubeconfig = tmp_path / "kubeconfig"
-    proc = subprocess.Popen([sys.executable, "-m", "cloudcoil_cache", "serve", "--kubeconfig", str(kubeconfig),
-                             "--pods", "5"], cwd=ROOT, env=cli_env, text=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cloudcoil_cache", "serve", "--kubeconfig", str(kubeconfig), "--pods", "5"],
+        cwd=ROOT,
+        env=cli_env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         url = LineReader(proc.stdout).until("http://")[0]
         assert url.startswith("http://127.0.0.1:") and kubeconfig.exists()
         env = dict(cli_env, KUBECONFIG=str(kubeconfig))
-        listed = subprocess.run([sys.executable, "-m", "cloudcoil_cache", "get", "po", "-A", "-o", "name"], cwd=ROOT,
-                                env=env, capture_output=True, text=True, timeout=60)
+        listed = subprocess.run(
+            [sys.executable, "-m", "cloudcoil_cache", "get", "po", "-A", "-o", "name"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert listed.returncode == 0 and len(listed.stdout.splitlines()) == 5, listed.stderr
         proc.send_signal(signal.SIGINT)
         assert proc.wait(20) == 0

@@ -9,13 +9,17 @@ from cloudcoil_cache.models.kubernetes.core.v1 import Container, Pod, PodSpec
 from cloudcoil_cache.resources import GenericResource
 from cloudcoil_cache.testing import FakeAPIServer, RecordedRequest
 
-Widget = GenericResource.define(
-    api_version="example.com/v1", kind="Widget", plural="widgets", namespaced=True
-)
+Widget = GenericResource.define(api_version="example.com/v1", kind="Widget", plural="widgets", namespaced=True)
 
 
-def pod(name: str, namespace: str | None = None, *, labels: dict[str, str] | None = None,
-        image: str = "nginx:1.27", **meta: Any) -> Pod:
+def pod(
+    name: str,
+    namespace: str | None = None,
+    *,
+    labels: dict[str, str] | None = None,
+    image: str = "nginx:1.27",
+    **meta: Any,
+) -> Pod:
     """A small editable Pod with one container ``web``."""
     return Pod(
         metadata=ObjectMeta(name=name, namespace=namespace, labels=labels, **meta),

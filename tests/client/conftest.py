@@ -59,17 +59,14 @@ def server_cert(ca: trustme.CA) -> trustme.LeafCert:
 
 
 @pytest.fixture
-def make_https_server(
-    ca: trustme.CA, server_cert: trustme.LeafCert
-) -> Iterator[Callable[..., FakeAPIServer]]:
+def make_https_server(ca: trustme.CA, server_cert: trustme.LeafCert) -> Iterator[Callable[..., FakeAPIServer]]:
     """``make_https_server(**FakeAPIServer options)`` → a started HTTPS fake, stopped afterwards."""
     started: list[FakeAPIServer] = []
 
     def make(**kwargs: Any) -> FakeAPIServer:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         server_cert.configure_cert(context)
-        srv = FakeAPIServer(ssl_context=context, ca_cert=ca.cert_pem.bytes(),
-                            **{**FAST_SERVER, **kwargs})
+        srv = FakeAPIServer(ssl_context=context, ca_cert=ca.cert_pem.bytes(), **{**FAST_SERVER, **kwargs})
         started.append(srv.start())
         return srv
 
@@ -79,8 +76,9 @@ def make_https_server(
 
 
 @pytest.fixture(params=["http", "https-token"])
-def any_server(request: pytest.FixtureRequest,
-               make_https_server: Callable[..., FakeAPIServer]) -> Iterator[FakeAPIServer]:
+def any_server(
+    request: pytest.FixtureRequest, make_https_server: Callable[..., FakeAPIServer]
+) -> Iterator[FakeAPIServer]:
     """The fake server over plain HTTP, and over HTTPS with bearer-token authentication."""
     if request.param == "http":
         with FakeAPIServer(**FAST_SERVER) as srv:  # type: ignore[arg-type]
@@ -90,7 +88,6 @@ def any_server(request: pytest.FixtureRequest,
 
 
 @pytest.fixture
-def any_config(any_server: FakeAPIServer, make_config: Callable[..., Config],
-               tmp_path: Path) -> Config:
+def any_config(any_server: FakeAPIServer, make_config: Callable[..., Config], tmp_path: Path) -> Config:
     """An uncached Config for ``any_server`` from the kubeconfig it wrote."""
     return make_config(kubeconfig=any_server.write_kubeconfig(tmp_path / "any-kubeconfig"))

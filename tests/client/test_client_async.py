@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from _client_support import Widget, last, pod
 
 from cloudcoil_cache.client import AsyncResourceClient, Config
 from cloudcoil_cache.errors import ResourceConflict, ResourceNotFound, WatchExpired
 from cloudcoil_cache.models.kubernetes.apps.v1 import Deployment
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod, PodStatus
 from cloudcoil_cache.testing import FakeAPIServer, make_deployment, make_pod
-
-from _client_support import Widget, last, pod
 
 
 @pytest.mark.asyncio
@@ -28,8 +27,7 @@ async def test_the_async_client_does_every_operation(any_config: Config) -> None
         await client.update(created)
     status = await client.update_status(updated.evolve(status=PodStatus(phase="Running")))
     assert status.status.phase == "Running"
-    patched = await client.patch("web", [{"op": "add", "path": "/metadata/labels/b", "value": "2"}],
-                                 patch_type="json")
+    patched = await client.patch("web", [{"op": "add", "path": "/metadata/labels/b", "value": "2"}], patch_type="json")
     assert patched.metadata.labels == {"a": "1", "b": "2"}
     applied = await client.apply(pod("web", labels={"c": "3"}), field_manager="async-tests")
     # The first entry (Apply sorts before Update); the client's own writes own fields too.
@@ -44,8 +42,7 @@ async def test_the_async_client_does_every_operation(any_config: Config) -> None
 
 
 @pytest.mark.asyncio
-async def test_async_list_pages_are_walked_by_iteration(
-        server: FakeAPIServer, config: Config) -> None:
+async def test_async_list_pages_are_walked_by_iteration(server: FakeAPIServer, config: Config) -> None:
     for i in range(5):
         server.create("pods", make_pod(f"p{i}", index=i), "default")
     client = await Pod.async_client(config)
@@ -55,8 +52,7 @@ async def test_async_list_pages_are_walked_by_iteration(
 
 
 @pytest.mark.asyncio
-async def test_async_watch_yields_events_and_raises_watch_expired(
-        server: FakeAPIServer, config: Config) -> None:
+async def test_async_watch_yields_events_and_raises_watch_expired(server: FakeAPIServer, config: Config) -> None:
     client = await Pod.async_client(config)
     rv = (await client.list()).resource_version
     server.create("pods", make_pod("w"), "default")
@@ -73,13 +69,13 @@ async def test_async_watch_yields_events_and_raises_watch_expired(
 
 @pytest.mark.asyncio
 async def test_async_resource_methods_do_a_full_lifecycle_in_an_async_scope(
-        any_server: FakeAPIServer, any_config: Config) -> None:
+    any_server: FakeAPIServer, any_config: Config
+) -> None:
     async with any_config:
         created = await pod("web").async_create()
         assert (await Pod.async_get("web")).metadata.uid == created.metadata.uid
         assert [p.metadata.name for p in await Pod.async_list()] == ["web"]
-        updated = await created.evolve(
-            metadata=created.metadata.evolve(labels={"v": "2"})).async_update()
+        updated = await created.evolve(metadata=created.metadata.evolve(labels={"v": "2"})).async_update()
         status = await updated.evolve(status=PodStatus(phase="Running")).async_update_status()
         patched = await status.async_patch({"metadata": {"labels": {"w": "3"}}})
         assert patched.metadata.labels == {"v": "2", "w": "3"}
@@ -101,9 +97,11 @@ async def test_async_resource_methods_do_a_full_lifecycle_in_an_async_scope(
 async def test_an_async_custom_resource_round_trip(server: FakeAPIServer, config: Config) -> None:
     server.register_resource("example.com", "v1", "Widget", "widgets")
     client: Any = await Widget.async_client(config)
-    created = await client.create(Widget.from_dict(
-        {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
-         "spec": {"size": 1}}))
+    created = await client.create(
+        Widget.from_dict(
+            {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 1}}
+        )
+    )
     assert (await client.get("w")).spec == {"size": 1}
     assert (await client.patch("w", {"spec": {"size": 2}})).spec == {"size": 2}
     assert (await client.delete("w")).metadata.uid == created.metadata.uid

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
+from _client_support import last
 
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client import Config
@@ -21,11 +22,10 @@ from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
 from cloudcoil_cache.resources import Resource
 from cloudcoil_cache.testing import FakeAPIServer, RecordedRequest, make_pod
 
-from _client_support import last
 
-
-def configmap(name: str | None, namespace: str | None = None, *, labels: dict[str, str] | None = None,
-              **data: str) -> ConfigMap:
+def configmap(
+    name: str | None, namespace: str | None = None, *, labels: dict[str, str] | None = None, **data: str
+) -> ConfigMap:
     return ConfigMap(metadata=dict(name=name, namespace=namespace, labels=labels), data=data or None)
 
 
@@ -65,8 +65,9 @@ class Consumer:
 
     def wait_until(self, condition: Callable[[list[tuple[str, Any]]], bool], timeout: float = 10) -> None:
         with self._changed:
-            assert self._changed.wait_for(lambda: condition(self.seen) or self.ended.is_set(), timeout), \
+            assert self._changed.wait_for(lambda: condition(self.seen) or self.ended.is_set(), timeout), (
                 f"no matching event within {timeout} s: {[(t, o.metadata.name) for t, o in self.seen]}"
+            )
         if self.error is not None:
             raise self.error
         assert condition(self.seen), f"the watch ended: {self.seen}"
@@ -88,8 +89,10 @@ def quiet(server: FakeAPIServer) -> FakeAPIServer:
 def test_save_creates_then_updates_with_the_resource_version(server: FakeAPIServer, config: Config) -> None:
     with config:
         saved = configmap("settings", key="one").save()
-        assert (saved.metadata.uid, saved.data) == (server.get("configmaps", "settings", "default")["metadata"]
-                                                    ["uid"], {"key": "one"})
+        assert (saved.metadata.uid, saved.data) == (
+            server.get("configmaps", "settings", "default")["metadata"]["uid"],
+            {"key": "one"},
+        )
         assert last(server, "create").path == "/api/v1/namespaces/default/configmaps"
         saved.data["key"] = "two"
         updated = saved.save()
@@ -123,7 +126,8 @@ def test_save_dry_run_stores_nothing(server: FakeAPIServer, config: Config) -> N
 
 
 def test_fetch_reads_the_live_object_even_through_a_cached_config(
-        server: FakeAPIServer, kubeconfig: str, make_config: Callable[..., Config]) -> None:
+    server: FakeAPIServer, kubeconfig: str, make_config: Callable[..., Config]
+) -> None:
     cached = make_config(kubeconfig=kubeconfig, cache=Cache(resources=[ConfigMap], sync_timeout=5))
     with cached:
         created = configmap("settings", key="one").create()
@@ -139,7 +143,8 @@ def test_fetch_reads_the_live_object_even_through_a_cached_config(
 
 
 def test_save_through_a_cached_config_is_read_back_from_the_cache(
-        server: FakeAPIServer, kubeconfig: str, make_config: Callable[..., Config]) -> None:
+    server: FakeAPIServer, kubeconfig: str, make_config: Callable[..., Config]
+) -> None:
     cached = make_config(kubeconfig=kubeconfig, cache=Cache(resources=[ConfigMap], sync_timeout=5))
     with cached:
         first = configmap("settings", key="one").save()
@@ -166,11 +171,15 @@ def test_delete_all_deletes_what_the_label_selector_matches(server: FakeAPIServe
         assert [c.metadata.name for c in ConfigMap.list(namespace="other")] == ["elsewhere"]
     request = last(server, "deletecollection")
     assert (request.path, request.query["labelSelector"], request.query["propagationPolicy"]) == (
-        "/api/v1/namespaces/default/configmaps", "test=true", "Background")
+        "/api/v1/namespaces/default/configmaps",
+        "test=true",
+        "Background",
+    )
 
 
 def test_delete_all_in_all_namespaces_deletes_one_collection_per_namespace(
-        server: FakeAPIServer, config: Config) -> None:
+    server: FakeAPIServer, config: Config
+) -> None:
     with config:
         for ns in ("a", "b"):
             configmap("doomed", ns, labels={"tier": "x"}).create()
@@ -180,16 +189,20 @@ def test_delete_all_in_all_namespaces_deletes_one_collection_per_namespace(
         assert [(c.metadata.namespace, c.metadata.name) for c in deleted] == [("a", "doomed"), ("b", "doomed")]
         assert [c.metadata.name for c in ConfigMap.list(all_namespaces=True)] == ["kept"]
     assert sorted(r.path for r in server.requests if r.verb == "deletecollection") == [
-        "/api/v1/namespaces/a/configmaps", "/api/v1/namespaces/b/configmaps"]
+        "/api/v1/namespaces/a/configmaps",
+        "/api/v1/namespaces/b/configmaps",
+    ]
     # the namespaces come from one paged LIST of the kind with the same selector
     found = [r for r in server.requests if r.verb == "list"][0]
     assert (found.path, found.query["labelSelector"], found.query["limit"]) == ("/api/v1/configmaps", "tier=x", "500")
 
 
 def test_delete_all_is_read_back_from_the_cache(
-        server: FakeAPIServer, kubeconfig: str, make_config: Callable[..., Config]) -> None:
-    cached = make_config(kubeconfig=kubeconfig, cache=Cache(resources=[ConfigMap], sync_timeout=5,
-                                                            read_your_writes_timeout=0.5))
+    server: FakeAPIServer, kubeconfig: str, make_config: Callable[..., Config]
+) -> None:
+    cached = make_config(
+        kubeconfig=kubeconfig, cache=Cache(resources=[ConfigMap], sync_timeout=5, read_your_writes_timeout=0.5)
+    )
     with cached:
         for i in range(3):
             configmap(f"cm-{i}", labels={"test": "true"}).create()
@@ -235,8 +248,7 @@ def test_a_quiet_watch_is_reopened_after_the_read_timeout(quiet: FakeAPIServer, 
     assert consumer.error is None and consumer.ended.is_set()
 
 
-def test_a_watch_the_server_ends_resumes_from_the_last_resource_version(
-        quiet: FakeAPIServer, config: Config) -> None:
+def test_a_watch_the_server_ends_resumes_from_the_last_resource_version(quiet: FakeAPIServer, config: Config) -> None:
     with config:
         watch = ConfigMap.watch(timeout_seconds=1, allow_bookmarks=False)
         consumer = Consumer(watch)
@@ -255,8 +267,7 @@ def test_a_watch_the_server_ends_resumes_from_the_last_resource_version(
 
 
 @pytest.mark.parametrize("mode", ["event", "http"], ids=["error-event", "http-410"])
-def test_a_410_restarts_the_watch_from_the_current_state(
-        server: FakeAPIServer, config: Config, mode: str) -> None:
+def test_a_410_restarts_the_watch_from_the_current_state(server: FakeAPIServer, config: Config, mode: str) -> None:
     server.expired_watch_mode = mode
     with config:
         rv = ConfigMap.list().resource_version
@@ -298,7 +309,8 @@ def relay_threads() -> list[threading.Thread]:
 
 
 def test_an_abandoned_watch_closes_its_stream_and_ends_its_relay_without_the_gc(
-        server: FakeAPIServer, config: Config) -> None:
+    server: FakeAPIServer, config: Config
+) -> None:
     client = config.client_for(ConfigMap, cached=False)
     with config:
         configmap("a").create()
@@ -353,15 +365,18 @@ def test_selectors_and_later_watch_arguments_are_keyword_only(config: Config) ->
         client.watch(read_timeout=0)
 
 
-def test_cloudcoils_client_watch_with_a_stop_event_delivers_changes(
-        server: FakeAPIServer, config: Config) -> None:
+def test_cloudcoils_client_watch_with_a_stop_event_delivers_changes(server: FakeAPIServer, config: Config) -> None:
     with config:
         created = configmap("watched", key="v").create()
         stop = threading.Event()
         client = config.client_for(ConfigMap, cached=False)
-        watch = client.watch(namespace="default", field_selector="metadata.name=watched",
-                             resource_version=created.metadata.resource_version, timeout_seconds=1,
-                             _stop_event=stop)
+        watch = client.watch(
+            namespace="default",
+            field_selector="metadata.name=watched",
+            resource_version=created.metadata.resource_version,
+            timeout_seconds=1,
+            _stop_event=stop,
+        )
         with contextlib.closing(watch):
             consumer = Consumer(watch)
             created.metadata.annotations = {"test": "updated"}
@@ -415,13 +430,13 @@ def test_wait_for_sees_a_change_made_before_its_watch_opened(server: FakeAPIServ
     assert last(server, "watch").query["fieldSelector"] == "metadata.name=waited"
 
 
-def test_wait_for_a_dict_of_predicates_returns_the_name_that_matched(
-        server: FakeAPIServer, config: Config) -> None:
+def test_wait_for_a_dict_of_predicates_returns_the_name_that_matched(server: FakeAPIServer, config: Config) -> None:
     with config:
         created = configmap("waited").create()
         created.remove()
-        matched = created.wait_for({"modified": lambda t, _: t == "MODIFIED", "gone": lambda t, _: t == "DELETED"},
-                                   timeout=5)
+        matched = created.wait_for(
+            {"modified": lambda t, _: t == "MODIFIED", "gone": lambda t, _: t == "DELETED"}, timeout=5
+        )
     assert matched == "gone"
 
 

@@ -9,17 +9,17 @@ import time
 from typing import Any
 
 import pytest
+from _client_support import last
 
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.errors import ResourceConflict, WaitTimeout
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap
 from cloudcoil_cache.testing import FakeAPIServer, RecordedRequest
 
-from _client_support import last
 
-
-def configmap(name: str, namespace: str | None = None, *, labels: dict[str, str] | None = None,
-              **data: str) -> ConfigMap:
+def configmap(
+    name: str, namespace: str | None = None, *, labels: dict[str, str] | None = None, **data: str
+) -> ConfigMap:
     return ConfigMap(metadata=dict(name=name, namespace=namespace, labels=labels), data=data or None)
 
 
@@ -33,8 +33,7 @@ async def watch_requests(server: FakeAPIServer, count: int) -> None:
 
 
 @pytest.mark.asyncio
-async def test_async_save_creates_then_updates_and_async_fetch_reads_it(
-        server: FakeAPIServer, config: Config) -> None:
+async def test_async_save_creates_then_updates_and_async_fetch_reads_it(server: FakeAPIServer, config: Config) -> None:
     async with config:
         saved = await configmap("settings", key="one").async_save()
         saved.data["key"] = "two"
@@ -49,8 +48,7 @@ async def test_async_save_creates_then_updates_and_async_fetch_reads_it(
 
 
 @pytest.mark.asyncio
-async def test_async_save_replaces_an_existing_object_at_its_version(
-        server: FakeAPIServer, config: Config) -> None:
+async def test_async_save_replaces_an_existing_object_at_its_version(server: FakeAPIServer, config: Config) -> None:
     existing = server.create("configmaps", configmap("settings", key="old").to_dict(), "default")
     async with config:
         replaced = await configmap("settings", key="new").async_save()
@@ -59,8 +57,7 @@ async def test_async_save_replaces_an_existing_object_at_its_version(
 
 
 @pytest.mark.asyncio
-async def test_async_delete_all_deletes_what_the_label_selector_matches(
-        server: FakeAPIServer, config: Config) -> None:
+async def test_async_delete_all_deletes_what_the_label_selector_matches(server: FakeAPIServer, config: Config) -> None:
     async with config:
         for i in range(3):
             await configmap(f"cm-{i}", labels={"test": "true"}).async_create()
@@ -77,9 +74,11 @@ async def test_async_watch_is_an_async_generator_delivering_changes(server: Fake
         events: list[tuple[str, Any]] = []
 
         async def consume() -> None:
-            async with contextlib.aclosing(ConfigMap.async_watch(
-                    field_selector="metadata.name=watched",
-                    resource_version=created.metadata.resource_version)) as stream:
+            async with contextlib.aclosing(
+                ConfigMap.async_watch(
+                    field_selector="metadata.name=watched", resource_version=created.metadata.resource_version
+                )
+            ) as stream:
                 async for event in stream:
                     events.append(event)
                     if event[0] == "DELETED":
@@ -108,8 +107,7 @@ async def test_awaiting_async_watch_gives_the_same_stream(server: FakeAPIServer,
 
 
 @pytest.mark.asyncio
-async def test_a_quiet_async_watch_is_reopened_after_the_read_timeout(
-        server: FakeAPIServer, config: Config) -> None:
+async def test_a_quiet_async_watch_is_reopened_after_the_read_timeout(server: FakeAPIServer, config: Config) -> None:
     server.bookmark_interval = 3600.0
     async with config:
         stream = ConfigMap.async_watch(read_timeout=0.3)
@@ -126,7 +124,8 @@ async def test_a_quiet_async_watch_is_reopened_after_the_read_timeout(
 @pytest.mark.parametrize("mode", ["event", "http"], ids=["error-event", "http-410"])
 @pytest.mark.asyncio
 async def test_a_410_restarts_the_async_watch_from_the_current_state(
-        server: FakeAPIServer, config: Config, mode: str) -> None:
+    server: FakeAPIServer, config: Config, mode: str
+) -> None:
     server.expired_watch_mode = mode
     async with config:
         rv = (await ConfigMap.async_list()).resource_version
@@ -142,6 +141,7 @@ async def test_a_410_restarts_the_async_watch_from_the_current_state(
 async def test_cancelling_the_consumer_ends_a_blocked_async_watch(server: FakeAPIServer, config: Config) -> None:
     server.bookmark_interval = 3600.0
     async with config:
+
         async def consume() -> None:
             async for _ in ConfigMap.async_watch():
                 pass
@@ -169,8 +169,7 @@ async def test_async_wait_for_sees_a_change_made_before_it_watched(server: FakeA
         found = await created.async_wait_for(updated, timeout=5)
         assert found.data == {"key": "updated"}
         await created.async_remove()
-        matched = await created.async_wait_for({"changed": updated, "gone": lambda t, _: t == "DELETED"},
-                                               timeout=5)
+        matched = await created.async_wait_for({"changed": updated, "gone": lambda t, _: t == "DELETED"}, timeout=5)
     assert matched == "changed"  # the first predicate matching the first event (MODIFIED) wins
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+from _client_support import Widget, last, pod
 
 from cloudcoil_cache.client import Config, ResourceClient, _config
 from cloudcoil_cache.errors import APIError, ResourceConflict, ResourceNotFound
@@ -14,11 +15,10 @@ from cloudcoil_cache.models.kubernetes.apps.v1 import Deployment
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod, PodStatus
 from cloudcoil_cache.testing import FakeAPIServer, make_deployment, make_pod
 
-from _client_support import Widget, last, pod
-
 
 def test_class_and_instance_methods_do_a_full_lifecycle_in_a_scope(
-        any_server: FakeAPIServer, any_config: Config) -> None:
+    any_server: FakeAPIServer, any_config: Config
+) -> None:
     with any_config:
         created = pod("web").create()
         assert Pod.get("web").metadata.uid == created.metadata.uid
@@ -30,8 +30,9 @@ def test_class_and_instance_methods_do_a_full_lifecycle_in_a_scope(
         patched = status.patch({"metadata": {"labels": {"w": "3"}}})
         assert patched.metadata.labels == {"v": "2", "w": "3"}
         # A pod's containers are immutable but for their images (as on a real server).
-        strategic = patched.patch({"spec": {"containers": [{"name": "web", "image": "nginx:2"}]}},
-                                  patch_type="strategic")
+        strategic = patched.patch(
+            {"spec": {"containers": [{"name": "web", "image": "nginx:2"}]}}, patch_type="strategic"
+        )
         assert [(c.name, c.image) for c in strategic.spec.containers] == [("web", "nginx:2")]
         applied = pod("web", labels={"x": "4"}, image="nginx:2").apply(field_manager="me")
         assert applied.metadata.managed_fields[0].manager == "me"
@@ -40,8 +41,7 @@ def test_class_and_instance_methods_do_a_full_lifecycle_in_a_scope(
         with pytest.raises(ResourceNotFound):
             Pod.get("web")
     verbs = [r.verb for r in any_server.requests]
-    assert verbs == ["create", "get", "list", "update", "update", "patch", "patch", "patch",
-                     "delete", "get"]
+    assert verbs == ["create", "get", "list", "update", "update", "patch", "patch", "patch", "delete", "get"]
 
 
 def test_a_stale_instance_update_raises_conflict(server: FakeAPIServer, config: Config) -> None:
@@ -57,8 +57,7 @@ def test_class_delete_passes_its_options(server: FakeAPIServer, config: Config) 
         created = pod("web").create()
         with pytest.raises(ResourceConflict):
             Pod.delete("web", preconditions={"uid": "wrong"})
-        deleted = Pod.delete("web", propagation_policy="Background",
-                             preconditions={"uid": created.metadata.uid})
+        deleted = Pod.delete("web", propagation_policy="Background", preconditions={"uid": created.metadata.uid})
     assert deleted.metadata.name == "web"
     assert last(server, "delete").json()["propagationPolicy"] == "Background"
 
@@ -83,8 +82,8 @@ def test_deployment_scale_sets_the_replicas(server: FakeAPIServer, config: Confi
 
 
 def test_an_explicit_client_uses_its_config_not_the_active_one(
-        server: FakeAPIServer, config: Config, make_config: Callable[..., Config],
-        tmp_path: Path) -> None:
+    server: FakeAPIServer, config: Config, make_config: Callable[..., Config], tmp_path: Path
+) -> None:
     with FakeAPIServer() as other:
         other.create("pods", make_pod("elsewhere"), "default")
         other_config = make_config(kubeconfig=other.write_kubeconfig(tmp_path / "other"))
@@ -96,7 +95,8 @@ def test_an_explicit_client_uses_its_config_not_the_active_one(
 
 
 def test_pod_list_without_any_config_uses_kubeconfig_from_the_environment(
-        server: FakeAPIServer, kubeconfig: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    server: FakeAPIServer, kubeconfig: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     server.create("pods", make_pod("from-env"), "default")
     monkeypatch.setenv("KUBECONFIG", kubeconfig)
     monkeypatch.setattr(_config, "_implicit", None)  # forget a Config discovered by another test
@@ -108,8 +108,7 @@ def test_pod_list_without_any_config_uses_kubeconfig_from_the_environment(
             _config._implicit.close()
 
 
-def test_pod_list_without_a_scope_uses_the_process_default(
-        server: FakeAPIServer, config: Config) -> None:
+def test_pod_list_without_a_scope_uses_the_process_default(server: FakeAPIServer, config: Config) -> None:
     server.create("pods", make_pod("default-config"), "default")
     config.set_default()
     try:
@@ -118,12 +117,12 @@ def test_pod_list_without_a_scope_uses_the_process_default(
         config.close()
 
 
-def test_a_custom_resource_supports_every_operation(
-        any_server: FakeAPIServer, any_config: Config) -> None:
+def test_a_custom_resource_supports_every_operation(any_server: FakeAPIServer, any_config: Config) -> None:
     any_server.register_resource("example.com", "v1", "Widget", "widgets")
     with any_config:
-        created = Widget.from_dict({"apiVersion": "example.com/v1", "kind": "Widget",
-                                    "metadata": {"name": "w1"}, "spec": {"size": 1}}).create()
+        created = Widget.from_dict(
+            {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"size": 1}}
+        ).create()
         assert (created.kind, created.metadata.generation) == ("Widget", 1)
         assert created.spec == {"size": 1}
         assert Widget.get("w1").spec == {"size": 1}
@@ -134,9 +133,9 @@ def test_a_custom_resource_supports_every_operation(
         assert status.status == {"ready": True}
         patched = status.patch({"spec": {"color": "red"}})
         assert patched.spec == {"size": 2, "color": "red"}
-        applied = Widget.from_dict({"apiVersion": "example.com/v1", "kind": "Widget",
-                                    "metadata": {"name": "w1"}, "spec": {"size": 3}}
-                                   ).apply(field_manager="me", force=True)  # size is the client's
+        applied = Widget.from_dict(
+            {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"size": 3}}
+        ).apply(field_manager="me", force=True)  # size is the client's
         assert applied.spec == {"size": 3, "color": "red"}
         assert applied.metadata.managed_fields[0].fields_v1 == {"f:spec": {"f:size": {}}}
         with pytest.raises(APIError) as info:

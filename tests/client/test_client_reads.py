@@ -6,13 +6,12 @@ import itertools
 
 import pytest
 import requests
+from _client_support import last
 
 from cloudcoil_cache.client import Config, ObjectList
 from cloudcoil_cache.errors import ResourceNotFound, WatchExpired
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import FakeAPIServer, make_pod
-
-from _client_support import last
 
 
 def seed(server: FakeAPIServer, n: int, namespace: str = "default") -> list[str]:
@@ -22,8 +21,7 @@ def seed(server: FakeAPIServer, n: int, namespace: str = "default") -> list[str]
     return names
 
 
-def test_get_returns_the_typed_object_the_server_stores(
-        server: FakeAPIServer, config: Config) -> None:
+def test_get_returns_the_typed_object_the_server_stores(server: FakeAPIServer, config: Config) -> None:
     stored = server.create("pods", make_pod("web"), "default")
     got = Pod.client(config).get("web")
     assert isinstance(got, Pod)
@@ -39,8 +37,7 @@ def test_get_of_a_missing_object_raises_not_found_with_the_servers_message(confi
     assert info.value.message == 'pods "nope" not found'
 
 
-def test_list_items_have_a_kind_although_the_wire_items_do_not(
-        server: FakeAPIServer, config: Config) -> None:
+def test_list_items_have_a_kind_although_the_wire_items_do_not(server: FakeAPIServer, config: Config) -> None:
     seed(server, 2)
     wire = requests.get(f"{server.url}/api/v1/namespaces/default/pods", timeout=5).json()
     assert "kind" not in wire["items"][0]
@@ -50,16 +47,14 @@ def test_list_items_have_a_kind_although_the_wire_items_do_not(
     assert (result.kind, result.api_version) == ("PodList", "v1")
 
 
-def test_list_metadata_carries_the_servers_resource_version(
-        server: FakeAPIServer, config: Config) -> None:
+def test_list_metadata_carries_the_servers_resource_version(server: FakeAPIServer, config: Config) -> None:
     seed(server, 3)
     result = Pod.client(config).list()
     assert result.resource_version == result.metadata.resource_version == str(server.revision)
     assert result.continue_ is None
 
 
-def test_a_limited_list_returns_one_page_and_iteration_walks_every_page(
-        server: FakeAPIServer, config: Config) -> None:
+def test_a_limited_list_returns_one_page_and_iteration_walks_every_page(server: FakeAPIServer, config: Config) -> None:
     names = seed(server, 7)
     first = Pod.client(config).list(limit=3)
     assert len(first.items) == 3 and first.continue_ and first.remaining_item_count == 4
@@ -77,14 +72,13 @@ def test_a_limited_list_returns_one_page_and_iteration_walks_every_page(
         ({"label_selector": "tier=frontend"}, ["pod-0", "pod-2", "pod-4"]),
         ({"label_selector": "tier in (backend),app.kubernetes.io/part-of"}, ["pod-1", "pod-3"]),
         ({"field_selector": "metadata.name=pod-3"}, ["pod-3"]),
-        ({"field_selector": "metadata.name!=pod-0", "label_selector": "tier=frontend"},
-         ["pod-2", "pod-4"]),
+        ({"field_selector": "metadata.name!=pod-0", "label_selector": "tier=frontend"}, ["pod-2", "pod-4"]),
     ],
     ids=["label-equality", "label-set-based", "field", "label-and-field"],
 )
 def test_list_selectors_are_applied_by_the_server(
-        server: FakeAPIServer, config: Config, selectors: dict[str, str],
-        expected: list[str]) -> None:
+    server: FakeAPIServer, config: Config, selectors: dict[str, str], expected: list[str]
+) -> None:
     seed(server, 5)
     result = Pod.client(config).list(**selectors)
     assert sorted(p.metadata.name for p in result) == expected
@@ -103,16 +97,15 @@ def test_list_selectors_are_applied_by_the_server(
     ids=["config-namespace", "explicit-namespace", "all-namespaces"],
 )
 def test_list_scope_follows_the_namespace_arguments(
-        server: FakeAPIServer, config: Config, kwargs: dict[str, object], expected_path: str,
-        expected_count: int) -> None:
+    server: FakeAPIServer, config: Config, kwargs: dict[str, object], expected_path: str, expected_count: int
+) -> None:
     seed(server, 2)
     server.create("pods", make_pod("other", "team-a"), "team-a")
     assert len(Pod.client(config).list(**kwargs).items) == expected_count  # type: ignore[arg-type]
     assert last(server, "list").path == expected_path
 
 
-def test_watch_yields_typed_events_from_a_resource_version(
-        server: FakeAPIServer, config: Config) -> None:
+def test_watch_yields_typed_events_from_a_resource_version(server: FakeAPIServer, config: Config) -> None:
     client = Pod.client(config)
     rv = client.list().resource_version
     server.create("pods", make_pod("w"), "default")
@@ -135,15 +128,15 @@ def test_one_watch_request_ends_when_the_server_ends_the_stream(server: FakeAPIS
     assert last(server, "watch").query["timeoutSeconds"] == "1"
 
 
-def test_one_watch_request_with_bookmarks_yields_them_without_an_object(
-        server: FakeAPIServer, config: Config) -> None:
+def test_one_watch_request_with_bookmarks_yields_them_without_an_object(server: FakeAPIServer, config: Config) -> None:
     with Pod.client(config).open_watch(resource_version=str(server.revision), allow_bookmarks=True) as stream:
         assert next(iter(stream)) == ("BOOKMARK", None)
 
 
 @pytest.mark.parametrize("mode", ["event", "http"], ids=["error-event", "http-410"])
 def test_one_watch_request_from_a_compacted_version_raises_watch_expired(
-        server: FakeAPIServer, config: Config, mode: str) -> None:
+    server: FakeAPIServer, config: Config, mode: str
+) -> None:
     server.expired_watch_mode = mode
     client = Pod.client(config)
     rv = client.list().resource_version
@@ -155,13 +148,11 @@ def test_one_watch_request_from_a_compacted_version_raises_watch_expired(
     assert info.value.code == 410
 
 
-def test_a_list_result_converts_back_to_the_wire_form(
-        server: FakeAPIServer, config: Config) -> None:
+def test_a_list_result_converts_back_to_the_wire_form(server: FakeAPIServer, config: Config) -> None:
     seed(server, 3)
     page = Pod.client(config).list(limit=2)
     wire = page.to_dict()
     assert (wire["kind"], wire["apiVersion"]) == ("PodList", "v1")
     assert wire["metadata"]["continue"] == page.continue_
     assert [item["metadata"]["name"] for item in wire["items"]] == ["pod-0", "pod-1"]
-    assert repr(page) == (f"<PodList items=2 resourceVersion={page.resource_version!r}, "
-                          f"continue={page.continue_!r}>")
+    assert repr(page) == (f"<PodList items=2 resourceVersion={page.resource_version!r}, continue={page.continue_!r}>")

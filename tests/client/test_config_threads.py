@@ -43,8 +43,11 @@ def warnings_seen(caplog: pytest.LogCaptureFixture) -> Callable[[], list[str]]:
     caplog.set_level(logging.WARNING, logger=LOGGER)
 
     def seen() -> list[str]:
-        return [r.getMessage() for r in caplog.records
-                if r.name.startswith(LOGGER) and "has no Config of its own" in r.getMessage()]
+        return [
+            r.getMessage()
+            for r in caplog.records
+            if r.name.startswith(LOGGER) and "has no Config of its own" in r.getMessage()
+        ]
 
     return seen
 
@@ -73,7 +76,8 @@ def names() -> list[str]:
 
 
 def test_a_thread_without_a_config_warns_once_and_reads_through_the_environments_config(
-        environment: FakeAPIServer, scoped: Config, warnings_seen: Callable[[], list[str]]) -> None:
+    environment: FakeAPIServer, scoped: Config, warnings_seen: Callable[[], list[str]]
+) -> None:
     with scoped:
         assert names() == ["scoped"]
         first, second = in_thread("report-worker", lambda: (names(), names()))
@@ -85,18 +89,19 @@ def test_a_thread_without_a_config_warns_once_and_reads_through_the_environments
 
 
 def test_every_thread_without_a_config_is_warned_once(
-        environment: FakeAPIServer, scoped: Config, warnings_seen: Callable[[], list[str]]) -> None:
+    environment: FakeAPIServer, scoped: Config, warnings_seen: Callable[[], list[str]]
+) -> None:
     with scoped:
         for name in ("worker-1", "worker-2"):
-            assert in_thread(name, lambda: [names(), Pod.get("from-env").metadata.name]) == \
-                [["from-env"], "from-env"]
+            assert in_thread(name, lambda: [names(), Pod.get("from-env").metadata.name]) == [["from-env"], "from-env"]
     warned = warnings_seen()
     assert len(warned) == 2
     assert "'worker-1'" in warned[0] and "'worker-2'" in warned[1]
 
 
 def test_a_thread_run_in_a_context_copied_inside_the_scope_uses_that_config_silently(
-        environment: FakeAPIServer, scoped: Config, warnings_seen: Callable[[], list[str]]) -> None:
+    environment: FakeAPIServer, scoped: Config, warnings_seen: Callable[[], list[str]]
+) -> None:
     with scoped:
         context = contextvars.copy_context()
         assert in_thread("copied", lambda: context.run(names)) == ["scoped"]
@@ -104,8 +109,12 @@ def test_a_thread_run_in_a_context_copied_inside_the_scope_uses_that_config_sile
 
 
 def test_a_thread_under_the_process_default_uses_it_silently(
-        environment: FakeAPIServer, scoped: Config, kubeconfig: str, make_config: Callable[..., Config],
-        warnings_seen: Callable[[], list[str]]) -> None:
+    environment: FakeAPIServer,
+    scoped: Config,
+    kubeconfig: str,
+    make_config: Callable[..., Config],
+    warnings_seen: Callable[[], list[str]],
+) -> None:
     default = make_config(kubeconfig=kubeconfig)
     default.set_default()
     try:
@@ -117,7 +126,8 @@ def test_a_thread_under_the_process_default_uses_it_silently(
 
 
 def test_no_warning_while_no_scope_is_open_anywhere(
-        environment: FakeAPIServer, scoped: Config, warnings_seen: Callable[[], list[str]]) -> None:
+    environment: FakeAPIServer, scoped: Config, warnings_seen: Callable[[], list[str]]
+) -> None:
     with scoped:
         assert names() == ["scoped"]
     assert in_thread("after-the-scope", names) == ["from-env"]
@@ -126,7 +136,8 @@ def test_no_warning_while_no_scope_is_open_anywhere(
 
 
 def test_the_thread_that_holds_the_scope_is_not_warned(
-        environment: FakeAPIServer, scoped: Config, warnings_seen: Callable[[], list[str]]) -> None:
+    environment: FakeAPIServer, scoped: Config, warnings_seen: Callable[[], list[str]]
+) -> None:
     def scoped_reads() -> list[str]:
         with scoped:
             return names() + names()
@@ -135,11 +146,17 @@ def test_the_thread_that_holds_the_scope_is_not_warned(
     assert warnings_seen() == []
 
 
-@pytest.mark.parametrize("registered", ["before the scope", "on the running informer",
-                                        "from a thread of its own", "inside cache.pause()"])
+@pytest.mark.parametrize(
+    "registered", ["before the scope", "on the running informer", "from a thread of its own", "inside cache.pause()"]
+)
 def test_a_handlers_own_resource_calls_read_through_its_scopes_config(
-        environment: FakeAPIServer, server: FakeAPIServer, kubeconfig: str, make_config: Callable[..., Config],
-        warnings_seen: Callable[[], list[str]], registered: str) -> None:
+    environment: FakeAPIServer,
+    server: FakeAPIServer,
+    kubeconfig: str,
+    make_config: Callable[..., Config],
+    warnings_seen: Callable[[], list[str]],
+    registered: str,
+) -> None:
     from cloudcoil_cache.caching import Cache
 
     server.create("pods", make_pod("scoped"), "default")

@@ -21,7 +21,8 @@ def discovery_requests(server: FakeAPIServer) -> list[str]:
 
 
 def test_a_dynamic_class_is_made_without_a_request_and_discovers_its_kind_at_first_use(
-        server: FakeAPIServer, config: Config) -> None:
+    server: FakeAPIServer, config: Config
+) -> None:
     server.register_resource("dyn-first.example.com", "v1", "Gadget", "gadgets")
     server.clear_requests()
     Gadget = get_dynamic_resource("Gadget", "dyn-first.example.com/v1")
@@ -38,8 +39,7 @@ def test_a_dynamic_class_is_made_without_a_request_and_discovers_its_kind_at_fir
 def test_dynamic_objects_are_created_read_updated_and_deleted_as_dicts(config: Config) -> None:
     DynamicConfigMap = get_dynamic_resource("ConfigMap", "v1")
     with config:
-        created = DynamicConfigMap(metadata={"name": "cm", "namespace": "default"},
-                                   data={"key": "value"}).create()
+        created = DynamicConfigMap(metadata={"name": "cm", "namespace": "default"}, data={"key": "value"}).create()
         assert isinstance(created, Unstructured) and created["data"]["key"] == "value"
         assert created.metadata.uid and created.name == "cm" and created.namespace == "default"
         fetched = DynamicConfigMap.get("cm", "default")
@@ -78,8 +78,7 @@ def test_custom_resources_get_status_writes_lists_and_a_watch(server: FakeAPISer
         assert len(listed.items) == 2 and listed.has_next_page()
         assert [g.name for g in listed] == ["a", "b", "c"]  # iteration fetches the next page
         assert all(isinstance(g, Gizmo) for g in listed)
-        with Gizmo.client(config).open_watch(namespace="default",
-                                              resource_version=first.resource_version) as events:
+        with Gizmo.client(config).open_watch(namespace="default", resource_version=first.resource_version) as events:
             with_status.remove()
             seen = []
             for event_type, obj in events:
@@ -101,7 +100,8 @@ def test_a_dynamic_deployment_scales_through_the_scale_subresource(config: Confi
 
 
 def test_a_kind_the_server_does_not_serve_is_a_typed_error_naming_kind_and_api_version(
-        server: FakeAPIServer, config: Config) -> None:
+    server: FakeAPIServer, config: Config
+) -> None:
     Missing = get_dynamic_resource("Nothing", "dyn-missing.example.com/v1")
     with config, pytest.raises(ConfigError, match=r"Nothing \(dyn-missing\.example\.com/v1\) is not registered"):
         Missing.get("x", "default")
@@ -112,11 +112,14 @@ def test_a_kind_the_server_does_not_serve_is_a_typed_error_naming_kind_and_api_v
 
 
 def test_an_unstructured_object_from_a_file_is_written_to_its_own_kind(
-        server: FakeAPIServer, config: Config, tmp_path: Path) -> None:
+    server: FakeAPIServer, config: Config, tmp_path: Path
+) -> None:
     server.register_resource("dyn-file.example.com", "v1", "Doohickey", "doohickeys")
     manifest = tmp_path / "doohickey.yaml"
-    manifest.write_text("apiVersion: dyn-file.example.com/v1\nkind: Doohickey\n"
-                        "metadata:\n  name: d\n  namespace: default\nspec:\n  colour: red\n")
+    manifest.write_text(
+        "apiVersion: dyn-file.example.com/v1\nkind: Doohickey\n"
+        "metadata:\n  name: d\n  namespace: default\nspec:\n  colour: red\n"
+    )
     obj = parse_file(manifest)
     assert type(obj) is Unstructured and obj.kind == "Doohickey"
     with config:
@@ -168,16 +171,19 @@ def spy_on_discovery(config: Config, path: str, monkeypatch: pytest.MonkeyPatch)
 @pytest.mark.asyncio
 @pytest.mark.parametrize("made_by", ["get_dynamic_resource", "a class without plural"])
 async def test_async_calls_of_an_unbound_kind_run_its_discovery_off_the_event_loop(
-        server: FakeAPIServer, config: Config, monkeypatch: pytest.MonkeyPatch, made_by: str) -> None:
+    server: FakeAPIServer, config: Config, monkeypatch: pytest.MonkeyPatch, made_by: str
+) -> None:
     group = f"dyn-offloop-{made_by[0]}.example.com"
     server.register_resource(group, "v1", "Flywheel", "flywheels")
     if made_by == "get_dynamic_resource":
         Flywheel: Any = get_dynamic_resource("Flywheel", f"{group}/v1")
     else:
+
         class Flywheel(Resource):  # type: ignore[no-redef]  # a cloudcoil user's model: no plural
             api_version: str = f"{group}/v1"
             kind: str = "Flywheel"
             spec: dict[str, Any] | None = None
+
     discovered_on = spy_on_discovery(config, f"/apis/{group}/v1", monkeypatch)
     Flywheel.client(config)  # making a client sends nothing: the binding waits for a use
     assert (discovered_on, Flywheel.plural) == ([], None)
@@ -191,7 +197,8 @@ async def test_async_calls_of_an_unbound_kind_run_its_discovery_off_the_event_lo
 
 
 def test_a_cached_config_serves_dynamic_objects_from_its_informer(
-        server: FakeAPIServer, kubeconfig: str, make_config) -> None:
+    server: FakeAPIServer, kubeconfig: str, make_config
+) -> None:
     server.register_resource("dyn-cache.example.com", "v1", "Whatsit", "whatsits")
     Whatsit = get_dynamic_resource("Whatsit", "dyn-cache.example.com/v1")
     config = make_config(kubeconfig=kubeconfig, cache=True)

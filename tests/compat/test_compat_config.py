@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from cluster_support import FAST, reads, seed
 
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client import AsyncResourceClient, Config, ResourceClient
@@ -14,8 +15,6 @@ from cloudcoil_cache.errors import ConfigError
 from cloudcoil_cache.models.apimachinery import ObjectMeta
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod, Service
 from cloudcoil_cache.testing import FakeAPIServer, make_configmap
-
-from cluster_support import FAST, reads, seed
 
 
 @pytest.fixture
@@ -30,8 +29,9 @@ def _close(*configs: Config) -> None:
         config.close()
 
 
-def test_with_cache_true_gives_a_cached_config_on_the_same_connection(server: FakeAPIServer, plain: Config,
-                                                                       tmp_path: Path) -> None:
+def test_with_cache_true_gives_a_cached_config_on_the_same_connection(
+    server: FakeAPIServer, plain: Config, tmp_path: Path
+) -> None:
     seed(server, 3)
     plain.initialize()
     # The clone reuses the discovered connection: the kubeconfig file is not read again.
@@ -81,9 +81,15 @@ def test_with_cache_replaces_the_cache_of_a_cached_config(make_config) -> None:
 
 def test_clone_copies_the_arguments_and_the_cache_settings(server: FakeAPIServer, make_config) -> None:
     seed(server, 2, namespace="team-a")
-    config = make_config(namespace="team-a", resources=[Pod], namespaces=["team-a"], mode="strict",
-                         label_selector="app", sync_timeout=7,
-                         per_resource={ConfigMap: {"label_selector": "x=y", "max_items": 5}, Service: None})
+    config = make_config(
+        namespace="team-a",
+        resources=[Pod],
+        namespaces=["team-a"],
+        mode="strict",
+        label_selector="app",
+        sync_timeout=7,
+        per_resource={ConfigMap: {"label_selector": "x=y", "max_items": 5}, Service: None},
+    )
     copy = config.clone()
     try:
         assert copy.cache is not config.cache and isinstance(copy.cache, Cache)
@@ -159,8 +165,9 @@ def test_client_for_gives_cached_and_live_clients(server: FakeAPIServer, make_co
         assert live.get("pod-0").name == "pod-0"
         assert len(reads(server)) == 1
         # Writes always go to the API server, also through a cached client.
-        created = cached.create(Pod(metadata=dict(name="new", namespace="default"),
-                                    spec=dict(containers=[dict(name="c", image="i")])))
+        created = cached.create(
+            Pod(metadata=dict(name="new", namespace="default"), spec=dict(containers=[dict(name="c", image="i")]))
+        )
         assert created.name == "new"
         assert live.get("new").spec.containers[0].image == "i"
 

@@ -11,6 +11,7 @@ import threading
 from typing import Any
 
 import pytest
+from cluster_support import FAST, Recorder, names, reads, seed
 
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client import Config
@@ -18,8 +19,6 @@ from cloudcoil_cache.errors import CacheUnavailableError, ResourceNotFound
 from cloudcoil_cache.models import is_sealed
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
 from cloudcoil_cache.testing import FakeAPIServer, make_configmap, make_pod
-
-from cluster_support import FAST, Recorder, names, reads, seed
 
 
 def _seed_apps(server: FakeAPIServer) -> None:

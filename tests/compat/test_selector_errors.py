@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from cluster_support import seed
 
 from cloudcoil_cache.errors import BadRequest, InvalidSelector
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
-
-from cluster_support import seed
 
 
 @pytest.mark.parametrize("selector", ["app in (a", "=x", "!", "a b"])
@@ -22,8 +21,11 @@ def test_a_bad_label_selector_is_a_bad_request_from_the_cache_and_from_the_serve
     assert isinstance(cached.value, InvalidSelector) and isinstance(cached.value, ValueError)
     assert cached.value.code == live.value.code == 400
     assert selector in str(cached.value)
-    assert not [r for r in server.requests if r.verb == "list" and r.path.endswith("/pods")
-                and r.query.get("labelSelector") == selector]  # refused before any request
+    assert not [
+        r
+        for r in server.requests
+        if r.verb == "list" and r.path.endswith("/pods") and r.query.get("labelSelector") == selector
+    ]  # refused before any request
 
 
 def test_a_bad_field_selector_is_a_bad_request_too(server, make_config):

@@ -8,13 +8,12 @@ from typing import Any, Iterator
 
 import pytest
 import yaml
+from _kubeconfigs import SECRET_TOKEN, b64, exec_user, runs, simple_kubeconfig, write_kubeconfig
 
 from cloudcoil_cache import errors
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import FakeAPIServer, make_pod
-
-from _kubeconfigs import SECRET_TOKEN, b64, exec_user, runs, simple_kubeconfig, write_kubeconfig
 
 
 @pytest.fixture(autouse=True)
@@ -55,7 +54,8 @@ def nobody_connected(sock: socket.socket) -> bool:
 
 
 def test_the_kubeconfig_in_kubeconfig_env_gives_server_namespace_and_token(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listener: socket.socket) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listener: socket.socket
+) -> None:
     url = f"https://127.0.0.1:{listener.getsockname()[1]}"
     path = simple_kubeconfig(tmp_path / "config", {"token": SECRET_TOKEN}, server=url, namespace="team-a")
     monkeypatch.setenv("KUBECONFIG", str(path))
@@ -66,8 +66,7 @@ def test_the_kubeconfig_in_kubeconfig_env_gives_server_namespace_and_token(
 
 def test_explicit_arguments_give_server_namespace_and_token() -> None:
     config = Config(server="https://custom-server", namespace="custom-ns", token="custom-token")
-    assert (config.server, config.namespace, config.token) == ("https://custom-server", "custom-ns",
-                                                               "custom-token")
+    assert (config.server, config.namespace, config.token) == ("https://custom-server", "custom-ns", "custom-token")
     bare = Config(server="https://custom-server")
     assert (bare.server, bare.namespace, bare.token) == ("https://custom-server", "default", None)
 
@@ -85,17 +84,22 @@ def test_a_token_file_gives_its_current_contents(tmp_path: Path) -> None:
     assert config.token == "file-token-1"
 
 
-@pytest.mark.parametrize("user", [
-    {"client-certificate-data": b64(b"CERT"), "client-key-data": b64(b"KEY")},
-    {"username": "admin", "password": "pw-SECRET"},
-    {},
-], ids=["client-certificate", "basic-auth", "no-credentials"])
+@pytest.mark.parametrize(
+    "user",
+    [
+        {"client-certificate-data": b64(b"CERT"), "client-key-data": b64(b"KEY")},
+        {"username": "admin", "password": "pw-SECRET"},
+        {},
+    ],
+    ids=["client-certificate", "basic-auth", "no-credentials"],
+)
 def test_credentials_without_a_bearer_token_give_none(tmp_path: Path, user: dict[str, Any]) -> None:
     assert Config(kubeconfig=str(simple_kubeconfig(tmp_path / "config", user))).token is None
 
 
 def test_an_exec_plugin_runs_at_the_first_request_not_at_construction_nor_for_token(
-        tmp_path: Path, closing: list[Config]) -> None:
+    tmp_path: Path, closing: list[Config]
+) -> None:
     state = tmp_path / "plugin"
     with FakeAPIServer(expected_token="exec-token-1") as server:
         server.create("pods", make_pod("p"), "default")
@@ -126,7 +130,9 @@ def test_repr_names_server_and_namespace_but_never_the_token(tmp_path: Path) -> 
 
 def _doc(**changes: Any) -> dict[str, Any]:
     doc: dict[str, Any] = {
-        "apiVersion": "v1", "kind": "Config", "current-context": "ctx",
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "ctx",
         "clusters": [{"name": "c", "cluster": {"server": "https://k8s.example.test:6443"}}],
         "contexts": [{"name": "ctx", "context": {"cluster": "c", "user": "u"}}],
         "users": [{"name": "u", "user": {"token": SECRET_TOKEN}}],
@@ -146,29 +152,44 @@ MALFORMED = [
     ("a-scalar", "just some text\n", "top level must be a mapping"),
     ("empty", "", "no current-context"),
     ("only-current-context", yaml.safe_dump({"current-context": "test-context"}), "'test-context' is not defined"),
-    ("empty-sections", yaml.safe_dump({"current-context": "test-context", "contexts": [], "clusters": [],
-                                       "users": []}), "'test-context' is not defined"),
+    (
+        "empty-sections",
+        yaml.safe_dump({"current-context": "test-context", "contexts": [], "clusters": [], "users": []}),
+        "'test-context' is not defined",
+    ),
     ("no-current-context", yaml.safe_dump(_doc(current_context=None)), "no current-context"),
-    ("current-context-names-nothing", yaml.safe_dump(_doc(current_context="elsewhere")),
-     "'elsewhere' is not defined"),
+    ("current-context-names-nothing", yaml.safe_dump(_doc(current_context="elsewhere")), "'elsewhere' is not defined"),
     ("no-clusters", yaml.safe_dump(_doc(clusters=None)), "cluster 'c' which is not defined"),
     ("no-contexts", yaml.safe_dump(_doc(contexts=None)), "'ctx' is not defined"),
     ("no-users", yaml.safe_dump(_doc(users=None)), "user 'u' which is not defined"),
     ("clusters-not-a-list", yaml.safe_dump(_doc(clusters={"c": {}})), "clusters: must be a list"),
-    ("cluster-without-server", yaml.safe_dump(_doc(clusters=[{"name": "c", "cluster": {}}])),
-     "clusters[0].cluster.server: is required"),
-    ("cluster-without-name", yaml.safe_dump(_doc(clusters=[{"cluster": {"server": "https://h"}}])),
-     "clusters[0]: 'name' is required"),
-    ("bad-server-url", yaml.safe_dump(_doc(clusters=[{"name": "c", "cluster": {"server": "ftp://h"}}])),
-     "clusters[0].cluster.server"),
-    ("token-not-a-string", yaml.safe_dump(_doc(users=[{"name": "u", "user": {"token": [SECRET_TOKEN]}}])),
-     "users[0].user.token: must be a string"),
+    (
+        "cluster-without-server",
+        yaml.safe_dump(_doc(clusters=[{"name": "c", "cluster": {}}])),
+        "clusters[0].cluster.server: is required",
+    ),
+    (
+        "cluster-without-name",
+        yaml.safe_dump(_doc(clusters=[{"cluster": {"server": "https://h"}}])),
+        "clusters[0]: 'name' is required",
+    ),
+    (
+        "bad-server-url",
+        yaml.safe_dump(_doc(clusters=[{"name": "c", "cluster": {"server": "ftp://h"}}])),
+        "clusters[0].cluster.server",
+    ),
+    (
+        "token-not-a-string",
+        yaml.safe_dump(_doc(users=[{"name": "u", "user": {"token": [SECRET_TOKEN]}}])),
+        "users[0].user.token: must be a string",
+    ),
 ]
 
 
 @pytest.mark.parametrize("text,problem", [m[1:] for m in MALFORMED], ids=[m[0] for m in MALFORMED])
 def test_a_malformed_kubeconfig_raises_a_value_error_at_construction_naming_file_and_problem(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, problem: str) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, problem: str
+) -> None:
     path = tmp_path / "config"
     path.write_text(text)
     monkeypatch.setenv("KUBECONFIG", str(path))
@@ -195,13 +216,18 @@ def test_an_unquoted_token_read_as_a_yaml_alias_is_named_by_line_and_column_not_
     assert info.value.__context__ is None  # not even a suppressed one: PyYAML's error holds the document
 
 
-@pytest.mark.parametrize(("broken", "problem"), [
-    (f'"{SECRET_TOKEN}', "found unexpected end of stream"),
-    (f"{SECRET_TOKEN}\n bad: {SECRET_TOKEN}", "expected <block end>"),
-    (f"!{SECRET_TOKEN} x", "could not determine a constructor for the tag"),
-], ids=["unterminated-quote", "bad-indentation", "unknown-tag"])
+@pytest.mark.parametrize(
+    ("broken", "problem"),
+    [
+        (f'"{SECRET_TOKEN}', "found unexpected end of stream"),
+        (f"{SECRET_TOKEN}\n bad: {SECRET_TOKEN}", "expected <block end>"),
+        (f"!{SECRET_TOKEN} x", "could not determine a constructor for the tag"),
+    ],
+    ids=["unterminated-quote", "bad-indentation", "unknown-tag"],
+)
 def test_yaml_errors_in_a_kubeconfig_name_the_problem_and_line_never_the_text(
-        tmp_path: Path, broken: str, problem: str) -> None:
+    tmp_path: Path, broken: str, problem: str
+) -> None:
     path = tmp_path / "config"
     path.write_text(yaml.safe_dump(_doc()).replace(SECRET_TOKEN, broken))
     with pytest.raises(errors.ConfigError) as info:
@@ -239,14 +265,13 @@ def test_a_kubeconfig_broken_after_construction_is_not_read_again(tmp_path: Path
     config = Config(kubeconfig=str(path))
     write_kubeconfig(path, raw={"clusters": "not a list"})
     assert config.initialize() is config  # what Config() read and checked is what it uses
-    assert (config.server, config.namespace, config.token) == ("https://k8s.example.test:6443", "team-a",
-                                                               SECRET_TOKEN)
+    assert (config.server, config.namespace, config.token) == ("https://k8s.example.test:6443", "team-a", SECRET_TOKEN)
 
 
 @pytest.mark.parametrize("via_env", [False, True], ids=["kubeconfig-argument", "KUBECONFIG"])
 def test_a_kubeconfig_rewritten_before_the_first_request_is_not_read_again(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listener: socket.socket, closing: list[Config],
-        via_env: bool) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listener: socket.socket, closing: list[Config], via_env: bool
+) -> None:
     elsewhere = f"https://127.0.0.1:{listener.getsockname()[1]}"
     with FakeAPIServer(expected_token=SECRET_TOKEN) as server:
         server.create("pods", make_pod("p", "team-a"), "team-a")
@@ -265,12 +290,20 @@ def test_a_kubeconfig_rewritten_before_the_first_request_is_not_read_again(
 
 
 def test_a_clone_with_another_context_reads_the_kubeconfig_as_it_is_then(tmp_path: Path) -> None:
-    path = write_kubeconfig(tmp_path / "config", clusters={"c": {"server": "https://one.test"}},
-                            contexts={"ctx": {"cluster": "c", "user": "u"}}, users={"u": {"token": SECRET_TOKEN}},
-                            current="ctx")
+    path = write_kubeconfig(
+        tmp_path / "config",
+        clusters={"c": {"server": "https://one.test"}},
+        contexts={"ctx": {"cluster": "c", "user": "u"}},
+        users={"u": {"token": SECRET_TOKEN}},
+        current="ctx",
+    )
     config = Config(kubeconfig=str(path))
-    write_kubeconfig(path, clusters={"c": {"server": "https://one.test"}, "d": {"server": "https://two.test"}},
-                     contexts={"ctx": {"cluster": "c", "user": "u"}, "other": {"cluster": "d", "user": "u"}},
-                     users={"u": {"token": SECRET_TOKEN}}, current="ctx")
+    write_kubeconfig(
+        path,
+        clusters={"c": {"server": "https://one.test"}, "d": {"server": "https://two.test"}},
+        contexts={"ctx": {"cluster": "c", "user": "u"}, "other": {"cluster": "d", "user": "u"}},
+        users={"u": {"token": SECRET_TOKEN}},
+        current="ctx",
+    )
     assert config.clone(context="other").server == "https://two.test"  # a new Config: its own read
     assert config.server == "https://one.test"

@@ -7,13 +7,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from _kubeconfigs import SECRET_TOKEN, exec_info, exec_user, runs, simple_kubeconfig
 
 from cloudcoil_cache import errors
 from cloudcoil_cache.client._auth import ExecConfig, ExecCredentials, StaticToken, TokenFile
 from cloudcoil_cache.client._kubeconfig import load_connection
 from cloudcoil_cache.testing import FakeClock
-
-from _kubeconfigs import SECRET_TOKEN, exec_info, exec_user, runs, simple_kubeconfig
 
 V1 = "client.authentication.k8s.io/v1"
 V1BETA1 = "client.authentication.k8s.io/v1beta1"
@@ -85,8 +84,9 @@ def test_provide_cluster_info_passes_the_cluster_to_the_plugin(tmp_path):
 def test_an_exec_token_is_cached_until_its_expiry_then_fetched_again(tmp_path):
     clock = FakeClock(1_000_000.0)
     state = tmp_path / "plugin"
-    conn = load_connection(kubeconfig=simple_kubeconfig(
-        tmp_path / "config", exec_user(state, expiry=iso(clock.now() + 3600))))
+    conn = load_connection(
+        kubeconfig=simple_kubeconfig(tmp_path / "config", exec_user(state, expiry=iso(clock.now() + 3600)))
+    )
     creds = ExecCredentials(conn.credentials.current.config, clock=clock.now)
     assert [creds.auth_header() for _ in range(3)] == ["Bearer exec-token-1"] * 3
     assert runs(state) == 1
@@ -119,13 +119,18 @@ PLUGIN_FAILURES = [
     ({"mode": "wrong-api"}, "printed an ExecCredential of another apiVersion (expected"),
     ({"expiry": "tomorrow-SECRET-77"}, "a status.expirationTimestamp that is not an RFC 3339 time"),
     ({"extra": {"interactiveMode": "Always"}}, "needs an interactive terminal"),
-    ({"extra": {"command": "/nonexistent/kubelogin", "installHint": "install kubelogin"}},
-     "'/nonexistent/kubelogin' was not found (install kubelogin)"),
+    (
+        {"extra": {"command": "/nonexistent/kubelogin", "installHint": "install kubelogin"}},
+        "'/nonexistent/kubelogin' was not found (install kubelogin)",
+    ),
 ]
 
 
-@pytest.mark.parametrize("kwargs,words", PLUGIN_FAILURES,
-                         ids=["exit-status", "not-json", "wrong-api", "bad-expiry", "needs-tty", "not-found"])
+@pytest.mark.parametrize(
+    "kwargs,words",
+    PLUGIN_FAILURES,
+    ids=["exit-status", "not-json", "wrong-api", "bad-expiry", "needs-tty", "not-found"],
+)
 def test_a_failing_exec_plugin_raises_config_error_naming_the_command_not_its_secrets(tmp_path, kwargs, words):
     loaded, _ = exec_creds(tmp_path, **kwargs)
     creds = ExecCredentials(loaded.config, stdin_is_tty=False)  # also under `pytest -s` in a terminal

@@ -30,8 +30,7 @@ def emit(identity: str, event: str, **fields: object) -> None:
 
 def main() -> None:
     kubeconfig, identity, lease, renew, retry = sys.argv[1:6]
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format=f"%(asctime)s {identity} %(name)s %(message)s")
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format=f"%(asctime)s {identity} %(name)s %(message)s")
     config = Config(kubeconfig=kubeconfig, namespace="default")
     controller = Controller(ConfigMap, config=config, namespace="default")
 
@@ -40,11 +39,16 @@ def main() -> None:
         emit(identity, "reconcile", key=f"{cm.namespace}/{cm.name}")
 
     election = LeaderElection(
-        "replica-test", namespace="default", identity=identity, lease_duration=float(lease),
-        renew_deadline=float(renew), retry_period=float(retry),
+        "replica-test",
+        namespace="default",
+        identity=identity,
+        lease_duration=float(lease),
+        renew_deadline=float(renew),
+        retry_period=float(retry),
         on_started_leading=lambda: emit(identity, "started_leading"),
         on_stopped_leading=lambda: emit(identity, "stopped_leading"),
-        on_new_leader=lambda leader: emit(identity, "new_leader", leader=leader))
+        on_new_leader=lambda leader: emit(identity, "new_leader", leader=leader),
+    )
     manager = Manager(controller, config=config, leader_election=election)
     original_start = manager.start
 

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
+from cluster_support import FAST
 
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.testing import FakeAPIServer
-from cluster_support import FAST
 
 
 @pytest.fixture
@@ -27,14 +27,25 @@ def make_cm(fake_api_server: FakeAPIServer) -> Callable[..., dict[str, Any]]:
     """``make_cm(name, data=None, labels=None, owner=None, namespace="default")`` creates a ConfigMap on
     the server; ``owner`` (a server dict) adds a controller ownerReference to it."""
 
-    def make(name: str, data: dict[str, str] | None = None, labels: dict[str, str] | None = None,
-             owner: dict[str, Any] | None = None, namespace: str = "default", **owner_ref: Any) -> dict[str, Any]:
+    def make(
+        name: str,
+        data: dict[str, str] | None = None,
+        labels: dict[str, str] | None = None,
+        owner: dict[str, Any] | None = None,
+        namespace: str = "default",
+        **owner_ref: Any,
+    ) -> dict[str, Any]:
         meta: dict[str, Any] = {"name": name, "namespace": namespace}
         if labels:
             meta["labels"] = labels
         if owner is not None:
-            ref = {"apiVersion": owner.get("apiVersion", "v1"), "kind": owner.get("kind", "ConfigMap"),
-                   "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"], "controller": True}
+            ref = {
+                "apiVersion": owner.get("apiVersion", "v1"),
+                "kind": owner.get("kind", "ConfigMap"),
+                "name": owner["metadata"]["name"],
+                "uid": owner["metadata"]["uid"],
+                "controller": True,
+            }
             ref.update(owner_ref)
             meta["ownerReferences"] = [ref]
         return fake_api_server.create("configmaps", {"metadata": meta, "data": data or {}}, namespace)

@@ -6,6 +6,7 @@ import threading
 from collections import Counter
 
 import pytest
+from _controller_support import Calls
 
 from cloudcoil_cache.apimachinery import ObjectMeta, OwnerReference
 from cloudcoil_cache.controller import (
@@ -19,7 +20,6 @@ from cloudcoil_cache.controller import (
 from cloudcoil_cache.controller._observe import ControllerObserver
 from cloudcoil_cache.errors import Forbidden
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Secret
-from _controller_support import Calls
 
 
 class Results(ControllerObserver):
@@ -32,8 +32,7 @@ class Results(ControllerObserver):
         self.calls.add(result)
 
 
-def test_one_key_is_never_reconciled_twice_at_once_and_its_burst_of_updates_collapses(config, fake_api_server,
-                                                                                        make_cm):
+def test_one_key_is_never_reconciled_twice_at_once_and_its_burst_of_updates_collapses(config, fake_api_server, make_cm):
     make_cm("a", {"v": "0"})
     make_cm("b", {"v": "0"})
     ctl = Controller(ConfigMap, config=config, workers=3)
@@ -94,7 +93,7 @@ def test_failures_retry_with_backoff_then_succeed(config, make_cm):
     # (a duplicate of the initial add may add a pass; the backoff still only grows until the success)
     first_success = outcomes.index("success")
     assert set(outcomes[:first_success]) == {"error"} and first_success >= 4
-    tried = tried[:first_success + 1]
+    tried = tried[: first_success + 1]
     assert tried[0] == 0 and tried[-1] == 4 and tried == sorted(tried)
 
 
@@ -133,7 +132,7 @@ def test_wait_requeues_after_its_delay_without_counting_a_failure(config, make_c
     with ctl:
         results.calls.wait(lambda r: "success" in r)
     outcomes = results.calls.snapshot()
-    assert outcomes[:outcomes.index("success")] == ["requeue_after", "requeue_after"]
+    assert outcomes[: outcomes.index("success")] == ["requeue_after", "requeue_after"]
     assert set(seen.snapshot()) == {0}  # no backoff counted
 
 
@@ -191,11 +190,13 @@ def test_owned_objects_map_to_their_controller_owner_by_uid(config, fake_api_ser
 
     with ctl:
         calls.wait(lambda c: {n for n, _ in c} == {"p1", "p2"})
-        children = {"wrong-uid": make_cm("wrong-uid", owner=p1, uid=p2["metadata"]["uid"]),  # p1's name, p2's UID
-                    "not-controller": make_cm("not-controller", owner=p1, controller=False),
-                    "other-kind": make_cm("other-kind", owner={**p1, "kind": "Secret"}),
-                    "other-group": make_cm("other-group", owner={**p1, "apiVersion": "apps/v1"}),
-                    "child": make_cm("child", owner=p2)}
+        children = {
+            "wrong-uid": make_cm("wrong-uid", owner=p1, uid=p2["metadata"]["uid"]),  # p1's name, p2's UID
+            "not-controller": make_cm("not-controller", owner=p1, controller=False),
+            "other-kind": make_cm("other-kind", owner={**p1, "kind": "Secret"}),
+            "other-group": make_cm("other-group", owner={**p1, "apiVersion": "apps/v1"}),
+            "child": make_cm("child", owner=p2),
+        }
         cached = ctl.cached(ConfigMap)
         calls.wait(lambda c: ("p2", {}) in c)  # the child's add queued p2, which now sees it
         for name in children:
@@ -233,8 +234,9 @@ def test_mapper_errors_are_logged_and_never_stop_the_controller(config, fake_api
     with ctl:
         calls.wait(lambda c: ("target", False) in c)
         fake_api_server.create("secrets", {"metadata": {"name": "bad-1"}}, "default")
-        fake_api_server.create("secrets", {"metadata": {"name": "good", "annotations": {"target": "target"}}},
-                               "default")
+        fake_api_server.create(
+            "secrets", {"metadata": {"name": "good", "annotations": {"target": "target"}}}, "default"
+        )
         calls.wait(lambda c: ("target", True) in c)  # the mapper queued it after failing on bad-1
         assert ctl.cached(Secret).get("good").metadata.labels is None  # the mapper's edit stayed in its copy
         assert ctl.keys_for(ctl.cached(Secret).get("bad-1")) == []
@@ -268,6 +270,7 @@ def test_ctx_cached_reads_deep_copies_of_declared_kinds_only(config, make_cm):
             out["bad"] = exc
         try:
             from cloudcoil_cache.models.kubernetes.core.v1 import Pod
+
             ctx.cached(Pod)
         except ValueError as exc:
             out["pod"] = str(exc)
@@ -295,11 +298,18 @@ def test_read_your_own_write_through_ctx_cached_on_the_next_pass(config, make_cm
         child = ctx.cached(ConfigMap).get("parent-child")
         passes.add(child.data if child is not None else None)
         if child is None:
-            ConfigMap(metadata=ObjectMeta(name="parent-child", namespace="default",
-                                          owner_references=[OwnerReference(api_version="v1", kind="ConfigMap",
-                                                                           name="parent", uid=cm.metadata.uid,
-                                                                           controller=True)]),
-                      data={"copy": "yes"}).create()
+            ConfigMap(
+                metadata=ObjectMeta(
+                    name="parent-child",
+                    namespace="default",
+                    owner_references=[
+                        OwnerReference(
+                            api_version="v1", kind="ConfigMap", name="parent", uid=cm.metadata.uid, controller=True
+                        )
+                    ],
+                ),
+                data={"copy": "yes"},
+            ).create()
             return Result(requeue_after=0)  # the next pass comes at once, not from the child's event
         return None
 
@@ -328,13 +338,17 @@ def test_coroutine_reconcile_runs_on_the_controllers_event_loop(config, make_cm)
 
 
 def test_informers_are_shared_with_config_cache_when_it_has_the_same_one(fake_kubeconfig, fake_api_server, make_cm):
-    from cloudcoil_cache.caching import Cache
-    from cloudcoil_cache.client import Config
     from cluster_support import FAST
 
+    from cloudcoil_cache.caching import Cache
+    from cloudcoil_cache.client import Config
+
     make_cm("shared")
-    user = Config(kubeconfig=str(fake_kubeconfig), namespace="default",
-                  cache=Cache(resources=[ConfigMap], namespaces=["default"], tuning=FAST))
+    user = Config(
+        kubeconfig=str(fake_kubeconfig),
+        namespace="default",
+        cache=Cache(resources=[ConfigMap], namespaces=["default"], tuning=FAST),
+    )
     try:
         ctl = Controller(ConfigMap, config=user, namespace="default").owns(Secret)
         calls = Calls()
@@ -431,5 +445,6 @@ def test_declaration_errors_are_typed_and_named():
 
 def test_the_controllers_cached_reads_have_a_name_of_their_own():
     from cloudcoil_cache import caching, controller
+
     assert controller.CachedKind is controller.CachedResources  # the old name stays importable
     assert controller.CachedKind is not caching.CachedResources  # cloudcoil's, with another contract

@@ -19,8 +19,13 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def test_the_example_mirrors_the_labelled_configmaps_of_its_embedded_fake_cluster():
-    done = subprocess.run([sys.executable, str(EXAMPLE), "--duration", "2", "--health-port", "0"],
-                          capture_output=True, text=True, timeout=120, env=_env())
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--duration", "2", "--health-port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(),
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
     assert "copy default/limits-copy {'cpu': '2'}" in lines
@@ -32,14 +37,24 @@ def test_the_example_mirrors_the_labelled_configmaps_of_its_embedded_fake_cluste
 def test_the_example_against_a_cluster_follows_changes_and_stops_on_sigterm(fake_api_server, fake_kubeconfig):
     def request(verb: str, name: str):
         return fake_api_server.wait_for_request(
-            lambda r: r.verb == verb and r.path.endswith(f"/configmaps{'/' + name if verb != 'create' else ''}")
-            and (verb != "create" or f'"{name}"'.encode() in (r.body or b"")), timeout=60)
+            lambda r: (
+                r.verb == verb
+                and r.path.endswith(f"/configmaps{'/' + name if verb != 'create' else ''}")
+                and (verb != "create" or f'"{name}"'.encode() in (r.body or b""))
+            ),
+            timeout=60,
+        )
 
-    fake_api_server.create("configmaps", {"metadata": {"name": "app", "labels": {"mirror": "yes"}},
-                                          "data": {"v": "1"}}, "default")
-    proc = subprocess.Popen([sys.executable, str(EXAMPLE), "--health-port", "0", "--identity", "example"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=_env(KUBECONFIG=str(fake_kubeconfig)))
+    fake_api_server.create(
+        "configmaps", {"metadata": {"name": "app", "labels": {"mirror": "yes"}}, "data": {"v": "1"}}, "default"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, str(EXAMPLE), "--health-port", "0", "--identity", "example"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(KUBECONFIG=str(fake_kubeconfig)),
+    )
     try:
         request("create", "app-copy")
         fake_api_server.patch("configmaps", "app", {"data": {"v": "2"}}, "default")

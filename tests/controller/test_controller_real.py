@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+from _controller_support import Calls
+from cluster_support import FAST
 
 from cloudcoil_cache.apimachinery import ObjectMeta, OwnerReference
 from cloudcoil_cache.caching import Cache
@@ -15,8 +17,6 @@ from cloudcoil_cache.client import Config
 from cloudcoil_cache.controller import Controller, LeaderElection, Manager
 from cloudcoil_cache.models.kubernetes.coordination.v1 import Lease
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap
-from cluster_support import FAST
-from _controller_support import Calls
 
 pytestmark = pytest.mark.real
 _namespaces = itertools.count()
@@ -25,8 +25,9 @@ _namespaces = itertools.count()
 @pytest.fixture
 def real_config(real_api_server, tmp_path: Path) -> Iterator[Config]:
     name = f"controller-{next(_namespaces)}"
-    status, body = real_api_server.request("POST", "/api/v1/namespaces",
-                                           {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    status, body = real_api_server.request(
+        "POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    )
     assert status == 201, body
     kubeconfig = real_api_server.write_kubeconfig(tmp_path / "kubeconfig", namespace=name)
     config = Config(kubeconfig=kubeconfig, namespace=name, cache=Cache(resources=[], tuning=FAST))
@@ -44,10 +45,13 @@ def test_mirror_controller_on_a_real_server(real_config):
         copy = ctx.cached(ConfigMap).get(f"{cm.name}-copy")
         seen.add((cm.name, copy.data if copy is not None else None))
         if copy is None:
-            owner = OwnerReference(api_version="v1", kind="ConfigMap", name=cm.name, uid=cm.metadata.uid,
-                                   controller=True)
-            ConfigMap(metadata=ObjectMeta(name=f"{cm.name}-copy", namespace=cm.namespace, owner_references=[owner]),
-                      data=cm.data).create()
+            owner = OwnerReference(
+                api_version="v1", kind="ConfigMap", name=cm.name, uid=cm.metadata.uid, controller=True
+            )
+            ConfigMap(
+                metadata=ObjectMeta(name=f"{cm.name}-copy", namespace=cm.namespace, owner_references=[owner]),
+                data=cm.data,
+            ).create()
         elif copy.data != cm.data:
             copy.data = cm.data
             copy.update()
@@ -73,8 +77,15 @@ def test_leader_election_on_a_real_lease_hands_over_on_release(real_config):
     for identity in ("one", "two"):
         ctl = Controller(ConfigMap, config=real_config)
         ctl.reconcile(lambda cm, ctx, identity=identity: calls.add(identity))
-        managers.append(Manager(ctl, config=real_config, leader_election=LeaderElection(
-            "real-lease", identity=identity, lease_duration=4, renew_deadline=3, retry_period=0.3)))
+        managers.append(
+            Manager(
+                ctl,
+                config=real_config,
+                leader_election=LeaderElection(
+                    "real-lease", identity=identity, lease_duration=4, renew_deadline=3, retry_period=0.3
+                ),
+            )
+        )
     first_leads, second_leads = threading.Event(), threading.Event()
     managers[0].leader_election.on_started_leading = first_leads.set
     managers[1].leader_election.on_started_leading = second_leads.set

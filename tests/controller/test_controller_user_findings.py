@@ -9,10 +9,10 @@ import threading
 
 import pytest
 
-from cloudcoil_cache.controller._observe import ControllerObserver
-from cloudcoil_cache.controller._workers import Reconciler, Workers
 from cloudcoil_cache.apimachinery import ObjectMeta, OwnerReference
 from cloudcoil_cache.controller import Controller, Result
+from cloudcoil_cache.controller._observe import ControllerObserver
+from cloudcoil_cache.controller._workers import Reconciler, Workers
 from cloudcoil_cache.errors import CacheUnavailableError
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Secret
 
@@ -101,8 +101,9 @@ def test_ctx_cached_sees_the_reconciles_own_create_of_an_owned_kind_on_the_next_
     @ctl.reconcile()
     def sync(cm, ctx):
         if not seen:
-            owner = OwnerReference(api_version="v1", kind="ConfigMap", name=cm.name, uid=cm.metadata.uid,
-                                   controller=True)
+            owner = OwnerReference(
+                api_version="v1", kind="ConfigMap", name=cm.name, uid=cm.metadata.uid, controller=True
+            )
             Secret(metadata=ObjectMeta(name="a-secret", namespace="default", owner_references=[owner])).create()
             seen.append("created")
             return Result(requeue_after=0)  # the next pass at once
@@ -127,9 +128,17 @@ def test_ctx_cached_sees_the_reconciles_own_create_of_an_owned_kind_on_the_next_
 def test_workers_stopped_before_their_threads_start_stop_cleanly_and_never_start():
     """The controller publishes a run's Workers under its lock and starts their threads after
     releasing it: a stop in between joined threads never started (RuntimeError)."""
-    workers = Workers("early-stop", object, Reconciler.of(lambda obj: None), count=2,
-                      context=contextvars.copy_context(), sources=dict, in_scope=lambda obj: True,
-                      observer=ControllerObserver, logger=logging.getLogger("test"))
+    workers = Workers(
+        "early-stop",
+        object,
+        Reconciler.of(lambda obj: None),
+        count=2,
+        context=contextvars.copy_context(),
+        sources=dict,
+        in_scope=lambda obj: True,
+        observer=ControllerObserver,
+        logger=logging.getLogger("test"),
+    )
     assert workers.stop(1.0) is True
     workers.start()
     assert all(t.ident is None for t in workers.threads())

@@ -36,9 +36,13 @@ class Replica:
         self.identity = identity
         self._stderr = open(stderr_path, "w")
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-        self.proc = subprocess.Popen([sys.executable, str(REPLICA), kubeconfig, identity, str(LEASE), str(RENEW),
-                                      str(RETRY)], stdout=subprocess.PIPE, stderr=self._stderr, text=True,
-                                     env=env)
+        self.proc = subprocess.Popen(
+            [sys.executable, str(REPLICA), kubeconfig, identity, str(LEASE), str(RENEW), str(RETRY)],
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+            env=env,
+        )
         self._reader = threading.Thread(target=self._read, args=(log,), name=f"reader-{identity}")
         self._reader.start()
 
@@ -69,11 +73,14 @@ class EventLog:
             self.events.append(event)
             self._cond.notify_all()
 
-    def wait_for(self, pred: Callable[[dict[str, Any]], bool], timeout: float = 30.0,
-                 after: float = 0.0) -> dict[str, Any]:
+    def wait_for(
+        self, pred: Callable[[dict[str, Any]], bool], timeout: float = 30.0, after: float = 0.0
+    ) -> dict[str, Any]:
         """The first event (at or after monotonic time ``after``) matching ``pred``."""
+
         def find() -> dict[str, Any] | None:
             return next((e for e in self.events if e["t"] >= after and pred(e)), None)
+
         with self._cond:
             if not self._cond.wait_for(lambda: find() is not None, timeout):
                 raise AssertionError(f"no matching event within {timeout}s; events: {self.events[-20:]}")
@@ -142,8 +149,10 @@ def test_sigterm_releases_the_lease_and_a_standby_takes_over_in_about_a_retry_pe
     exited = log.wait_for(lambda e: e["event"] == "exit" and e["id"] == leader, after=termed_at)
     assert procs[leader].proc.wait(10) == 0
     second = _leader_started(log, after=termed_at, exclude=leader)
-    print(f"\nSIGTERM failover: {second['t'] - termed_at:.2f}s after the signal, {second['t'] - stopped['t']:.2f}s "
-          f"after the release (retry {RETRY}s; the old leader exited {exited['t'] - termed_at:.2f}s after it)")
+    print(
+        f"\nSIGTERM failover: {second['t'] - termed_at:.2f}s after the signal, {second['t'] - stopped['t']:.2f}s "
+        f"after the release (retry {RETRY}s; the old leader exited {exited['t'] - termed_at:.2f}s after it)"
+    )
     assert second["t"] - stopped["t"] <= RETRY * (1 + JITTER) + MARGIN
     assert second["t"] - termed_at < LEASE  # faster than waiting out the lease: it was released
     lease = fake_api_server.get("leases.coordination.k8s.io", "replica-test", "default")
@@ -151,8 +160,7 @@ def test_sigterm_releases_the_lease_and_a_standby_takes_over_in_about_a_retry_pe
     assert lease["spec"]["leaseTransitions"] == 1
 
 
-def test_a_leader_that_cannot_renew_steps_down_after_renew_deadline_and_campaigns_again(replicas,
-                                                                                        fake_api_server):
+def test_a_leader_that_cannot_renew_steps_down_after_renew_deadline_and_campaigns_again(replicas, fake_api_server):
     start, log = replicas
     procs = {r.identity: r for r in start("f1", "f2", "f3")}
     for identity in procs:
@@ -161,8 +169,10 @@ def test_a_leader_that_cannot_renew_steps_down_after_renew_deadline_and_campaign
     broken_at = time.monotonic()
     fake_api_server.fail_next(100_000, 500, path="/leases/replica-test")
     last_renew = datetime.datetime.fromisoformat(
-        fake_api_server.get("leases.coordination.k8s.io", "replica-test", "default")["spec"]["renewTime"]
-        .replace("Z", "+00:00")).timestamp()
+        fake_api_server.get("leases.coordination.k8s.io", "replica-test", "default")["spec"]["renewTime"].replace(
+            "Z", "+00:00"
+        )
+    ).timestamp()
     down = log.wait_for(lambda e: e["event"] == "stopped_leading" and e["id"] == leader, after=broken_at)
     print(f"\nstep-down {down['wall'] - last_renew:.2f}s after the last renewal (renew deadline {RENEW}s)")
     # (a renewal counts from the start of its attempt: under CPU contention it may step down earlier)
@@ -194,8 +204,16 @@ def test_leader_election_arguments_are_checked():
 def test_the_shipped_fake_clock_drives_the_campaign(config, fake_api_server):
     clock = FakeClock()
     started = threading.Event()
-    election = LeaderElection("fake-clock", namespace="default", identity="me", lease_duration=15,
-                              renew_deadline=10, retry_period=2, clock=clock, on_started_leading=started.set)
+    election = LeaderElection(
+        "fake-clock",
+        namespace="default",
+        identity="me",
+        lease_duration=15,
+        renew_deadline=10,
+        retry_period=2,
+        clock=clock,
+        on_started_leading=started.set,
+    )
     election._start(config)
     try:
         assert started.wait(10)  # the first attempt does not wait

@@ -6,11 +6,11 @@ import threading
 import urllib.error
 import urllib.request
 
+from _controller_support import Calls
 from prometheus_client.parser import text_string_to_metric_families
 
 from cloudcoil_cache.controller import Controller, LeaderElection, Manager, TerminalError
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap
-from _controller_support import Calls
 
 
 def _get(port: int, path: str) -> tuple[int, str]:
@@ -22,8 +22,11 @@ def _get(port: int, path: str) -> tuple[int, str]:
 
 
 def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
 
 
 def test_metrics_are_scraped_and_parsed_with_the_ecosystems_names(config, fake_api_server, make_cm):
@@ -85,8 +88,9 @@ def test_two_managers_in_one_process_one_leads_the_standby_is_warm_and_ready(con
     for identity in ("a", "b"):
         ctl = Controller(ConfigMap, config=config)
         ctl.reconcile(lambda cm, ctx, identity=identity: calls.add(identity))
-        election = LeaderElection("two-managers", identity=identity, lease_duration=4, renew_deadline=3,
-                                  retry_period=0.2)
+        election = LeaderElection(
+            "two-managers", identity=identity, lease_duration=4, renew_deadline=3, retry_period=0.2
+        )
         managers.append(Manager(ctl, config=config, leader_election=election, health_port=0))
     started = threading.Event()
     managers[0].leader_election.on_started_leading = started.set

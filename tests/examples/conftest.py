@@ -9,7 +9,6 @@ from types import ModuleType
 from typing import Callable, Iterator
 
 import pytest
-
 from _examples_support import ARTIFACTS, EXAMPLES
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
-import shutil
 import statistics
 import subprocess
 import sys
@@ -48,8 +48,12 @@ def flask_served(load_example) -> Any:
 
 def _client(url: str, index: int, latencies: list[float], failures: list[str]) -> None:
     namespace = NAMESPACES[index % len(NAMESPACES)]
-    paths = [f"/api/pods?namespace={namespace}", f"/pods/{namespace}/{namespace}-03", "/pods?namespace=web",
-             "/api/pods"]
+    paths = [
+        f"/api/pods?namespace={namespace}",
+        f"/pods/{namespace}/{namespace}-03",
+        "/pods?namespace=web",
+        "/api/pods",
+    ]
     with requests.Session() as session:
         for i in range(REQUESTS_PER_CLIENT):
             path = paths[i % len(paths)]
@@ -63,13 +67,16 @@ def _client(url: str, index: int, latencies: list[float], failures: list[str]) -
 def test_concurrent_clients_are_served_from_the_cache_with_no_list(flask_served, artifacts, capsys):
     server, url = flask_served
     first = requests.get(url + "/api/pods", timeout=30).json()
-    assert {ns: [p["name"] for p in pods] for ns, pods in first["namespaces"].items()} == \
-        {ns: list(names) for ns, names in PODS.items()}
+    assert {ns: [p["name"] for p in pods] for ns, pods in first["namespaces"].items()} == {
+        ns: list(names) for ns, names in PODS.items()
+    }
 
     latencies: list[float] = []
     failures: list[str] = []
-    clients = [threading.Thread(target=_client, args=(url, i, latencies, failures), name=f"test-client-{i}")
-               for i in range(CLIENTS)]
+    clients = [
+        threading.Thread(target=_client, args=(url, i, latencies, failures), name=f"test-client-{i}")
+        for i in range(CLIENTS)
+    ]
     started = time.perf_counter()
     for client in clients:
         client.start()
@@ -83,9 +90,14 @@ def test_concurrent_clients_are_served_from_the_cache_with_no_list(flask_served,
     assert api_reads == []  # 4000 requests, and not one LIST (or GET) reached the API server
 
     cuts = statistics.quantiles(latencies, n=100)
-    figures = {"requests": len(latencies), "clients": CLIENTS, "waitress_threads": 8,
-               "p50_ms": round(cuts[49] * 1000, 2), "p99_ms": round(cuts[98] * 1000, 2),
-               "requests_per_s": round(len(latencies) / elapsed)}
+    figures = {
+        "requests": len(latencies),
+        "clients": CLIENTS,
+        "waitress_threads": 8,
+        "p50_ms": round(cuts[49] * 1000, 2),
+        "p99_ms": round(cuts[98] * 1000, 2),
+        "requests_per_s": round(len(latencies) / elapsed),
+    }
     (artifacts / "flask-load.json").write_text(json.dumps(figures, indent=2) + "\n")
     with capsys.disabled():
         print(f"\nflask under waitress: {figures} (also in {artifacts / 'flask-load.json'})")
@@ -96,9 +108,21 @@ def _chromium() -> str | None:
 
 
 def _headless(browser: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                           "--no-first-run", "--hide-scrollbars", *args],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--hide-scrollbars",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_the_page_renders_a_table_per_namespace_in_headless_chromium(flask_served, artifacts, capsys):
@@ -131,14 +155,22 @@ def test_the_script_serves_under_waitress_until_ctrl_c(tmp_path):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
-    proc = subprocess.Popen([sys.executable, "flask_app.py", "--serve", "--port", str(port)], cwd=examples, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "flask_app.py", "--serve", "--port", str(port)],
+        cwd=examples,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().startswith(f"serving on http://127.0.0.1:{port}/")
         answer = requests.get(f"http://127.0.0.1:{port}/api/pods", timeout=30).json()
-        assert {ns: [p["name"] for p in pods] for ns, pods in answer["namespaces"].items()} == \
-            {"default": ["web-0", "web-1"], "other": ["web-0"]}
+        assert {ns: [p["name"] for p in pods] for ns, pods in answer["namespaces"].items()} == {
+            "default": ["web-0", "web-1"],
+            "other": ["web-0"],
+        }
         proc.send_signal(signal.SIGINT)
         assert proc.wait(30) == 0
     finally:

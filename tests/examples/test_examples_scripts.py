@@ -21,13 +21,22 @@ def test_cached_reads_serve_list_and_get_from_memory(load_example, capsys):
     assert "api reads: []" in capsys.readouterr().out.splitlines()
 
 
-@pytest.mark.parametrize("script, expected_line", [
-    ("cached_reads", "api reads: []"),
-    ("flask_app", "api reads -> []"),
-])
+@pytest.mark.parametrize(
+    "script, expected_line",
+    [
+        ("cached_reads", "api reads: []"),
+        ("flask_app", "api reads -> []"),
+    ],
+)
 def test_each_example_runs_as_a_script(script: str, expected_line: str):
     env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
-    done = subprocess.run([sys.executable, str(EXAMPLES / f"{script}.py")], env=env, cwd=EXAMPLES.parent,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / f"{script}.py")],
+        env=env,
+        cwd=EXAMPLES.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert expected_line in done.stdout.splitlines()

@@ -22,8 +22,7 @@ Script = Callable[["Exchange"], None]
 
 def pod(name: str | None, rv: int | str, namespace: str | None = "default", **extra: Any) -> dict[str, Any]:
     """A minimal Pod as the API server sends it (``name=None`` / ``namespace=None``: the field is null)."""
-    meta: dict[str, Any] = {"name": name, "namespace": namespace, "resourceVersion": str(rv),
-                            "uid": f"uid-{name}"}
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "resourceVersion": str(rv), "uid": f"uid-{name}"}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": []}, **extra}
 
 
@@ -36,8 +35,17 @@ def bookmark_line(rv: int | str) -> bytes:
 
 
 def status_body(code: int, reason: str, message: str) -> bytes:
-    return json.dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                       "reason": reason, "message": message, "code": code}).encode()
+    return json.dumps(
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "reason": reason,
+            "message": message,
+            "code": code,
+        }
+    ).encode()
 
 
 class Exchange:
@@ -60,8 +68,9 @@ class Exchange:
     def reply_json(self, obj: Any, status: int = 200) -> None:
         self.reply(status, json.dumps(obj).encode())
 
-    def reply_list(self, items: list[dict[str, Any]], rv: int | str, *, continue_: str | None = None,
-                   remaining: int | None = None) -> None:
+    def reply_list(
+        self, items: list[dict[str, Any]], rv: int | str, *, continue_: str | None = None, remaining: int | None = None
+    ) -> None:
         meta: dict[str, Any] = {"resourceVersion": str(rv)}
         if continue_:
             meta["continue"] = continue_
@@ -149,8 +158,9 @@ class _HTTPServer(http.server.ThreadingHTTPServer):
     def process_request(self, request: socket.socket, client_address: object) -> None:
         with self.hostile.lock:
             self.hostile.connections.add(request)
-        t = threading.Thread(target=self.process_request_thread, args=(request, client_address),
-                             name="hostile-server-connection")
+        t = threading.Thread(
+            target=self.process_request_thread, args=(request, client_address), name="hostile-server-connection"
+        )
         threads = vars(self).setdefault("_threads", socketserver._Threads())  # type: ignore[attr-defined]
         threads.append(t)
         t.start()
@@ -199,8 +209,10 @@ class HostileServer:
         with self.changed:
             ok = self.changed.wait_for(lambda: predicate(self), timeout)
         if not ok:
-            raise AssertionError(f"the hostile server never saw what the test waited for; requests: "
-                                 f"{[(r.verb, r.query) for r in self.requests][-10:]}")
+            raise AssertionError(
+                f"the hostile server never saw what the test waited for; requests: "
+                f"{[(r.verb, r.query) for r in self.requests][-10:]}"
+            )
 
     def start(self) -> HostileServer:
         self._thread.start()

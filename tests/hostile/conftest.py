@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator
 
 import pytest
+from _hostile_server import HostileServer, Script
 
 from cloudcoil_cache.caching import Backoff, Cache, Tuning
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.testing import FakeClock
-
-from _hostile_server import HostileServer, Script
 
 
 @pytest.fixture
@@ -22,12 +21,20 @@ def clock() -> FakeClock:
 def tuned(clock: FakeClock) -> Callable[..., Tuning]:
     """``tuned(**overrides)`` → backoff 1 s doubling to 8 s with a fixed jitter draw (x1.5), every
     wait on ``clock``; the socket read timeout is real time (0.5 s)."""
+
     def make(**overrides: Any) -> Tuning:
-        values: dict[str, Any] = dict(backoff=Backoff(initial=1.0, cap=8.0), watch_timeout=30.0,
-                                      read_timeout=0.5, min_watch_duration=1.0, freeze_gc=False,
-                                      clock=clock, rng=lambda: 0.5)
+        values: dict[str, Any] = dict(
+            backoff=Backoff(initial=1.0, cap=8.0),
+            watch_timeout=30.0,
+            read_timeout=0.5,
+            min_watch_duration=1.0,
+            freeze_gc=False,
+            clock=clock,
+            rng=lambda: 0.5,
+        )
         values.update(overrides)
         return Tuning(**values)
+
     return make
 
 
@@ -57,8 +64,7 @@ def cached() -> Iterator[Callable[..., Config]]:
     def make(server: HostileServer, tuning: Tuning, **options: Any) -> Config:
         options.setdefault("max_staleness", 5)
         options.setdefault("mode", "strict")
-        config = Config(server=server.url, namespace="default",
-                        cache=Cache(resources=[Pod], tuning=tuning, **options))
+        config = Config(server=server.url, namespace="default", cache=Cache(resources=[Pod], tuning=tuning, **options))
         made.append(config)
         return config
 

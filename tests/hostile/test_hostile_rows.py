@@ -10,14 +10,13 @@ import threading
 from typing import Any
 
 import pytest
+from _hostile_server import Exchange, HostileServer, bookmark_line, event_line, filler, pod
 
 from cloudcoil_cache.caching import Backoff, InformerStatus
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.errors import CacheUnavailableError
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import FakeClock
-
-from _hostile_server import Exchange, HostileServer, bookmark_line, event_line, filler, pod
 
 GARBAGE_RV = "not-a-resource-version!"
 
@@ -65,9 +64,11 @@ def names(config: Config) -> set[Any]:
 
 # ------------------------------------------------------------------ hot loops and poisoned state
 
+
 def test_row1_watches_ending_after_one_bookmark_back_off_and_turn_stale(hostile, cached, clock, tuned):
     """Before: 357-800 watch requests/s, `current`, nothing in status(). After: a backoff step per
     empty watch, `degraded` naming the empty watch, `stale` past max_staleness, no relist."""
+
     def on_watch(ex: Exchange) -> None:
         ex.start_chunked()
         ex.chunk(bookmark_line(10))  # confirms the RV the informer has: no progress
@@ -97,6 +98,7 @@ def test_row1_watches_ending_after_one_bookmark_back_off_and_turn_stale(hostile,
 def test_row2_a_garbage_bookmark_rv_is_dropped_and_never_asked_for(hostile, cached, clock, tuned):
     """Before: every relist asked for the garbage RV and got 400, `stale` forever. After: the
     bookmark is dropped (counted in status), the next watch resumes from the last real RV."""
+
     def on_watch(ex: Exchange) -> None:
         if not ex.query["resourceVersion"].isdigit():
             ex.reply_status(400, "BadRequest", f"invalid resourceVersion {ex.query['resourceVersion']!r}")
@@ -158,6 +160,7 @@ def test_row2_a_relist_refused_with_400_at_a_garbage_rv_starts_fresh(hostile, ca
 
 # ----------------------------------------------------------------------- stalls not detected
 
+
 def _watch_then(behaviour: str) -> Any:
     def on_watch(ex: Exchange) -> None:
         ex.start_chunked()
@@ -167,12 +170,14 @@ def _watch_then(behaviour: str) -> Any:
                 ex.pause(0.05)
                 ex.chunk(b" ")
         ex.hold()  # "silent": nothing after the headers
+
     return on_watch
 
 
 @pytest.mark.parametrize("behaviour", ["trickle", "silent"])
 def test_row3_4_a_watch_without_complete_events_is_a_stall_and_max_staleness_applies(
-        hostile, cached, clock, tuned, behaviour):
+    hostile, cached, clock, tuned, behaviour
+):
     """Before: `current` forever, a strict read served rv 10 while the server had 11 (trickling),
     and a watch re-opened per read timeout counted as healthy (silent). After: each is a
     StalledWatchError, the re-opened watch does not make it current, `stale` past max_staleness.
@@ -198,6 +203,7 @@ def test_row3_4_a_watch_without_complete_events_is_a_stall_and_max_staleness_app
 
 # ------------------------------------------------------------------------------ unbounded input
 
+
 def _endless_list(mode: str) -> Any:
     pages = [0]
 
@@ -207,16 +213,21 @@ def _endless_list(mode: str) -> Any:
         token = "again" if mode == "repeated-token" else f"token-{n}"
         remaining = 3 if mode == "remaining-count" else None
         ex.reply_list([pod(f"pod-{n}-{i}", 10) for i in range(2)], 10, continue_=token, remaining=remaining)
+
     return on_list
 
 
-@pytest.mark.parametrize(("mode", "pages", "words"), [
-    ("repeated-token", 2, "same continue token"),
-    ("remaining-count", 4, "remainingItemCount"),
-    ("page-cap", 5, "max_list_pages"),
-])
+@pytest.mark.parametrize(
+    ("mode", "pages", "words"),
+    [
+        ("repeated-token", 2, "same continue token"),
+        ("remaining-count", 4, "remainingItemCount"),
+        ("page-cap", 5, "max_list_pages"),
+    ],
+)
 def test_row5_a_list_whose_continue_never_ends_fails_with_a_typed_error(
-        hostile, cached, clock, tuned, mode, pages, words):
+    hostile, cached, clock, tuned, mode, pages, words
+):
     """Before: 210 pages (52,500 items) in 10 s, `syncing`, no error, RSS growing. After: the
     sync ends at the bound with ListPagingError in status()."""
     server = hostile(_endless_list(mode), _watch_then("silent"))
@@ -264,10 +275,16 @@ def test_row6_a_100_mb_list_body_is_refused_while_read(hostile, cached, clock, t
 def test_row7_objects_of_another_kind_or_without_identity_are_refused_and_counted(hostile, cached, clock, tuned):
     """Before: a ConfigMap or a Deployment in a Pod watch was stored and listed as a Pod, a pod
     without a name or with a null namespace stored under None. After: refused, counted, never stored."""
-    configmap = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "default",
-                                                                     "resourceVersion": "11"}}
-    deployment = {"apiVersion": "apps/v1", "kind": "Deployment",
-                  "metadata": {"name": "web", "namespace": "default", "resourceVersion": "12"}}
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "cm", "namespace": "default", "resourceVersion": "11"},
+    }
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default", "resourceVersion": "12"},
+    }
 
     def on_watch(ex: Exchange) -> None:
         ex.start_chunked()
@@ -292,6 +309,7 @@ def test_row7_objects_of_another_kind_or_without_identity_are_refused_and_counte
 
 # ------------------------------------------------------------------------------------- backoff
 
+
 def test_row8_a_watch_that_delivered_resets_the_backoff(hostile, cached, clock, tuned):
     """Empty watches double the wait; one that delivered an event starts it over."""
     watches = [0]
@@ -315,7 +333,8 @@ def test_row8_a_watch_that_delivered_resets_the_backoff(hostile, cached, clock, 
 
 
 def test_row8_jitter_never_carries_a_wait_past_max_staleness_against_a_server_that_answers(
-        hostile, cached, clock, tuned):
+    hostile, cached, clock, tuned
+):
     """The soak saw one 48 s wait (30 s cap plus jitter) after 500s on LIST: with max_staleness 25
     and the largest jitter, the waits are 2, 4, 8 and then 11 (not 16), so the retry that works
     comes before the informer turns stale; status() shows each wait."""
@@ -354,8 +373,10 @@ def test_row8_jitter_never_carries_a_wait_past_max_staleness_against_a_server_th
 
 # ------------------------------------------------------------------ what is not hostile
 
+
 def test_a_quiet_resource_whose_watches_the_server_ends_stays_current_and_recovers_from_an_error(
-        hostile, cached, clock, tuned):
+    hostile, cached, clock, tuned
+):
     """kube-apiserver sends nothing on a quiet resource's watch (no bookmark while the RV does not
     move) and ends it at its timeoutSeconds: silence within that is health, not a stall. After a
     failed watch (a 429), the next quiet watch the server ends makes the informer current again."""
@@ -394,11 +415,11 @@ def test_a_quiet_resource_whose_watches_the_server_ends_stays_current_and_recove
         proceed.set()
 
 
-def test_a_relist_at_an_rv_whose_later_page_is_compacted_away_restarts_at_the_latest(
-        hostile, cached, clock, tuned):
+def test_a_relist_at_an_rv_whose_later_page_is_compacted_away_restarts_at_the_latest(hostile, cached, clock, tuned):
     """kube-apiserver serves a relist's first page at the RV from its watch cache and the next from
     etcd at that revision: once etcd is compacted past it, every later page is a 410 at that RV.
     The restart is a consistent list at "" (asking at the same RV again can never succeed)."""
+
     def on_list(ex: Exchange) -> None:
         rv, token = ex.query.get("resourceVersion", ""), ex.query.get("continue")
         if server.count("list") == 1:
@@ -431,12 +452,15 @@ def test_a_relist_at_an_rv_whose_later_page_is_compacted_away_restarts_at_the_la
 def test_a_server_that_fails_every_watch_after_one_event_still_backs_off(hostile, cached, clock, tuned):
     """One event, then an ERROR 500, on every watch: the event is applied, but the backoff keeps
     growing (a reset per event gave one relist per event: 32 LISTs in 40 s against 6)."""
+
     def on_watch(ex: Exchange) -> None:
         n = server.count("watch")
         ex.start_chunked()
         ex.chunk(event_line("MODIFIED", pod("pod-0", 10 + n)))
-        ex.chunk(b'{"type": "ERROR", "object": {"kind": "Status", "code": 500, "reason": "InternalError", '
-                 b'"message": "etcd leader changed"}}\n')
+        ex.chunk(
+            b'{"type": "ERROR", "object": {"kind": "Status", "code": 500, "reason": "InternalError", '
+            b'"message": "etcd leader changed"}}\n'
+        )
         ex.end_chunks()
 
     server = hostile(list_ok(), on_watch)
@@ -450,6 +474,7 @@ def test_a_list_answering_410_after_a_watch_that_delivered_backs_off(hostile, ca
     """A watch delivers one event, then 410; every list after the first sync answers 410 too. The
     relist after the watch's 410 runs at once, but the list's own 410 is a second expiry in a row and
     backs off: the watch's progress counts once (it counted for every list, a relist hot loop)."""
+
     def on_list(ex: Exchange) -> None:
         if server.count("list") == 1:
             ex.reply_list([pod("pod-0", 10)], 10)
@@ -459,8 +484,10 @@ def test_a_list_answering_410_after_a_watch_that_delivered_backs_off(hostile, ca
     def on_watch(ex: Exchange) -> None:
         ex.start_chunked()
         ex.chunk(event_line("MODIFIED", pod("pod-0", 11)))
-        ex.chunk(b'{"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired", '
-                 b'"message": "too old resource version: 11 (20)"}}\n')
+        ex.chunk(
+            b'{"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired", '
+            b'"message": "too old resource version: 11 (20)"}}\n'
+        )
         ex.end_chunks()
 
     server = hostile(on_list, on_watch)

@@ -31,8 +31,14 @@ class Exchange:
         conn = req.connection
         self.peer_cert = conn.getpeercert() if isinstance(conn, ssl.SSLSocket) else None
 
-    def reply(self, status: int, body: bytes = b"", *, content_type: str = "application/json",
-              headers: dict[str, str] | None = None) -> None:
+    def reply(
+        self,
+        status: int,
+        body: bytes = b"",
+        *,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
         self._req.send_response(status)
         self._req.send_header("Content-Type", content_type)
         self._req.send_header("Content-Length", str(len(body)))
@@ -105,8 +111,9 @@ class _HTTPServer(http.server.ThreadingHTTPServer):
     def process_request(self, request: socket.socket, client_address: object) -> None:
         with self.tiny.lock:
             self.tiny.connections.add(request)
-        t = threading.Thread(target=self.process_request_thread, args=(request, client_address),
-                             name="tiny-server-connection")
+        t = threading.Thread(
+            target=self.process_request_thread, args=(request, client_address), name="tiny-server-connection"
+        )
         t.daemon = False
         threads = vars(self).setdefault("_threads", socketserver._Threads())  # type: ignore[attr-defined]
         threads.append(t)
@@ -134,11 +141,11 @@ class TinyServer:
         self._httpd.tiny = self
         if ssl_context is not None:
             self._httpd.socket = ssl_context.wrap_socket(
-                self._httpd.socket, server_side=True, do_handshake_on_connect=False)
+                self._httpd.socket, server_side=True, do_handshake_on_connect=False
+            )
         self.port: int = self._httpd.server_address[1]
         self.scheme = "https" if ssl_context is not None else "http"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
-                                        name="tiny-server")
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="tiny-server")
 
     @property
     def url(self) -> str:

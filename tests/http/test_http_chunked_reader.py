@@ -15,12 +15,11 @@ from typing import Callable
 
 import pytest
 import trustme
+from _servers import StreamConsumer
 
 from cloudcoil_cache import errors
 from cloudcoil_cache._http import TLSConfig, Transport
 from cloudcoil_cache._http._chunked import ChunkedBody
-
-from _servers import StreamConsumer
 
 WAIT = 10.0  # seconds: a bound on waits that should end at once (only reached when a test fails)
 CHUNKED_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -185,6 +184,7 @@ def serve(request, ca):
 def answer(*parts: bytes) -> Script:
     def script(conn: Conn) -> None:
         conn.send(*parts)
+
     return script
 
 
@@ -198,7 +198,7 @@ def cut(data: bytes, sizes: list[int]) -> list[bytes]:
     pieces, i, k = [], 0, 0
     while i < len(data):
         n = sizes[k % len(sizes)]
-        pieces.append(data[i:i + n])
+        pieces.append(data[i : i + n])
         i += n
         k += 1
     return pieces
@@ -209,8 +209,7 @@ FRAMINGS = {
     "all-lines-in-one-chunk": [chunk(PAYLOAD)],
     "one-byte-chunks": [chunk(bytes([b])) for b in PAYLOAD],
     "odd-sized-chunks": [chunk(p) for p in cut(PAYLOAD, [1, 2, 3, 500, 7, 1024, 13])],
-    "chunks-start-with-the-newline": [chunk(LINES[0])] + [chunk(b"\n" + line) for line in LINES[1:]]
-    + [chunk(b"\n")],
+    "chunks-start-with-the-newline": [chunk(LINES[0])] + [chunk(b"\n" + line) for line in LINES[1:]] + [chunk(b"\n")],
     "extensions-and-blanks": [chunk(line + b"\n", ext=b' ;name=value; q="x;y"\t') for line in LINES],
     "uppercase-hex-and-zero-padding": [b"%08X\r\n%s\r\n" % (len(line) + 1, line + b"\n") for line in LINES],
 }
@@ -274,8 +273,11 @@ def test_trailers_end_the_body_cleanly_even_split_across_reads(serve, split_at):
         assert s.closed
 
 
-@pytest.mark.parametrize("ending", [b"0\r\n", b"0\r\nX-A: 1\r\n", b"0\r\nX-A: 1\r\n\r"],
-                         ids=["before-the-final-crlf", "inside-the-trailers", "between-the-final-cr-and-lf"])
+@pytest.mark.parametrize(
+    "ending",
+    [b"0\r\n", b"0\r\nX-A: 1\r\n", b"0\r\nX-A: 1\r\n\r"],
+    ids=["before-the-final-crlf", "inside-the-trailers", "between-the-final-cr-and-lf"],
+)
 def test_a_body_cut_after_its_last_chunk_ends_cleanly_as_with_http_client(serve, ending):
     server, t = serve(lambda conn: (conn.send(CHUNKED_HEAD, chunk(b'{"a":1}\n'), ending), conn.end()))
     with t.stream("/w") as s:
@@ -355,12 +357,13 @@ def test_malformed_framing_raises_protocol_error_naming_the_request_not_the_byte
 def test_a_line_over_max_line_bytes_raises_line_too_long_across_chunks(serve, shape):
     long_line = b"z" * 150
     framing = {
-        "one-line-in-many-chunks": [chunk(long_line[i:i + 10]) for i in range(0, 150, 10)] + [chunk(b"\n")],
+        "one-line-in-many-chunks": [chunk(long_line[i : i + 10]) for i in range(0, 150, 10)] + [chunk(b"\n")],
         "one-chunk-too-long": [chunk(long_line + b"\n")],
         "newline-too-late": [chunk(b"z" * 90), chunk(b"z" * 20 + b"\n")],
     }[shape]
-    server, t = serve(lambda conn: (conn.send(CHUNKED_HEAD, chunk(b'{"a":1}\n'), *framing), conn.hold()),
-                      max_line_bytes=100)
+    server, t = serve(
+        lambda conn: (conn.send(CHUNKED_HEAD, chunk(b'{"a":1}\n'), *framing), conn.hold()), max_line_bytes=100
+    )
     got: list[bytes] = []
     with t.stream("/w") as s, pytest.raises(errors.LineTooLong) as info:
         for line in s:
@@ -372,12 +375,13 @@ def test_a_line_over_max_line_bytes_raises_line_too_long_across_chunks(serve, sh
 
 # -- close() from another thread, read timeouts --------------------------------------------------------
 
+
 @pytest.mark.parametrize("blocked", ["before-any-byte", "after-a-line", "inside-a-chunk", "inside-a-size"])
 def test_close_from_another_thread_ends_a_blocked_iteration_normally(serve, blocked):
     sent = {
         "before-any-byte": b"",
         "after-a-line": chunk(b'{"a":1}\n'),
-        "inside-a-chunk": chunk(b'{"a":1}\n') + b"40\r\n{\"partial",
+        "inside-a-chunk": chunk(b'{"a":1}\n') + b'40\r\n{"partial',
         "inside-a-size": chunk(b'{"a":1}\n') + b"4",
     }[blocked]
     server, t = serve(lambda conn: (conn.send(CHUNKED_HEAD + sent), conn.hold()), read_timeout=60)
@@ -394,7 +398,7 @@ def test_close_from_another_thread_ends_a_blocked_iteration_normally(serve, bloc
 
 @pytest.mark.parametrize("silent", ["after-a-line", "inside-a-chunk"])
 def test_a_silent_server_raises_read_timeout(serve, silent):
-    more = b"" if silent == "after-a-line" else b"40\r\n{\"partial"
+    more = b"" if silent == "after-a-line" else b'40\r\n{"partial'
     server, t = serve(lambda conn: (conn.send(CHUNKED_HEAD + chunk(b'{"a":1}\n') + more), conn.hold()))
     with t.stream("/w", read_timeout=0.3) as s:
         it = iter(s)
@@ -406,13 +410,13 @@ def test_a_silent_server_raises_read_timeout(serve, silent):
 
 # -- the connection afterwards ------------------------------------------------------------------------
 
+
 def test_after_a_dechunked_body_the_connection_is_closed_and_the_next_request_works(serve):
     def script(conn: Conn) -> None:
         if b"GET /w " in conn.head:
             conn.send(CHUNKED_HEAD, chunk(b'{"a":1}\n'), LAST + b"garbage after the body")
         else:
-            conn.send(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n"
-                      b'{"x":1}')
+            conn.send(b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n{"x":1}')
 
     server, t = serve(script)
     with t.stream("/w") as s:
@@ -476,8 +480,10 @@ def test_close_from_another_thread_interrupts_a_content_length_read_all(serve):
 
 def test_a_gzip_body_is_still_read_through_urllib3(serve):
     compressed = gzip.compress(PAYLOAD)
-    head = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
-            b"Transfer-Encoding: chunked\r\n\r\n")
+    head = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n"
+    )
     server, t = serve(answer(head, *[chunk(p) for p in cut(compressed, [5, 100, 1])], LAST))
     with t.stream("/w") as s:
         assert list(s) == LINES
@@ -487,8 +493,13 @@ def test_a_gzip_body_is_still_read_through_urllib3(serve):
 
 # -- ChunkedBody itself, over a socket pair, at every split of the input ------------------------------
 
-BODY = (chunk(b"ab\ncd", ext=b";x=1") + chunk(b"\n") + b"0A\r\n0123456789\r\n" + chunk(b"e" * 3)
-        + b"0;end\r\nTrailer: t\r\n\r\n")
+BODY = (
+    chunk(b"ab\ncd", ext=b";x=1")
+    + chunk(b"\n")
+    + b"0A\r\n0123456789\r\n"
+    + chunk(b"e" * 3)
+    + b"0;end\r\nTrailer: t\r\n\r\n"
+)
 DECODED = b"ab\ncd\n0123456789eee"
 
 

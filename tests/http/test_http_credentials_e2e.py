@@ -9,17 +9,18 @@ from pathlib import Path
 
 import pytest
 import trustme
+from _servers import Exchange, TinyServer
 
 from cloudcoil_cache import errors
 from cloudcoil_cache.client._kubeconfig import build_transport, load_connection
 
-from _servers import Exchange, TinyServer
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "config"))
 from _kubeconfigs import b64, exec_user, runs, simple_kubeconfig  # noqa: E402
 
-UNAUTHORIZED = (b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
-                b'"message":"Unauthorized","reason":"Unauthorized","code":401}')
+UNAUTHORIZED = (
+    b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+    b'"message":"Unauthorized","reason":"Unauthorized","code":401}'
+)
 
 
 class TokenChecker:
@@ -70,8 +71,7 @@ def test_a_rotated_in_cluster_service_account_token_is_re_read_after_a_401(tmp_p
 
 def test_an_exec_plugin_is_re_run_after_a_401_and_not_before(checker, tmp_path):
     state = tmp_path / "plugin"
-    conn = load_connection(kubeconfig=simple_kubeconfig(tmp_path / "config", exec_user(state),
-                                                        server=checker.url))
+    conn = load_connection(kubeconfig=simple_kubeconfig(tmp_path / "config", exec_user(state), server=checker.url))
     checker.valid = "exec-token-1"
     with build_transport(conn) as t:
         for _ in range(3):
@@ -117,8 +117,12 @@ def test_an_exec_plugin_client_certificate_is_presented_to_the_server(tmp_path):
         ex.reply(200, b'{"user":"%s"}' % subject["commonName"].encode())
 
     with TinyServer(whoami, ssl_context=server_ctx) as server:
-        path = simple_kubeconfig(tmp_path / "config", exec_user(state, mode="cert"), server=server.url,
-                                 cluster={"certificate-authority-data": b64(ca.cert_pem.bytes())})
+        path = simple_kubeconfig(
+            tmp_path / "config",
+            exec_user(state, mode="cert"),
+            server=server.url,
+            cluster={"certificate-authority-data": b64(ca.cert_pem.bytes())},
+        )
         with build_transport(load_connection(kubeconfig=path)) as t:
             assert t.request("GET", "/version").json() == {"user": "plugin-user"}
 
@@ -130,23 +134,26 @@ def test_no_secret_appears_in_logs_reprs_or_errors(checker, tmp_path, caplog):
     key_body = key_pem.decode().splitlines()[1]
     path = simple_kubeconfig(
         tmp_path / "config",
-        {"token": "tok-SECRET-1", "client-certificate-data": b64(leaf.cert_chain_pems[0].bytes()),
-         "client-key-data": b64(key_pem)},
-        server=checker.url.replace("http:", "https:"), cluster={"insecure-skip-tls-verify": True})
+        {
+            "token": "tok-SECRET-1",
+            "client-certificate-data": b64(leaf.cert_chain_pems[0].bytes()),
+            "client-key-data": b64(key_pem),
+        },
+        server=checker.url.replace("http:", "https:"),
+        cluster={"insecure-skip-tls-verify": True},
+    )
     secrets = ["tok-SECRET-1", key_body, b64(key_pem)[:40]]
     texts: list[str] = []
     caplog.set_level(logging.DEBUG)
     conn = load_connection(kubeconfig=path)
     http_conn = load_connection(kubeconfig=path, server=checker.url)
-    with build_transport(conn, connect_timeout=2, read_timeout=2) as t, \
-            build_transport(http_conn) as plain:
+    with build_transport(conn, connect_timeout=2, read_timeout=2) as t, build_transport(http_conn) as plain:
         texts += [repr(conn), repr(conn.credentials), repr(conn.tls), repr(t), repr(plain), str(conn)]
         with pytest.raises(errors.TransportError) as tls_failure:  # https to a plain HTTP server
             t.request("GET", "/api/v1/pods")
         with pytest.raises(errors.Unauthorized) as unauthorized:
             plain.request("GET", "/api/v1/pods")
-        texts += [str(tls_failure.value), repr(tls_failure.value), str(unauthorized.value),
-                  repr(unauthorized.value)]
+        texts += [str(tls_failure.value), repr(tls_failure.value), str(unauthorized.value), repr(unauthorized.value)]
     texts.append(caplog.text)
     assert "401 Unauthorized" in caplog.text  # the logs did record the events
     for text in texts:

@@ -15,14 +15,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from _servers import Exchange, TinyServer
 
 from cloudcoil_cache.client._kubeconfig import build_transport, load_connection
 
-from _servers import Exchange, TinyServer
-
 # Appends a line to <state>/runs per run and prints token tok-<run>; on the run numbered
 # BLOCK_RUN it first reads <state>/gate (a FIFO), so the test decides when that run ends.
-PLUGIN = r'''
+PLUGIN = r"""
 import json, os, pathlib, sys
 state = pathlib.Path(sys.argv[1])
 with open(state / "runs", "a") as f:
@@ -33,7 +32,7 @@ if str(n) == os.environ.get("BLOCK_RUN"):
         gate.read()
 print(json.dumps({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
                   "status": {"token": f"tok-{n}"}}))
-'''
+"""
 
 
 def plugin_runs(state: Path) -> int:
@@ -46,13 +45,27 @@ def exec_kubeconfig(tmp_path: Path, server: str, block_run: int | None = None) -
     state.mkdir()
     (state / "plugin.py").write_text(PLUGIN)
     env = [{"name": "BLOCK_RUN", "value": str(block_run or 0)}]
-    doc = {"apiVersion": "v1", "kind": "Config", "current-context": "ctx",
-           "clusters": [{"name": "c", "cluster": {"server": server}}],
-           "contexts": [{"name": "ctx", "context": {"cluster": "c", "user": "u"}}],
-           "users": [{"name": "u", "user": {"exec": {
-               "apiVersion": "client.authentication.k8s.io/v1", "command": sys.executable,
-               "args": [str(state / "plugin.py"), str(state)], "env": env,
-               "interactiveMode": "Never"}}}]}
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "ctx",
+        "clusters": [{"name": "c", "cluster": {"server": server}}],
+        "contexts": [{"name": "ctx", "context": {"cluster": "c", "user": "u"}}],
+        "users": [
+            {
+                "name": "u",
+                "user": {
+                    "exec": {
+                        "apiVersion": "client.authentication.k8s.io/v1",
+                        "command": sys.executable,
+                        "args": [str(state / "plugin.py"), str(state)],
+                        "env": env,
+                        "interactiveMode": "Never",
+                    }
+                },
+            }
+        ],
+    }
     path = tmp_path / "kubeconfig"
     path.write_text(yaml.safe_dump(doc))
     return path
@@ -125,8 +138,7 @@ def test_a_request_needing_no_refresh_never_waits_for_a_plugin_run(tmp_path):
         try:
             with open(tmp_path / "plugin" / "gate", "w") as gate:  # returns once run 2 waits on it
                 headers: list[str | None] = []
-                reader = threading.Thread(target=lambda: headers.append(creds.auth_header()),
-                                          name="test-reader")
+                reader = threading.Thread(target=lambda: headers.append(creds.auth_header()), name="test-reader")
                 reader.start()
                 reader.join(10)
                 blocked = reader.is_alive()
@@ -146,13 +158,20 @@ def test_a_failed_merged_run_fails_every_waiter_without_running_again(tmp_path):
     state = tmp_path / "state"
     state.mkdir()
     script = state / "fail.py"
-    script.write_text("import pathlib, sys\n"
-                      "p = pathlib.Path(sys.argv[1]) / 'runs'\n"
-                      "p.write_text(p.read_text() + 'run\\n' if p.exists() else 'run\\n')\n"
-                      "sys.exit(4)\n")
-    creds = ExecCredentials(ExecConfig(command=sys.executable, args=(str(script), str(state)),
-                                       api_version="client.authentication.k8s.io/v1",
-                                       interactive_mode="Never"))
+    script.write_text(
+        "import pathlib, sys\n"
+        "p = pathlib.Path(sys.argv[1]) / 'runs'\n"
+        "p.write_text(p.read_text() + 'run\\n' if p.exists() else 'run\\n')\n"
+        "sys.exit(4)\n"
+    )
+    creds = ExecCredentials(
+        ExecConfig(
+            command=sys.executable,
+            args=(str(script), str(state)),
+            api_version="client.authentication.k8s.io/v1",
+            interactive_mode="Never",
+        )
+    )
     generation = creds.generation()
     start = threading.Barrier(6)
     outcomes: list[str] = []

@@ -34,9 +34,11 @@ def json_module(request, stdlib_only):
     return fast if request.param == "default" else stdlib_only
 
 
-@pytest.mark.parametrize("data", [b'{"a":[1,2,{"b":"\xc3\xa9"}]}', '{"a":[1,2,{"b":"é"}]}',
-                                  memoryview(b'{"a":[1,2,{"b":"\xc3\xa9"}]}')],
-                         ids=["bytes", "str", "memoryview"])
+@pytest.mark.parametrize(
+    "data",
+    [b'{"a":[1,2,{"b":"\xc3\xa9"}]}', '{"a":[1,2,{"b":"é"}]}', memoryview(b'{"a":[1,2,{"b":"\xc3\xa9"}]}')],
+    ids=["bytes", "str", "memoryview"],
+)
 def test_loads_accepts_bytes_str_and_memoryview(json_module, data):
     assert json_module.loads(data) == {"a": [1, 2, {"b": "é"}]}
 

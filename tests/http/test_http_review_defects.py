@@ -15,6 +15,7 @@ import threading
 from typing import Any, Iterator
 
 import pytest
+from _servers import Exchange, TinyServer
 
 from cloudcoil_cache._http import TLSConfig, Transport
 from cloudcoil_cache._listwatch import ListWatch
@@ -24,12 +25,13 @@ from cloudcoil_cache.errors import ConnectError, TransportError
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import FakeAPIServer, make_pod
 
-from _servers import Exchange, TinyServer
-
 
 def _callback_errors(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() + repr(r.exc_info) for r in caplog.records
-            if r.name == "concurrent.futures" and r.levelno >= logging.ERROR]
+    return [
+        r.getMessage() + repr(r.exc_info)
+        for r in caplog.records
+        if r.name == "concurrent.futures" and r.levelno >= logging.ERROR
+    ]
 
 
 @pytest.mark.parametrize("run", [run_blocking, run_control], ids=["io", "control"])
@@ -55,6 +57,7 @@ def test_async_get_after_set_default_logs_no_executor_error(caplog):
         config = Config(server=server.url, namespace="default")
         config.set_default()
         try:
+
             async def gets() -> list[str]:
                 return [(await Pod.async_get("p0")).metadata.name for _ in range(3)]
 
@@ -65,6 +68,7 @@ def test_async_get_after_set_default_logs_no_executor_error(caplog):
 
 
 # -- the async watch's cleanup never blocks the event loop ----------------------------------------
+
 
 def test_cancelling_an_async_watch_while_it_opens_returns_while_the_open_is_still_blocked():
     arrived = threading.Event()
@@ -80,6 +84,7 @@ def test_cancelling_an_async_watch_while_it_opens_returns_while_the_open_is_stil
 
         async def scenario() -> None:
             async with config:
+
                 async def consume() -> None:
                     async for _ in await Pod.async_watch():
                         pass

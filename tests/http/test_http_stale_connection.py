@@ -7,11 +7,10 @@ import threading
 from typing import Any
 
 import pytest
+from _servers import Exchange, TinyServer
 
 from cloudcoil_cache._http import Transport
 from cloudcoil_cache.errors import ProtocolError, ReadTimeout
-
-from _servers import Exchange, TinyServer
 
 
 class _DropsTheSecondRequest:

@@ -6,18 +6,17 @@ import threading
 import time
 
 import pytest
+from _servers import Exchange, StreamConsumer, TinyServer, free_port
 
 from cloudcoil_cache import errors
 from cloudcoil_cache._http import Transport
-
-from _servers import Exchange, StreamConsumer, TinyServer, free_port
 
 LINES = [b'{"type":"ADDED","object":{"n":%d,"pad":"%s"}}' % (i, b"x" * (i * 37 % 300)) for i in range(40)]
 PAYLOAD = b"".join(line + b"\n" for line in LINES)
 
 
 def split_every(n: int) -> list[bytes]:
-    return [PAYLOAD[i:i + n] for i in range(0, len(PAYLOAD), n)]
+    return [PAYLOAD[i : i + n] for i in range(0, len(PAYLOAD), n)]
 
 
 def split_at_lines() -> list[bytes]:
@@ -82,7 +81,7 @@ def test_a_line_bigger_than_the_read_size_arrives_whole(serve):
     def handler(ex: Exchange) -> None:
         ex.start_chunked()
         for i in range(0, len(big), 100_000):
-            ex.chunk(big[i:i + 100_000])
+            ex.chunk(big[i : i + 100_000])
         ex.chunk(b"\n{}\n")
         ex.end_chunks()
 
@@ -117,13 +116,15 @@ def test_each_line_is_delivered_as_soon_as_it_arrives_not_when_the_stream_ends(s
 TRUNCATIONS = [
     ("chunked-cut-mid-line", lambda ex: (ex.start_chunked(), ex.chunk(b'{"a":1}\n{"b":2}\n{"c"'), ex.cut())),
     ("chunked-cut-at-line-end", lambda ex: (ex.start_chunked(), ex.chunk(b'{"a":1}\n{"b":2}\n'), ex.cut())),
-    ("chunked-clean-end-after-partial-line",
-     lambda ex: (ex.start_chunked(), ex.chunk(b'{"a":1}\n{"b":2}\n{"c":'), ex.end_chunks())),
-    ("until-close-ends-mid-line",
-     lambda ex: (ex.start_until_close(), ex.write(b'{"a":1}\n{"b":2}\n{"c":3'), ex.cut())),
-    ("content-length-short",
-     lambda ex: (ex.write(b"HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n" b'{"a":1}\n{"b":2}\n{"c'),
-                 ex.cut())),
+    (
+        "chunked-clean-end-after-partial-line",
+        lambda ex: (ex.start_chunked(), ex.chunk(b'{"a":1}\n{"b":2}\n{"c":'), ex.end_chunks()),
+    ),
+    ("until-close-ends-mid-line", lambda ex: (ex.start_until_close(), ex.write(b'{"a":1}\n{"b":2}\n{"c":3'), ex.cut())),
+    (
+        "content-length-short",
+        lambda ex: (ex.write(b'HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n{"a":1}\n{"b":2}\n{"c'), ex.cut()),
+    ),
 ]
 
 
@@ -210,6 +211,7 @@ def test_one_transport_serves_many_threads_at_once(serve):
 
     results: dict[int, list[object]] = {}
     with transport_for(serve(handler)) as t:
+
         def work(n: int) -> None:
             results[n] = [t.request("GET", f"/t{n}/{i}").json()["path"] for i in range(5)]
 

@@ -52,8 +52,15 @@ class SwappingCredentials:
 
 
 def status_body(code: int, reason: str, message: str, **details: object) -> dict:
-    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-            "message": message, "reason": reason, "code": code}
+    body = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
     if details:
         body["details"] = details
     return body
@@ -120,8 +127,9 @@ def test_a_non_status_error_body_becomes_a_short_message(transport, body, start)
 
 @responses.activate
 def test_429_with_retry_after_waits_that_long_then_succeeds(transport, stop):
-    responses.get(f"{SERVER}/api", json=status_body(429, "TooManyRequests", "slow down"), status=429,
-                  headers={"Retry-After": "3"})
+    responses.get(
+        f"{SERVER}/api", json=status_body(429, "TooManyRequests", "slow down"), status=429, headers={"Retry-After": "3"}
+    )
     responses.get(f"{SERVER}/api", json={"kind": "APIVersions"})
     resp = transport.request("GET", "/api")
     assert resp.json() == {"kind": "APIVersions"}
@@ -131,8 +139,7 @@ def test_429_with_retry_after_waits_that_long_then_succeeds(transport, stop):
 
 @responses.activate
 def test_retry_after_seconds_in_the_status_details_are_honoured_without_a_header(transport, stop):
-    responses.get(f"{SERVER}/api", status=429,
-                  json=status_body(429, "TooManyRequests", "slow", retryAfterSeconds=2))
+    responses.get(f"{SERVER}/api", status=429, json=status_body(429, "TooManyRequests", "slow", retryAfterSeconds=2))
     responses.get(f"{SERVER}/api", json={})
     transport.request("GET", "/api")
     assert stop.waits == [2.0]
@@ -157,8 +164,12 @@ def test_503_without_retry_after_is_raised_at_once_as_client_go_does(transport, 
 
 @responses.activate
 def test_503_with_retry_after_is_retried_max_retries_times_then_raised(transport, stop):
-    responses.get(f"{SERVER}/api", json=status_body(503, "ServiceUnavailable", "shutting down"),
-                  status=503, headers={"Retry-After": "2"})
+    responses.get(
+        f"{SERVER}/api",
+        json=status_body(503, "ServiceUnavailable", "shutting down"),
+        status=503,
+        headers={"Retry-After": "2"},
+    )
     with pytest.raises(errors.ServerError) as info:
         transport.request("GET", "/api")
     assert (info.value.code, info.value.retry_after) == (503, 2.0)
@@ -219,21 +230,32 @@ RETRY_AFTER_VALUES = [
 ]
 
 
-@pytest.mark.parametrize("headers,expected", RETRY_AFTER_VALUES,
-                         ids=["seconds", "fraction", "negative", "past-date", "garbage", "absent"])
+@pytest.mark.parametrize(
+    "headers,expected", RETRY_AFTER_VALUES, ids=["seconds", "fraction", "negative", "past-date", "garbage", "absent"]
+)
 def test_retry_after_header_values_parse_to_seconds(headers, expected):
     assert parse_retry_after(headers) == expected
 
 
 POLICY_TABLE = [
-    (429, None, 0, None), (429, 3.0, 0, 3.0), (429, 3.0, 4, 3.0), (429, 3.0, 5, None),
-    (503, None, 1, None), (503, 2.0, 1, 2.0), (500, None, 0, None), (500, 0.0, 0, 0.0),
-    (504, 1.0, 0, 1.0), (404, 2.0, 0, None), (409, 1.0, 0, None), (503, 30.0, 0, 8.0),
+    (429, None, 0, None),
+    (429, 3.0, 0, 3.0),
+    (429, 3.0, 4, 3.0),
+    (429, 3.0, 5, None),
+    (503, None, 1, None),
+    (503, 2.0, 1, 2.0),
+    (500, None, 0, None),
+    (500, 0.0, 0, 0.0),
+    (504, 1.0, 0, 1.0),
+    (404, 2.0, 0, None),
+    (409, 1.0, 0, None),
+    (503, 30.0, 0, 8.0),
 ]
 
 
-@pytest.mark.parametrize("code,retry_after,attempt,delay", POLICY_TABLE,
-                         ids=[f"{c}-ra{r}-attempt{a}" for c, r, a, _ in POLICY_TABLE])
+@pytest.mark.parametrize(
+    "code,retry_after,attempt,delay", POLICY_TABLE, ids=[f"{c}-ra{r}-attempt{a}" for c, r, a, _ in POLICY_TABLE]
+)
 def test_retry_policy_retries_only_what_client_go_retries(code, retry_after, attempt, delay):
     assert RetryPolicy(max_retries=5, max_wait=8.0).delay(code, retry_after, attempt) == delay
 
@@ -281,14 +303,23 @@ def test_params_body_content_type_user_agent_and_extra_headers_are_sent():
     responses.post(f"{SERVER}/api/v1/namespaces/a/pods", json={}, status=201)
     with Transport(SERVER + "/", user_agent="tests/1.0") as t:
         assert t.server == SERVER
-        resp = t.request("POST", "/api/v1/namespaces/a/pods", params={"dryRun": "All"}, body=b'{"x":1}',
-                         content_type="application/json", headers={"X-Extra": "1"})
+        resp = t.request(
+            "POST",
+            "/api/v1/namespaces/a/pods",
+            params={"dryRun": "All"},
+            body=b'{"x":1}',
+            content_type="application/json",
+            headers={"X-Extra": "1"},
+        )
     sent = responses.calls[0].request
     assert resp.status_code == 201
     assert sent.url.endswith("/api/v1/namespaces/a/pods?dryRun=All")
     assert sent.body == b'{"x":1}'
     assert (sent.headers["Content-Type"], sent.headers["User-Agent"], sent.headers["X-Extra"]) == (
-        "application/json", "tests/1.0", "1")
+        "application/json",
+        "tests/1.0",
+        "1",
+    )
 
 
 @responses.activate
@@ -310,8 +341,9 @@ TRANSPORT_FAILURES = [
 
 
 @responses.activate
-@pytest.mark.parametrize("exc,cls,words", TRANSPORT_FAILURES,
-                         ids=["connect-timeout", "read-timeout", "connection-error", "ssl", "chunked"])
+@pytest.mark.parametrize(
+    "exc,cls,words", TRANSPORT_FAILURES, ids=["connect-timeout", "read-timeout", "connection-error", "ssl", "chunked"]
+)
 def test_transport_failures_become_typed_errors_naming_method_and_path(exc, cls, words):
     responses.get(f"{SERVER}/api/v1/pods", body=exc)
     with Transport(SERVER, credentials=SwappingCredentials(SECRET)) as t:
@@ -371,16 +403,20 @@ BAD_SERVERS = [
 ]
 
 
-@pytest.mark.parametrize("server,words", BAD_SERVERS, ids=[
-    "empty", "no-scheme", "ftp", "no-host", "bad-port", "credentials-in-url", "query"])
+@pytest.mark.parametrize(
+    "server,words", BAD_SERVERS, ids=["empty", "no-scheme", "ftp", "no-host", "bad-port", "credentials-in-url", "query"]
+)
 def test_a_bad_server_url_raises_config_error_without_echoing_secrets(server, words):
     with pytest.raises(errors.ConfigError, match="server") as info:
         Transport(server)
     assert words in str(info.value) and SECRET not in str(info.value)
 
 
-@pytest.mark.parametrize("kwargs", [{"read_timeout": 0}, {"connect_timeout": -1}, {"max_retries": -1},
-                                    {"max_retry_wait": "5"}], ids=["read", "connect", "retries", "wait"])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"read_timeout": 0}, {"connect_timeout": -1}, {"max_retries": -1}, {"max_retry_wait": "5"}],
+    ids=["read", "connect", "retries", "wait"],
+)
 def test_bad_numeric_options_raise_value_error_naming_the_option(kwargs):
     with pytest.raises(ValueError, match=next(iter(kwargs))):
         Transport(SERVER, **kwargs)

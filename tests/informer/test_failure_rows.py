@@ -9,13 +9,12 @@ from typing import Any
 
 import attrs
 import pytest
+from cluster_support import FAST, Recorder, seed, wait_until
 
 from cloudcoil_cache.caching import Backoff
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import FakeAPIServer, make_pod
-
-from cluster_support import wait_until, FAST, Recorder, seed
 
 PODS = "/api/v1/pods"
 
@@ -98,8 +97,12 @@ def test_row3_expired_watch_relists_at_the_last_rv_and_reports_changes(server, m
         server.clear_requests()
         server.clear_faults()
         server.drop_watches()
-        rec.wait(lambda ev: "pod-0" in [o.metadata.name for k, o in ev if k == "delete"]
-                 and "fresh" in [o.metadata.name for k, o in ev if k == "add"])
+        rec.wait(
+            lambda ev: (
+                "pod-0" in [o.metadata.name for k, o in ev if k == "delete"]
+                and "fresh" in [o.metadata.name for k, o in ev if k == "add"]
+            )
+        )
         relists = lists(server)
         assert relists and relists[0].query.get("resourceVersion") in (last_rv,) + _later(server)
         # a concrete RV is "not older than" (paginated: one page parsed at a time, benchmarks/relist.py)
@@ -140,7 +143,8 @@ def test_row5_restart_with_rv_reset_relists_from_scratch_and_converges(server, m
         server.restart(revision=2)  # etcd restored from an old backup: RVs went backwards
         server.create("pods", make_pod("after-restore", "default"))
         relist = server.wait_for_request(
-            lambda r: r.verb == "list" and r.query.get("resourceVersion", "") == "", timeout=10)
+            lambda r: r.verb == "list" and r.query.get("resourceVersion", "") == "", timeout=10
+        )
         assert relist
         rec.wait(lambda ev: "after-restore" in [_n(v) for k, v in ev if k == "add"])
         assert store_names(config) == {"pod-0", "pod-1", "pod-2", "after-restore"}
@@ -152,9 +156,17 @@ def test_row6_error_event_with_500_backs_off_and_relists_without_storing_the_sta
     with config:
         server.wait_for_watches(1)
         server.clear_requests()
-        server.send_error_event({"kind": "Status", "apiVersion": "v1", "metadata": {},
-                                 "status": "Failure", "message": "etcd leader changed",
-                                 "reason": "InternalError", "code": 500})
+        server.send_error_event(
+            {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Failure",
+                "message": "etcd leader changed",
+                "reason": "InternalError",
+                "code": 500,
+            }
+        )
         server.wait_for_request(lambda r: r.verb == "list")
         server.wait_for_request(lambda r: r.verb == "watch")
         assert store_names(config) == {"pod-0", "pod-1"}
@@ -193,8 +205,9 @@ def test_row8_partial_line_at_a_drop_is_discarded_and_the_watch_resumes(server, 
         server.drop_watches(mid_object=True)
         rewatch = server.wait_for_request(lambda r: r.verb == "watch")
         assert lists(server) == []
-        assert int(rewatch.query["resourceVersion"]) <= int(server.get("pods", "cut", "default")
-                                                            ["metadata"]["resourceVersion"])
+        assert int(rewatch.query["resourceVersion"]) <= int(
+            server.get("pods", "cut", "default")["metadata"]["resourceVersion"]
+        )
         rec.wait(lambda ev: "cut" in [o.metadata.name for k, o in ev if k == "add"])
         assert rv_before is not None
 
@@ -208,8 +221,10 @@ def test_row9_401_reloads_a_rotated_token_file_and_recovers(server, tmp_path):
         "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
         f"clusters: [{{name: fake, cluster: {{server: '{server.url}'}}}}]\n"
         f"users: [{{name: u, user: {{tokenFile: '{token_file}'}}}}]\n"
-        "contexts: [{name: fake, context: {cluster: fake, user: u, namespace: default}}]\n")
+        "contexts: [{name: fake, context: {cluster: fake, user: u, namespace: default}}]\n"
+    )
     from cloudcoil_cache.caching import Cache
+
     config = Config(kubeconfig=str(kubeconfig), cache=Cache(resources=[Pod], tuning=FAST))
     rec = Recorder()
     rec.hook(informer_of(config))
@@ -228,8 +243,9 @@ def test_row9_401_reloads_a_rotated_token_file_and_recovers(server, tmp_path):
 def test_row10_403_backs_off_exponentially_then_syncs_and_never_hot_loops(server, make_config):
     seed(server, 1)
     server.fail_next(4, 403, verb="list")
-    config = make_config(resources=[Pod], wait_for_sync=False,
-                         tuning=attrs.evolve(FAST, backoff=Backoff(initial=0.1, cap=1.0)))
+    config = make_config(
+        resources=[Pod], wait_for_sync=False, tuning=attrs.evolve(FAST, backoff=Backoff(initial=0.1, cap=1.0))
+    )
     rec = Recorder()
     rec.hook(informer_of(config))
     with config:
@@ -250,8 +266,9 @@ def test_row11_watch_429_honours_retry_after_and_rewatches_without_relisting(ser
         server.fail_next(1, 429, verb="watch", retry_after=1)
         server.drop_watches()
         rejected = server.wait_for_request(lambda r: r.verb == "watch")
-        retried = server.wait_for_request(lambda r: r.verb == "watch" and r is not rejected
-                                          and r.time > rejected.time, timeout=5)
+        retried = server.wait_for_request(
+            lambda r: r.verb == "watch" and r is not rejected and r.time > rejected.time, timeout=5
+        )
         assert retried.time - rejected.time >= 1.0
         assert lists(server) == []
 
@@ -364,8 +381,11 @@ def test_row21_objects_entering_and_leaving_the_selector_are_added_and_deleted(s
         other = server.get("pods", "other-0", "default")
         other["metadata"]["labels"]["app"] = "web"
         server.update("pods", other, "default")
-        rec.wait(lambda ev: "pod-0" in [_n(v) for k, v in ev if k == "delete"]
-                 and "other-0" in [_n(v) for k, v in ev if k == "add"])
+        rec.wait(
+            lambda ev: (
+                "pod-0" in [_n(v) for k, v in ev if k == "delete"] and "other-0" in [_n(v) for k, v in ev if k == "add"]
+            )
+        )
         assert store_names(config) == {"other-0"}
 
 

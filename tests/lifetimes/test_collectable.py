@@ -7,12 +7,12 @@ import gc
 import weakref
 from typing import Any
 
+from cluster_support import FAST, seed
+
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
 from cloudcoil_cache.testing import FakeAPIServer
-
-from cluster_support import FAST, seed
 
 ROUNDS = 100
 
@@ -98,7 +98,8 @@ def test_a_closed_config_is_freed_without_the_cyclic_collector(server: FakeAPISe
 
 
 def test_a_cache_whose_config_was_not_kept_still_starts_and_a_dropped_one_stops_its_reflector(
-        server: FakeAPIServer, kubeconfig: str) -> None:
+    server: FakeAPIServer, kubeconfig: str
+) -> None:
     """cloudcoil's pattern: ``Config(cache=cache)`` not kept, then ``cache.start()``; and a started
     cache dropped without ``stop()`` takes its reflector thread with it."""
     import threading

@@ -26,9 +26,23 @@ def test_serve_writes_its_secrets_owner_only_and_removes_them_on_sigterm(tmp_pat
     temp.mkdir()
     env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cloudcoil_cache", "serve", "--kubeconfig", str(kubeconfig),
-         "--tls", "--token", "s3cret-t0ken"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+        [
+            sys.executable,
+            "-m",
+            "cloudcoil_cache",
+            "serve",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--tls",
+            "--token",
+            "s3cret-t0ken",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
     try:
         assert proc.stdout is not None
         url = proc.stdout.readline().strip()  # printed once the files are written

@@ -49,9 +49,12 @@ def test_quantity_is_a_string_that_checks_the_kubernetes_grammar() -> None:
 
 
 def test_a_quantity_given_to_a_builder_is_written_as_its_plain_text() -> None:
-    container = (Container.builder().name("web")
-                 .resources(lambda r: r.limits({"cpu": Quantity("500m"), "memory": "1Gi"}).requests({"cpu": "1"}))
-                 .build())
+    container = (
+        Container.builder()
+        .name("web")
+        .resources(lambda r: r.limits({"cpu": Quantity("500m"), "memory": "1Gi"}).requests({"cpu": "1"}))
+        .build()
+    )
     assert container.to_dict()["resources"] == {"limits": {"cpu": "500m", "memory": "1Gi"}, "requests": {"cpu": "1"}}
     assert type(container.resources.limits["cpu"]) is str
 
@@ -60,8 +63,15 @@ def test_a_quantity_given_to_a_builder_is_written_as_its_plain_text() -> None:
 
 
 def test_chained_setters_build_the_model() -> None:
-    resource = (APIResource.builder().name("pods").kind("Pod").namespaced(True).singular_name("pod")
-                .verbs(["get", "list", "watch"]).build())
+    resource = (
+        APIResource.builder()
+        .name("pods")
+        .kind("Pod")
+        .namespaced(True)
+        .singular_name("pod")
+        .verbs(["get", "list", "watch"])
+        .build()
+    )
     assert type(resource) is APIResource
     assert (resource.name, resource.kind, resource.namespaced, resource.singular_name) == ("pods", "Pod", True, "pod")
     assert resource.verbs == ["get", "list", "watch"]
@@ -98,20 +108,31 @@ def test_a_model_field_takes_an_object_a_dict_or_a_function_of_its_builder() -> 
 
 
 def test_a_pod_with_a_nested_spec_built_by_functions() -> None:
-    pod = (Pod.builder()
-           .metadata(lambda m: m.name("web").namespace("default").labels({"app": "web"}))
-           .spec(lambda s: s.restart_policy("Never").containers(
-               lambda cs: cs.add(lambda c: c.name("web").image("nginx").ports([{"containerPort": 80}]))
-                            .add(Container(name="sidecar", image="busybox"))))
-           .build())
+    pod = (
+        Pod.builder()
+        .metadata(lambda m: m.name("web").namespace("default").labels({"app": "web"}))
+        .spec(
+            lambda s: s.restart_policy("Never").containers(
+                lambda cs: cs.add(lambda c: c.name("web").image("nginx").ports([{"containerPort": 80}])).add(
+                    Container(name="sidecar", image="busybox")
+                )
+            )
+        )
+        .build()
+    )
     assert type(pod) is Pod and type(pod.spec) is PodSpec
     assert [type(c) for c in pod.spec.containers] == [Container, Container]
     assert pod.to_dict() == {
-        "apiVersion": "v1", "kind": "Pod",
+        "apiVersion": "v1",
+        "kind": "Pod",
         "metadata": {"labels": {"app": "web"}, "name": "web", "namespace": "default"},
-        "spec": {"containers": [{"image": "nginx", "name": "web", "ports": [{"containerPort": 80}]},
-                                {"image": "busybox", "name": "sidecar"}],
-                 "restartPolicy": "Never"},
+        "spec": {
+            "containers": [
+                {"image": "nginx", "name": "web", "ports": [{"containerPort": 80}]},
+                {"image": "busybox", "name": "sidecar"},
+            ],
+            "restartPolicy": "Never",
+        },
     }
 
 
@@ -141,9 +162,12 @@ def test_a_list_builder_adds_functions_objects_and_dicts() -> None:
 
 
 def test_a_list_field_takes_a_function_of_a_list_builder() -> None:
-    api_list = (APIResourceList.builder().group_version("v1")
-                .resources(lambda resources: resources.add(_pods_resource).add(_services_resource))
-                .build())
+    api_list = (
+        APIResourceList.builder()
+        .group_version("v1")
+        .resources(lambda resources: resources.add(_pods_resource).add(_services_resource))
+        .build()
+    )
     assert api_list.group_version == "v1"
     assert [r.name for r in api_list.resources] == ["pods", "services"]
 
@@ -191,8 +215,12 @@ def test_nested_with_blocks_for_list_and_model_fields() -> None:
             with spec.containers() as containers:
                 with containers.add() as container:
                     container.name("web").image("nginx")
-    assert pod.build().to_dict() == {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
-                                     "spec": {"containers": [{"image": "nginx", "name": "web"}]}}
+    assert pod.build().to_dict() == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "web"},
+        "spec": {"containers": [{"image": "nginx", "name": "web"}]},
+    }
 
 
 def test_a_nested_block_that_raises_sets_nothing() -> None:
@@ -262,10 +290,16 @@ class BuilderGadget(Resource):
 
 
 def test_a_users_annotated_classes_get_builders_too() -> None:
-    gadget = (BuilderGadget.builder().metadata(lambda m: m.name("g"))
-              .spec(lambda s: s.size(2).parts(lambda ps: ps.add(lambda p: p.name("wheel").build_("v2"))))
-              .build())
+    gadget = (
+        BuilderGadget.builder()
+        .metadata(lambda m: m.name("g"))
+        .spec(lambda s: s.size(2).parts(lambda ps: ps.add(lambda p: p.name("wheel").build_("v2"))))
+        .build()
+    )
     assert type(gadget) is BuilderGadget
-    assert gadget.to_dict() == {"apiVersion": "builders.example.com/v1", "kind": "BuilderGadget",
-                                "metadata": {"name": "g"},
-                                "spec": {"size": 2, "parts": [{"name": "wheel", "build": "v2"}]}}
+    assert gadget.to_dict() == {
+        "apiVersion": "builders.example.com/v1",
+        "kind": "BuilderGadget",
+        "metadata": {"name": "g"},
+        "spec": {"size": 2, "parts": [{"name": "wheel", "build": "v2"}]},
+    }

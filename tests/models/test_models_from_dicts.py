@@ -25,8 +25,12 @@ def test_configmap_metadata_given_as_a_dict_is_an_object_meta() -> None:
     assert type(cm.metadata) is ObjectMeta
     assert (cm.name, cm.namespace) == ("a", "b")
     assert cm.data == {"k": "v"}
-    assert cm.to_dict() == {"apiVersion": "v1", "kind": "ConfigMap",
-                            "metadata": {"name": "a", "namespace": "b"}, "data": {"k": "v"}}
+    assert cm.to_dict() == {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "a", "namespace": "b"},
+        "data": {"k": "v"},
+    }
 
 
 def test_nested_models_and_lists_of_models_from_dicts_equal_typed_construction() -> None:
@@ -46,8 +50,10 @@ def test_nested_models_and_lists_of_models_from_dicts_equal_typed_construction()
 
 
 def test_dict_keys_may_be_wire_names() -> None:
-    pod = Pod(metadata={"name": "a", "generateName": "a-", "resourceVersion": "7"},
-              spec={"restartPolicy": "Never", "containers": [{"name": "c", "imagePullPolicy": "Always"}]})
+    pod = Pod(
+        metadata={"name": "a", "generateName": "a-", "resourceVersion": "7"},
+        spec={"restartPolicy": "Never", "containers": [{"name": "c", "imagePullPolicy": "Always"}]},
+    )
     assert pod.metadata.generate_name == "a-"
     assert pod.resource_version == "7"
     assert pod.spec.restart_policy == "Never"
@@ -60,9 +66,19 @@ def test_dict_keys_may_be_wire_names() -> None:
 
 
 def test_deeply_nested_dicts_of_models() -> None:
-    spec = CustomResourceDefinitionSpec(versions=[dict(name="v1", schema=dict(open_apiv3_schema=dict(
-        type="object", properties=dict(spec=dict(type="object", properties=dict(size=dict(type="integer"))))))
-    )])
+    spec = CustomResourceDefinitionSpec(
+        versions=[
+            dict(
+                name="v1",
+                schema=dict(
+                    open_apiv3_schema=dict(
+                        type="object",
+                        properties=dict(spec=dict(type="object", properties=dict(size=dict(type="integer")))),
+                    )
+                ),
+            )
+        ]
+    )
     inner = spec.versions[0].schema.open_apiv3_schema.properties["spec"].properties["size"]
     assert type(inner) is JSONSchemaProps and inner.type == "integer"
 
@@ -75,13 +91,13 @@ def test_times_given_as_strings_are_parsed() -> None:
 
 
 def test_nested_resources_take_api_version_and_kind_keys() -> None:
-    lst = ConfigMapList(items=[dict(apiVersion="v1", kind="ConfigMap", metadata=dict(name="a"))],
-                        metadata=dict(resource_version="5"))
+    lst = ConfigMapList(
+        items=[dict(apiVersion="v1", kind="ConfigMap", metadata=dict(name="a"))], metadata=dict(resource_version="5")
+    )
     assert type(lst.items[0]) is ConfigMap and lst.items[0].name == "a"
     assert lst.items[0].to_dict() == {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}
     # A non-resource model with an api_version field keeps it as a field.
-    owner = Pod(metadata=dict(owner_references=[dict(apiVersion="apps/v1", kind="ReplicaSet", name="rs",
-                                                      uid="u1")]))
+    owner = Pod(metadata=dict(owner_references=[dict(apiVersion="apps/v1", kind="ReplicaSet", name="rs", uid="u1")]))
     assert type(owner.metadata.owner_references[0]) is OwnerReference
     assert owner.metadata.owner_references[0].api_version == "apps/v1"
 
@@ -113,21 +129,40 @@ def test_sealed_objects_are_accepted_as_nested_models() -> None:
         pod.metadata.name = "b"
 
 
-@pytest.mark.parametrize("kwargs, error, message", [
-    (dict(spec=dict(containers=[5])), TypeError, "Pod.spec.containers[0]: expected Container or dict, got int"),
-    (dict(spec=dict(containers=5)), TypeError, "Pod.spec.containers: expected a list of Container or dict, got int"),
-    (dict(spec=7), TypeError, "Pod.spec: expected PodSpec or dict, got int"),
-    (dict(spec=ObjectMeta()), TypeError, "Pod.spec: expected PodSpec or dict, got ObjectMeta"),
-    (dict(metadata=dict(nmae="x")), TypeError, "Pod.metadata: ObjectMeta has no field 'nmae'"),
-    (dict(metadata=dict(name="a", creation_timestamp="yesterday")), ValueError,
-     "Pod.metadata.creation_timestamp: not a Kubernetes Time"),
-    (dict(metadata=dict(creation_timestamp=5)), TypeError,
-     "Pod.metadata.creation_timestamp: expected a datetime or an RFC 3339 string, got int"),
-    (dict(spec=dict(containers=[dict(name="c", resources=dict(claims=[dict(name="x"), "y"]))])), TypeError,
-     "Pod.spec.containers[0].resources.claims[1]: expected ResourceClaim or dict, got str"),
-    (dict(metadata=dict(name="a", generateName="b", generate_name="c")), TypeError,
-     "Pod.metadata: field 'generate_name' given twice"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        (dict(spec=dict(containers=[5])), TypeError, "Pod.spec.containers[0]: expected Container or dict, got int"),
+        (
+            dict(spec=dict(containers=5)),
+            TypeError,
+            "Pod.spec.containers: expected a list of Container or dict, got int",
+        ),
+        (dict(spec=7), TypeError, "Pod.spec: expected PodSpec or dict, got int"),
+        (dict(spec=ObjectMeta()), TypeError, "Pod.spec: expected PodSpec or dict, got ObjectMeta"),
+        (dict(metadata=dict(nmae="x")), TypeError, "Pod.metadata: ObjectMeta has no field 'nmae'"),
+        (
+            dict(metadata=dict(name="a", creation_timestamp="yesterday")),
+            ValueError,
+            "Pod.metadata.creation_timestamp: not a Kubernetes Time",
+        ),
+        (
+            dict(metadata=dict(creation_timestamp=5)),
+            TypeError,
+            "Pod.metadata.creation_timestamp: expected a datetime or an RFC 3339 string, got int",
+        ),
+        (
+            dict(spec=dict(containers=[dict(name="c", resources=dict(claims=[dict(name="x"), "y"]))])),
+            TypeError,
+            "Pod.spec.containers[0].resources.claims[1]: expected ResourceClaim or dict, got str",
+        ),
+        (
+            dict(metadata=dict(name="a", generateName="b", generate_name="c")),
+            TypeError,
+            "Pod.metadata: field 'generate_name' given twice",
+        ),
+    ],
+)
 def test_a_value_that_does_not_fit_names_the_field_path(kwargs: dict, error: type, message: str) -> None:
     with pytest.raises(error) as info:
         Pod(**kwargs)
@@ -135,8 +170,11 @@ def test_a_value_that_does_not_fit_names_the_field_path(kwargs: dict, error: typ
 
 
 def test_dict_of_models_errors_name_the_key() -> None:
-    with pytest.raises(TypeError, match=r"JSONSchemaProps\.properties\['size'\]: expected JSONSchemaProps or dict, "
-                                        r"got int"):
+    with pytest.raises(
+        TypeError,
+        match=r"JSONSchemaProps\.properties\['size'\]: expected JSONSchemaProps or dict, "
+        r"got int",
+    ):
         JSONSchemaProps(properties={"size": 3})
     with pytest.raises(TypeError, match=r"JSONSchemaProps\.properties: expected a dict of JSONSchemaProps"):
         JSONSchemaProps(properties=[1])
@@ -165,18 +203,24 @@ def test_resources_still_take_api_version_and_kind_keywords() -> None:
 
 
 def test_generic_resources_convert_metadata_and_keep_spec_free_form() -> None:
-    widget_cls = GenericResource.define(api_version="example.com/v1", kind="FromDictWidget",
-                                        plural="fromdictwidgets", namespaced=True)
+    widget_cls = GenericResource.define(
+        api_version="example.com/v1", kind="FromDictWidget", plural="fromdictwidgets", namespaced=True
+    )
     w = widget_cls(metadata=dict(name="w", namespace="ns"), spec={"size": 3, "nested": {"a": [1]}})
     assert type(w.metadata) is ObjectMeta and (w.name, w.namespace) == ("w", "ns")
     assert w.spec == {"size": 3, "nested": {"a": [1]}}
-    assert w.to_dict() == {"apiVersion": "example.com/v1", "kind": "FromDictWidget",
-                           "metadata": {"name": "w", "namespace": "ns"}, "spec": {"size": 3, "nested": {"a": [1]}}}
+    assert w.to_dict() == {
+        "apiVersion": "example.com/v1",
+        "kind": "FromDictWidget",
+        "metadata": {"name": "w", "namespace": "ns"},
+        "spec": {"size": 3, "nested": {"a": [1]}},
+    }
     with pytest.raises(TypeError, match="FromDictWidget.metadata: expected ObjectMeta or dict, got list"):
         widget_cls(metadata=["w"])
 
-    class Gadget(GenericResource, api_version="example.com/v1", kind="FromDictGadget", plural="fromdictgadgets",
-                 namespaced=False):
+    class Gadget(
+        GenericResource, api_version="example.com/v1", kind="FromDictGadget", plural="fromdictgadgets", namespaced=False
+    ):
         pass
 
     assert type(Gadget(metadata=dict(name="g")).metadata) is ObjectMeta

@@ -19,9 +19,7 @@ MODELS_DIR = ROOT / "cloudcoil_cache" / "models"
 
 
 def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "generate_models", ROOT / "tools" / "generate_models.py"
-    )
+    spec = importlib.util.spec_from_file_location("generate_models", ROOT / "tools" / "generate_models.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("generate_models", module)
@@ -34,10 +32,7 @@ def test_committed_models_are_exactly_what_the_generator_writes(tmp_path: Path) 
     written = _generator().generate(SPEC, tmp_path)
     assert len(written) > 40
     fresh = {p.relative_to(tmp_path).as_posix(): p.read_text() for p in written}
-    committed = {
-        rel: (MODELS_DIR / rel).read_text() if (MODELS_DIR / rel).exists() else None
-        for rel in fresh
-    }
+    committed = {rel: (MODELS_DIR / rel).read_text() if (MODELS_DIR / rel).exists() else None for rel in fresh}
     differing = sorted(rel for rel in fresh if committed[rel] != fresh[rel])
     assert not differing, f"regenerate with tools/generate_models.py: {differing}"
     stale = sorted(
@@ -69,9 +64,7 @@ def test_the_generator_turns_wire_names_into_snake_case(wire: str, snake: str) -
 GROUP_MODULES = sorted(set(MODULES.values()) | {"cloudcoil_cache.models.apimachinery"})
 
 
-@pytest.mark.parametrize(
-    "module_name", GROUP_MODULES, ids=[m.rsplit("models.", 1)[-1] for m in GROUP_MODULES]
-)
+@pytest.mark.parametrize("module_name", GROUP_MODULES, ids=[m.rsplit("models.", 1)[-1] for m in GROUP_MODULES])
 def test_every_generated_module_imports_and_every_class_converts(module_name: str) -> None:
     module = importlib.import_module(module_name)
     assert module.__doc__ and module.__all__ == sorted(module.__all__)
@@ -80,11 +73,7 @@ def test_every_generated_module_imports_and_every_class_converts(module_name: st
         assert issubclass(cls, models.Model)
         assert cls.__doc__ and "\n" not in cls.__doc__.strip()
         empty = cls.from_dict_sealed({})
-        expected = (
-            {"apiVersion": cls.api_version, "kind": cls.kind}
-            if issubclass(cls, models.Resource)
-            else {}
-        )
+        expected = {"apiVersion": cls.api_version, "kind": cls.kind} if issubclass(cls, models.Resource) else {}
         assert empty.to_dict() == expected
 
 
@@ -177,9 +166,7 @@ KINDS = [
     KINDS,
     ids=[f"{m}.{n}" for m, n, *_ in KINDS],
 )
-def test_resource_kinds_carry_api_metadata_from_the_spec_paths(
-    module, name, api_version, plural, namespaced
-) -> None:
+def test_resource_kinds_carry_api_metadata_from_the_spec_paths(module, name, api_version, plural, namespaced) -> None:
     cls = getattr(importlib.import_module(f"cloudcoil_cache.models.kubernetes.{module}"), name)
     group, _, version = api_version.rpartition("/")
     assert (cls.api_version, cls.kind, cls.plural, cls.namespaced, cls.group, cls.version) == (
@@ -200,9 +187,7 @@ def test_list_kinds_and_status_are_plain_models() -> None:
 
     for cls in (PodList, Status):
         assert not issubclass(cls, models.Resource)
-    status = Status.from_dict(
-        {"kind": "Status", "apiVersion": "v1", "code": 410, "reason": "Expired"}
-    )
+    status = Status.from_dict({"kind": "Status", "apiVersion": "v1", "code": 410, "reason": "Expired"})
     assert (status.kind, status.api_version, status.code) == ("Status", "v1", 410)
 
 

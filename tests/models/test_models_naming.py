@@ -49,12 +49,8 @@ NAMES = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("cls", "attr", "wire", "value"), NAMES, ids=[f"{c.__name__}.{a}" for c, a, _, _ in NAMES]
-)
-def test_attributes_are_snake_case_and_wire_keys_are_the_specs_names(
-    cls, attr, wire, value
-) -> None:
+@pytest.mark.parametrize(("cls", "attr", "wire", "value"), NAMES, ids=[f"{c.__name__}.{a}" for c, a, _, _ in NAMES])
+def test_attributes_are_snake_case_and_wire_keys_are_the_specs_names(cls, attr, wire, value) -> None:
     obj = cls.from_dict({wire: value})
     assert getattr(obj, attr) is not None
     assert obj.to_dict() == {
@@ -100,19 +96,13 @@ TIMES = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"), [(t, e) for _, t, e in TIMES], ids=[n for n, _, _ in TIMES]
-)
-def test_times_become_aware_datetimes_and_round_trip_exactly(
-    text: str, expected: datetime.datetime
-) -> None:
+@pytest.mark.parametrize(("text", "expected"), [(t, e) for _, t, e in TIMES], ids=[n for n, _, _ in TIMES])
+def test_times_become_aware_datetimes_and_round_trip_exactly(text: str, expected: datetime.datetime) -> None:
     meta = ObjectMeta.from_dict({"creationTimestamp": text})
     assert meta.creation_timestamp == expected
     assert isinstance(meta.creation_timestamp, datetime.datetime)
     assert meta.to_dict() == {"creationTimestamp": text}
-    assert ObjectMeta.from_dict_sealed({"creationTimestamp": text}).copy().to_dict() == {
-        "creationTimestamp": text
-    }
+    assert ObjectMeta.from_dict_sealed({"creationTimestamp": text}).copy().to_dict() == {"creationTimestamp": text}
 
 
 @pytest.mark.parametrize(
@@ -140,9 +130,7 @@ WRITE_TIMES = [
     ),
     (
         "other offset",
-        datetime.datetime(
-            2024, 5, 1, 12, 0, 7, 250, tzinfo=datetime.timezone(datetime.timedelta(hours=2))
-        ),
+        datetime.datetime(2024, 5, 1, 12, 0, 7, 250, tzinfo=datetime.timezone(datetime.timedelta(hours=2))),
         "2024-05-01T10:00:07Z",
         "2024-05-01T10:00:07.000250Z",
     ),
@@ -170,15 +158,11 @@ def test_a_derived_datetime_is_written_canonically_not_with_the_old_text() -> No
 
 
 @settings(max_examples=100, deadline=None)
-@given(
-    st.datetimes(min_value=datetime.datetime(1000, 1, 2), max_value=datetime.datetime(9999, 12, 30))
-)
+@given(st.datetimes(min_value=datetime.datetime(1000, 1, 2), max_value=datetime.datetime(9999, 12, 30)))
 def test_canonical_times_round_trip_for_any_instant(value: datetime.datetime) -> None:
     time_text = value.strftime("%Y-%m-%dT%H:%M:%SZ")
     micro_text = value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    assert ObjectMeta.from_dict({"creationTimestamp": time_text}).to_dict() == {
-        "creationTimestamp": time_text
-    }
+    assert ObjectMeta.from_dict({"creationTimestamp": time_text}).to_dict() == {"creationTimestamp": time_text}
     assert LeaseSpec.from_dict({"renewTime": micro_text}).to_dict() == {"renewTime": micro_text}
 
 

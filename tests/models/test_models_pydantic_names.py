@@ -38,10 +38,12 @@ class Gizmo(Resource):
 
 # ------------------------------------------------------------------ keyword construction
 def test_keywords_may_be_wire_names_at_every_level() -> None:
-    pod = Pod(apiVersion="v1", kind="Pod",
-              metadata={"name": "a", "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "n",
-                                                          "uid": "u"}]},
-              spec={"containers": [{"name": "c", "imagePullPolicy": "Always"}]})
+    pod = Pod(
+        apiVersion="v1",
+        kind="Pod",
+        metadata={"name": "a", "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "n", "uid": "u"}]},
+        spec={"containers": [{"name": "c", "imagePullPolicy": "Always"}]},
+    )
     assert pod.metadata is not None and pod.metadata.owner_references is not None
     assert pod.metadata.owner_references[0].api_version == "v1"
     assert pod.to_dict()["spec"]["containers"][0]["imagePullPolicy"] == "Always"
@@ -66,10 +68,12 @@ def test_plain_resource_takes_any_kind_with_typed_metadata() -> None:
 
 # ------------------------------------------------------------------ pydantic's methods
 def test_model_validate_takes_the_wire_form_or_an_instance() -> None:
-    cm = ConfigMap.model_validate({"metadata": {"name": "x", "creationTimestamp": "2024-01-02T03:04:05Z"},
-                                   "data": {"a": "b"}})
+    cm = ConfigMap.model_validate(
+        {"metadata": {"name": "x", "creationTimestamp": "2024-01-02T03:04:05Z"}, "data": {"a": "b"}}
+    )
     assert cm.metadata is not None and cm.metadata.creation_timestamp == datetime.datetime(
-        2024, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
+        2024, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc
+    )
     assert ConfigMap.model_validate(cm) is cm
     assert ConfigMap.model_validate_json(b'{"metadata": {"name": "y"}}').metadata.name == "y"  # type: ignore[union-attr]
 
@@ -82,13 +86,15 @@ def test_model_validate_errors_are_value_errors_naming_the_field() -> None:
 
 
 def test_model_dump_by_alias_exclude_none_and_mode() -> None:
-    cm = ConfigMap.from_dict({"metadata": {"name": "x", "creationTimestamp": "2024-01-02T03:04:05Z",
-                                           "futureField": 1}, "data": {"a": "b"}})
+    cm = ConfigMap.from_dict(
+        {"metadata": {"name": "x", "creationTimestamp": "2024-01-02T03:04:05Z", "futureField": 1}, "data": {"a": "b"}}
+    )
     python = cm.model_dump()
     assert python["api_version"] == "v1" and python["kind"] == "ConfigMap"
     assert python["metadata"]["name"] == "x" and python["metadata"]["generate_name"] is None
-    assert python["metadata"]["creation_timestamp"] == datetime.datetime(2024, 1, 2, 3, 4, 5,
-                                                                         tzinfo=datetime.timezone.utc)
+    assert python["metadata"]["creation_timestamp"] == datetime.datetime(
+        2024, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc
+    )
     assert python["metadata"]["futureField"] == 1  # unknown fields keep their wire name
     json_alias = cm.model_dump(mode="json", by_alias=True)
     assert json_alias["metadata"]["creationTimestamp"] == "2024-01-02T03:04:05Z"
@@ -115,11 +121,19 @@ def test_model_copy_is_editable_shallow_unless_deep_and_takes_updates() -> None:
 def test_annotated_subclass_is_a_registered_model_with_constants_kept_as_class_values() -> None:
     assert resource_class_for("toys.example.com/v1", "Gizmo") is Gizmo
     assert (Gizmo.api_version, Gizmo.kind, Gizmo.group, Gizmo.version) == (
-        "toys.example.com/v1", "Gizmo", "toys.example.com", "v1")
+        "toys.example.com/v1",
+        "Gizmo",
+        "toys.example.com",
+        "v1",
+    )
     g = Gizmo(metadata={"name": "g"}, spec={"size": 3})
     assert isinstance(g.spec, GizmoSpec) and g.spec.size == 3
-    assert g.to_dict() == {"apiVersion": "toys.example.com/v1", "kind": "Gizmo", "metadata": {"name": "g"},
-                           "spec": {"size": 3, "tags": []}}
+    assert g.to_dict() == {
+        "apiVersion": "toys.example.com/v1",
+        "kind": "Gizmo",
+        "metadata": {"name": "g"},
+        "spec": {"size": 3, "tags": []},
+    }
 
 
 def test_mutable_defaults_are_per_object() -> None:
@@ -129,8 +143,15 @@ def test_mutable_defaults_are_per_object() -> None:
 
 
 def test_annotated_subclass_decodes_sealed_and_keeps_unknown_fields() -> None:
-    g = Gizmo.from_dict_sealed({"apiVersion": "toys.example.com/v1", "kind": "Gizmo", "metadata": {"name": "g"},
-                                "spec": {"size": 2, "future": True}, "extra": 1})
+    g = Gizmo.from_dict_sealed(
+        {
+            "apiVersion": "toys.example.com/v1",
+            "kind": "Gizmo",
+            "metadata": {"name": "g"},
+            "spec": {"size": 2, "future": True},
+            "extra": 1,
+        }
+    )
     assert isinstance(g.spec, GizmoSpec) and g.spec.size == 2
     with pytest.raises(ReadOnlyError):
         g.spec.size = 3
@@ -138,8 +159,9 @@ def test_annotated_subclass_decodes_sealed_and_keeps_unknown_fields() -> None:
 
 
 def test_annotated_generic_resource_subclass_with_class_keywords() -> None:
-    class Doohickey(GenericResource, api_version="toys.example.com/v1", kind="Doohickey", plural="doohickeys",
-                    namespaced=False):
+    class Doohickey(
+        GenericResource, api_version="toys.example.com/v1", kind="Doohickey", plural="doohickeys", namespaced=False
+    ):
         spec: GizmoSpec | None = None  # type: ignore[assignment]
 
     d = Doohickey(metadata={"name": "d"}, spec={"size": 5})
@@ -200,8 +222,9 @@ class Cog(Resource):
     spec: dict[str, Any] | None = None
 
 
-def test_annotated_subclass_without_a_plural_learns_it_from_discovery(toy_server: FakeAPIServer,
-                                                                       tmp_path: Path) -> None:
+def test_annotated_subclass_without_a_plural_learns_it_from_discovery(
+    toy_server: FakeAPIServer, tmp_path: Path
+) -> None:
     toy_server.register_resource("toys.example.com", "v1", "Cog", "cogs")
     kubeconfig = toy_server.write_kubeconfig(tmp_path / "kubeconfig")
     with pytest.raises(ValueError, match="does not know its plural yet"):
@@ -271,6 +294,7 @@ def test_a_subclass_of_a_generated_kind_adding_a_field_does_not_take_its_kind_ov
 
 def test_an_annotated_generic_resource_still_needs_all_four_declarations() -> None:
     with pytest.raises(TypeError, match="all four"):
+
         class Half(GenericResource, api_version="toys.example.com/v1", kind="Half"):
             extra: str | None = None
 
@@ -283,6 +307,14 @@ def test_a_plain_resource_pickles_and_comes_back_in_another_process() -> None:
     r = Resource(apiVersion="v1", kind="Pod", metadata={"name": "x"})
     data = pickle.dumps(r)
     assert pickle.loads(data) == r
-    out = subprocess.run([sys.executable, "-c", "import pickle, sys; print(pickle.loads(sys.stdin.buffer.read())"
-                          ".to_dict()['metadata'])"], input=data, capture_output=True, timeout=60)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import pickle, sys; print(pickle.loads(sys.stdin.buffer.read()).to_dict()['metadata'])",
+        ],
+        input=data,
+        capture_output=True,
+        timeout=60,
+    )
     assert out.stdout.strip() == b"{'name': 'x'}", out.stderr

@@ -89,9 +89,7 @@ BAD_INPUT = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("data", "message"), [b[1:] for b in BAD_INPUT], ids=[b[0] for b in BAD_INPUT]
-)
+@pytest.mark.parametrize(("data", "message"), [b[1:] for b in BAD_INPUT], ids=[b[0] for b in BAD_INPUT])
 @pytest.mark.parametrize("sealed", [False, True], ids=["editable", "sealed"])
 def test_malformed_wire_data_raises_decode_error_naming_the_problem(data, message, sealed) -> None:
     with pytest.raises(DecodeError, match=message) as info:
@@ -122,9 +120,7 @@ def test_to_dict_of_a_badly_built_object_raises_type_error() -> None:
 
 
 def test_generic_resource_define_makes_a_registered_resource_class() -> None:
-    widget_cls = GenericResource.define(
-        api_version="example.com/v1", kind="Widget", plural="widgets", namespaced=True
-    )
+    widget_cls = GenericResource.define(api_version="example.com/v1", kind="Widget", plural="widgets", namespaced=True)
     assert issubclass(widget_cls, models.Resource) and issubclass(widget_cls, GenericResource)
     assert (
         widget_cls.api_version,
@@ -136,9 +132,7 @@ def test_generic_resource_define_makes_a_registered_resource_class() -> None:
     ) == ("example.com/v1", "Widget", "widgets", True, "example.com", "v1")
     assert models.resource_class_for("example.com/v1", "Widget") is widget_cls
     assert (
-        GenericResource.define(
-            api_version="example.com/v1", kind="Widget", plural="widgets", namespaced=True
-        )
+        GenericResource.define(api_version="example.com/v1", kind="Widget", plural="widgets", namespaced=True)
         is widget_cls
     )
     wire = load("widget")
@@ -152,20 +146,15 @@ def test_generic_resource_define_makes_a_registered_resource_class() -> None:
 
 
 def test_the_undeclared_generic_resource_keeps_any_object_whole() -> None:
-    wire = {"apiVersion": "a.example.com/v1", "kind": "K", "metadata": {"name": "x"},
-            "data": {"y": 1}}
+    wire = {"apiVersion": "a.example.com/v1", "kind": "K", "metadata": {"name": "x"}, "data": {"y": 1}}
     obj = GenericResource.from_dict_sealed(wire)
     assert obj.name == "x" and obj.to_dict() == wire
 
 
 def test_generic_resource_define_refuses_a_conflicting_redefinition() -> None:
-    GenericResource.define(
-        api_version="example.com/v1", kind="Gizmo", plural="gizmos", namespaced=True
-    )
+    GenericResource.define(api_version="example.com/v1", kind="Gizmo", plural="gizmos", namespaced=True)
     with pytest.raises(ValueError, match="already defined with plural='gizmos'"):
-        GenericResource.define(
-            api_version="example.com/v1", kind="Gizmo", plural="gizmoes", namespaced=True
-        )
+        GenericResource.define(api_version="example.com/v1", kind="Gizmo", plural="gizmoes", namespaced=True)
 
 
 def test_generic_resource_can_be_subclassed_with_class_keywords() -> None:
@@ -214,9 +203,7 @@ BAD_DEFINITIONS = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("kwargs", "error"), [b[1:] for b in BAD_DEFINITIONS], ids=[b[0] for b in BAD_DEFINITIONS]
-)
+@pytest.mark.parametrize(("kwargs", "error"), [b[1:] for b in BAD_DEFINITIONS], ids=[b[0] for b in BAD_DEFINITIONS])
 def test_generic_resource_define_rejects_bad_metadata(kwargs, error) -> None:
     with pytest.raises(error):
         GenericResource.define(**kwargs)
@@ -240,9 +227,18 @@ def test_a_defined_custom_class_takes_precedence_over_a_generated_one() -> None:
 
 
 def test_resources_module_exports() -> None:
-    assert sorted(resources.__all__) == ["GVK", "GenericResource", "Model", "Resource", "ResourceList",
-                                        "Unstructured", "get_dynamic_resource", "get_model", "parse",
-                                        "parse_file"]
+    assert sorted(resources.__all__) == [
+        "GVK",
+        "GenericResource",
+        "Model",
+        "Resource",
+        "ResourceList",
+        "Unstructured",
+        "get_dynamic_resource",
+        "get_model",
+        "parse",
+        "parse_file",
+    ]
 
 
 # -- ResourceList -------------------------------------------------------------------------------

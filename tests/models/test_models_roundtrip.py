@@ -13,9 +13,7 @@ from cloudcoil_cache import models
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Container, Pod
 from cloudcoil_cache.resources import GenericResource
 
-Widget = GenericResource.define(
-    api_version="example.com/v1", kind="Widget", plural="widgets", namespaced=True
-)
+Widget = GenericResource.define(api_version="example.com/v1", kind="Widget", plural="widgets", namespaced=True)
 
 
 def class_for(obj: dict) -> type[models.Resource]:
@@ -100,9 +98,7 @@ def test_from_dict_does_not_alias_the_callers_containers() -> None:
 _json_scalars = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=8)
 _json = st.recursive(
     _json_scalars,
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
     max_leaves=12,
 )
 _unknown_key = st.text(min_size=1, max_size=10).map(lambda s: "x" + s)
@@ -127,12 +123,8 @@ _container = _optional(
             _optional({"containerPort": st.integers(1, 65535), "name": st.text(max_size=5)}),
             max_size=2,
         ),
-        "resources": _optional(
-            {"limits": st.dictionaries(st.sampled_from(["cpu", "memory"]), _quantity)}
-        ),
-        "livenessProbe": _optional(
-            {"httpGet": _optional({"port": _int_or_str, "path": st.text(max_size=5)})}
-        ),
+        "resources": _optional({"limits": st.dictionaries(st.sampled_from(["cpu", "memory"]), _quantity)}),
+        "livenessProbe": _optional({"httpGet": _optional({"port": _int_or_str, "path": st.text(max_size=5)})}),
     }
 )
 _pod = st.builds(
@@ -157,9 +149,7 @@ _pod = st.builds(
         {
             "phase": st.sampled_from(["Running", "Pending"]),
             "startTime": _time,
-            "conditions": st.lists(
-                _optional({"type": st.text(max_size=5), "lastTransitionTime": _time}), max_size=2
-            ),
+            "conditions": st.lists(_optional({"type": st.text(max_size=5), "lastTransitionTime": _time}), max_size=2),
         }
     ),
     st.dictionaries(_unknown_key, _json, max_size=2),
@@ -195,8 +185,9 @@ def test_generated_custom_resources_round_trip(spec: dict, extra: dict) -> None:
 def test_equal_canonical_times_decode_to_one_datetime_and_the_rest_keep_their_text() -> None:
     from cloudcoil_cache.models import _time
 
-    pods = [Pod.from_dict({"metadata": {"name": f"p{i}", "creationTimestamp": "2024-06-05T00:02:28Z"}})
-            for i in range(3)]
+    pods = [
+        Pod.from_dict({"metadata": {"name": f"p{i}", "creationTimestamp": "2024-06-05T00:02:28Z"}}) for i in range(3)
+    ]
     assert len({id(p.metadata.creation_timestamp) for p in pods}) == 1
     assert pods[0].metadata.creation_timestamp.isoformat() == "2024-06-05T00:02:28+00:00"  # type: ignore[union-attr]
     odd = Pod.from_dict({"metadata": {"name": "q", "creationTimestamp": "2024-06-05T02:02:28+02:00"}})

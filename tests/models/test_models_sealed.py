@@ -56,11 +56,7 @@ MUTATIONS: list[tuple[str, Callable[[Pod], Any]]] = [
     ("list clear", lambda p: p.spec.containers.clear()),
     (
         "list sort",
-        lambda p: (
-            p.spec.containers[0].args.sort()
-            if p.spec.containers[0].args
-            else p.spec.tolerations.sort()
-        ),
+        lambda p: p.spec.containers[0].args.sort() if p.spec.containers[0].args else p.spec.tolerations.sort(),
     ),
     ("list reverse", lambda p: p.spec.tolerations.reverse()),
     ("list setitem", lambda p: p.spec.tolerations.__setitem__(0, None)),
@@ -152,8 +148,7 @@ def test_sealed_containers_are_lists_and_dicts_that_compare_and_serialise_normal
     assert pod.spec.containers[1].command == ["sh", "-c"]
     assert json.loads(json.dumps(pod.metadata.labels)) == pod.metadata.labels
     assert (
-        orjson.loads(orjson.dumps(pod.metadata.managed_fields[0].fields_v1))
-        == pod.metadata.managed_fields[0].fields_v1
+        orjson.loads(orjson.dumps(pod.metadata.managed_fields[0].fields_v1)) == pod.metadata.managed_fields[0].fields_v1
     )
     assert repr(pod.spec.containers[1].command) == "['sh', '-c']"
 
@@ -197,12 +192,22 @@ def test_is_sealed_is_false_for_non_models() -> None:
 
 def test_explicit_nulls_are_kept_and_one_extras_dict_serves_every_sealed_object_that_has_them() -> None:
     def condition(kind: str, second: int = 0) -> dict[str, Any]:  # distinct JSON: no whole-object sharing
-        return {"type": kind, "status": "True", "lastProbeTime": None,
-                "lastTransitionTime": f"2024-06-05T00:02:{second:02d}Z"}
+        return {
+            "type": kind,
+            "status": "True",
+            "lastProbeTime": None,
+            "lastTransitionTime": f"2024-06-05T00:02:{second:02d}Z",
+        }
 
-    pods = [Pod.from_dict_sealed({"metadata": {"name": f"p{i}"},
-                                  "status": {"conditions": [condition("Ready", i), condition("Initialized", i)]}})
-            for i in range(3)]
+    pods = [
+        Pod.from_dict_sealed(
+            {
+                "metadata": {"name": f"p{i}"},
+                "status": {"conditions": [condition("Ready", i), condition("Initialized", i)]},
+            }
+        )
+        for i in range(3)
+    ]
     conditions = [c for p in pods for c in p.status.conditions]  # type: ignore[union-attr]
     assert len({id(c) for c in conditions}) == 6
     assert len({id(c._extra) for c in conditions}) == 1
@@ -213,7 +218,11 @@ def test_explicit_nulls_are_kept_and_one_extras_dict_serves_every_sealed_object_
     editable.status.conditions[0].last_probe_time = None  # type: ignore[union-attr]
     assert editable.to_dict()["status"]["conditions"][0] == condition("Ready")
     # an unknown field with a null, or any other unknown value, still gets a dict of its own
-    odd = [Pod.from_dict_sealed({"metadata": {"name": "q"}, "status": {"conditions": [
-        {**condition("Ready", i), "futureField": None}]}}) for i in range(2)]
+    odd = [
+        Pod.from_dict_sealed(
+            {"metadata": {"name": "q"}, "status": {"conditions": [{**condition("Ready", i), "futureField": None}]}}
+        )
+        for i in range(2)
+    ]
     assert odd[0].status.conditions[0]._extra is not odd[1].status.conditions[0]._extra  # type: ignore[union-attr]
     assert odd[1].to_dict()["status"]["conditions"][0]["futureField"] is None

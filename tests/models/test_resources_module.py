@@ -26,11 +26,15 @@ from cloudcoil_cache.resources import (
 # -- GVK ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("api_version", "group", "version"), [
-    ("apps/v1", "apps", "v1"),
-    ("v1", "", "v1"),
-    ("custom.example.com/v1alpha1", "custom.example.com", "v1alpha1"),
-], ids=["group", "core", "dotted group"])
+@pytest.mark.parametrize(
+    ("api_version", "group", "version"),
+    [
+        ("apps/v1", "apps", "v1"),
+        ("v1", "", "v1"),
+        ("custom.example.com/v1alpha1", "custom.example.com", "v1alpha1"),
+    ],
+    ids=["group", "core", "dotted group"],
+)
 def test_gvk_splits_its_api_version(api_version: str, group: str, version: str) -> None:
     gvk = GVK(apiVersion=api_version, kind="K")
     assert (gvk.api_version, gvk.kind, gvk.group, gvk.version) == (api_version, "K", group, version)
@@ -57,8 +61,9 @@ def pods(n: int) -> list[Pod]:
 
 
 def test_a_resource_list_built_by_hand_knows_its_class_and_counts_the_remaining_items() -> None:
-    listed = ResourceList[Pod](apiVersion="v1", kind="PodList", items=pods(3),
-                               metadata=ListMeta(continue_="token", remaining_item_count=2))
+    listed = ResourceList[Pod](
+        apiVersion="v1", kind="PodList", items=pods(3), metadata=ListMeta(continue_="token", remaining_item_count=2)
+    )
     assert listed.resource_class is Pod and listed.has_next_page()
     assert (len(listed.items), len(listed)) == (3, 5)
     assert ResourceList[Pod] is ResourceList[Pod] and isinstance(listed, ResourceList)
@@ -71,10 +76,14 @@ def test_a_resource_list_defaults_its_type_meta_and_decodes_dict_items() -> None
     assert not listed.has_next_page()
 
 
-@pytest.mark.parametrize(("fields", "message"), [
-    ({"apiVersion": "wrong/v1", "kind": "PodList"}, "api_version must be v1"),
-    ({"apiVersion": "v1", "kind": "WrongList"}, "kind must be PodList"),
-], ids=["api version", "kind"])
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"apiVersion": "wrong/v1", "kind": "PodList"}, "api_version must be v1"),
+        ({"apiVersion": "v1", "kind": "WrongList"}, "kind must be PodList"),
+    ],
+    ids=["api version", "kind"],
+)
 def test_a_resource_list_of_another_type_is_refused(fields: dict[str, str], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         ResourceList[Pod](items=[], **fields)
@@ -122,12 +131,16 @@ def test_parse_gives_the_registered_class_of_each_manifest() -> None:
     assert [type(r) for r in both] == [Pod, Service]
 
 
-@pytest.mark.parametrize(("manifest", "error", "message"), [
-    ({"metadata": {"name": "x"}}, ValueError, "apiVersion: Field required"),
-    ({"apiVersion": "v1"}, ValueError, "kind: Field required"),
-    ({"apiVersion": "invalid/v1", "kind": "NonExistent"}, KeyError, "NonExistent"),
-    (["not", "a", "mapping"], ValueError, "must be a mapping"),
-], ids=["no apiVersion", "no kind", "unknown kind", "not a mapping"])
+@pytest.mark.parametrize(
+    ("manifest", "error", "message"),
+    [
+        ({"metadata": {"name": "x"}}, ValueError, "apiVersion: Field required"),
+        ({"apiVersion": "v1"}, ValueError, "kind: Field required"),
+        ({"apiVersion": "invalid/v1", "kind": "NonExistent"}, KeyError, "NonExistent"),
+        (["not", "a", "mapping"], ValueError, "must be a mapping"),
+    ],
+    ids=["no apiVersion", "no kind", "unknown kind", "not a mapping"],
+)
 def test_parse_refuses_what_it_cannot_type(manifest: object, error: type[Exception], message: str) -> None:
     with pytest.raises(error, match=message):
         parse(manifest if isinstance(manifest, dict) else [manifest])  # type: ignore[arg-type]
@@ -165,17 +178,25 @@ def test_parse_file_reads_json(tmp_path: Path) -> None:
     assert parse_file(path) == ConfigMap(metadata=ObjectMeta(name="c"), data={"a": "b"})
 
 
-@pytest.mark.parametrize(("text", "load_all", "message"), [
-    ("", False, "Empty YAML document"),
-    ("  \n", True, "Empty YAML document"),
-    ("---\n---\n", True, "Empty YAML document"),
-    (TWO_DOCUMENTS, False, "Multiple YAML documents found when load_all=False"),
-    ("apiVersion: v1\nkind: Secret\nstringData:\n  password: hunter2\n  bad:\n    - [\n", False,
-     r"Failed to parse YAML .*\(line 7, column 1\)"),
-    ("metadata:\n  name: x\n", False, "apiVersion: Field required"),
-], ids=["empty", "blank", "only separators", "several without load_all", "invalid", "no apiVersion"])
+@pytest.mark.parametrize(
+    ("text", "load_all", "message"),
+    [
+        ("", False, "Empty YAML document"),
+        ("  \n", True, "Empty YAML document"),
+        ("---\n---\n", True, "Empty YAML document"),
+        (TWO_DOCUMENTS, False, "Multiple YAML documents found when load_all=False"),
+        (
+            "apiVersion: v1\nkind: Secret\nstringData:\n  password: hunter2\n  bad:\n    - [\n",
+            False,
+            r"Failed to parse YAML .*\(line 7, column 1\)",
+        ),
+        ("metadata:\n  name: x\n", False, "apiVersion: Field required"),
+    ],
+    ids=["empty", "blank", "only separators", "several without load_all", "invalid", "no apiVersion"],
+)
 def test_parse_file_refuses_bad_files_with_a_value_error(
-        tmp_path: Path, text: str, load_all: bool, message: str) -> None:
+    tmp_path: Path, text: str, load_all: bool, message: str
+) -> None:
     path = tmp_path / "m.yaml"
     path.write_text(text)
     with pytest.raises(ValueError, match=message) as info:
@@ -187,20 +208,34 @@ MARKER = "hunter2SECRET"
 SECRET_HEAD = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n"
 
 
-@pytest.mark.parametrize(("body", "line", "problem"), [
-    (f"  token: *{MARKER}\n", 6, "found undefined alias"),
-    (f"  token: &{MARKER}\n  again: &{MARKER}\n", 7, "found duplicate anchor"),
-    (f'  token: "{MARKER}\n', 7, "found unexpected end of stream"),
-    (f"  token: '{MARKER}\n", 7, "found unexpected end of stream"),
-    (f"  token: {MARKER}\n bad: {MARKER}\n", 7, "expected <block end>"),
-    (f"  token: a: {MARKER}\n", 6, "mapping values are not allowed here"),
-    (f"  token: !{MARKER} x\n", 6, "could not determine a constructor for the tag"),
-    (f'  token: "a\\q{MARKER}"\n', 6, "found unknown escape character"),
-    (f"  token: [{MARKER}\n", 7, "expected ',' or ']'"),
-], ids=["alias", "duplicate anchor", "unterminated double quote", "unterminated single quote", "bad indentation",
-        "mapping in a value", "unknown tag", "bad escape", "unclosed flow"])
+@pytest.mark.parametrize(
+    ("body", "line", "problem"),
+    [
+        (f"  token: *{MARKER}\n", 6, "found undefined alias"),
+        (f"  token: &{MARKER}\n  again: &{MARKER}\n", 7, "found duplicate anchor"),
+        (f'  token: "{MARKER}\n', 7, "found unexpected end of stream"),
+        (f"  token: '{MARKER}\n", 7, "found unexpected end of stream"),
+        (f"  token: {MARKER}\n bad: {MARKER}\n", 7, "expected <block end>"),
+        (f"  token: a: {MARKER}\n", 6, "mapping values are not allowed here"),
+        (f"  token: !{MARKER} x\n", 6, "could not determine a constructor for the tag"),
+        (f'  token: "a\\q{MARKER}"\n', 6, "found unknown escape character"),
+        (f"  token: [{MARKER}\n", 7, "expected ',' or ']'"),
+    ],
+    ids=[
+        "alias",
+        "duplicate anchor",
+        "unterminated double quote",
+        "unterminated single quote",
+        "bad indentation",
+        "mapping in a value",
+        "unknown tag",
+        "bad escape",
+        "unclosed flow",
+    ],
+)
 def test_parse_file_names_line_column_and_problem_never_a_secret(
-        tmp_path: Path, body: str, line: int, problem: str) -> None:
+    tmp_path: Path, body: str, line: int, problem: str
+) -> None:
     path = tmp_path / "secret.yaml"
     path.write_text(SECRET_HEAD + body)
     with pytest.raises(ValueError) as info:
@@ -213,8 +248,7 @@ def test_parse_file_names_line_column_and_problem_never_a_secret(
     assert info.value.__cause__ is None and info.value.__context__ is None and info.value.__suppress_context__
 
 
-def test_parse_file_refuses_a_control_character_or_bytes_that_are_not_utf8_without_showing_them(
-        tmp_path: Path) -> None:
+def test_parse_file_refuses_a_control_character_or_bytes_that_are_not_utf8_without_showing_them(tmp_path: Path) -> None:
     path = tmp_path / "secret.yaml"
     path.write_text(SECRET_HEAD + f"  token: \x07{MARKER}\n")
     with pytest.raises(ValueError, match=r"special characters are not allowed \(at character \d+\)") as info:
@@ -230,16 +264,24 @@ def test_parse_file_refuses_a_control_character_or_bytes_that_are_not_utf8_witho
 
 
 def test_unstructured_is_dict_like_and_edits_stick() -> None:
-    obj = Unstructured(apiVersion="widgets.example.com/v1", kind="Widget",
-                       metadata={"name": "w", "namespace": "ns", "generate_name": "w-"}, spec={"size": 1})
+    obj = Unstructured(
+        apiVersion="widgets.example.com/v1",
+        kind="Widget",
+        metadata={"name": "w", "namespace": "ns", "generate_name": "w-"},
+        spec={"size": 1},
+    )
     assert (obj.name, obj.namespace, obj.metadata.generate_name) == ("w", "ns", "w-")
     assert obj["kind"] == "Widget" and "spec" in obj and "status" not in obj
     assert obj.get("status", {}) == {} and obj.get("spec") == {"size": 1}
     obj["spec"]["size"] = 2
     obj["status"] = {"ready": True}
-    assert obj.raw == {"apiVersion": "widgets.example.com/v1", "kind": "Widget",
-                       "metadata": {"name": "w", "namespace": "ns", "generateName": "w-"},
-                       "spec": {"size": 2}, "status": {"ready": True}}
+    assert obj.raw == {
+        "apiVersion": "widgets.example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w", "namespace": "ns", "generateName": "w-"},
+        "spec": {"size": 2},
+        "status": {"ready": True},
+    }
     assert obj.model_dump(mode="json", by_alias=True) == obj.to_dict() == obj.raw
     del obj["status"]
     assert "status" not in obj and Unstructured.model_validate(obj.to_dict()) == obj

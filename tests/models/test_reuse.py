@@ -104,8 +104,7 @@ def test_absent_and_null_values_and_bad_input():
         decode(["not a pod"], None)
 
 
-def test_without_fingerprinting_a_first_version_gets_none_and_its_next_is_decoded_in_full(
-        without_content_sharing):
+def test_without_fingerprinting_a_first_version_gets_none_and_its_next_is_decoded_in_full(without_content_sharing):
     raw = make_pod("a", "default")
     bulk = decode(copy.deepcopy(raw), None, False)  # a first list's object
     assert not hasattr(bulk, "_cc_digest") and bulk == Pod.from_dict_sealed(raw)
@@ -127,7 +126,8 @@ def test_with_a_fixed_hash_seed_fingerprints_use_a_keyed_hash_and_sharing_still_
         "new_raw = copy.deepcopy(raw); new_raw['status']['phase'] = 'Failed'\n"
         "new = decode(new_raw, old)\n"
         "assert new.spec is old.spec and new.status.phase == 'Failed' and new == Pod.from_dict_sealed(new_raw)\n"
-        "print('ok')\n")
+        "print('ok')\n"
+    )
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "ok", done.stderr[-2000:]

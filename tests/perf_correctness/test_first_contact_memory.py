@@ -14,7 +14,7 @@ import pytest
 
 from cloudcoil_cache.testing import FakeAPIServer
 
-_ROUNDS = r'''
+_ROUNDS = r"""
 import gc, json, sys
 import cloudcoil_cache.models.kubernetes as k8s
 from cloudcoil_cache.caching import Cache
@@ -40,7 +40,7 @@ with config:
         growth.append(now - before)
         before = now
 print(json.dumps(growth))
-'''
+"""
 
 
 @pytest.mark.slow
@@ -48,8 +48,7 @@ def test_first_contact_costs_a_few_hundred_objects_and_later_rounds_about_none(t
     with FakeAPIServer() as server:
         kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
         # the server's own objects live in this process; the client's in the child
-        done = subprocess.run([sys.executable, "-c", _ROUNDS, kubeconfig], capture_output=True, text=True,
-                              timeout=120)
+        done = subprocess.run([sys.executable, "-c", _ROUNDS, kubeconfig], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     first, *later = json.loads(done.stdout.strip().splitlines()[-1])
     assert first <= 500, f"first round of 30 creates and deletes left {first} more gc-tracked objects"

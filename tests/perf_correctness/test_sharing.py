@@ -87,8 +87,7 @@ def test_mostly_unique_values_switch_sharing_off() -> None:
     stats = [s for s in _frozen.sharing_stats() if s.name == "OwnerReference"][-1]
     assert not stats.enabled
     assert stats.entries == 0
-    again = [conv.structure({"apiVersion": "v1", "kind": "X", "name": "same", "uid": "u"}, sealed)
-             for _ in range(2)]
+    again = [conv.structure({"apiVersion": "v1", "kind": "X", "name": "same", "uid": "u"}, sealed) for _ in range(2)]
     assert again[0] is not again[1] and again[0] == again[1]
 
 
@@ -152,9 +151,19 @@ def test_repeated_strings_become_one_object_and_values_are_unchanged() -> None:
     from cloudcoil_cache.models.kubernetes.core.v1 import PodCondition
 
     sealed = PodCondition.__sealed_class__
-    built = [conv.structure({"type": "Ready", "status": "True", "reason": f"r-{i}", "message": "m",
-                             "lastTransitionTime": f"2024-01-01T00:00:{i % 60:02d}Z"}, sealed)
-             for i in range(_frozen.INTERN_SAMPLE + 10)]
+    built = [
+        conv.structure(
+            {
+                "type": "Ready",
+                "status": "True",
+                "reason": f"r-{i}",
+                "message": "m",
+                "lastTransitionTime": f"2024-01-01T00:00:{i % 60:02d}Z",
+            },
+            sealed,
+        )
+        for i in range(_frozen.INTERN_SAMPLE + 10)
+    ]
     assert built[0].type == "Ready" and built[0].reason == "r-0"
     assert built[-1].type is built[-2].type and built[-1].status is built[-2].status
     assert built[5].reason == "r-5" and built[5].to_dict()["reason"] == "r-5"

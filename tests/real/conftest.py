@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
+from cluster_support import FAST
 
 from cloudcoil_cache.caching import Cache, Tuning
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.testing import RealAPIServer
-from cluster_support import FAST
 
 _namespaces = itertools.count()
 
@@ -32,8 +32,9 @@ def real(real_api_server: RealAPIServer) -> RealAPIServer:
 def namespace(real: RealAPIServer) -> str:
     """A namespace of its own for each test (the server is shared by the session)."""
     name = f"test-{next(_namespaces)}"
-    status, body = real.request("POST", "/api/v1/namespaces",
-                                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    status, body = real.request(
+        "POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    )
     assert status == 201, body
     return name
 
@@ -50,10 +51,10 @@ def make_config(kubeconfig: str) -> Iterator[Callable[..., Config]]:
     ``cache=False`` gives an uncached one."""
     made: list[Config] = []
 
-    def make(tuning: Tuning = FAST, kubeconfig_path: str | None = None, cache: bool = True,
-             **options: Any) -> Config:
-        config = Config(kubeconfig=kubeconfig_path or kubeconfig,
-                        cache=Cache(tuning=tuning, **options) if cache else False)
+    def make(tuning: Tuning = FAST, kubeconfig_path: str | None = None, cache: bool = True, **options: Any) -> Config:
+        config = Config(
+            kubeconfig=kubeconfig_path or kubeconfig, cache=Cache(tuning=tuning, **options) if cache else False
+        )
         made.append(config)
         return config
 

@@ -11,6 +11,8 @@ from typing import Any, Callable
 
 import attrs
 import pytest
+from _proxy import CuttingProxy
+from cluster_support import FAST, Recorder, names
 
 from cloudcoil_cache._listwatch._listwatch import ListWatch
 from cloudcoil_cache.apimachinery import ObjectMeta
@@ -19,14 +21,13 @@ from cloudcoil_cache.client import Config
 from cloudcoil_cache.errors import CacheUnavailableError, Forbidden
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Container, Pod, PodSpec
 from cloudcoil_cache.testing import RealAPIServer
-from cluster_support import FAST, Recorder, names
-
-from _proxy import CuttingProxy
 
 
 def pod(name: str, namespace: str, **labels: str) -> Pod:
-    return Pod(metadata=ObjectMeta(name=name, namespace=namespace, labels=labels or None),
-               spec=PodSpec(containers=[Container(name="web", image="nginx:1.27")]))
+    return Pod(
+        metadata=ObjectMeta(name=name, namespace=namespace, labels=labels or None),
+        spec=PodSpec(containers=[Container(name="web", image="nginx:1.27")]),
+    )
 
 
 def create_pods(live: Config, namespace: str, *names_: str, **labels: str) -> list[Pod]:
@@ -40,20 +41,28 @@ def informer_status(config: Config) -> Any:
 
 
 def test_reference_example_sync_and_async_strict_reads(
-        real: RealAPIServer, namespace: str, kubeconfig: str, live: Config,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    real: RealAPIServer, namespace: str, kubeconfig: str, live: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
     create_pods(live, namespace, "a", "b")
     monkeypatch.setenv("KUBECONFIG", kubeconfig)
 
-    cfg = Config(namespace=namespace, cache=Cache(resources=[Pod], namespaces=[namespace], mode="strict",
-                                                  wait_for_sync=True, max_items_per_resource=0))
+    cfg = Config(
+        namespace=namespace,
+        cache=Cache(
+            resources=[Pod], namespaces=[namespace], mode="strict", wait_for_sync=True, max_items_per_resource=0
+        ),
+    )
 
     async def pods_in_namespace() -> Any:
         async with cfg:
             return await Pod.async_list(namespace=namespace)
 
-    sync_cfg = Config(namespace=namespace, cache=Cache(resources=[Pod], namespaces=[namespace], mode="strict",
-                                                       wait_for_sync=True, max_items_per_resource=0))
+    sync_cfg = Config(
+        namespace=namespace,
+        cache=Cache(
+            resources=[Pod], namespaces=[namespace], mode="strict", wait_for_sync=True, max_items_per_resource=0
+        ),
+    )
     try:
         assert names(asyncio.run(pods_in_namespace()).items) == {"a", "b"}
         with sync_cfg:
@@ -67,7 +76,8 @@ def test_reference_example_sync_and_async_strict_reads(
 
 
 def test_reference_example_async_direct_subscriptions(
-        namespace: str, kubeconfig: str, live: Config, monkeypatch: pytest.MonkeyPatch) -> None:
+    namespace: str, kubeconfig: str, live: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """docs/contract.md's "Direct subscriptions in an async program" reference example, against the real server."""
     create_pods(live, namespace, "a")
     monkeypatch.setenv("KUBECONFIG", kubeconfig)
@@ -120,7 +130,8 @@ def live_uid(live: Config, name: str, namespace: str) -> str:
 
 
 def test_strict_and_fallback_routing_and_status(
-        namespace: str, make_config: Callable[..., Config], live: Config) -> None:
+    namespace: str, make_config: Callable[..., Config], live: Config
+) -> None:
     create_pods(live, namespace, "a", "b", app="web")
     ConfigMap.client(live).create(ConfigMap(metadata=ObjectMeta(name="cm", namespace=namespace)))
     strict = make_config(resources=[Pod], namespaces=[namespace], mode="strict")
@@ -134,7 +145,11 @@ def test_strict_and_fallback_routing_and_status(
         assert status.ready and status.started and status.errors == {}
         (informer,) = status.informers
         assert (informer.kind, informer.namespace, informer.synced, informer.object_count) == (
-            "Pod", namespace, True, 2)
+            "Pod",
+            namespace,
+            True,
+            2,
+        )
         assert informer.resource_version and informer.relist_count == 1
     fallback = make_config(resources=[Pod], namespaces=[namespace], mode="fallback")
     with fallback:
@@ -143,8 +158,12 @@ def test_strict_and_fallback_routing_and_status(
 
 
 def test_paginated_initial_sync_with_a_small_page_size(
-        real: RealAPIServer, namespace: str, make_config: Callable[..., Config], live: Config,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    real: RealAPIServer,
+    namespace: str,
+    make_config: Callable[..., Config],
+    live: Config,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     create_pods(live, namespace, *(f"p{i}" for i in range(11)))
     pages: list[tuple[str | None, int | None]] = []
     original = ListWatch.list_page
@@ -154,16 +173,19 @@ def test_paginated_initial_sync_with_a_small_page_size(
         return original(self, **kw)
 
     monkeypatch.setattr(ListWatch, "list_page", spy)
-    config = make_config(tuning=attrs.evolve(FAST, page_size=3), resources=[Pod],
-                         namespaces=[namespace], mode="strict")
+    config = make_config(tuning=attrs.evolve(FAST, page_size=3), resources=[Pod], namespaces=[namespace], mode="strict")
     with config:
         assert names(Pod.list(namespace=namespace).items) == {f"p{i}" for i in range(11)}
     assert len(pages) == 4 and pages[0] == (None, 3) and all(c for c, _ in pages[1:])
 
 
 def test_an_expired_continue_token_restarts_the_list_without_mixing_snapshots(
-        real: RealAPIServer, namespace: str, make_config: Callable[..., Config], live: Config,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    real: RealAPIServer,
+    namespace: str,
+    make_config: Callable[..., Config],
+    live: Config,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     create_pods(live, namespace, *(f"p{i}" for i in range(7)))
     calls: list[str | None] = []
     errors: list[str] = []
@@ -185,8 +207,7 @@ def test_an_expired_continue_token_restarts_the_list_without_mixing_snapshots(
         return original(self, **kw)
 
     monkeypatch.setattr(ListWatch, "list_page", compact_before_the_second_page)
-    config = make_config(tuning=attrs.evolve(FAST, page_size=3), resources=[Pod],
-                         namespaces=[namespace], mode="strict")
+    config = make_config(tuning=attrs.evolve(FAST, page_size=3), resources=[Pod], namespaces=[namespace], mode="strict")
     with config:
         listed = names(Pod.list(namespace=namespace).items)
     assert errors and "410" in errors[0] and "too old" in errors[0], errors
@@ -196,8 +217,8 @@ def test_an_expired_continue_token_restarts_the_list_without_mixing_snapshots(
 
 
 def test_watch_resumes_from_the_last_resource_version_after_the_connection_drops(
-        real: RealAPIServer, namespace: str, make_config: Callable[..., Config], live: Config,
-        tmp_path: Path) -> None:
+    real: RealAPIServer, namespace: str, make_config: Callable[..., Config], live: Config, tmp_path: Path
+) -> None:
     create_pods(live, namespace, "a")
     with CuttingProxy(real.port) as proxy:
         kubeconfig = real.write_kubeconfig(tmp_path / "via-proxy", namespace=namespace, server=proxy.url)
@@ -223,13 +244,12 @@ def test_watch_resumes_from_the_last_resource_version_after_the_connection_drops
 
 
 def test_a_410_after_a_real_compaction_relists_and_reports_deletions(
-        real: RealAPIServer, namespace: str, make_config: Callable[..., Config], live: Config,
-        tmp_path: Path) -> None:
+    real: RealAPIServer, namespace: str, make_config: Callable[..., Config], live: Config, tmp_path: Path
+) -> None:
     create_pods(live, namespace, "a", "b", "c")
     with CuttingProxy(real.port) as proxy:
         kubeconfig = real.write_kubeconfig(tmp_path / "via-proxy", namespace=namespace, server=proxy.url)
-        config = make_config(kubeconfig_path=kubeconfig, resources=[Pod], namespaces=[namespace],
-                             max_staleness=None)
+        config = make_config(kubeconfig_path=kubeconfig, resources=[Pod], namespaces=[namespace], max_staleness=None)
         informer = config.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
         assert informer is not None
         recorder = Recorder()
@@ -244,8 +264,9 @@ def test_a_410_after_a_real_compaction_relists_and_reports_deletions(
             real.compact()
             real.restart_apiserver()  # a fresh watch cache: the informer's RV is now too old
             proxy.unblock()
-            recorder.wait(lambda ev: sorted(recorder.names("delete")) == ["a", "b"]
-                          and "d" in recorder.names("add"), timeout=30)
+            recorder.wait(
+                lambda ev: sorted(recorder.names("delete")) == ["a", "b"] and "d" in recorder.names("add"), timeout=30
+            )
             assert informer_status(config).relist_count >= 2
             assert names(informer.list()) == {"c", "d"}
             deleted = [v for k, v in recorder.events if k == "delete"]
@@ -264,9 +285,17 @@ def test_bookmarks_carry_the_resource_version_forward(real: RealAPIServer, tmp_p
         assert status == 201
         config = Config(kubeconfig=server.write_kubeconfig(tmp_path / "kc", namespace="quiet"))
         try:
-            stream = config.transport.stream(path, params={
-                "watch": "true", "sendInitialEvents": "true", "resourceVersionMatch": "NotOlderThan",
-                "allowWatchBookmarks": "true", "timeoutSeconds": "5"}, read_timeout=20)
+            stream = config.transport.stream(
+                path,
+                params={
+                    "watch": "true",
+                    "sendInitialEvents": "true",
+                    "resourceVersionMatch": "NotOlderThan",
+                    "allowWatchBookmarks": "true",
+                    "timeoutSeconds": "5",
+                },
+                read_timeout=20,
+            )
             events = []
             for line in stream:
                 events.append(json.loads(line))
@@ -282,10 +311,12 @@ def test_bookmarks_carry_the_resource_version_forward(real: RealAPIServer, tmp_p
 
 
 def test_the_restricted_user_fails_wait_for_sync_at_once_with_403(
-        real: RealAPIServer, namespace: str, make_config: Callable[..., Config], tmp_path: Path) -> None:
+    real: RealAPIServer, namespace: str, make_config: Callable[..., Config], tmp_path: Path
+) -> None:
     kubeconfig = real.write_kubeconfig(tmp_path / "restricted", user="restricted", namespace=namespace)
-    config = make_config(kubeconfig_path=kubeconfig, resources=[Pod], namespaces=[namespace], mode="strict",
-                         sync_timeout=30)
+    config = make_config(
+        kubeconfig_path=kubeconfig, resources=[Pod], namespaces=[namespace], mode="strict", sync_timeout=30
+    )
     started = time.monotonic()
     with pytest.raises(Forbidden, match='User "restricted" cannot list resource "pods"'):
         with config:

@@ -17,14 +17,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
+from _proxy import CuttingProxy
+from cluster_support import FAST
 
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap
 from cloudcoil_cache.testing import RealAPIServer
-from cluster_support import FAST
-
-from _proxy import CuttingProxy
 
 NS = "chaos"
 
@@ -51,11 +50,17 @@ class Writer:
                 if op == 0:
                     status, _ = self.server.request("DELETE", f"{path}/{name}", timeout=5)
                 elif op == 1:
-                    status, _ = self.server.request("POST", path, {"metadata": {"name": name}, "data": {"i": str(i)}},
-                                                    timeout=5)
+                    status, _ = self.server.request(
+                        "POST", path, {"metadata": {"name": name}, "data": {"i": str(i)}}, timeout=5
+                    )
                 else:
-                    status, _ = self.server.request("PATCH", f"{path}/{name}", {"data": {"i": str(i)}},
-                                                    content_type="application/merge-patch+json", timeout=5)
+                    status, _ = self.server.request(
+                        "PATCH",
+                        f"{path}/{name}",
+                        {"data": {"i": str(i)}},
+                        content_type="application/merge-patch+json",
+                        timeout=5,
+                    )
             except OSError:
                 status = 0
             if status in (200, 201):
@@ -99,8 +104,9 @@ def server_state(server: RealAPIServer) -> dict[str, str]:
     return {i["metadata"]["name"]: i["metadata"]["resourceVersion"] for i in body["items"]}
 
 
-def test_an_informer_survives_real_faults_and_converges(chaos_server: RealAPIServer, tmp_path: Path,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_informer_survives_real_faults_and_converges(
+    chaos_server: RealAPIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     server = chaos_server
     rounds = int(os.environ.get("CHAOS_REAL_ROUNDS", "1"))
     token_file = tmp_path / "token"
@@ -108,8 +114,9 @@ def test_an_informer_survives_real_faults_and_converges(chaos_server: RealAPISer
     mirror = Mirror()
     with CuttingProxy(server.port) as proxy:
         kubeconfig = server.write_kubeconfig(tmp_path / "kc", namespace=NS, server=proxy.url, token_file=token_file)
-        config = Config(kubeconfig=kubeconfig, cache=Cache(resources=[ConfigMap], namespaces=[NS], tuning=FAST,
-                                                           max_staleness=None))
+        config = Config(
+            kubeconfig=kubeconfig, cache=Cache(resources=[ConfigMap], namespaces=[NS], tuning=FAST, max_staleness=None)
+        )
         informer = config.cache.get_informer(ConfigMap, sync=True)  # type: ignore[union-attr]
         assert informer is not None
         informer.on_add(mirror.put)
@@ -159,8 +166,10 @@ def test_an_informer_survives_real_faults_and_converges(chaos_server: RealAPISer
                 with mirror.cond:
                     converged = mirror.cond.wait_for(lambda: mirror.objects == expected, timeout=60)
                 converge = time.monotonic() - converge_start
-                assert converged, (f"handlers: {sorted(mirror.objects.items())}\n"
-                                   f"server:   {sorted(expected.items())}\n{config.cache.status()}")  # type: ignore[union-attr]
+                assert converged, (
+                    f"handlers: {sorted(mirror.objects.items())}\n"
+                    f"server:   {sorted(expected.items())}\n{config.cache.status()}"
+                )  # type: ignore[union-attr]
                 store = {o.metadata.name: o.metadata.resource_version for o in informer.list()}
                 assert store == expected
                 relists = config.cache.status().informers[0].relist_count  # type: ignore[union-attr]
@@ -170,9 +179,11 @@ def test_an_informer_survives_real_faults_and_converges(chaos_server: RealAPISer
                 writer.thread.join(30)
             config.close()
     with capsys.disabled():
-        print(f"\nreal chaos: {rounds} round(s), {len(faults)} faults in {time.monotonic() - started:.1f} s; "
-              f"{writer.writes} writes ({writer.failures} failed while the server was down); "
-              f"{relists} lists; {mirror.deletes} deletes delivered; converged {converge:.2f} s after the "
-              f"last write; {len(expected)} objects")
+        print(
+            f"\nreal chaos: {rounds} round(s), {len(faults)} faults in {time.monotonic() - started:.1f} s; "
+            f"{writer.writes} writes ({writer.failures} failed while the server was down); "
+            f"{relists} lists; {mirror.deletes} deletes delivered; converged {converge:.2f} s after the "
+            f"last write; {len(expected)} objects"
+        )
         for name, seconds in faults:
             print(f"  {name}: {seconds:.1f} s")

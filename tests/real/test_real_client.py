@@ -8,6 +8,7 @@ import urllib.request
 from typing import Callable
 
 import pytest
+from cluster_support import Recorder, names
 
 from cloudcoil_cache.apimachinery import ObjectMeta
 from cloudcoil_cache.client import Config
@@ -17,13 +18,15 @@ from cloudcoil_cache.models.kubernetes.coordination.v1 import Lease, LeaseSpec
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Container, Pod, PodSpec
 from cloudcoil_cache.resources import GenericResource
 from cloudcoil_cache.testing import RealAPIServer
-from cluster_support import Recorder, names
 
 
 def pod(name: str, namespace: str) -> Pod:
-    return Pod(metadata=ObjectMeta(name=name, namespace=namespace),
-               spec=PodSpec(containers=[Container(name="web", image="nginx:1.27"),
-                                        Container(name="sidecar", image="envoy:1")]))
+    return Pod(
+        metadata=ObjectMeta(name=name, namespace=namespace),
+        spec=PodSpec(
+            containers=[Container(name="web", image="nginx:1.27"), Container(name="sidecar", image="envoy:1")]
+        ),
+    )
 
 
 def test_create_get_update_delete(namespace: str, live: Config) -> None:
@@ -47,16 +50,27 @@ def test_merge_strategic_and_json_patches(namespace: str, live: Config) -> None:
     merged = client.patch("p", {"metadata": {"labels": {"a": "1"}}}, namespace=namespace)
     assert merged.metadata.labels == {"a": "1"}
     # Strategic merge: containers merge by name (a merge patch would replace the whole list).
-    strategic = client.patch("p", {"spec": {"containers": [{"name": "web", "image": "nginx:1.28"}]}},
-                             namespace=namespace, patch_type="strategic")
+    strategic = client.patch(
+        "p",
+        {"spec": {"containers": [{"name": "web", "image": "nginx:1.28"}]}},
+        namespace=namespace,
+        patch_type="strategic",
+    )
     assert [(c.name, c.image) for c in strategic.spec.containers] == [("web", "nginx:1.28"), ("sidecar", "envoy:1")]
-    patched = client.patch("p", [{"op": "add", "path": "/metadata/labels/b", "value": "2"},
-                                 {"op": "test", "path": "/metadata/labels/a", "value": "1"}],
-                           namespace=namespace, patch_type="json")
+    patched = client.patch(
+        "p",
+        [
+            {"op": "add", "path": "/metadata/labels/b", "value": "2"},
+            {"op": "test", "path": "/metadata/labels/a", "value": "1"},
+        ],
+        namespace=namespace,
+        patch_type="json",
+    )
     assert patched.metadata.labels == {"a": "1", "b": "2"}
     with pytest.raises(UnprocessableEntity):
-        client.patch("p", [{"op": "test", "path": "/metadata/labels/a", "value": "nope"}],
-                     namespace=namespace, patch_type="json")
+        client.patch(
+            "p", [{"op": "test", "path": "/metadata/labels/a", "value": "nope"}], namespace=namespace, patch_type="json"
+        )
     # A merge patch of the containers list replaces it: the real server refuses the changed pod spec.
     with pytest.raises(UnprocessableEntity):
         client.patch("p", {"spec": {"containers": [{"name": "web", "image": "nginx:1.29"}]}}, namespace=namespace)
@@ -79,11 +93,21 @@ def test_server_side_apply_conflict_and_force(namespace: str, live: Config) -> N
 
 def test_status_and_scale_subresources(namespace: str, live: Config) -> None:
     client = Deployment.client(live)
-    deployment = Deployment.from_dict({
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": namespace},
-        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "d"}},
-                 "template": {"metadata": {"labels": {"app": "d"}},
-                              "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}})
+    deployment = Deployment.from_dict(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "d", "namespace": namespace},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "d"}},
+                "template": {
+                    "metadata": {"labels": {"app": "d"}},
+                    "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+                },
+            },
+        }
+    )
     created = client.create(deployment)
     scaled = client.scale("d", 3, namespace)
     assert scaled.spec.replicas == 3
@@ -97,8 +121,12 @@ def test_status_and_scale_subresources(namespace: str, live: Config) -> None:
 
 def test_optimistic_concurrency_on_a_lease(namespace: str, live: Config) -> None:
     client = Lease.client(live)
-    lease = client.create(Lease(metadata=ObjectMeta(name="leader", namespace=namespace),
-                                spec=LeaseSpec(holder_identity="a", lease_duration_seconds=15)))
+    lease = client.create(
+        Lease(
+            metadata=ObjectMeta(name="leader", namespace=namespace),
+            spec=LeaseSpec(holder_identity="a", lease_duration_seconds=15),
+        )
+    )
     one, two = client.get("leader", namespace), client.get("leader", namespace)
     client.update(one.evolve(spec=one.spec.evolve(holder_identity="b")))
     with pytest.raises(ResourceConflict) as info:
@@ -114,7 +142,8 @@ def _wait_established(real: RealAPIServer, name: str) -> None:
     request = urllib.request.Request(
         f"{real.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
         f"?watch=true&fieldSelector=metadata.name%3D{name}&timeoutSeconds=30",
-        headers={"Authorization": f"Bearer {real.tokens['admin']}"})
+        headers={"Authorization": f"Bearer {real.tokens['admin']}"},
+    )
     with urllib.request.urlopen(request, timeout=35, context=real.ssl_context()) as stream:
         for line in stream:
             conditions = (json.loads(line)["object"].get("status") or {}).get("conditions") or []
@@ -124,17 +153,32 @@ def _wait_established(real: RealAPIServer, name: str) -> None:
 
 
 def test_a_crd_created_at_run_time_is_informed_as_a_generic_resource(
-        real: RealAPIServer, namespace: str, make_config: Callable[..., Config], live: Config) -> None:
+    real: RealAPIServer, namespace: str, make_config: Callable[..., Config], live: Config
+) -> None:
     group = "real.cloudcoil.dev"
-    status, body = real.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"gadgets.{group}"},
-        "spec": {"group": group, "scope": "Namespaced",
-                 "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
-                 "versions": [{"name": "v1", "served": True, "storage": True,
-                               "subresources": {"status": {}},
-                               "schema": {"openAPIV3Schema": {"type": "object",
-                                                              "x-kubernetes-preserve-unknown-fields": True}}}]}})
+    status, body = real.request(
+        "POST",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"gadgets.{group}"},
+            "spec": {
+                "group": group,
+                "scope": "Namespaced",
+                "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
+                "versions": [
+                    {
+                        "name": "v1",
+                        "served": True,
+                        "storage": True,
+                        "subresources": {"status": {}},
+                        "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                    }
+                ],
+            },
+        },
+    )
     assert status in (201, 409), body
     _wait_established(real, f"gadgets.{group}")
     Gadget = GenericResource.define(api_version=f"{group}/v1", kind="Gadget", plural="gadgets", namespaced=True)
@@ -154,6 +198,7 @@ def test_a_crd_created_at_run_time_is_informed_as_a_generic_resource(
         assert names(Gadget.list(namespace=namespace).items) == {"g1", "g2"}
         # A strategic merge patch is refused for custom resources (415), by the real server too.
         from cloudcoil_cache.errors import APIError
+
         with pytest.raises(APIError) as info:
             client.patch("g1", {"spec": {"size": 3}}, namespace=namespace, patch_type="strategic")
         assert info.value.code == 415

@@ -86,8 +86,7 @@ spec:
 
 def _established(event: str, crd: Any) -> bool:
     conditions = (crd.status.conditions if crd.status else None) or []
-    return event in ("ADDED", "MODIFIED") and any(c.type == "Established" and c.status == "True"
-                                                  for c in conditions)
+    return event in ("ADDED", "MODIFIED") and any(c.type == "Established" and c.status == "True" for c in conditions)
 
 
 def _served(cls: Any, namespace: str) -> Callable[[], bool]:
@@ -97,6 +96,7 @@ def _served(cls: Any, namespace: str) -> Callable[[], bool]:
         except Exception:  # discovery of a just-established CRD lags by a moment on kube-apiserver
             return False
         return True
+
     return check
 
 
@@ -110,7 +110,8 @@ def _until(check: Callable[[], bool], timeout: float = 15.0) -> None:
 
 
 def test_a_crd_from_parse_file_is_established_and_its_dynamic_kind_scales(
-        target: Target, config: Config, tmp_path: Path) -> None:
+    target: Target, config: Config, tmp_path: Path
+) -> None:
     group = f"t{next(_groups)}-{target.namespace}.cloudcoil.dev"
     with config:
         crd = parse_file(_crd_yaml(tmp_path / "crd.yaml", group))
@@ -120,8 +121,9 @@ def test_a_crd_from_parse_file_is_established_and_its_dynamic_kind_scales(
             crd.wait_for(_established, timeout=30)
             WebService = get_dynamic_resource("WebService", f"{group}/v1alpha1")
             _until(_served(WebService, target.namespace))
-            created = WebService(metadata={"name": "web", "namespace": target.namespace},
-                                 spec={"image": "nginx", "size": 3}).create()
+            created = WebService(
+                metadata={"name": "web", "namespace": target.namespace}, spec={"image": "nginx", "size": 3}
+            ).create()
             assert created["spec"]["size"] == 3
             created["status"] = {"currentSize": 3, "phase": "Running"}
             assert "status" in created.model_dump(mode="json", by_alias=True)
@@ -149,8 +151,9 @@ def test_save_creates_then_updates_and_dynamic_objects_edit_in_place(target: Tar
 
 def test_wait_for_sees_a_change_and_times_out_promptly(target: Target, config: Config) -> None:
     with config:
-        cm = k8s.core.v1.ConfigMap(metadata={"name": "waited", "namespace": target.namespace},
-                                   data={"k": "initial"}).create()
+        cm = k8s.core.v1.ConfigMap(
+            metadata={"name": "waited", "namespace": target.namespace}, data={"k": "initial"}
+        ).create()
         changed = threading.Event()
 
         def change() -> None:
@@ -176,8 +179,9 @@ def test_wait_for_sees_a_change_and_times_out_promptly(target: Target, config: C
 def test_delete_all_by_label_and_a_watch_that_outlives_a_quiet_stream(target: Target, config: Config) -> None:
     with config:
         for i in range(3):
-            k8s.core.v1.ConfigMap(metadata={"name": f"bulk-{i}", "namespace": target.namespace,
-                                            "labels": {"bulk": "yes"}}).create()
+            k8s.core.v1.ConfigMap(
+                metadata={"name": f"bulk-{i}", "namespace": target.namespace, "labels": {"bulk": "yes"}}
+            ).create()
         k8s.core.v1.ConfigMap(metadata={"name": "kept", "namespace": target.namespace}).create()
         k8s.core.v1.ConfigMap.delete_all(namespace=target.namespace, label_selector="bulk=yes")
         _until(lambda: not k8s.core.v1.ConfigMap.list(namespace=target.namespace, label_selector="bulk=yes").items)
@@ -190,8 +194,15 @@ def test_delete_all_by_label_and_a_watch_that_outlives_a_quiet_stream(target: Ta
 
         def watch() -> None:
             # timeout_seconds=1: the server ends each watch after a second of silence; it is re-opened
-            with closing(client.watch(namespace=target.namespace, field_selector="metadata.name=late",
-                                      resource_version=start_rv, timeout_seconds=1, _stop_event=stop)) as stream:
+            with closing(
+                client.watch(
+                    namespace=target.namespace,
+                    field_selector="metadata.name=late",
+                    resource_version=start_rv,
+                    timeout_seconds=1,
+                    _stop_event=stop,
+                )
+            ) as stream:
                 for event, obj in stream:
                     events.append((event, obj.metadata.name if obj.metadata else None))
                     if event == "ADDED":
@@ -216,13 +227,26 @@ def test_a_users_annotated_class_is_written_cached_and_read(target: Target, tmp_
     live = Config(kubeconfig=target.kubeconfig, namespace=target.namespace)
     try:
         with live:
-            crd: Any = k8s.apiextensions.v1.CustomResourceDefinition.model_validate({
-                "metadata": {"name": f"gizmos.{group}"},
-                "spec": {"group": group, "scope": "Namespaced",
-                         "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo", "listKind": "GizmoList"},
-                         "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
-                             "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]},
-            }).create()
+            crd: Any = k8s.apiextensions.v1.CustomResourceDefinition.model_validate(
+                {
+                    "metadata": {"name": f"gizmos.{group}"},
+                    "spec": {
+                        "group": group,
+                        "scope": "Namespaced",
+                        "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo", "listKind": "GizmoList"},
+                        "versions": [
+                            {
+                                "name": "v1",
+                                "served": True,
+                                "storage": True,
+                                "schema": {
+                                    "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                                },
+                            }
+                        ],
+                    },
+                }
+            ).create()
             crd.wait_for(_established, timeout=30)
     finally:
         live.close()

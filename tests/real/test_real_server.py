@@ -47,7 +47,8 @@ def test_the_pinned_versions_are_the_build_scripts() -> None:
 
 
 def test_no_binaries_is_a_runtime_error_naming_every_place_and_the_build_command(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("KUBEBUILDER_ASSETS", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     with pytest.raises(RuntimeError) as info:
@@ -78,6 +79,7 @@ def test_admin_and_restricted_kubeconfigs(real: RealAPIServer, namespace: str, t
     try:
         assert Namespace.client(admin).get(namespace).metadata.name == namespace
         from cloudcoil_cache.errors import Forbidden
+
         with pytest.raises(Forbidden, match="restricted"):
             ConfigMap.client(restricted).list(namespace=namespace)
     finally:
@@ -100,13 +102,17 @@ def test_compact_makes_older_revisions_unreadable(real: RealAPIServer, namespace
     assert status == 410 and body["reason"] == "Expired", body
 
 
-def test_kubectl_is_a_real_client_of_the_same_server(real: RealAPIServer, namespace: str,
-                                                     tmp_path: Path) -> None:
+def test_kubectl_is_a_real_client_of_the_same_server(real: RealAPIServer, namespace: str, tmp_path: Path) -> None:
     if real.kubectl_path is None:
         pytest.skip(f"no kubectl in {real.assets}")
-    manifest = json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
-                           "metadata": {"name": "from-kubectl", "namespace": namespace, "labels": {"a": "b"}},
-                           "data": {"k": "v"}})
+    manifest = json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "from-kubectl", "namespace": namespace, "labels": {"a": "b"}},
+            "data": {"k": "v"},
+        }
+    )
     applied = real.kubectl("apply", "--server-side", "-f", "-", input=manifest)
     assert applied.returncode == 0, applied.stderr
     config = Config(kubeconfig=real.write_kubeconfig(tmp_path / "kc", namespace=namespace))
@@ -127,7 +133,10 @@ def _start_cli(tmp_path: Path) -> tuple[subprocess.Popen[str], dict[str, int], P
     kubeconfig = tmp_path / "cli-kubeconfig"
     proc = subprocess.Popen(
         [sys.executable, "-m", "cloudcoil_cache.testing", "real", "--kubeconfig", str(kubeconfig)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None and proc.stderr is not None
     url = proc.stdout.readline().strip()  # printed once the server is ready
     assert url.startswith("https://127.0.0.1:"), (url, proc.stderr.read() if proc.poll() is not None else "")
@@ -157,8 +166,9 @@ def test_cli_serves_until_sigterm_and_its_processes_die_with_it(real: RealAPISer
         proc.stderr.close()  # type: ignore[union-attr]
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux") or not hasattr(os, "pidfd_open"),
-                    reason="PR_SET_PDEATHSIG is Linux-only")
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or not hasattr(os, "pidfd_open"), reason="PR_SET_PDEATHSIG is Linux-only"
+)
 def test_killing_the_python_process_kills_etcd_and_kube_apiserver(real: RealAPIServer, tmp_path: Path) -> None:
     proc, pids, _ = _start_cli(tmp_path)
     workdir = os.readlink(f"/proc/{pids['etcd']}/cwd")  # the server's temporary folder, left behind

@@ -24,10 +24,12 @@ def _b64(text: str) -> str:
 
 
 def _doc(server: str, user: str, cluster: str = "") -> str:
-    return (f"apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-            f"clusters:\n- name: k\n  cluster:\n    server: {server}\n{cluster}"
-            f"contexts:\n- name: c\n  context: {{cluster: k, user: u}}\n"
-            f"users:\n- name: u\n  user:\n{user}")
+    return (
+        f"apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        f"clusters:\n- name: k\n  cluster:\n    server: {server}\n{cluster}"
+        f"contexts:\n- name: c\n  context: {{cluster: k, user: u}}\n"
+        f"users:\n- name: u\n  user:\n{user}"
+    )
 
 
 # (id, the kubeconfig's user block, its cluster lines, files to write beside it, what the message names)
@@ -35,12 +37,27 @@ CASES: list[tuple[str, str, str, dict[str, str], str]] = [
     ("token read as a YAML alias", f"    token: *{MARKER}\n", "", {}, "kubeconfig"),
     ("token in an unterminated quote", f'    token: "{MARKER}\n', "", {}, "kubeconfig"),
     ("token with a newline", f'    token: "{MARKER}\\nx"\n', "", {}, "token"),
-    ("client-key-data not base64", f"    client-certificate-data: {_b64('x')}\n    client-key-data: {MARKER}!!\n",
-     "", {}, "client-key-data"),
-    ("client certificate not PEM", f"    client-certificate-data: {_b64(MARKER)}\n"
-     f"    client-key-data: {_b64(MARKER)}\n", "", {}, "client certificate"),
-    ("certificate-authority-data not PEM", "    token: plain\n",
-     f"    certificate-authority-data: {_b64(MARKER)}\n", {}, "certificate authority"),
+    (
+        "client-key-data not base64",
+        f"    client-certificate-data: {_b64('x')}\n    client-key-data: {MARKER}!!\n",
+        "",
+        {},
+        "client-key-data",
+    ),
+    (
+        "client certificate not PEM",
+        f"    client-certificate-data: {_b64(MARKER)}\n    client-key-data: {_b64(MARKER)}\n",
+        "",
+        {},
+        "client certificate",
+    ),
+    (
+        "certificate-authority-data not PEM",
+        "    token: plain\n",
+        f"    certificate-authority-data: {_b64(MARKER)}\n",
+        {},
+        "certificate authority",
+    ),
     ("token file with a NUL", "    tokenFile: TOKENFILE\n", "", {"token": f"{MARKER}\x00"}, "token file"),
     ("a password the server refuses", f"    username: admin\n    password: {MARKER}\n", "", {}, "401"),
     ("a token the server refuses", f"    token: {MARKER}\n", "", {}, "401"),
@@ -58,8 +75,9 @@ def _texts(exc: BaseException) -> list[str]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
-def test_a_planted_credential_is_in_no_message(case: tuple[str, str, str, dict[str, str], str], tmp_path: Path,
-                                               caplog: pytest.LogCaptureFixture) -> None:
+def test_a_planted_credential_is_in_no_message(
+    case: tuple[str, str, str, dict[str, str], str], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     _, user, cluster, files, names = case
     for name, content in files.items():

@@ -16,14 +16,13 @@ from typing import Any, Iterator
 import pytest
 import trustme
 import yaml
+from _servers import Exchange, TinyServer
 
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.errors import CloudcoilError, ConnectError, ResourceNotFound
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import FakeAPIServer, make_pod
-
-from _servers import Exchange, TinyServer
 
 
 @pytest.fixture(scope="module")
@@ -44,27 +43,37 @@ def ok(ex: Exchange) -> None:
     if ex.path.endswith("/missing"):
         ex.reply(404, b'{"kind":"Status","code":404,"reason":"NotFound","message":"pods \\"missing\\" not found"}')
         return
-    ex.reply(200, b'{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"default",'
-                  b'"resourceVersion":"1"}}')
+    ex.reply(
+        200, b'{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"default","resourceVersion":"1"}}'
+    )
 
 
-def kubeconfig(path: Path, server: str, *, cluster: dict[str, Any] | None = None,
-               user: dict[str, Any] | None = None) -> str:
-    doc = {"apiVersion": "v1", "kind": "Config", "current-context": "ctx",
-           "clusters": [{"name": "c", "cluster": {"server": server, **(cluster or {})}}],
-           "contexts": [{"name": "ctx", "context": {"cluster": "c", "user": "u", "namespace": "default"}}],
-           "users": [{"name": "u", "user": user or {}}]}
+def kubeconfig(
+    path: Path, server: str, *, cluster: dict[str, Any] | None = None, user: dict[str, Any] | None = None
+) -> str:
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "ctx",
+        "clusters": [{"name": "c", "cluster": {"server": server, **(cluster or {})}}],
+        "contexts": [{"name": "ctx", "context": {"cluster": "c", "user": "u", "namespace": "default"}}],
+        "users": [{"name": "u", "user": user or {}}],
+    }
     path.write_text(yaml.safe_dump(doc))
     return str(path)
 
 
 # -- verification -------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("trust", ["system-only", "another-ca"])
 def test_tls_is_verified_by_default_and_an_unknown_ca_fails_clearly(ca, tmp_path, trust):
     with https_server(ca, ok) as server:
-        cluster = {} if trust == "system-only" else {
-            "certificate-authority-data": base64.b64encode(trustme.CA().cert_pem.bytes()).decode()}
+        cluster = (
+            {}
+            if trust == "system-only"
+            else {"certificate-authority-data": base64.b64encode(trustme.CA().cert_pem.bytes()).decode()}
+        )
         config = Config(kubeconfig=kubeconfig(tmp_path / "kc", server.url, cluster=cluster))
         try:
             with pytest.raises(ConnectError, match=r"TLS handshake failed: .*CERTIFICATE_VERIFY_FAILED"):
@@ -94,15 +103,20 @@ def test_insecure_skip_tls_verify_works_and_warns_once_per_config(ca, tmp_path, 
                 for _ in range(3):
                     assert Pod.get("p").metadata.name == "p"
             config.close()
-            warnings.append([r for r in caplog.records if r.levelno == logging.WARNING
-                             and "insecure-skip-tls-verify" in r.getMessage()])
+            warnings.append(
+                [
+                    r
+                    for r in caplog.records
+                    if r.levelno == logging.WARNING and "insecure-skip-tls-verify" in r.getMessage()
+                ]
+            )
         assert len(warnings[0]) == 1 and len(warnings[1]) == 2  # one per Config, not per request
         assert server.url.removeprefix("https://") in warnings[0][0].getMessage()
 
 
 # -- secrets never shown ------------------------------------------------------------------------
 
-PLUGIN = r'''
+PLUGIN = r"""
 import json, pathlib, sys
 state = pathlib.Path(sys.argv[1])
 runs = state / "runs"
@@ -110,7 +124,7 @@ n = len(runs.read_text().splitlines()) + 1 if runs.exists() else 1
 runs.write_text("run\n" * n)
 print(json.dumps({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
                   "status": {"token": f"exec-SECRET-{n}-f00d"}}))
-'''
+"""
 
 
 def all_log_text(caplog: pytest.LogCaptureFixture) -> str:
@@ -131,9 +145,15 @@ def test_exec_tokens_never_appear_in_logs_reprs_errors_or_status(tmp_path, caplo
     secrets = ["exec-SECRET-1-f00d", "exec-SECRET-2-f00d", "env-SECRET-arg"]
     with FakeAPIServer(expected_token="exec-SECRET-2-f00d") as server:
         server.create("pods", make_pod("p0", "default"), "default")
-        user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": sys.executable,
-                         "args": [str(state / "plugin.py"), str(state)], "interactiveMode": "Never",
-                         "env": [{"name": "HIDDEN", "value": "env-SECRET-arg"}]}}
+        user = {
+            "exec": {
+                "apiVersion": "client.authentication.k8s.io/v1",
+                "command": sys.executable,
+                "args": [str(state / "plugin.py"), str(state)],
+                "interactiveMode": "Never",
+                "env": [{"name": "HIDDEN", "value": "env-SECRET-arg"}],
+            }
+        }
         path = kubeconfig(tmp_path / "kc", server.url, user=user)
         config = Config(kubeconfig=path, cache=Cache(resources=[Pod]))
         errors: list[BaseException] = []
@@ -151,8 +171,14 @@ def test_exec_tokens_never_appear_in_logs_reprs_errors_or_status(tmp_path, caplo
                 except CloudcoilError as e:
                     errors.append(e)
             status = config.cache.status()
-            texts = [repr(config), str(config.connection), repr(config.transport), repr(status),
-                     *map(str, errors), *map(repr, errors)]
+            texts = [
+                repr(config),
+                str(config.connection),
+                repr(config.transport),
+                repr(status),
+                *map(str, errors),
+                *map(repr, errors),
+            ]
         server.expected_token = "rotated-away"  # now every request is refused, refresh cannot help
         bad = Config(kubeconfig=path)
         try:
@@ -175,8 +201,10 @@ def test_a_client_key_never_appears_in_logs_reprs_or_errors(ca, tmp_path, caplog
     key_pem = leaf.private_key_pem.bytes()
     key_b64 = base64.b64encode(key_pem).decode()
     with https_server(ca, ok, client_ca=client_ca) as server:
-        user = {"client-certificate-data": base64.b64encode(leaf.cert_chain_pems[0].bytes()).decode(),
-                "client-key-data": key_b64}
+        user = {
+            "client-certificate-data": base64.b64encode(leaf.cert_chain_pems[0].bytes()).decode(),
+            "client-key-data": key_b64,
+        }
         cluster = {"certificate-authority-data": base64.b64encode(ca.cert_pem.bytes()).decode()}
         config = Config(kubeconfig=kubeconfig(tmp_path / "kc", server.url, cluster=cluster, user=user))
         texts = []
@@ -227,8 +255,10 @@ def test_key_material_written_to_disk_is_0600_and_removed(ca, tmp_path, disk_aud
     client_ca = trustme.CA()
     leaf = client_ca.issue_cert("alice")
     with https_server(ca, ok, client_ca=client_ca) as server:
-        user = {"client-certificate-data": base64.b64encode(leaf.cert_chain_pems[0].bytes()).decode(),
-                "client-key-data": base64.b64encode(leaf.private_key_pem.bytes()).decode()}
+        user = {
+            "client-certificate-data": base64.b64encode(leaf.cert_chain_pems[0].bytes()).decode(),
+            "client-key-data": base64.b64encode(leaf.private_key_pem.bytes()).decode(),
+        }
         cluster = {"certificate-authority-data": base64.b64encode(ca.cert_pem.bytes()).decode()}
         config = Config(kubeconfig=kubeconfig(tmp_path / "kc", server.url, cluster=cluster, user=user))
         with config:

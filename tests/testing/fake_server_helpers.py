@@ -14,9 +14,7 @@ class RawResponse:
 
     def __init__(self, port: int, path: str, *, timeout: float = 5.0) -> None:
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-        self.sock.sendall(
-            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\n\r\n".encode()
-        )
+        self.sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\n\r\n".encode())
         self.file = self.sock.makefile("rb")
         status = self.file.readline().decode()
         self.status = int(status.split()[1])

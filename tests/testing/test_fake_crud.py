@@ -21,9 +21,7 @@ def post(server: FakeAPIServer, path: str, obj: dict[str, Any]) -> requests.Resp
 
 
 def patch(server: FakeAPIServer, path: str, body: Any, ctype: str) -> requests.Response:
-    return requests.patch(
-        server.url + path, data=json.dumps(body), headers={"Content-Type": ctype}, timeout=5
-    )
+    return requests.patch(server.url + path, data=json.dumps(body), headers={"Content-Type": ctype}, timeout=5)
 
 
 # -- discovery ---------------------------------------------------------------------------------
@@ -41,9 +39,7 @@ def patch(server: FakeAPIServer, path: str, body: Any, ctype: str) -> requests.R
     ],
     ids=["api", "core-v1", "apis", "apps-group", "apps-v1", "coordination-v1"],
 )
-def test_discovery_documents_have_their_real_kinds(
-    fake_api_server: FakeAPIServer, path: str, kind: str
-) -> None:
+def test_discovery_documents_have_their_real_kinds(fake_api_server: FakeAPIServer, path: str, kind: str) -> None:
     assert requests.get(fake_api_server.url + path, timeout=5).json()["kind"] == kind
 
 
@@ -63,11 +59,26 @@ def test_the_core_resource_list_describes_pods_like_the_real_server(
 def test_the_group_list_names_every_built_in_group(fake_api_server: FakeAPIServer) -> None:
     doc = requests.get(fake_api_server.url + "/apis", timeout=5).json()
     assert {g["name"] for g in doc["groups"]} == {
-        "admissionregistration.k8s.io", "apiextensions.k8s.io", "apiregistration.k8s.io", "apps",
-        "authentication.k8s.io", "authorization.k8s.io", "autoscaling", "batch",
-        "certificates.k8s.io", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io",
-        "flowcontrol.apiserver.k8s.io", "networking.k8s.io", "node.k8s.io", "policy",
-        "rbac.authorization.k8s.io", "scheduling.k8s.io", "storage.k8s.io"}
+        "admissionregistration.k8s.io",
+        "apiextensions.k8s.io",
+        "apiregistration.k8s.io",
+        "apps",
+        "authentication.k8s.io",
+        "authorization.k8s.io",
+        "autoscaling",
+        "batch",
+        "certificates.k8s.io",
+        "coordination.k8s.io",
+        "discovery.k8s.io",
+        "events.k8s.io",
+        "flowcontrol.apiserver.k8s.io",
+        "networking.k8s.io",
+        "node.k8s.io",
+        "policy",
+        "rbac.authorization.k8s.io",
+        "scheduling.k8s.io",
+        "storage.k8s.io",
+    }
     apps = next(g for g in doc["groups"] if g["name"] == "apps")
     assert apps["preferredVersion"] == {"groupVersion": "apps/v1", "version": "v1"}
     autoscaling = next(g for g in doc["groups"] if g["name"] == "autoscaling")
@@ -101,9 +112,7 @@ def test_a_registered_custom_resource_appears_in_discovery_and_is_served(
         "cluster-scoped-under-a-namespace",
     ],
 )
-def test_unknown_paths_get_404_with_a_not_found_status(
-    fake_api_server: FakeAPIServer, path: str
-) -> None:
+def test_unknown_paths_get_404_with_a_not_found_status(fake_api_server: FakeAPIServer, path: str) -> None:
     resp = requests.get(fake_api_server.url + path, timeout=5)
     assert resp.status_code == 404
     assert resp.json()["kind"] == "Status" and resp.json()["reason"] == "NotFound"
@@ -118,9 +127,7 @@ def test_unknown_paths_get_404_with_a_not_found_status(
     ],
     ids=["create-without-namespace", "create-on-an-object", "delete-a-subresource"],
 )
-def test_methods_a_path_does_not_serve_get_405(
-    fake_api_server: FakeAPIServer, method: str, path: str
-) -> None:
+def test_methods_a_path_does_not_serve_get_405(fake_api_server: FakeAPIServer, method: str, path: str) -> None:
     fake_api_server.create("pods", make_pod("a"))
     resp = requests.request(method, fake_api_server.url + path, json=make_pod("b"), timeout=5)
     assert (resp.status_code, resp.json()["reason"]) == (405, "MethodNotAllowed")
@@ -200,9 +207,7 @@ def test_a_body_namespace_other_than_the_urls_is_a_bad_request(
 def test_getting_a_missing_object_is_404_with_the_real_message(
     fake_api_server: FakeAPIServer,
 ) -> None:
-    resp = requests.get(
-        fake_api_server.url + "/apis/apps/v1/namespaces/default/deployments/x", timeout=5
-    )
+    resp = requests.get(fake_api_server.url + "/apis/apps/v1/namespaces/default/deployments/x", timeout=5)
     body = resp.json()
     assert (resp.status_code, body["reason"], body["message"]) == (
         404,
@@ -217,10 +222,7 @@ def test_cluster_scoped_objects_live_outside_namespaces(fake_api_server: FakeAPI
     assert resp.status_code == 201 and "namespace" not in resp.json()["metadata"]
     ns = post(fake_api_server, "/api/v1/namespaces", {"metadata": {"name": "team-a"}})
     assert ns.status_code == 201
-    assert (
-        requests.get(fake_api_server.url + "/api/v1/namespaces/team-a", timeout=5).status_code
-        == 200
-    )
+    assert requests.get(fake_api_server.url + "/api/v1/namespaces/team-a", timeout=5).status_code == 200
 
 
 # -- update ------------------------------------------------------------------------------------
@@ -229,9 +231,7 @@ def test_cluster_scoped_objects_live_outside_namespaces(fake_api_server: FakeAPI
 def test_put_with_a_stale_resource_version_is_a_409_conflict(
     fake_api_server: FakeAPIServer,
 ) -> None:
-    created = post(
-        fake_api_server, "/api/v1/namespaces/default/configmaps", make_configmap("c")
-    ).json()
+    created = post(fake_api_server, "/api/v1/namespaces/default/configmaps", make_configmap("c")).json()
     fake_api_server.update("configmaps", {**created, "data": {"k": "v2"}})
     resp = requests.put(
         fake_api_server.url + "/api/v1/namespaces/default/configmaps/c",
@@ -247,14 +247,10 @@ def test_put_with_a_stale_resource_version_is_a_409_conflict(
 
 
 def test_put_without_a_resource_version_is_unconditional(fake_api_server: FakeAPIServer) -> None:
-    created = post(
-        fake_api_server, "/api/v1/namespaces/default/configmaps", make_configmap("c")
-    ).json()
+    created = post(fake_api_server, "/api/v1/namespaces/default/configmaps", make_configmap("c")).json()
     fake_api_server.update("configmaps", {**created, "data": {"k": "v2"}})
     body = {**created, "metadata": {"name": "c"}, "data": {"k": "v3"}}
-    resp = requests.put(
-        fake_api_server.url + "/api/v1/namespaces/default/configmaps/c", json=body, timeout=5
-    )
+    resp = requests.put(fake_api_server.url + "/api/v1/namespaces/default/configmaps/c", json=body, timeout=5)
     assert resp.status_code == 200 and resp.json()["data"] == {"k": "v3"}
     assert resp.json()["metadata"]["uid"] == created["metadata"]["uid"]
 
@@ -272,12 +268,9 @@ def test_main_resource_put_ignores_status_and_status_put_ignores_spec(
     fake_api_server: FakeAPIServer,
 ) -> None:
     path = "/apis/apps/v1/namespaces/default/deployments/d"
-    created = post(
-        fake_api_server, "/apis/apps/v1/namespaces/default/deployments", make_deployment("d")
-    ).json()
+    created = post(fake_api_server, "/apis/apps/v1/namespaces/default/deployments", make_deployment("d")).json()
     assert "status" not in created or created["status"] == {}  # a create's status is dropped
-    created = fake_api_server.patch("deployments", "d", {"status": {"replicas": 3}}, "default",
-                                    subresource="status")
+    created = fake_api_server.patch("deployments", "d", {"status": {"replicas": 3}}, "default", subresource="status")
     main = {**created, "spec": {**created["spec"], "replicas": 5}, "status": {"replicas": 99}}
     updated = requests.put(fake_api_server.url + path, json=main, timeout=5).json()
     assert updated["spec"]["replicas"] == 5 and updated["status"]["replicas"] == 3
@@ -382,10 +375,7 @@ def test_patching_status_goes_through_the_status_subresource_only(
         "application/merge-patch+json",
     )
     assert sub.json()["status"]["phase"] == "Failed"
-    assert (
-        requests.get(fake_api_server.url + PODS + "/a/status", timeout=5).json()["status"]["phase"]
-        == "Failed"
-    )
+    assert requests.get(fake_api_server.url + PODS + "/a/status", timeout=5).json()["status"]["phase"] == "Failed"
 
 
 def test_an_unknown_patch_content_type_is_415(fake_api_server: FakeAPIServer) -> None:
@@ -432,7 +422,8 @@ def test_delete_collection_answers_the_list_of_what_it_deleted(fake_api_server: 
     assert (answer["kind"], answer["apiVersion"]) == ("ConfigMapList", "v1")
     assert int(answer["metadata"]["resourceVersion"]) >= int(created[-1]["metadata"]["resourceVersion"])
     assert [(i["metadata"]["name"], i["metadata"]["resourceVersion"]) for i in answer["items"]] == [
-        (c["metadata"]["name"], c["metadata"]["resourceVersion"]) for c in reversed(created)]
+        (c["metadata"]["name"], c["metadata"]["resourceVersion"]) for c in reversed(created)
+    ]
     assert "kind" not in answer["items"][0]  # built-in list items, as a LIST serves them
     assert fake_api_server.list("configmaps") == []
     again = requests.delete(url, params={"labelSelector": "tier=x"}, timeout=5).json()
@@ -480,8 +471,7 @@ def test_the_direct_api_returns_copies_that_do_not_change_the_server(
 
 
 _LABELS = {"app": "x"}
-_TEMPLATE = {"metadata": {"labels": _LABELS},
-             "spec": {"containers": [{"name": "c", "image": "busybox:1"}]}}
+_TEMPLATE = {"metadata": {"labels": _LABELS}, "spec": {"containers": [{"name": "c", "image": "busybox:1"}]}}
 # The least each kind needs to pass validation.
 MINIMAL: dict[str, dict[str, Any]] = {
     "Pod": {"spec": _TEMPLATE["spec"]},
@@ -489,8 +479,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "Event": {"involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"}},
     "Deployment": {"spec": {"selector": {"matchLabels": _LABELS}, "template": _TEMPLATE}},
     "ReplicaSet": {"spec": {"selector": {"matchLabels": _LABELS}, "template": _TEMPLATE}},
-    "StatefulSet": {"spec": {"selector": {"matchLabels": _LABELS}, "template": _TEMPLATE,
-                             "serviceName": "x"}},
+    "StatefulSet": {"spec": {"selector": {"matchLabels": _LABELS}, "template": _TEMPLATE, "serviceName": "x"}},
     "DaemonSet": {"spec": {"selector": {"matchLabels": _LABELS}, "template": _TEMPLATE}},
     "Job": {"spec": {"template": {"spec": {**_TEMPLATE["spec"], "restartPolicy": "Never"}}}},
 }
@@ -515,9 +504,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
     ],
     ids=lambda v: v if not v.startswith("/") else None,
 )
-def test_every_built_in_kind_is_served(
-    fake_api_server: FakeAPIServer, collection: str, kind: str
-) -> None:
+def test_every_built_in_kind_is_served(fake_api_server: FakeAPIServer, collection: str, kind: str) -> None:
     created = post(fake_api_server, collection, {"metadata": {"name": "x"}, **MINIMAL.get(kind, {})})
     assert created.status_code == 201 and created.json()["kind"] == kind, created.json()
     listed = requests.get(fake_api_server.url + collection, timeout=5).json()

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import requests
+from fake_server_helpers import names, read_events, watch
 
 from cloudcoil_cache.testing import FakeAPIServer
-from fake_server_helpers import names, read_events, watch
 
 PODS = "/api/v1/namespaces/default/pods"
 CMS = "/api/v1/namespaces/default/configmaps"
@@ -32,8 +32,7 @@ def test_an_unscheduled_pod_is_deleted_at_once(fake_api_server: FakeAPIServer) -
         assert names(read_events(resp)) == [("DELETED", "p")]
 
 
-def test_a_pod_on_a_node_terminates_gracefully_then_the_kubelet_removes_it(
-        fake_api_server: FakeAPIServer) -> None:
+def test_a_pod_on_a_node_terminates_gracefully_then_the_kubelet_removes_it(fake_api_server: FakeAPIServer) -> None:
     fake_api_server.create("pods", pod("p"))
     rv = fake_api_server.revision
     body = delete(fake_api_server, f"{PODS}/p").json()
@@ -45,8 +44,7 @@ def test_a_pod_on_a_node_terminates_gracefully_then_the_kubelet_removes_it(
     assert events[0]["object"]["metadata"]["deletionGracePeriodSeconds"] == 30
 
 
-def test_without_a_kubelet_a_terminating_pod_stays_until_forced(
-        fake_api_server: FakeAPIServer) -> None:
+def test_without_a_kubelet_a_terminating_pod_stays_until_forced(fake_api_server: FakeAPIServer) -> None:
     fake_api_server.kubelet = False
     fake_api_server.create("pods", pod("p"))
     first = delete(fake_api_server, f"{PODS}/p", gracePeriodSeconds=10).json()
@@ -59,20 +57,23 @@ def test_without_a_kubelet_a_terminating_pod_stays_until_forced(
     assert fake_api_server.list("pods") == []
 
 
-def test_finalizers_keep_an_object_until_the_last_one_is_removed(
-        fake_api_server: FakeAPIServer) -> None:
+def test_finalizers_keep_an_object_until_the_last_one_is_removed(fake_api_server: FakeAPIServer) -> None:
     fake_api_server.create("configmaps", {"metadata": {"name": "c", "finalizers": ["x/a"]}})
     rv = fake_api_server.revision
     body = delete(fake_api_server, f"{CMS}/c").json()
     assert body["metadata"]["deletionTimestamp"] and body["metadata"]["deletionGracePeriodSeconds"] == 0
     assert fake_api_server.get("configmaps", "c")["metadata"]["finalizers"] == ["x/a"]
-    refused = requests.patch(f"{fake_api_server.url}{CMS}/c", timeout=5,
-                             json={"metadata": {"finalizers": ["x/a", "x/b"]}},
-                             headers={"Content-Type": "application/merge-patch+json"})
+    refused = requests.patch(
+        f"{fake_api_server.url}{CMS}/c",
+        timeout=5,
+        json={"metadata": {"finalizers": ["x/a", "x/b"]}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     assert refused.status_code == 422
     assert refused.json()["message"] == (
         'ConfigMap "c" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added '
-        'if the object is being deleted, found new finalizers []string{"x/b"}')
+        'if the object is being deleted, found new finalizers []string{"x/b"}'
+    )
     fake_api_server.patch("configmaps", "c", {"metadata": {"finalizers": None}})
     with watch(fake_api_server.url, CMS, resourceVersion=rv, timeoutSeconds=1) as resp:
         assert names(read_events(resp)) == [("MODIFIED", "c"), ("DELETED", "c")]
@@ -87,11 +88,13 @@ def test_a_deleted_namespace_terminates_removes_its_content_then_goes() -> None:
         terminating = server.delete("namespaces", "team")
         assert terminating["status"]["phase"] == "Terminating"
         assert [c["metadata"]["name"] for c in server.list("configmaps", "team")] == ["held"]
-        refused = requests.post(f"{server.url}/api/v1/namespaces/team/configmaps", timeout=5,
-                                json={"metadata": {"name": "new"}})
+        refused = requests.post(
+            f"{server.url}/api/v1/namespaces/team/configmaps", timeout=5, json={"metadata": {"name": "new"}}
+        )
         assert refused.status_code == 403
         assert refused.json()["message"] == (
             'configmaps "new" is forbidden: unable to create new content in namespace team '
-            "because it is being terminated")
+            "because it is being terminated"
+        )
         server.patch("configmaps", "held", {"metadata": {"finalizers": None}}, "team")
         assert "team" not in {ns["metadata"]["name"] for ns in server.list("namespaces")}

@@ -169,8 +169,7 @@ def test_a_stalled_watch_trips_a_client_read_timeout(fake_api_server: FakeAPISer
         (
             504,
             "Timeout",
-            "Timeout: request did not complete within requested timeout - "
-            "context deadline exceeded",
+            "Timeout: request did not complete within requested timeout - context deadline exceeded",
         ),
     ],
     ids=["401", "403", "404", "429", "500", "503", "504"],
@@ -203,9 +202,7 @@ def test_a_forbidden_cluster_wide_watch_names_the_cluster_scope(
 ) -> None:
     fake_api_server.fail_next(1, 403, verb="watch")
     resp = requests.get(fake_api_server.url + "/api/v1/pods", params={"watch": "1"}, timeout=5)
-    assert resp.json()["message"].endswith(
-        'cannot watch resource "pods" in API group "" at the cluster scope'
-    )
+    assert resp.json()["message"].endswith('cannot watch resource "pods" in API group "" at the cluster scope')
     assert resp.json()["details"] == {"kind": "pods"}
 
 
@@ -229,9 +226,7 @@ def test_fail_next_only_hits_matching_verbs_and_paths(
     url = fake_api_server.url
     calls = {
         "list": lambda: requests.get(url + PODS, timeout=5),
-        "watch": lambda: requests.get(
-            url + PODS, params={"watch": "1", "timeoutSeconds": "0.1"}, timeout=5
-        ),
+        "watch": lambda: requests.get(url + PODS, params={"watch": "1", "timeoutSeconds": "0.1"}, timeout=5),
         "get": lambda: requests.get(url + PODS + "/a", timeout=5),
         "cm-list": lambda: requests.get(url + "/api/v1/namespaces/default/configmaps", timeout=5),
     }
@@ -310,9 +305,7 @@ def test_delay_applies_only_inside_its_block(fake_api_server: FakeAPIServer) -> 
 
 
 def test_every_request_is_recorded_with_its_verb_and_query(fake_api_server: FakeAPIServer) -> None:
-    requests.get(
-        fake_api_server.url + PODS, params={"limit": "5", "labelSelector": "a=b"}, timeout=5
-    )
+    requests.get(fake_api_server.url + PODS, params={"limit": "5", "labelSelector": "a=b"}, timeout=5)
     with watch(fake_api_server.url, PODS, resourceVersion="0", timeoutSeconds=0.1) as resp:
         read_events(resp)
     requests.post(fake_api_server.url + PODS, json=make_pod("a"), timeout=5)

@@ -42,9 +42,24 @@ class Cluster:
         self.folder = folder
         self.kubeconfig = folder / "kubeconfig"
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "cloudcoil_cache.testing", "serve", "--kubeconfig",
-             str(self.kubeconfig), "--pods", "6", "--tls", "--token", "t0ken"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+            [
+                sys.executable,
+                "-m",
+                "cloudcoil_cache.testing",
+                "serve",
+                "--kubeconfig",
+                str(self.kubeconfig),
+                "--pods",
+                "6",
+                "--tls",
+                "--token",
+                "t0ken",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
         assert self.proc.stdout is not None
         self.url = self.proc.stdout.readline().strip()  # printed once the kubeconfig is written
 
@@ -53,8 +68,9 @@ class Cluster:
         env.update(KUBECONFIG=str(self.kubeconfig), HOME=str(self.folder))
         if editor is not None:
             env["KUBE_EDITOR"] = editor
-        done = subprocess.run([str(KUBECTL), *args], capture_output=True, text=True, env=env,
-                              timeout=timeout, check=False)
+        done = subprocess.run(
+            [str(KUBECTL), *args], capture_output=True, text=True, env=env, timeout=timeout, check=False
+        )
         assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
         return done.stdout
 
@@ -94,8 +110,7 @@ def test_apply_create_and_server_side_apply(cluster: Cluster) -> None:
 
 
 def test_create_deployment_edit_and_explain(cluster: Cluster) -> None:
-    assert "created" in cluster.kubectl("create", "deployment", "web", "--image=nginx:1",
-                                        "--replicas=2")
+    assert "created" in cluster.kubectl("create", "deployment", "web", "--image=nginx:1", "--replicas=2")
     editor = cluster.folder / "editor.sh"
     editor.write_text("#!/bin/sh\nsed -i 's/nginx:1/nginx:2/' \"$1\"\n")
     editor.chmod(0o755)
@@ -113,8 +128,13 @@ def test_auth_can_i_says_yes(cluster: Cluster) -> None:
 def test_get_watch_prints_changes_in_table_columns(cluster: Cluster) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")}
     env.update(KUBECONFIG=str(cluster.kubeconfig), HOME=str(cluster.folder))
-    watcher = subprocess.Popen([str(KUBECTL), "get", "configmaps", "-w", "--request-timeout=20s"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    watcher = subprocess.Popen(
+        [str(KUBECTL), "get", "configmaps", "-w", "--request-timeout=20s"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     lines: list[str] = []
     seen = threading.Event()
 

@@ -103,12 +103,8 @@ def test_the_fixtures_give_a_started_server_and_its_kubeconfig(
 
 def test_the_expected_token_rejects_other_credentials_with_401() -> None:
     with FakeAPIServer(expected_token="tok-1") as server:
-        bad = requests.get(
-            server.url + "/api/v1/pods", headers={"Authorization": "Bearer nope"}, timeout=5
-        )
-        good = requests.get(
-            server.url + "/api/v1/pods", headers={"Authorization": "Bearer tok-1"}, timeout=5
-        )
+        bad = requests.get(server.url + "/api/v1/pods", headers={"Authorization": "Bearer nope"}, timeout=5)
+        good = requests.get(server.url + "/api/v1/pods", headers={"Authorization": "Bearer tok-1"}, timeout=5)
     assert (bad.status_code, bad.json()["reason"], bad.json()["message"]) == (
         401,
         "Unauthorized",
@@ -118,9 +114,7 @@ def test_the_expected_token_rejects_other_credentials_with_401() -> None:
 
 
 def test_recorded_requests_hide_the_token_in_their_repr(fake_api_server: FakeAPIServer) -> None:
-    requests.get(
-        fake_api_server.url + "/api", headers={"Authorization": "Bearer s3cret"}, timeout=5
-    )
+    requests.get(fake_api_server.url + "/api", headers={"Authorization": "Bearer s3cret"}, timeout=5)
     req = fake_api_server.requests[-1]
     assert req.headers["Authorization"] == "Bearer s3cret"
     assert "s3cret" not in repr(req)

@@ -72,9 +72,7 @@ def test_label_selectors_match_like_the_real_server(
     ["app in (web", "a b c", "app=we$b", "=web", "-bad-/x=1"],
     ids=["unclosed-paren", "garbage", "bad-value", "missing-key", "bad-prefix"],
 )
-def test_a_malformed_label_selector_is_a_400_naming_it(
-    fake_api_server: FakeAPIServer, selector: str
-) -> None:
+def test_a_malformed_label_selector_is_a_400_naming_it(fake_api_server: FakeAPIServer, selector: str) -> None:
     resp = get_list(fake_api_server, labelSelector=selector)
     assert (resp.status_code, resp.json()["reason"]) == (400, "BadRequest")
     assert selector in resp.json()["message"]
@@ -84,9 +82,7 @@ def test_a_malformed_label_selector_is_a_400_naming_it(
 def placed(fake_api_server: FakeAPIServer) -> FakeAPIServer:
     fake_api_server.create("pods", make_pod("a", node_name="n1", phase="Running"))
     fake_api_server.create("pods", make_pod("b", node_name="n2", phase="Pending"))
-    fake_api_server.create(
-        "pods", make_pod("c", namespace="other", node_name="n1", phase="Running")
-    )
+    fake_api_server.create("pods", make_pod("c", namespace="other", node_name="n1", phase="Running"))
     return fake_api_server
 
 
@@ -103,9 +99,7 @@ def placed(fake_api_server: FakeAPIServer) -> FakeAPIServer:
     ],
     ids=["name", "namespace", "node", "node-not-equal", "phase", "and", "other-pod-fields"],
 )
-def test_pod_field_selectors_match_their_fields(
-    placed: FakeAPIServer, selector: str, expected: list[str]
-) -> None:
+def test_pod_field_selectors_match_their_fields(placed: FakeAPIServer, selector: str, expected: list[str]) -> None:
     assert sorted(item_names(get_list(placed, fieldSelector=selector))) == expected
 
 
@@ -193,9 +187,7 @@ def test_the_last_page_has_no_continue_token(fake_api_server: FakeAPIServer) -> 
 
 def test_pagination_honours_selectors(labelled: FakeAPIServer) -> None:
     first = get_list(labelled, labelSelector="app=web", limit=1).json()
-    second = get_list(
-        labelled, labelSelector="app=web", limit=1, **{"continue": first["metadata"]["continue"]}
-    ).json()
+    second = get_list(labelled, labelSelector="app=web", limit=1, **{"continue": first["metadata"]["continue"]}).json()
     assert [first["items"][0]["metadata"]["name"], second["items"][0]["metadata"]["name"]] == [
         "a",
         "b",
@@ -217,9 +209,7 @@ def test_continue_tokens_expire_after_compaction_with_a_fresh_inconsistent_token
     first = get_list(fake_api_server, limit=2).json()
     fake_api_server.create("pods", make_pod("zzz", namespace="team-b"))
     fake_api_server.compact()
-    fresh = expired_continue(fake_api_server, first["metadata"]["continue"]).json()["metadata"][
-        "continue"
-    ]
+    fresh = expired_continue(fake_api_server, first["metadata"]["continue"]).json()["metadata"]["continue"]
     rest = get_list(fake_api_server, limit=10, **{"continue": fresh}).json()
     assert rest["metadata"]["resourceVersion"] == str(fake_api_server.revision)
     assert len(rest["items"]) == 4 and "zzz" in item_names_of(rest)
@@ -307,9 +297,7 @@ def test_an_exact_list_at_an_older_revision_serves_that_snapshot(
     old_rv = fake_api_server.revision
     fake_api_server.create("pods", make_pod("b"))
     fake_api_server.patch("pods", "a", {"metadata": {"labels": {"later": "1"}}})
-    body = get_list(
-        fake_api_server, resourceVersion=str(old_rv), resourceVersionMatch="Exact"
-    ).json()
+    body = get_list(fake_api_server, resourceVersion=str(old_rv), resourceVersionMatch="Exact").json()
     assert body["metadata"]["resourceVersion"] == str(old_rv)
     assert item_names_of(body) == ["a"] and "later" not in body["items"][0]["metadata"]["labels"]
     paged = get_list(fake_api_server, resourceVersion=str(old_rv), limit=5).json()

@@ -5,27 +5,29 @@ from __future__ import annotations
 from typing import Any
 
 import requests
+from fake_server_helpers import read_events, watch
 
 from cloudcoil_cache.testing import FakeAPIServer, make_pod
-from fake_server_helpers import read_events, watch
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 
 
 # -- OpenAPI ---------------------------------------------------------------------------------
 
-def test_openapi_v2_is_the_spec_in_json_and_protobuf_only_is_not_acceptable(
-        fake_api_server: FakeAPIServer) -> None:
+
+def test_openapi_v2_is_the_spec_in_json_and_protobuf_only_is_not_acceptable(fake_api_server: FakeAPIServer) -> None:
     resp = requests.get(fake_api_server.url + "/openapi/v2", timeout=10)
     doc = resp.json()
     assert doc["swagger"] == "2.0" and "io.k8s.api.core.v1.Pod" in doc["definitions"]
-    refused = requests.get(fake_api_server.url + "/openapi/v2", timeout=10, headers={
-        "Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"})
+    refused = requests.get(
+        fake_api_server.url + "/openapi/v2",
+        timeout=10,
+        headers={"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"},
+    )
     assert refused.status_code == 406
 
 
-def test_openapi_v3_lists_every_group_version_and_serves_each(
-        fake_api_server: FakeAPIServer) -> None:
+def test_openapi_v3_lists_every_group_version_and_serves_each(fake_api_server: FakeAPIServer) -> None:
     root = requests.get(fake_api_server.url + "/openapi/v3", timeout=10).json()
     assert {"api/v1", "apis/apps/v1", "apis/autoscaling/v2"} <= set(root["paths"])
     url = root["paths"]["apis/apps/v1"]["serverRelativeURL"]
@@ -33,10 +35,8 @@ def test_openapi_v3_lists_every_group_version_and_serves_each(
     doc = requests.get(fake_api_server.url + url, timeout=10).json()
     assert doc["openapi"] == "3.0.0"
     deployment = doc["components"]["schemas"]["io.k8s.api.apps.v1.Deployment"]
-    assert deployment["x-kubernetes-group-version-kind"] == [
-        {"group": "apps", "kind": "Deployment", "version": "v1"}]
-    assert deployment["properties"]["spec"]["$ref"] == (
-        "#/components/schemas/io.k8s.api.apps.v1.DeploymentSpec")
+    assert deployment["x-kubernetes-group-version-kind"] == [{"group": "apps", "kind": "Deployment", "version": "v1"}]
+    assert deployment["properties"]["spec"]["$ref"] == ("#/components/schemas/io.k8s.api.apps.v1.DeploymentSpec")
     patch = doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"]
     assert "fieldValidation" in {p["name"] for p in patch["parameters"]}
     assert "application/apply-patch+yaml" in patch["requestBody"]["content"]
@@ -45,8 +45,12 @@ def test_openapi_v3_lists_every_group_version_and_serves_each(
 
 
 def test_a_custom_resources_schema_is_in_both_documents(fake_api_server: FakeAPIServer) -> None:
-    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
-        "size": {"type": "integer", "description": "how big"}}}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "properties": {"size": {"type": "integer", "description": "how big"}}}
+        },
+    }
     fake_api_server.register_resource("example.com", "v1", "Widget", "widgets", schema=schema)
     doc = requests.get(fake_api_server.url + "/openapi/v3/apis/example.com/v1", timeout=10).json()
     widget = doc["components"]["schemas"]["com.example.v1.Widget"]
@@ -59,14 +63,24 @@ def test_a_custom_resources_schema_is_in_both_documents(fake_api_server: FakeAPI
 
 # -- tables ----------------------------------------------------------------------------------
 
+
 def test_a_pod_list_as_a_table_has_the_real_columns(fake_api_server: FakeAPIServer) -> None:
     fake_api_server.create("pods", make_pod("web-1", node_name="n1"))
-    table = requests.get(fake_api_server.url + "/api/v1/namespaces/default/pods", timeout=5,
-                         headers={"Accept": TABLE}).json()
+    table = requests.get(
+        fake_api_server.url + "/api/v1/namespaces/default/pods", timeout=5, headers={"Accept": TABLE}
+    ).json()
     assert (table["kind"], table["apiVersion"]) == ("Table", "meta.k8s.io/v1")
     assert [(c["name"], c["priority"]) for c in table["columnDefinitions"]] == [
-        ("Name", 0), ("Ready", 0), ("Status", 0), ("Restarts", 0), ("Age", 0), ("IP", 1),
-        ("Node", 1), ("Nominated Node", 1), ("Readiness Gates", 1)]
+        ("Name", 0),
+        ("Ready", 0),
+        ("Status", 0),
+        ("Restarts", 0),
+        ("Age", 0),
+        ("IP", 1),
+        ("Node", 1),
+        ("Nominated Node", 1),
+        ("Readiness Gates", 1),
+    ]
     (row,) = table["rows"]
     assert row["cells"][:4] == ["web-1", "2/2", "Running", "0"]
     assert row["cells"][6] == "n1"
@@ -74,28 +88,32 @@ def test_a_pod_list_as_a_table_has_the_real_columns(fake_api_server: FakeAPIServ
     assert table["metadata"]["resourceVersion"]
 
 
-def test_other_kinds_get_their_columns_or_name_and_created_at(
-        fake_api_server: FakeAPIServer) -> None:
+def test_other_kinds_get_their_columns_or_name_and_created_at(fake_api_server: FakeAPIServer) -> None:
     fake_api_server.create("configmaps", {"metadata": {"name": "c"}, "data": {"a": "1", "b": "2"}})
-    cms = requests.get(fake_api_server.url + "/api/v1/namespaces/default/configmaps/c",
-                       timeout=5, headers={"Accept": TABLE},
-                       params={"includeObject": "Object"}).json()
+    cms = requests.get(
+        fake_api_server.url + "/api/v1/namespaces/default/configmaps/c",
+        timeout=5,
+        headers={"Accept": TABLE},
+        params={"includeObject": "Object"},
+    ).json()
     assert [c["name"] for c in cms["columnDefinitions"]] == ["Name", "Data", "Age"]
     assert cms["rows"][0]["cells"][:2] == ["c", 2]
     assert cms["rows"][0]["object"]["data"] == {"a": "1", "b": "2"}
-    fake_api_server.create("limitranges", {"metadata": {"name": "l"},
-                                           "spec": {"limits": [{"type": "Container"}]}})
-    ranges = requests.get(fake_api_server.url + "/api/v1/limitranges",
-                          timeout=5, headers={"Accept": TABLE}).json()
+    fake_api_server.create("limitranges", {"metadata": {"name": "l"}, "spec": {"limits": [{"type": "Container"}]}})
+    ranges = requests.get(fake_api_server.url + "/api/v1/limitranges", timeout=5, headers={"Accept": TABLE}).json()
     assert [c["name"] for c in ranges["columnDefinitions"]] == ["Name", "Created At"]
 
 
 def test_a_table_watch_sends_one_row_tables(fake_api_server: FakeAPIServer) -> None:
     rv = fake_api_server.revision
     fake_api_server.create("configmaps", {"metadata": {"name": "c"}, "data": {"a": "1"}})
-    resp = requests.get(fake_api_server.url + "/api/v1/namespaces/default/configmaps",
-                        params={"watch": "true", "resourceVersion": rv, "timeoutSeconds": 1},
-                        headers={"Accept": TABLE}, stream=True, timeout=5)
+    resp = requests.get(
+        fake_api_server.url + "/api/v1/namespaces/default/configmaps",
+        params={"watch": "true", "resourceVersion": rv, "timeoutSeconds": 1},
+        headers={"Accept": TABLE},
+        stream=True,
+        timeout=5,
+    )
     with resp:
         (event,) = read_events(resp, 1)
     assert event["type"] == "ADDED" and event["object"]["kind"] == "Table"
@@ -103,6 +121,7 @@ def test_a_table_watch_sends_one_row_tables(fake_api_server: FakeAPIServer) -> N
 
 
 # -- protobuf bodies -----------------------------------------------------------------------
+
 
 def _varint(value: int) -> bytes:
     out = bytearray()
@@ -130,9 +149,12 @@ def test_a_protobuf_body_is_decoded(fake_api_server: FakeAPIServer) -> None:
     # ConfigMap{metadata{name: "p", labels{a: b}}, data{k: v}} in Kubernetes' protobuf encoding.
     meta = _field(1, "p") + _field(11, _field(1, "a") + _field(2, "b")) + _field(3, "")
     raw = _field(1, meta) + _field(2, _field(1, "k") + _field(2, "v"))
-    resp = requests.post(fake_api_server.url + "/api/v1/namespaces/default/configmaps",
-                         data=_envelope("v1", "ConfigMap", raw), timeout=5,
-                         headers={"Content-Type": "application/vnd.kubernetes.protobuf"})
+    resp = requests.post(
+        fake_api_server.url + "/api/v1/namespaces/default/configmaps",
+        data=_envelope("v1", "ConfigMap", raw),
+        timeout=5,
+        headers={"Content-Type": "application/vnd.kubernetes.protobuf"},
+    )
     assert resp.status_code == 201, resp.text
     body: dict[str, Any] = resp.json()
     assert body["metadata"]["labels"] == {"a": "b"} and body["data"] == {"k": "v"}
@@ -144,22 +166,27 @@ def test_a_protobuf_access_review_is_answered(fake_api_server: FakeAPIServer) ->
     raw = _field(2, _field(1, attributes))
     resp = requests.post(
         fake_api_server.url + "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-        data=_envelope("authorization.k8s.io/v1", "SelfSubjectAccessReview", raw), timeout=5,
-        headers={"Content-Type": "application/vnd.kubernetes.protobuf"})
+        data=_envelope("authorization.k8s.io/v1", "SelfSubjectAccessReview", raw),
+        timeout=5,
+        headers={"Content-Type": "application/vnd.kubernetes.protobuf"},
+    )
     assert resp.status_code == 201
-    assert resp.json()["spec"]["resourceAttributes"] == {
-        "namespace": "default", "verb": "list", "resource": "pods"}
+    assert resp.json()["spec"]["resourceAttributes"] == {"namespace": "default", "verb": "list", "resource": "pods"}
     assert resp.json()["status"] == {"allowed": True}
 
 
 def test_an_undecodable_body_is_415(fake_api_server: FakeAPIServer) -> None:
-    resp = requests.post(fake_api_server.url + "/api/v1/namespaces/default/configmaps",
-                         data=b"\xa1\x01\x02", timeout=5,
-                         headers={"Content-Type": "application/cbor"})
+    resp = requests.post(
+        fake_api_server.url + "/api/v1/namespaces/default/configmaps",
+        data=b"\xa1\x01\x02",
+        timeout=5,
+        headers={"Content-Type": "application/cbor"},
+    )
     assert resp.status_code == 415 and resp.json()["reason"] == "UnsupportedMediaType"
 
 
 # -- watch timeouts ----------------------------------------------------------------------------
+
 
 def test_a_watch_without_timeout_seconds_lasts_half_an_hour_to_an_hour() -> None:
     assert FakeAPIServer().watch_timeout_range == (1800.0, 3600.0)

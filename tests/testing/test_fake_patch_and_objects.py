@@ -36,9 +36,7 @@ from cloudcoil_cache.testing.apiserver.machinery.patch import PatchError, json_p
         "scalar-to-object",
     ],
 )
-def test_merge_patch_follows_rfc_7386(
-    target: dict[str, Any], patch: dict[str, Any], expected: dict[str, Any]
-) -> None:
+def test_merge_patch_follows_rfc_7386(target: dict[str, Any], patch: dict[str, Any], expected: dict[str, Any]) -> None:
     before = json.dumps(target)
     assert merge_patch(target, patch) == expected
     assert json.dumps(target) == before
@@ -72,9 +70,7 @@ def test_merge_patch_follows_rfc_7386(
         "escaped-pointers",
     ],
 )
-def test_json_patch_operations_follow_rfc_6902(
-    ops: list[dict[str, Any]], expected: dict[str, Any]
-) -> None:
+def test_json_patch_operations_follow_rfc_6902(ops: list[dict[str, Any]], expected: dict[str, Any]) -> None:
     target = {"a": [1, 2]}
     assert json_patch(target, ops) == expected
     assert target == {"a": [1, 2]}
@@ -109,9 +105,7 @@ def test_bad_json_patches_raise_a_clear_patch_error(ops: Any, message: str) -> N
 
 
 def test_make_pod_is_realistic_and_about_six_and_a_half_kilobytes() -> None:
-    pod = make_pod(
-        "web-1", "team-a", labels={"extra": "yes"}, node_name="n7", phase="Pending", index=3
-    )
+    pod = make_pod("web-1", "team-a", labels={"extra": "yes"}, node_name="n7", phase="Pending", index=3)
     size = len(json.dumps(pod, separators=(",", ":")))
     assert 6000 <= size <= 7200
     assert pod["metadata"]["labels"]["extra"] == "yes"

@@ -62,9 +62,7 @@ def test_one_revision_counter_is_shared_by_all_kinds(fake_api_server: FakeAPISer
 
 
 @pytest.mark.parametrize("mode", ["event", "http"], ids=["in-band-error-event", "http-410"])
-def test_a_watch_from_a_compacted_rv_gets_410_in_the_chosen_shape(
-    fake_api_server: FakeAPIServer, mode: str
-) -> None:
+def test_a_watch_from_a_compacted_rv_gets_410_in_the_chosen_shape(fake_api_server: FakeAPIServer, mode: str) -> None:
     fake_api_server.expired_watch_mode = mode
     fake_api_server.create("pods", make_pod("a"))
     old = fake_api_server.revision
@@ -118,9 +116,7 @@ def test_bookmarks_come_periodically_and_just_before_the_timeout(
 
 def test_no_bookmarks_are_sent_unless_allowed(fake_api_server: FakeAPIServer) -> None:
     fake_api_server.bookmark_interval = 0.1
-    with watch(
-        fake_api_server.url, PODS, resourceVersion=fake_api_server.revision, timeoutSeconds=0.5
-    ) as resp:
+    with watch(fake_api_server.url, PODS, resourceVersion=fake_api_server.revision, timeoutSeconds=0.5) as resp:
         assert read_events(resp) == []
 
 
@@ -153,9 +149,7 @@ def test_each_event_is_written_as_its_own_chunk(fake_api_server: FakeAPIServer) 
 
 
 @pytest.mark.parametrize("rv", ["", "5"], ids=["rv-unset", "rv-n"])
-def test_send_initial_events_ends_the_initial_state_with_a_bookmark(
-    fake_api_server: FakeAPIServer, rv: str
-) -> None:
+def test_send_initial_events_ends_the_initial_state_with_a_bookmark(fake_api_server: FakeAPIServer, rv: str) -> None:
     fake_api_server.create("pods", make_pod("a"))
     fake_api_server.create("pods", make_pod("b"))
     snapshot = fake_api_server.revision
@@ -196,9 +190,7 @@ def test_send_initial_events_ends_the_initial_state_with_a_bookmark(
     ],
     ids=["match-without-initial-events", "initial-events-without-match", "exact-match"],
 )
-def test_invalid_watch_options_get_422(
-    fake_api_server: FakeAPIServer, params: dict[str, str], message: str
-) -> None:
+def test_invalid_watch_options_get_422(fake_api_server: FakeAPIServer, params: dict[str, str], message: str) -> None:
     with watch(fake_api_server.url, PODS, **params) as resp:
         assert (resp.status_code, resp.json()["reason"]) == (422, "Invalid")
         assert message in resp.json()["message"]
@@ -208,9 +200,7 @@ def test_send_initial_events_is_rejected_when_the_watch_list_gate_is_off(
     fake_api_server: FakeAPIServer,
 ) -> None:
     fake_api_server.watch_list_enabled = False
-    with watch(
-        fake_api_server.url, PODS, sendInitialEvents="true", resourceVersionMatch="NotOlderThan"
-    ) as resp:
+    with watch(fake_api_server.url, PODS, sendInitialEvents="true", resourceVersionMatch="NotOlderThan") as resp:
         assert resp.status_code == 422
         assert "WatchList feature gate" in resp.json()["message"]
 
@@ -220,9 +210,7 @@ def test_objects_crossing_the_selector_arrive_as_added_and_deleted(
 ) -> None:
     fake_api_server.create("pods", make_pod("a", labels={"team": "x"}))
     rv = fake_api_server.revision
-    with watch(
-        fake_api_server.url, PODS, resourceVersion=rv, labelSelector="team=y", timeoutSeconds=5
-    ) as resp:
+    with watch(fake_api_server.url, PODS, resourceVersion=rv, labelSelector="team=y", timeoutSeconds=5) as resp:
         fake_api_server.patch("pods", "a", {"metadata": {"labels": {"team": "y"}}})
         fake_api_server.patch("pods", "a", {"metadata": {"labels": {"other": "1"}}})
         fake_api_server.patch("pods", "a", {"metadata": {"labels": {"team": "z"}}})
@@ -264,9 +252,7 @@ def test_legacy_watches_get_the_end_bookmark_when_watch_list_defaulting_is_on(
 ) -> None:
     fake_api_server.watch_list_defaulting = True
     fake_api_server.create("pods", make_pod("a"))
-    with watch(
-        fake_api_server.url, PODS, resourceVersion="0", allowWatchBookmarks="true", timeoutSeconds=5
-    ) as resp:
+    with watch(fake_api_server.url, PODS, resourceVersion="0", allowWatchBookmarks="true", timeoutSeconds=5) as resp:
         events = read_events(resp, 2)
     assert events[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
 

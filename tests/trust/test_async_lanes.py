@@ -8,11 +8,10 @@ import threading
 from typing import Any
 
 import pytest
+from test_faults_e2e import check_order
 
 from cloudcoil_cache.caching import CachedResources
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap
-
-from test_faults_e2e import check_order
 
 
 @pytest.mark.asyncio

@@ -8,24 +8,30 @@ import threading
 from typing import Any
 
 import pytest
+from cluster_support import requests_to, seed, wait_until
 
 from cloudcoil_cache.errors import CacheUnavailableError, ResourceNotFound, ServerError
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
 from cloudcoil_cache.testing import make_pod
 
-from cluster_support import requests_to, seed, wait_until
-
 
 def wait_state(config: Any, state: str, timeout: float = 10.0, relists: int = 0) -> None:
     cache = config.cache
     informer = cache.informers()[0]
-    wait_until(cache._sync_cond, lambda: informer.state()[0] == state  # notified on every change
-               and informer.status().relist_count >= relists, timeout)
+    wait_until(
+        cache._sync_cond,
+        lambda: (
+            informer.state()[0] == state  # notified on every change
+            and informer.status().relist_count >= relists
+        ),
+        timeout,
+    )
 
 
 @pytest.mark.parametrize("mode", ["strict", "fallback"])
 def test_a_503_blip_on_the_watch_keeps_reads_served_from_memory_and_sends_no_list_to_the_server(
-        server, make_config, mode):
+    server, make_config, mode
+):
     seed(server, 5)
     config = make_config(resources=[Pod], mode=mode)
     served, raised = [0], [0]
@@ -45,8 +51,10 @@ def test_a_503_blip_on_the_watch_keeps_reads_served_from_memory_and_sends_no_lis
 
     with config:
         server.clear_requests()
-        threads = [threading.Thread(target=contextvars.copy_context().run, args=(reader,), name=f"test-reader-{i}")
-                   for i in range(8)]
+        threads = [
+            threading.Thread(target=contextvars.copy_context().run, args=(reader,), name=f"test-reader-{i}")
+            for i in range(8)
+        ]
         for t in threads:
             t.start()
         try:
@@ -170,8 +178,7 @@ def test_a_create_is_seen_by_the_next_cached_get_from_any_thread(server, make_co
         assert "new-0" not in {p.name for p in Pod.list(namespace="default")}
 
 
-def test_a_write_the_watch_does_not_deliver_in_time_is_refused_in_strict_and_read_live_in_fallback(
-        server, make_config):
+def test_a_write_the_watch_does_not_deliver_in_time_is_refused_in_strict_and_read_live_in_fallback(server, make_config):
     config = make_config(resources=[Pod], mode="strict", read_your_writes_timeout=0.3)
     with config:
         server.stall_watches()

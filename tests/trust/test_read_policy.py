@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from cloudcoil_cache.caching import InformerKey
+from cloudcoil_cache.caching._pages import encode_token
 from cloudcoil_cache.caching._policy import (
     CacheFacts,
     InformerFacts,
@@ -20,8 +22,6 @@ from cloudcoil_cache.caching._policy import (
     informer_facts,
     informer_state,
 )
-from cloudcoil_cache.caching import InformerKey
-from cloudcoil_cache.caching._pages import encode_token
 from cloudcoil_cache.errors import Forbidden, ServerError
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 
@@ -35,24 +35,39 @@ PAUSED = CacheFacts(True, True, True, True, True, False)
 
 
 def facts(**changes: object) -> InformerFacts:
-    base = dict(key=InformerKey(Pod, None), namespace=None, synced=True, state="current",
-                seconds_since_current=0.0, max_staleness=60.0, last_error=None, complete=True,
-                incomplete_reason=lambda: "informer incomplete", selector_problem=None, pending_write=False)
+    base = dict(
+        key=InformerKey(Pod, None),
+        namespace=None,
+        synced=True,
+        state="current",
+        seconds_since_current=0.0,
+        max_staleness=60.0,
+        last_error=None,
+        complete=True,
+        incomplete_reason=lambda: "informer incomplete",
+        selector_problem=None,
+        pending_write=False,
+    )
     base.update(changes)
     return InformerFacts(**base)  # type: ignore[arg-type]
 
 
 ROWS = [
     ("current", CACHE, facts(), LIST, Serve, Serve),
-    ("degraded within max_staleness", CACHE, facts(state="degraded", seconds_since_current=30.0, last_error=ERR),
-     LIST, Serve, Serve),
+    (
+        "degraded within max_staleness",
+        CACHE,
+        facts(state="degraded", seconds_since_current=30.0, last_error=ERR),
+        LIST,
+        Serve,
+        Serve,
+    ),
     ("stale", CACHE, facts(state="stale", seconds_since_current=62.0, last_error=ERR), LIST, Refuse, ReadLive),
     ("failing 403", CACHE, facts(state="failing", last_error=Forbidden("no", code=403)), GET, Refuse, ReadLive),
     ("not synced", CACHE, facts(synced=False, state="syncing"), LIST, Refuse, ReadLive),
     ("namespace outside", CACHE, facts(namespace="other"), LIST, Refuse, ReadLive),
     ("selector not servable", CACHE, facts(selector_problem="selector not servable: x"), LIST, Refuse, ReadLive),
-    ("incomplete list", CACHE, facts(complete=False), LIST, Refuse,
-     ReadLive),
+    ("incomplete list", CACHE, facts(complete=False), LIST, Refuse, ReadLive),
     ("incomplete get is served", CACHE, facts(complete=False), GET, Serve, Serve),
     ("pending write", CACHE, facts(pending_write=True), GET, WaitForWrites, WaitForWrites),
     ("kind not cached", CACHE, None, LIST, Refuse, ReadLive),
@@ -64,8 +79,14 @@ ROWS = [
     ("get miss: not found", CACHE, facts(found=False), GET, Serve, Serve),
     ("get miss, selector informer", CACHE, facts(found=False, key=SELECTED), GET, Refuse, ReadLive),
     ("get miss, evicting informer", CACHE, facts(found=False, complete=False), GET, Refuse, ReadLive),
-    ("get miss outside ctx.cached's selector", CACHE, facts(found=False, key=SELECTED),
-     GET._replace(selector_is_scope=True), Serve, Serve),
+    (
+        "get miss outside ctx.cached's selector",
+        CACHE,
+        facts(found=False, key=SELECTED),
+        GET._replace(selector_is_scope=True),
+        Serve,
+        Serve,
+    ),
     # continue tokens: the API server continues its own pages, the cache its own
     ("the API server's token", CACHE, facts(), LIST._replace(continue_="abc"), Refuse, ReadLive),
     ("the cache's token", CACHE, facts(), LIST._replace(continue_=CACHE_TOKEN), Serve, Serve),
@@ -100,50 +121,83 @@ def test_a_write_not_seen_after_the_wait_is_refused_or_read_live():
 
 def test_the_fast_constructors_build_the_same_facts_as_the_named_tuples():
     assert get_request("Pod", "default", "web-0") == GET
-    assert get_request("Pod", "default", "web-0", Mode.STRICT, True) == GET._replace(mode=Mode.STRICT,
-                                                                                    selector_is_scope=True)
+    assert get_request("Pod", "default", "web-0", Mode.STRICT, True) == GET._replace(
+        mode=Mode.STRICT, selector_is_scope=True
+    )
     built = facts()
-    assert informer_facts(built.key, True, "current", 0.0, 60.0, None, True, built.incomplete_reason, None,
-                          False, True) == built
+    assert (
+        informer_facts(built.key, True, "current", 0.0, 60.0, None, True, built.incomplete_reason, None, False, True)
+        == built
+    )
 
 
-@pytest.mark.parametrize("watched, namespace, inside", [
-    (None, "default", True), (None, None, True), ("", "default", True),
-    ("default", "default", True), ("default", "other", False), ("default", None, False), ("default", "", False),
-])
+@pytest.mark.parametrize(
+    "watched, namespace, inside",
+    [
+        (None, "default", True),
+        (None, None, True),
+        ("", "default", True),
+        ("default", "default", True),
+        ("default", "other", False),
+        ("default", None, False),
+        ("default", "", False),
+    ],
+)
 def test_one_scope_rule_for_every_scope_check(watched, namespace, inside):
     # a namespace-scoped watch holds its namespace only; None/"" asks for all namespaces
     assert in_scope(watched, namespace) is inside
 
 
-@pytest.mark.parametrize("limit, elapsed, state", [
-    (60.0, 0.0, "degraded"), (60.0, 60.0, "degraded"), (60.0, 60.5, "stale"),
-    (0.0, 0.0, "stale"), (None, 10**6, "degraded"),
-])
+@pytest.mark.parametrize(
+    "limit, elapsed, state",
+    [
+        (60.0, 0.0, "degraded"),
+        (60.0, 60.0, "degraded"),
+        (60.0, 60.5, "stale"),
+        (0.0, 0.0, "stale"),
+        (None, 10**6, "degraded"),
+    ],
+)
 def test_informer_state_counts_from_when_it_was_last_current(limit, elapsed, state):
-    assert informer_state(started=True, synced=True, last_error=ERR, unhealthy_since=100.0, max_staleness=limit,
-                          now=100.0 + elapsed) == (state, elapsed)
+    assert informer_state(
+        started=True, synced=True, last_error=ERR, unhealthy_since=100.0, max_staleness=limit, now=100.0 + elapsed
+    ) == (state, elapsed)
 
 
 def test_hard_failures_fail_at_once_and_a_healthy_informer_is_current():
-    assert informer_state(started=True, synced=True, last_error=Forbidden("x", code=403), unhealthy_since=5.0,
-                          max_staleness=60, now=5.0)[0] == "failing"
-    assert informer_state(started=True, synced=True, last_error=None, unhealthy_since=None, max_staleness=60,
-                          now=9.0) == ("current", 0.0)
-    assert informer_state(started=False, synced=False, last_error=None, unhealthy_since=None, max_staleness=60,
-                          now=9.0)[0] == "stopped"
+    assert (
+        informer_state(
+            started=True,
+            synced=True,
+            last_error=Forbidden("x", code=403),
+            unhealthy_since=5.0,
+            max_staleness=60,
+            now=5.0,
+        )[0]
+        == "failing"
+    )
+    assert informer_state(
+        started=True, synced=True, last_error=None, unhealthy_since=None, max_staleness=60, now=9.0
+    ) == ("current", 0.0)
+    assert (
+        informer_state(started=False, synced=False, last_error=None, unhealthy_since=None, max_staleness=60, now=9.0)[0]
+        == "stopped"
+    )
 
 
-@pytest.mark.parametrize("options, words", [
-    ({"max_staleness": float("nan")}, "max_staleness"),
-    ({"max_staleness": float("inf")}, "max_staleness"),
-    ({"max_staleness": -1}, "max_staleness"),
-    ({"enabled": "yes"}, "enabled='yes'"),
-    ({"wait_for_sync": "no"}, "wait_for_sync='no'"),
-    ({"namespaces": ["Bad_NS"]}, "not a valid namespace"),
-    ({"read_your_writes_timeout": -1}, "read_your_writes_timeout"),
-    ({"transform": "strip"}, "transform"),
-])
+@pytest.mark.parametrize(
+    "options, words",
+    [
+        ({"max_staleness": float("nan")}, "max_staleness"),
+        ({"max_staleness": float("inf")}, "max_staleness"),
+        ({"max_staleness": -1}, "max_staleness"),
+        ({"enabled": "yes"}, "enabled='yes'"),
+        ({"wait_for_sync": "no"}, "wait_for_sync='no'"),
+        ({"namespaces": ["Bad_NS"]}, "not a valid namespace"),
+        ({"read_your_writes_timeout": -1}, "read_your_writes_timeout"),
+        ({"transform": "strip"}, "transform"),
+    ],
+)
 def test_bad_cache_options_are_refused_naming_the_option(options, words):
     from cloudcoil_cache.caching import Cache
 

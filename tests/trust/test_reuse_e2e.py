@@ -6,11 +6,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from cluster_support import seed
+
 from cloudcoil_cache.caching import strip_managed_fields
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import make_pod
-
-from cluster_support import seed
 
 
 def _updates(view: Any) -> tuple[list[tuple[Any, Any]], threading.Condition]:
@@ -35,8 +35,7 @@ def _patch_status(server: Any, name: str, phase: str) -> dict[str, Any]:
     return server.patch("pods", name, {"status": {"phase": phase}}, "default", subresource="status")
 
 
-def test_updates_share_the_stored_spec_and_equal_the_servers_object(server, make_config,
-                                                                   without_content_sharing):
+def test_updates_share_the_stored_spec_and_equal_the_servers_object(server, make_config, without_content_sharing):
     seed(server, 3)
     config = make_config(resources=[Pod])
     view = config.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
@@ -58,8 +57,7 @@ def test_updates_share_the_stored_spec_and_equal_the_servers_object(server, make
         assert new.status is old.status and new == Pod.from_dict_sealed(changed)
 
 
-def test_an_object_added_after_the_sync_shares_from_its_first_update(server, make_config,
-                                                                      without_content_sharing):
+def test_an_object_added_after_the_sync_shares_from_its_first_update(server, make_config, without_content_sharing):
     seed(server, 1)
     config = make_config(resources=[Pod])
     view = config.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
@@ -101,8 +99,9 @@ def test_a_relist_keeps_the_values_of_unchanged_objects(server, make_config, wit
         assert after["pod-0"].status is before["pod-0"].status
 
 
-def test_with_strip_managed_fields_the_stored_objects_are_the_decoded_ones(server, make_config,
-                                                                           without_content_sharing):
+def test_with_strip_managed_fields_the_stored_objects_are_the_decoded_ones(
+    server, make_config, without_content_sharing
+):
     seed(server, 2)
     config = make_config(resources=[Pod], transform=strip_managed_fields)
     view = config.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]

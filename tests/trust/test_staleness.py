@@ -7,13 +7,12 @@ import threading
 from typing import Any
 
 import pytest
+from caching._objects import obj
 
 from cloudcoil_cache.caching import Backoff, Informer, InformerKey, Tuning
 from cloudcoil_cache.errors import Forbidden, ServerError, TooManyRequests
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import FakeClock, FakeListWatch
-
-from caching._objects import obj
 
 
 def pod(name: str) -> Any:
@@ -25,10 +24,12 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-def make_informer(clock: FakeClock, source: FakeListWatch, max_staleness: float | None = 60.0,
-                  backoff: float = 1.0) -> Informer[Any]:
-    tuning = Tuning(clock=clock, backoff=Backoff(initial=backoff, cap=backoff, jitter=0.0), min_watch_duration=0.0,
-                    freeze_gc=False)
+def make_informer(
+    clock: FakeClock, source: FakeListWatch, max_staleness: float | None = 60.0, backoff: float = 1.0
+) -> Informer[Any]:
+    tuning = Tuning(
+        clock=clock, backoff=Backoff(initial=backoff, cap=backoff, jitter=0.0), min_watch_duration=0.0, freeze_gc=False
+    )
     return Informer(InformerKey(Pod, None), lambda key: source, tuning=tuning, max_staleness=max_staleness)
 
 
@@ -107,8 +108,7 @@ def test_start_and_stop_from_two_threads_never_lose_a_reflector():
     from cloudcoil_cache.caching import Informer as _Informer
 
     source = FakeListWatch([pod("a")])
-    informer: _Informer[Any] = _Informer(InformerKey(Pod, None), lambda key: source,
-                                         tuning=Tuning(freeze_gc=False))
+    informer: _Informer[Any] = _Informer(InformerKey(Pod, None), lambda key: source, tuning=Tuning(freeze_gc=False))
     runs: list[Any] = []
     go = threading.Barrier(2)
 
@@ -122,8 +122,10 @@ def test_start_and_stop_from_two_threads_never_lose_a_reflector():
         for _ in range(200):
             runs.append(informer.signal_stop())
 
-    threads = [threading.Thread(target=starter, name="test-starter"),
-               threading.Thread(target=stopper, name="test-stopper")]
+    threads = [
+        threading.Thread(target=starter, name="test-starter"),
+        threading.Thread(target=stopper, name="test-stopper"),
+    ]
     for t in threads:
         t.start()
     for t in threads:

@@ -8,10 +8,9 @@ import threading
 from typing import Any
 
 import pytest
+from caching._objects import obj
 
 from cloudcoil_cache.caching import Added, Deleted, Updated, Writer
-
-from caching._objects import obj
 
 
 def test_replace_apply_and_bookmark_set_the_version_under_the_lock():
@@ -74,13 +73,16 @@ def test_a_watch_event_of_a_recreated_object_is_delete_then_add_and_an_update_ke
     assert writer.apply("ADDED", again, "3") == [Deleted(changed, final_state_unknown=True), Added(again)]
 
 
-@pytest.mark.parametrize("result, keys", [
-    ("app", ["app"]),                    # one key as a string: not a, p, p
-    (["a", "b"], ["a", "b"]),
-    (("x",), ["x"]),
-    (None, []),
-    ((), []),
-])
+@pytest.mark.parametrize(
+    "result, keys",
+    [
+        ("app", ["app"]),  # one key as a string: not a, p, p
+        (["a", "b"], ["a", "b"]),
+        (("x",), ["x"]),
+        (None, []),
+        ((), []),
+    ],
+)
 def test_an_index_function_may_return_one_key_an_iterable_of_keys_or_none(result, keys):
     writer: Writer[Any] = Writer()
     writer.replace([obj("one")], "1")

@@ -5,17 +5,16 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from cluster_support import seed
+
 from cloudcoil_cache.caching import strip_managed_fields
 from cloudcoil_cache.errors import ReadOnlyError
 from cloudcoil_cache.models import is_sealed
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
 from cloudcoil_cache.testing import make_pod
 
-from cluster_support import seed
 
-
-def test_strip_managed_fields_drops_them_from_listed_and_watched_objects_and_handlers_see_that(
-        server, make_config):
+def test_strip_managed_fields_drops_them_from_listed_and_watched_objects_and_handlers_see_that(server, make_config):
     seed(server, 2)
     assert server.get("pods", "pod-0", "default")["metadata"].get("managedFields")
     config = make_config(resources=[Pod], transform=strip_managed_fields)
@@ -62,7 +61,8 @@ def test_strip_managed_fields_of_a_sealed_object_shares_everything_else():
     assert pod.metadata.managed_fields and stripped.metadata.managed_fields is None
     assert is_sealed(stripped) and is_sealed(stripped.metadata)
     assert stripped.spec is pod.spec and stripped.metadata.labels is pod.metadata.labels  # shared, not copied
-    assert stripped.to_dict()["metadata"] == {k: v for k, v in pod.to_dict()["metadata"].items()
-                                              if k != "managedFields"}
+    assert stripped.to_dict()["metadata"] == {
+        k: v for k, v in pod.to_dict()["metadata"].items() if k != "managedFields"
+    }
     editable = Pod.from_dict(make_pod("b", "default"))
     assert strip_managed_fields(editable).metadata.managed_fields is None

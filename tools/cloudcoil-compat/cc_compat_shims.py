@@ -24,6 +24,7 @@ except ImportError:
             self.status_code = status_code
             self.kwargs = kwargs
 
+
 try:  # cloudcoil's private informer classes; test_utils uses them only in annotations
     from cloudcoil_cache.caching._informer import AsyncInformer, SyncInformer  # type: ignore[attr-defined]
 except ImportError:

@@ -148,8 +148,11 @@ def cc_cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[_Clus
 
 
 #: What the suite creates in its namespaces. kube-apiserver deletes a CRD's objects itself.
-_NAMESPACED = ("/api/v1/namespaces/{ns}/configmaps", "/api/v1/namespaces/{ns}/secrets",
-               "/apis/apps/v1/namespaces/{ns}/deployments")
+_NAMESPACED = (
+    "/api/v1/namespaces/{ns}/configmaps",
+    "/api/v1/namespaces/{ns}/secrets",
+    "/apis/apps/v1/namespaces/{ns}/deployments",
+)
 
 
 def _clean(cluster: _Cluster, namespaces: set[str], crds: set[str]) -> None:
@@ -181,9 +184,17 @@ def _fake_process(tmp_path: Path) -> Iterator[_Cluster]:
     kubeconfig = tmp_path / "kubeconfig"
     log = open(tmp_path / "fake-server.log", "wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cloudcoil_cache.testing", "serve", "--kubeconfig", str(kubeconfig),
-         "--no-namespace-lifecycle"],  # as FakeAPIServer() (the in-process default)
-        stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "cloudcoil_cache.testing",
+            "serve",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--no-namespace-lifecycle",
+        ],  # as FakeAPIServer() (the in-process default)
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     try:
         pause, deadline = threading.Event(), time.monotonic() + 30

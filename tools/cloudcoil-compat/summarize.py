@@ -26,7 +26,7 @@ INTERNALS: dict[tuple[str, str], str] = {
     ("test_config.py", "test_exec_auth_environment_inheritance"): "patch target cloudcoil.client._config.subprocess",
     ("test_config.py", "test_exec_auth_environment_override"): "patch target cloudcoil.client._config.subprocess",
     ("test_config.py", "test_exec_auth_token_in_headers"): "patch target inside cloudcoil.client._config, "
-                                                            "client.auth._token_expiry",
+    "client.auth._token_expiry",
     ("test_resources.py", "test_scheme"): "cloudcoil.resources._Scheme",
     ("test_resources.py", "test_scheme_registration"): "cloudcoil.resources._Scheme",
     ("test_resources.py", "test_resource_list"): "pydantic's ValidationError (stand-in: ValueError)",
@@ -34,11 +34,18 @@ INTERNALS: dict[tuple[str, str], str] = {
     ("test_resources.py", "test_resource_validation"): "pydantic's ValidationError (stand-in: ValueError)",
     ("test_fluent.py", "test_builder_immutability"): "reads the builder's private _attrs",
     ("test_informers_edge_cases.py", "test_async_informer_resource_version_handling"): "informer._watch "
-                                                                                        "(skips itself without it)",
+    "(skips itself without it)",
 }
 
-FILES = ["test_sync_e2e.py", "test_async_e2e.py", "test_resources.py", "test_fluent.py", "test_config.py",
-         "test_informers.py", "test_informers_edge_cases.py"]
+FILES = [
+    "test_sync_e2e.py",
+    "test_async_e2e.py",
+    "test_resources.py",
+    "test_fluent.py",
+    "test_config.py",
+    "test_informers.py",
+    "test_informers_edge_cases.py",
+]
 
 
 def declared_tests(path: Path) -> int:
@@ -49,9 +56,13 @@ def declared_tests(path: Path) -> int:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
             n = 1
             for deco in node.decorator_list:
-                if (isinstance(deco, ast.Call) and isinstance(deco.func, ast.Attribute)
-                        and deco.func.attr == "parametrize" and len(deco.args) >= 2
-                        and isinstance(deco.args[1], (ast.List, ast.Tuple))):
+                if (
+                    isinstance(deco, ast.Call)
+                    and isinstance(deco.func, ast.Attribute)
+                    and deco.func.attr == "parametrize"
+                    and len(deco.args) >= 2
+                    and isinstance(deco.args[1], (ast.List, ast.Tuple))
+                ):
                     n *= len(deco.args[1].elts)
             total += n
     return total
@@ -113,8 +124,9 @@ def tally(root: ET.Element) -> tuple[dict[str, dict[str, int]], dict[str, dict[s
             counts[file]["of which internals"] += 1
             continue
         if outcome in ("failed", "error"):
-            groups[cause(line)][line].append(f"{file}::{name}" + (" (teardown/setup error)" if outcome == "error"
-                                                                   else ""))
+            groups[cause(line)][line].append(
+                f"{file}::{name}" + (" (teardown/setup error)" if outcome == "error" else "")
+            )
         elif outcome == "skipped":
             groups["skipped"][line].append(f"{file}::{name}")
     return counts, groups, internals_seen
@@ -133,8 +145,14 @@ def print_counts(counts: dict[str, dict[str, int]]) -> None:
 
 
 def print_groups(groups: dict[str, dict[str, list[str]]]) -> None:
-    for group in ("missing name", "missing method/attribute", "wrong behaviour", "harness problem", "internals",
-                  "skipped"):
+    for group in (
+        "missing name",
+        "missing method/attribute",
+        "wrong behaviour",
+        "harness problem",
+        "internals",
+        "skipped",
+    ):
         if group not in groups:
             continue
         print(f"\n### {group}\n")

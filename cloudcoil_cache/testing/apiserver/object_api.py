@@ -35,9 +35,7 @@ class ObjectAPI:
             raise ValueError(str(exc.args[0])) from None
 
     @staticmethod
-    def _ns(
-        rtype: ResourceType, namespace: str | None, obj: dict[str, Any] | None = None
-    ) -> str | None:
+    def _ns(rtype: ResourceType, namespace: str | None, obj: dict[str, Any] | None = None) -> str | None:
         if not rtype.namespaced:
             return None
         if namespace:
@@ -77,8 +75,7 @@ class ObjectAPI:
         try:
             return self._loads(
                 Stored(
-                    self._store.create(rtype, self._copy(obj), self._ns(rtype, namespace, obj),
-                                       manager=field_manager)
+                    self._store.create(rtype, self._copy(obj), self._ns(rtype, namespace, obj), manager=field_manager)
                 ).full()
             )
         except _status.StatusError as exc:
@@ -99,7 +96,11 @@ class ObjectAPI:
             raise ValueError("update: obj has no metadata.name")
         try:
             stored = self._store.replace(
-                rtype, name, self._ns(rtype, namespace, obj), self._copy(obj), keep_status=False,
+                rtype,
+                name,
+                self._ns(rtype, namespace, obj),
+                self._copy(obj),
+                keep_status=False,
                 manager=field_manager,
             )
         except _status.StatusError as exc:
@@ -124,9 +125,7 @@ class ObjectAPI:
             "strategic": "application/strategic-merge-patch+json",
         }
         if patch_type not in types:
-            raise ValueError(
-                f"patch_type must be 'merge', 'json' or 'strategic', got {patch_type!r}"
-            )
+            raise ValueError(f"patch_type must be 'merge', 'json' or 'strategic', got {patch_type!r}")
         rtype = self._type(resource)
         try:
             stored = self._store.patch(
@@ -161,9 +160,11 @@ class ObjectAPI:
         rtype = self._type(resource)
         try:
             return self._loads(
-                Stored(self._store.delete(rtype, name, self._ns(rtype, namespace),
-                                          grace_period=grace_period_seconds,
-                                          kubelet=self.kubelet)).full()
+                Stored(
+                    self._store.delete(
+                        rtype, name, self._ns(rtype, namespace), grace_period=grace_period_seconds, kubelet=self.kubelet
+                    )
+                ).full()
             )
         except _status.StatusError as exc:
             raise self._raise(exc) from None

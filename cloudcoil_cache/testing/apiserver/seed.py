@@ -48,9 +48,7 @@ def seed_pods(
     return keys
 
 
-def _seed_dependencies(
-    server: FakeAPIServer, namespaces: Sequence[str], n: int
-) -> dict[tuple[str, str], str]:
+def _seed_dependencies(server: FakeAPIServer, namespaces: Sequence[str], n: int) -> dict[tuple[str, str], str]:
     """What seeded pods refer to: their namespaces, nodes and owning ReplicaSets (created when
     missing); returns the ReplicaSets' uids by (namespace, app)."""
     store: Store = server.context.store

@@ -19,11 +19,11 @@ from .endpoints.openapi import OpenAPI
 from .fault_api import FaultInjection
 from .http.httpserver import HTTPServer
 from .http.request_log import RecordedRequest, RequestLog
+from .machinery.resources import ResourceRegistry, ResourceType
 from .object_api import ObjectAPI
 from .registry.admission import Admission
 from .registry.bootstrap import preload_cluster
 from .registry.crds import commit_listener
-from .machinery.resources import ResourceRegistry, ResourceType
 from .storage.store import Store
 from .storage.watchers import Watcher
 
@@ -72,16 +72,14 @@ def _check_tls_options(
     client_ca: bytes | str | os.PathLike[str] | None,
     require_client_cert: bool,
 ) -> None:
-        if ssl_context is not None and certfile is not None:
-            raise ValueError("pass either ssl_context or certfile/keyfile, not both")
-        if keyfile is not None and certfile is None:
-            raise ValueError("keyfile needs a certfile")
-        if (client_ca is not None or require_client_cert) and (
-            ssl_context is None and certfile is None
-        ):
-            raise ValueError("client certificates need HTTPS: pass certfile/keyfile or ssl_context")
-        if require_client_cert and client_ca is None:
-            raise ValueError("require_client_cert needs client_ca")
+    if ssl_context is not None and certfile is not None:
+        raise ValueError("pass either ssl_context or certfile/keyfile, not both")
+    if keyfile is not None and certfile is None:
+        raise ValueError("keyfile needs a certfile")
+    if (client_ca is not None or require_client_cert) and (ssl_context is None and certfile is None):
+        raise ValueError("client certificates need HTTPS: pass certfile/keyfile or ssl_context")
+    if require_client_cert and client_ca is None:
+        raise ValueError("require_client_cert needs client_ca")
 
 
 def _assemble(settings: Settings, max_history: int) -> ServerContext:
@@ -94,9 +92,15 @@ def _assemble(settings: Settings, max_history: int) -> ServerContext:
     store.add_commit_listener(commit_listener(store, registry))
     preload_cluster(store, registry, namespaces=settings.namespace_lifecycle)
     stopping = threading.Event()
-    return ServerContext(settings=settings, store=store, registry=registry,
-                         openapi=OpenAPI(registry), faults=FaultState(),
-                         watches=OpenWatches(stopping), stopping=stopping)
+    return ServerContext(
+        settings=settings,
+        store=store,
+        registry=registry,
+        openapi=OpenAPI(registry),
+        faults=FaultState(),
+        watches=OpenWatches(stopping),
+        stopping=stopping,
+    )
 
 
 class FakeAPIServer(FaultInjection, ObjectAPI):
@@ -199,18 +203,23 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         kubelet: bool = True,
     ) -> None:
         if expired_watch_mode not in ("event", "http"):
-            raise ValueError(
-                f"expired_watch_mode must be 'event' or 'http', got {expired_watch_mode!r}"
-            )
+            raise ValueError(f"expired_watch_mode must be 'event' or 'http', got {expired_watch_mode!r}")
         _check_tls_options(ssl_context, certfile, keyfile, client_ca, require_client_cert)
         settings = Settings(
-            bookmark_interval=bookmark_interval, watch_timeout_range=watch_timeout_range,
-            too_large_wait=too_large_wait, expired_watch_mode=expired_watch_mode,
-            continue_ttl=continue_ttl, list_items_have_kind=list_items_have_kind,
-            ignore_limit_for_rv0=ignore_limit_for_rv0, watch_list_enabled=watch_list_enabled,
-            watch_list_defaulting=watch_list_defaulting, expected_token=expected_token,
-            kubelet=kubelet, namespace_lifecycle=namespace_lifecycle,
-            ca_cert=_pem(ca_cert, "ca_cert"), client_ca=_pem(client_ca, "client_ca"),
+            bookmark_interval=bookmark_interval,
+            watch_timeout_range=watch_timeout_range,
+            too_large_wait=too_large_wait,
+            expired_watch_mode=expired_watch_mode,
+            continue_ttl=continue_ttl,
+            list_items_have_kind=list_items_have_kind,
+            ignore_limit_for_rv0=ignore_limit_for_rv0,
+            watch_list_enabled=watch_list_enabled,
+            watch_list_defaulting=watch_list_defaulting,
+            expected_token=expected_token,
+            kubelet=kubelet,
+            namespace_lifecycle=namespace_lifecycle,
+            ca_cert=_pem(ca_cert, "ca_cert"),
+            client_ca=_pem(client_ca, "client_ca"),
         )
         self._context = _assemble(settings, max_history)
         self.registry = self._context.registry
@@ -218,9 +227,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         self._store = self._context.store
         self._faults = self._context.faults
         self._stopping = self._context.stopping
-        self._ssl_context = self._build_ssl_context(
-            ssl_context, certfile, keyfile, require_client_cert
-        )
+        self._ssl_context = self._build_ssl_context(ssl_context, certfile, keyfile, require_client_cert)
         self._tls_failures: list[str] = []
         self._tls_failed = threading.Condition()
         self._log = RequestLog()
@@ -306,8 +313,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         if self._httpd is not None:
             raise RuntimeError("FakeAPIServer is already started")
         self._stopping.clear()
-        self._httpd = HTTPServer(("127.0.0.1", self._requested_port), self._context, self._log,
-                                 self._note_tls_failure)
+        self._httpd = HTTPServer(("127.0.0.1", self._requested_port), self._context, self._log, self._note_tls_failure)
         if self._ssl_context is not None:
             self._httpd.socket = self._ssl_context.wrap_socket(
                 self._httpd.socket, server_side=True, do_handshake_on_connect=False
@@ -479,9 +485,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
     def clear_requests(self) -> None:
         self._log.clear()
 
-    def wait_for_request(
-        self, predicate: Callable[[RecordedRequest], bool], timeout: float = 5.0
-    ) -> RecordedRequest:
+    def wait_for_request(self, predicate: Callable[[RecordedRequest], bool], timeout: float = 5.0) -> RecordedRequest:
         """The first logged request matching ``predicate``, waiting up to ``timeout`` s for it.
 
         Already-logged requests count; call ``clear_requests()`` first to wait for a new one.

@@ -5,8 +5,16 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Sequence
 
-__all__ = ["make_configmap", "make_deployment", "make_node", "make_pod", "make_replica_set", "owner_name",
-           "seeded_apps", "seeded_pod"]
+__all__ = [
+    "make_configmap",
+    "make_deployment",
+    "make_node",
+    "make_pod",
+    "make_replica_set",
+    "owner_name",
+    "seeded_apps",
+    "seeded_pod",
+]
 
 _APPS = ("web", "api", "worker", "cache", "gateway", "scheduler", "indexer", "billing")
 _PHASES = ("Running", "Running", "Running", "Running", "Running", "Running", "Pending", "Succeeded")
@@ -87,9 +95,7 @@ def _container(name: str, app: str, index: int, port: int) -> dict[str, Any]:
 
 def _container_status(name: str, app: str, index: int, running: bool) -> dict[str, Any]:
     state: dict[str, Any] = (
-        {"running": {"startedAt": _ts(index, 20)}}
-        if running
-        else {"waiting": {"reason": "ContainerCreating"}}
+        {"running": {"startedAt": _ts(index, 20)}} if running else {"waiting": {"reason": "ContainerCreating"}}
     )
     return {
         "name": name,
@@ -136,8 +142,9 @@ def make_pod(
     }
 
 
-def _pod_metadata(name: str, namespace: str, app: str, rs_hash: str, pod_labels: dict[str, str],
-                  index: int) -> dict[str, Any]:
+def _pod_metadata(
+    name: str, namespace: str, app: str, rs_hash: str, pod_labels: dict[str, str], index: int
+) -> dict[str, Any]:
     """A seeded pod's metadata: owned by its ReplicaSet, fields managed as a controller's are."""
     return {
         "name": name,
@@ -176,14 +183,9 @@ def _pod_managed_fields(namespace: str, app: str, index: int) -> list[dict[str, 
                         "f:app.kubernetes.io/name": {},
                         "f:pod-template-hash": {},
                     },
-                    "f:ownerReferences": {
-                        ".": {}, f'k:{{"uid":"{_uid(f"rs/{namespace}/{app}")}"}}': {}},
+                    "f:ownerReferences": {".": {}, f'k:{{"uid":"{_uid(f"rs/{namespace}/{app}")}"}}': {}},
                 },
-                "f:spec": {
-                    "f:containers": {
-                        f'k:{{"name":"{app}"}}': {".": {}, "f:image": {}, "f:name": {}}
-                    }
-                },
+                "f:spec": {"f:containers": {f'k:{{"name":"{app}"}}': {".": {}, "f:image": {}, "f:name": {}}}},
             },
         },
         {
@@ -289,9 +291,7 @@ def _pod_status(app: str, phase: str, index: int) -> dict[str, Any]:
             "lastProbeTime": None,
             "lastTransitionTime": _ts(index, k * 5),
         }
-        for k, t in enumerate(
-            ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")
-        )
+        for k, t in enumerate(("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"))
     ]
     return {
         "phase": phase,
@@ -372,8 +372,9 @@ def seeded_pod(index: int, namespaces: Sequence[str]) -> tuple[str, str, dict[st
 
 def seeded_apps(namespaces: Sequence[str], n: int) -> list[tuple[str, str]]:
     """The (namespace, app) pairs of the first ``n`` seeded pods, in order, each once."""
-    pairs = ((namespaces[i % len(namespaces)], _APPS[i % len(_APPS)])
-             for i in range(min(n, len(namespaces) * len(_APPS))))
+    pairs = (
+        (namespaces[i % len(namespaces)], _APPS[i % len(_APPS)]) for i in range(min(n, len(namespaces) * len(_APPS)))
+    )
     return list(dict.fromkeys(pairs))
 
 
@@ -387,9 +388,14 @@ def make_replica_set(name: str, namespace: str, app: str) -> dict[str, Any]:
     template = make_pod(f"{name}-template", namespace)["spec"]
     return {
         "metadata": {"name": name, "namespace": namespace, "labels": labels},
-        "spec": {"replicas": 1, "selector": {"matchLabels": labels},
-                 "template": {"metadata": {"labels": labels},
-                              "spec": {k: v for k, v in template.items() if k != "nodeName"}}},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {k: v for k, v in template.items() if k != "nodeName"},
+            },
+        },
     }
 
 
@@ -398,16 +404,26 @@ def make_node(name: str) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
-                                              "kubernetes.io/os": "linux"}},
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}},
         "spec": {},
         "status": {
-            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                            "message": "kubelet is posting ready status"}],
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "message": "kubelet is posting ready status",
+                }
+            ],
             "addresses": [{"type": "Hostname", "address": name}],
-            "nodeInfo": {"kubeletVersion": "v1.30.2", "osImage": "Fake Linux",
-                         "kernelVersion": "6.1.0", "containerRuntimeVersion": "containerd://1.7",
-                         "operatingSystem": "linux", "architecture": "amd64"},
+            "nodeInfo": {
+                "kubeletVersion": "v1.30.2",
+                "osImage": "Fake Linux",
+                "kernelVersion": "6.1.0",
+                "containerRuntimeVersion": "containerd://1.7",
+                "operatingSystem": "linux",
+                "architecture": "amd64",
+            },
             "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
             "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
         },

@@ -200,8 +200,9 @@ class FakeListWatch:
             return str(self._rv)
 
     # ------------------------------------------------------------ reflector side
-    def list_page(self, *, resource_version: str | None = None, limit: int | None = None,
-                  continue_: str | None = None) -> FakePage:
+    def list_page(
+        self, *, resource_version: str | None = None, limit: int | None = None, continue_: str | None = None
+    ) -> FakePage:
         with self._cond:
             self.requests.append(("list", resource_version))
             self._cond.notify_all()
@@ -211,8 +212,14 @@ class FakeListWatch:
                 raise self._list_failures.popleft()
             return FakePage(list(self._objects.values()), str(self._rv))
 
-    def watch(self, *, resource_version: str, timeout_seconds: int | None = None,
-              read_timeout: float | None = None, line_timeout: float | None = None) -> _Stream:
+    def watch(
+        self,
+        *,
+        resource_version: str,
+        timeout_seconds: int | None = None,
+        read_timeout: float | None = None,
+        line_timeout: float | None = None,
+    ) -> _Stream:
         with self._cond:
             self.requests.append(("watch", resource_version))
             self._cond.notify_all()

@@ -12,8 +12,12 @@ from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 
 
 def _row(pod: Pod) -> dict[str, str]:
-    return {"name": pod.name, "namespace": pod.namespace, "phase": pod.status.phase if pod.status else "",
-            "node": (pod.spec.node_name or "") if pod.spec else ""}
+    return {
+        "name": pod.name,
+        "namespace": pod.namespace,
+        "phase": pod.status.phase if pod.status else "",
+        "node": (pod.spec.node_name or "") if pod.spec else "",
+    }
 
 
 def _by_namespace(namespace: str | None) -> tuple[dict[str, list[dict[str, str]]], str]:
@@ -21,14 +25,19 @@ def _by_namespace(namespace: str | None) -> tuple[dict[str, list[dict[str, str]]
     groups: dict[str, list[dict[str, str]]] = defaultdict(list)
     for pod in pods:
         groups[pod.namespace].append(_row(pod))
-    return ({ns: sorted(rows, key=lambda r: r["name"]) for ns, rows in sorted(groups.items())},
-            pods.metadata.resource_version or "")
+    return (
+        {ns: sorted(rows, key=lambda r: r["name"]) for ns, rows in sorted(groups.items())},
+        pods.metadata.resource_version or "",
+    )
 
 
 def index(request: HttpRequest) -> HttpResponse:
     groups, rv = _by_namespace(request.GET.get("namespace"))
-    return render(request, "pods/index.html", {"groups": groups.items(), "rv": rv,
-                                               "total": sum(len(rows) for rows in groups.values())})
+    return render(
+        request,
+        "pods/index.html",
+        {"groups": groups.items(), "rv": rv, "total": sum(len(rows) for rows in groups.values())},
+    )
 
 
 def api_pods(request: HttpRequest) -> JsonResponse:

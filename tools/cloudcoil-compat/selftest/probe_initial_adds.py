@@ -1,11 +1,13 @@
 """Probe (not a test): does an on_add handler registered on a started informer get the objects already listed?"""
-import threading
-import tempfile
+
 import os
-from cloudcoil_cache.testing import FakeAPIServer
-from cloudcoil_cache.client import Config
-from cloudcoil_cache.caching import Cache
+import tempfile
+import threading
+
 import cloudcoil_cache.models.kubernetes as k8s
+from cloudcoil_cache.caching import Cache
+from cloudcoil_cache.client import Config
+from cloudcoil_cache.testing import FakeAPIServer
 
 with FakeAPIServer() as srv, tempfile.TemporaryDirectory() as d:
     kc = srv.write_kubeconfig(os.path.join(d, "kc"))

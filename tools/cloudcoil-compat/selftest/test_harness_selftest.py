@@ -23,4 +23,5 @@ def test_leak_is_reported():
 
 async def test_asyncio_auto_mode():
     import asyncio
+
     await asyncio.sleep(0)

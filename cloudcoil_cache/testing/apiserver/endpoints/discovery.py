@@ -26,13 +26,13 @@ _VERSION = {
 
 
 def _not_found() -> StatusError:
-    return StatusError(404, _status.status_body(
-        404, "NotFound", "the server could not find the requested resource"))
+    return StatusError(404, _status.status_body(404, "NotFound", "the server could not find the requested resource"))
 
 
 def _not_acceptable() -> StatusError:
-    return StatusError(406, _status.status_body(
-        406, "NotAcceptable", "only the following media types are accepted: application/json"))
+    return StatusError(
+        406, _status.status_body(406, "NotAcceptable", "only the following media types are accepted: application/json")
+    )
 
 
 def serve_openapi(ctx: ServerContext, which: str, accepts_json: bool, out: Responder) -> None:
@@ -44,7 +44,7 @@ def serve_openapi(ctx: ServerContext, which: str, accepts_json: bool, out: Respo
     elif which == "v3":
         out.send_obj(200, ctx.openapi.v3_root())
     else:
-        doc = ctx.openapi.v3(which[len("v3/"):])
+        doc = ctx.openapi.v3(which[len("v3/") :])
         if doc is None:
             raise _not_found()
         out.send_bytes(200, doc)

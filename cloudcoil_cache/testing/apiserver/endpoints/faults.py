@@ -9,9 +9,7 @@ from typing import Pattern
 
 __all__ = ["FailRule", "FaultState", "VERBS"]
 
-VERBS = frozenset(
-    {"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
-)
+VERBS = frozenset({"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"})
 
 
 @dataclass

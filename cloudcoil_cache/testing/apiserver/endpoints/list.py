@@ -10,10 +10,10 @@ import time
 from typing import Any, Callable, Mapping
 
 from ..machinery import status as _status
-from .context import ServerContext
 from ..machinery.resources import ResourceType
 from ..machinery.selectors import SelectorError, parse_field_selector, parse_label_selector
 from ..storage.store import Snapshot
+from .context import ServerContext
 
 __all__ = ["Filters", "parse_filters", "parse_rv", "list_body", "wait_not_too_large"]
 
@@ -59,9 +59,7 @@ def parse_filters(
         fields = query.get("fieldSelector", "")
         if name is not None:
             fields = f"metadata.name={name}" + (f",{fields}" if fields else "")
-        field_match = parse_field_selector(
-            fields, rtype.field_selectors, legacy_error=rtype.legacy_field_error
-        )
+        field_match = parse_field_selector(fields, rtype.field_selectors, legacy_error=rtype.legacy_field_error)
     except SelectorError as exc:
         raise _status.bad_request(str(exc)) from None
     return Filters(namespace, label_match, field_match)
@@ -73,18 +71,14 @@ def parse_rv(value: str) -> int:
     except ValueError:
         rv = -1
     if rv < 0:
-        raise _status.bad_request(
-            f'invalid resource version "{value}": must be a non-negative decimal integer'
-        )
+        raise _status.bad_request(f'invalid resource version "{value}": must be a non-negative decimal integer')
     return rv
 
 
 def wait_not_too_large(ctx: ServerContext, rv: int) -> None:
     """Like the watch cache: wait briefly for revision ``rv``, then answer 504 (too large)."""
     store = ctx.store
-    if rv > store.revision and not store.wait_for_revision(
-        rv, ctx.settings.too_large_wait, ctx.stopping
-    ):
+    if rv > store.revision and not store.wait_for_revision(rv, ctx.settings.too_large_wait, ctx.stopping):
         raise _status.too_large_rv(rv, store.revision)
 
 
@@ -109,9 +103,7 @@ def _validate(query: Mapping[str, str]) -> None:
         query.get("continue", ""),
     )
     if "sendInitialEvents" in query:
-        raise _status.invalid_options(
-            "sendInitialEvents", "sendInitialEvents is forbidden for list"
-        )
+        raise _status.invalid_options("sendInitialEvents", "sendInitialEvents is forbidden for list")
     if rvm:
         if rvm not in ("Exact", "NotOlderThan"):
             raise _status.invalid_options(
@@ -187,9 +179,7 @@ def _bounds(snap: Snapshot, namespace: str | None, start: str) -> tuple[int, int
     return lo, hi
 
 
-def list_body(
-    ctx: ServerContext, rtype: ResourceType, namespace: str | None, query: Mapping[str, str]
-) -> bytes:
+def list_body(ctx: ServerContext, rtype: ResourceType, namespace: str | None, query: Mapping[str, str]) -> bytes:
     """The serialized ``<Kind>List`` for a LIST request (raises ``StatusError``)."""
     _validate(query)
     limit = _parse_limit(query)

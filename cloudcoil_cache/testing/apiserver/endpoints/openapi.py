@@ -22,8 +22,16 @@ __all__ = ["OpenAPI"]
 
 _V2_REF = "#/definitions/"
 _V3_REF = "#/components/schemas/"
-_ACTION_METHODS = {"get": "get", "list": "get", "watch": "get", "post": "post", "put": "put",
-                   "patch": "patch", "delete": "delete", "deletecollection": "delete"}
+_ACTION_METHODS = {
+    "get": "get",
+    "list": "get",
+    "watch": "get",
+    "post": "post",
+    "put": "put",
+    "patch": "patch",
+    "delete": "delete",
+    "deletecollection": "delete",
+}
 
 
 def _gv_prefix(group: str, version: str) -> str:
@@ -52,8 +60,7 @@ class OpenAPI:
     # -- cache ---------------------------------------------------------------------------------
 
     def _custom(self) -> list[ResourceType]:
-        return sorted((t for t in self.registry.all() if not t.builtin),
-                      key=lambda t: (t.group, t.version, t.plural))
+        return sorted((t for t in self.registry.all() if not t.builtin), key=lambda t: (t.group, t.version, t.plural))
 
     def _fresh(self) -> list[ResourceType]:
         custom = self._custom()
@@ -103,8 +110,7 @@ class OpenAPI:
             custom = self._fresh()
             cached = self._v3.get(prefix)
             if cached is None:
-                cached = self._v3[prefix] = json.dumps(
-                    self._build_v3(prefix, custom), separators=(",", ":")).encode()
+                cached = self._v3[prefix] = json.dumps(self._build_v3(prefix, custom), separators=(",", ":")).encode()
             return cached
 
     def _spec(self) -> dict[str, Any]:
@@ -127,17 +133,21 @@ class OpenAPI:
                 for path, item in _cr_paths(rtype, _V2_REF).items():
                     paths[path] = _v3_path_item(item, parameters)
         paths = _rewrite_refs(paths)
-        schemas = {name: _rewrite_refs(definitions[name])
-                   for name in _closure(paths, definitions)}
+        schemas = {name: _rewrite_refs(definitions[name]) for name in _closure(paths, definitions)}
         return {
             "openapi": "3.0.0",
             "info": {"title": "Kubernetes", "version": spec["info"]["version"]},
             "paths": paths,
             "components": {
                 "schemas": schemas,
-                "securitySchemes": {"BearerToken": {"type": "apiKey", "description":
-                                                    "Bearer Token authentication",
-                                                    "name": "authorization", "in": "header"}},
+                "securitySchemes": {
+                    "BearerToken": {
+                        "type": "apiKey",
+                        "description": "Bearer Token authentication",
+                        "name": "authorization",
+                        "in": "header",
+                    }
+                },
             },
         }
 
@@ -159,7 +169,7 @@ def _refs(value: Any, prefix: str = _V3_REF) -> Iterable[str]:
     if isinstance(value, dict):
         ref = value.get("$ref")
         if isinstance(ref, str) and ref.startswith(prefix):
-            yield ref[len(prefix):]
+            yield ref[len(prefix) :]
         for sub in value.values():
             yield from _refs(sub, prefix)
     elif isinstance(value, list):
@@ -172,7 +182,7 @@ def _rewrite_refs(value: Any) -> Any:
         out = {k: _rewrite_refs(v) for k, v in value.items()}
         ref = out.get("$ref")
         if isinstance(ref, str) and ref.startswith(_V2_REF):
-            out["$ref"] = _V3_REF + ref[len(_V2_REF):]
+            out["$ref"] = _V3_REF + ref[len(_V2_REF) :]
         return out
     if isinstance(value, list):
         return [_rewrite_refs(v) for v in value]
@@ -182,7 +192,7 @@ def _rewrite_refs(value: Any) -> Any:
 def _v3_parameter(param: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
     ref = param.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/parameters/"):
-        param = parameters[ref[len("#/parameters/"):]]
+        param = parameters[ref[len("#/parameters/") :]]
     out = {k: v for k, v in param.items() if k in ("name", "in", "required", "description")}
     schema = {k: v for k, v in param.items() if k in ("type", "format", "items", "enum")}
     if "schema" in param:
@@ -201,8 +211,7 @@ def _v3_path_item(item: dict[str, Any], parameters: dict[str, Any]) -> dict[str,
             continue
         if not isinstance(op, dict):
             continue
-        new = {k: v for k, v in op.items()
-               if k not in ("parameters", "responses", "consumes", "produces", "schemes")}
+        new = {k: v for k, v in op.items() if k not in ("parameters", "responses", "consumes", "produces", "schemes")}
         params = [_v3_parameter(p, parameters) for p in op.get("parameters") or ()]
         body = next((p for p in params if p.get("in") == "body"), None)
         params = [p for p in params if p.get("in") != "body"]
@@ -210,18 +219,18 @@ def _v3_path_item(item: dict[str, Any], parameters: dict[str, Any]) -> dict[str,
             new["parameters"] = params
         if body is not None:
             new["requestBody"] = {
-                "content": {ctype: {"schema": body["schema"]}
-                            for ctype in op.get("consumes") or ["*/*"]},
+                "content": {ctype: {"schema": body["schema"]} for ctype in op.get("consumes") or ["*/*"]},
                 "required": True,
             }
         responses: dict[str, Any] = {}
         for code, response in (op.get("responses") or {}).items():
-            entry: dict[str, Any] = {"description": {"200": "OK", "201": "Created",
-                                                     "202": "Accepted",
-                                                     "401": "Unauthorized"}.get(code, code)}
+            entry: dict[str, Any] = {
+                "description": {"200": "OK", "201": "Created", "202": "Accepted", "401": "Unauthorized"}.get(code, code)
+            }
             if isinstance(response, dict) and "schema" in response:
-                entry["content"] = {ctype: {"schema": response["schema"]}
-                                    for ctype in op.get("produces") or ["application/json"]}
+                entry["content"] = {
+                    ctype: {"schema": response["schema"]} for ctype in op.get("produces") or ["application/json"]
+                }
             responses[code] = entry
         new["responses"] = responses
         out[key] = new
@@ -229,15 +238,17 @@ def _v3_path_item(item: dict[str, Any], parameters: dict[str, Any]) -> dict[str,
 
 
 def _cr_schema(rtype: ResourceType) -> dict[str, Any]:
-    schema: dict[str, Any] = copy.deepcopy(rtype.schema) if isinstance(rtype.schema, dict) else {
-        "type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    schema: dict[str, Any] = (
+        copy.deepcopy(rtype.schema)
+        if isinstance(rtype.schema, dict)
+        else {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    )
     props = schema.setdefault("properties", {})
     props.setdefault("apiVersion", {"type": "string"})
     props.setdefault("kind", {"type": "string"})
     props["metadata"] = {"$ref": _V2_REF + "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}
     schema["type"] = "object"
-    schema["x-kubernetes-group-version-kind"] = [
-        {"group": rtype.group, "version": rtype.version, "kind": rtype.kind}]
+    schema["x-kubernetes-group-version-kind"] = [{"group": rtype.group, "version": rtype.version, "kind": rtype.kind}]
     return schema
 
 
@@ -247,32 +258,42 @@ def _cr_paths(rtype: ResourceType, ref_prefix: str) -> dict[str, Any]:
     ref = {"$ref": ref_prefix + _cr_definition_name(rtype)}
     base = f"/apis/{rtype.group}/{rtype.version}/"
     base += f"namespaces/{{namespace}}/{rtype.plural}" if rtype.namespaced else rtype.plural
-    write_params = [{"in": "query", "name": n, "type": "string", "uniqueItems": True}
-                    for n in ("dryRun", "fieldManager", "fieldValidation")]
+    write_params = [
+        {"in": "query", "name": n, "type": "string", "uniqueItems": True}
+        for n in ("dryRun", "fieldManager", "fieldValidation")
+    ]
 
-    def op(action: str, *, body: bool = False, extra: list[dict[str, Any]] | None = None
-           ) -> dict[str, Any]:
+    def op(action: str, *, body: bool = False, extra: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         params = list(extra or [])
         if body:
             params.insert(0, {"in": "body", "name": "body", "required": True, "schema": ref})
-        return {"operationId": f"{action}{rtype.kind}", "parameters": params,
-                "consumes": ["application/json", "application/merge-patch+json",
-                             "application/json-patch+json", "application/apply-patch+yaml"]
-                if action == "patch" else ["application/json"],
-                "produces": ["application/json"],
-                "responses": {"200": {"schema": ref}}, "x-kubernetes-action": action,
-                "x-kubernetes-group-version-kind": gvk}
+        return {
+            "operationId": f"{action}{rtype.kind}",
+            "parameters": params,
+            "consumes": [
+                "application/json",
+                "application/merge-patch+json",
+                "application/json-patch+json",
+                "application/apply-patch+yaml",
+            ]
+            if action == "patch"
+            else ["application/json"],
+            "produces": ["application/json"],
+            "responses": {"200": {"schema": ref}},
+            "x-kubernetes-action": action,
+            "x-kubernetes-group-version-kind": gvk,
+        }
 
     return {
-        base: {"get": op("list"), "post": op("post", body=True, extra=write_params),
-               "delete": op("deletecollection")},
+        base: {"get": op("list"), "post": op("post", body=True, extra=write_params), "delete": op("deletecollection")},
         base + "/{name}": {
-            "get": op("get"), "put": op("put", body=True, extra=write_params),
-            "patch": op("patch", body=True,
-                        extra=[*write_params,
-                               {"in": "query", "name": "force", "type": "boolean",
-                                "uniqueItems": True}]),
+            "get": op("get"),
+            "put": op("put", body=True, extra=write_params),
+            "patch": op(
+                "patch",
+                body=True,
+                extra=[*write_params, {"in": "query", "name": "force", "type": "boolean", "uniqueItems": True}],
+            ),
             "delete": op("delete"),
         },
     }
-

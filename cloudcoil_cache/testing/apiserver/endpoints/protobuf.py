@@ -24,8 +24,9 @@ MAGIC = b"k8s\x00"
 _META = "k8s.io.apimachinery.pkg.apis.meta.v1."
 _lock = threading.Lock()
 _table: dict[str, dict[str, list[str]]] | None = None
-_KEEP_ZERO = frozenset({"replicas", "minAvailable", "maxUnavailable", "value", "port",
-                        "containerPort", "allowed", "denied"})
+_KEEP_ZERO = frozenset(
+    {"replicas", "minAvailable", "maxUnavailable", "value", "port", "containerPort", "allowed", "denied"}
+)
 
 
 class ProtobufError(ValueError):
@@ -37,8 +38,12 @@ def _messages() -> dict[str, dict[str, list[str]]]:
     if _table is None:
         with _lock:
             if _table is None:
-                raw = resources.files("cloudcoil_cache.testing").joinpath("_data").joinpath(
-                    "protobuf.json.gz").read_bytes()
+                raw = (
+                    resources.files("cloudcoil_cache.testing")
+                    .joinpath("_data")
+                    .joinpath("protobuf.json.gz")
+                    .read_bytes()
+                )
                 _table = json.loads(gzip.decompress(raw))
     return _table
 
@@ -46,7 +51,7 @@ def _messages() -> dict[str, dict[str, list[str]]]:
 def message_for(definition: str) -> str:
     """The protobuf message of an OpenAPI definition (``io.k8s.api.apps.v1.Deployment``)."""
     if definition.startswith("io.k8s."):
-        return "k8s.io." + definition[len("io.k8s."):].replace("-", "_")
+        return "k8s.io." + definition[len("io.k8s.") :].replace("-", "_")
     return definition
 
 
@@ -73,12 +78,12 @@ def _fields(data: bytes) -> list[tuple[int, int, Any]]:
         if wire == 0:
             value, pos = _varint(data, pos)
         elif wire == 1:
-            value, pos = data[pos:pos + 8], pos + 8
+            value, pos = data[pos : pos + 8], pos + 8
         elif wire == 2:
             size, pos = _varint(data, pos)
-            value, pos = data[pos:pos + size], pos + size
+            value, pos = data[pos : pos + size], pos + size
         elif wire == 5:
-            value, pos = data[pos:pos + 4], pos + 4
+            value, pos = data[pos : pos + 4], pos + 4
         else:
             raise ProtobufError(f"unsupported wire type {wire}")
         out.append((number, wire, value))
@@ -111,10 +116,10 @@ def _repeated_scalars(kind: str, wire: int, value: Any) -> list[Any]:
         pos = 0
         while pos < len(value):
             if kind in ("double",):
-                items.append(_scalar(kind, 1, value[pos:pos + 8]))
+                items.append(_scalar(kind, 1, value[pos : pos + 8]))
                 pos += 8
             elif kind == "float":
-                items.append(_scalar(kind, 5, value[pos:pos + 4]))
+                items.append(_scalar(kind, 5, value[pos : pos + 4]))
                 pos += 4
             else:
                 raw, pos = _varint(value, pos)
@@ -141,8 +146,11 @@ def _special(name: str, fields: list[tuple[int, int, Any]]) -> tuple[bool, Any]:
         return True, _scalar("int32", 0, by_number.get(2, 0))
     if name == "k8s.io.apimachinery.pkg.api.resource.Quantity":
         return True, bytes(by_number.get(1, b"")).decode()
-    if name in ("k8s.io.apimachinery.pkg.runtime.RawExtension", _META + "FieldsV1",
-                "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSON"):
+    if name in (
+        "k8s.io.apimachinery.pkg.runtime.RawExtension",
+        _META + "FieldsV1",
+        "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSON",
+    ):
         raw = bytes(by_number.get(1, b""))
         return True, json.loads(raw) if raw else None
     if name == _META + "Duration":
@@ -153,8 +161,7 @@ def _special(name: str, fields: list[tuple[int, int, Any]]) -> tuple[bool, Any]:
 def _empty(value: Any, key: str) -> bool:
     if key in _KEEP_ZERO:
         return value is None
-    return value is None or value == "" or value is False or value == 0 or value == {} \
-        or value == []
+    return value is None or value == "" or value is False or value == 0 or value == {} or value == []
 
 
 def _message(name: str, data: bytes) -> Any:
@@ -187,8 +194,9 @@ def _message(name: str, data: bytes) -> Any:
     return {k: v for k, v in out.items() if not _empty(v, k)}
 
 
-_SCALAR_KINDS = frozenset({"string", "bytes", "bool", "int32", "int64", "uint32", "uint64",
-                           "sint32", "sint64", "double", "float"})
+_SCALAR_KINDS = frozenset(
+    {"string", "bytes", "bool", "int32", "int64", "uint32", "uint64", "sint32", "sint64", "double", "float"}
+)
 
 
 def _decode_one(kind: str, wire: int, raw: Any) -> Any:
@@ -205,7 +213,7 @@ def decode_body(body: bytes, definition_of: Any) -> dict[str, Any]:
     """
     if not body.startswith(MAGIC):
         raise ProtobufError("the body does not start with the Kubernetes protobuf magic number")
-    unknown = {n: v for n, _, v in _fields(body[len(MAGIC):])}
+    unknown = {n: v for n, _, v in _fields(body[len(MAGIC) :])}
     type_meta = {n: bytes(v).decode() for n, _, v in _fields(bytes(unknown.get(1, b"")))}
     api_version, kind = type_meta.get(1, ""), type_meta.get(2, "")
     definition = definition_of(api_version, kind)

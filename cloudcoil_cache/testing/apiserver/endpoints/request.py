@@ -23,8 +23,9 @@ class Responder(Protocol):
     def send_obj(self, code: int, obj: Any) -> None:
         """Answer ``obj`` as JSON."""
 
-    def send_bytes(self, code: int, body: bytes, headers: dict[str, str] | None = None,
-                   content_type: str = "application/json") -> None:
+    def send_bytes(
+        self, code: int, body: bytes, headers: dict[str, str] | None = None, content_type: str = "application/json"
+    ) -> None:
         """Answer serialized JSON (or what ``content_type`` says)."""
 
     def set_warnings(self, warnings: list[str]) -> None:
@@ -75,10 +76,15 @@ class Request:
             try:
                 return decode_body(self.body, definition_for)
             except ProtobufError as exc:
-                raise StatusError(415, _status.status_body(
-                    415, "UnsupportedMediaType",
-                    f"the body of the request was in an unknown format - accepted media types "
-                    f"include: application/json, application/yaml ({exc})")) from None
+                raise StatusError(
+                    415,
+                    _status.status_body(
+                        415,
+                        "UnsupportedMediaType",
+                        f"the body of the request was in an unknown format - accepted media types "
+                        f"include: application/json, application/yaml ({exc})",
+                    ),
+                ) from None
         if ctype in ("application/yaml", "application/x-yaml") and self.method in ("POST", "PUT"):
             return self.yaml_body()
         try:

@@ -6,9 +6,9 @@ import json
 from typing import Any, Callable, Mapping
 
 from ..machinery import status as _status
-from ..registry.admission import request_context
 from ..machinery.resources import ResourceType
 from ..machinery.status import StatusError
+from ..registry.admission import request_context
 from ..storage.store import APPLY_PATCH
 from .context import ServerContext
 from .list import list_body, parse_filters, parse_rv, wait_not_too_large
@@ -31,8 +31,7 @@ Endpoint = Callable[[ServerContext, Request, Responder, ResourceType], None]
 def serve_resource(ctx: ServerContext, req: Request, out: Responder) -> None:
     """Answer a request for a resource or its subresource (raises ``StatusError``)."""
     route, verb = req.route, req.verb
-    if route.subresource is not None and route.rtype is not None and not subresource_ok(
-            route.subresource, route.rtype):
+    if route.subresource is not None and route.rtype is not None and not subresource_ok(route.subresource, route.rtype):
         # a custom resource's subresource its CRD does not declare (kube-apiserver's CRD handler)
         raise _status.not_found(route.rtype, route.name or "")
     _check_body_type(req)
@@ -42,8 +41,7 @@ def serve_resource(ctx: ServerContext, req: Request, out: Responder) -> None:
     validation = req.query.get("fieldValidation", "")
     if validation not in ("", "Ignore", "Warn", "Strict"):
         raise _status.bad_request(
-            f'fieldValidation parameter unsupported: "{validation}". Supported values are: '
-            '"Ignore", "Warn", "Strict"'
+            f'fieldValidation parameter unsupported: "{validation}". Supported values are: "Ignore", "Warn", "Strict"'
         )
     with request_context(validation) as warnings:
         out.set_warnings(warnings if validation != "Ignore" else [])
@@ -58,21 +56,24 @@ def _check_body_type(req: Request) -> None:
     """415 for a body the fake cannot decode (protobuf, CBOR), as content negotiation does."""
     ctype, method = req.content_type, req.method
     if method in ("POST", "PUT", "PATCH") and (
-            ctype in ("application/cbor", "application/apply-patch+cbor")
-            or (method == "PATCH" and "protobuf" in ctype)):
-        raise StatusError(415, _status.status_body(
-            415, "UnsupportedMediaType",
-            "the body of the request was in an unknown format - accepted media types "
-            "include: application/json, application/yaml"))
+        ctype in ("application/cbor", "application/apply-patch+cbor") or (method == "PATCH" and "protobuf" in ctype)
+    ):
+        raise StatusError(
+            415,
+            _status.status_body(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types "
+                "include: application/json, application/yaml",
+            ),
+        )
 
 
 def _dry_run(req: Request) -> bool:
     """Whether the request is a dry run (``dryRun=All``, also in DeleteOptions); 400 for others."""
     dry_run = req.query.get("dryRun")
     if dry_run is not None and dry_run != "All":
-        raise _status.bad_request(
-            f'Invalid dryRun: Unsupported value: "{dry_run}": supported values: "All"'
-        )
+        raise _status.bad_request(f'Invalid dryRun: Unsupported value: "{dry_run}": supported values: "All"')
     if req.verb in ("delete", "deletecollection") and req.body.strip():
         options = req.json_body()  # DeleteOptions may carry dryRun too
         if isinstance(options, dict) and "All" in (options.get("dryRun") or ()):
@@ -87,8 +88,7 @@ def _route(ctx: ServerContext, req: Request, out: Responder) -> None:
     if req.route.subresource is None and req.verb not in rtype.served_verbs:
         raise method_not_allowed()
     if req.verb == "create" and rtype.verbs == ("create",):
-        out.send_obj(201, review(ctx, rtype, req.json_body(), req.route.namespace,
-                                 req.user or "system:admin"))
+        out.send_obj(201, review(ctx, rtype, req.json_body(), req.route.namespace, req.user or "system:admin"))
         return
     if req.route.subresource == "scale":
         serve_scale(ctx.store, req, out)
@@ -108,9 +108,17 @@ def _list(ctx: ServerContext, req: Request, out: Responder, rtype: ResourceType)
     data = list_body(ctx, rtype, req.route.namespace, req.query)
     if req.table:
         listed = json.loads(data)
-        out.send_obj(200, to_table(rtype.group, rtype.kind, rtype.builtin,
-                                   listed.get("items") or [], listed.get("metadata", {}),
-                                   req.query.get("includeObject", "Metadata")))
+        out.send_obj(
+            200,
+            to_table(
+                rtype.group,
+                rtype.kind,
+                rtype.builtin,
+                listed.get("items") or [],
+                listed.get("metadata", {}),
+                req.query.get("includeObject", "Metadata"),
+            ),
+        )
         return
     out.send_bytes(200, data)
 
@@ -122,10 +130,17 @@ def _get(ctx: ServerContext, req: Request, out: Responder, rtype: ResourceType) 
         wait_not_too_large(ctx, parse_rv(query["resourceVersion"]))
     entry = ctx.store.get(rtype, route.name, route.namespace)
     if req.table and route.subresource is None:
-        out.send_obj(200, to_table(
-            rtype.group, rtype.kind, rtype.builtin, [entry.obj],
-            {"resourceVersion": entry.obj["metadata"].get("resourceVersion", "")},
-            query.get("includeObject", "Metadata")))
+        out.send_obj(
+            200,
+            to_table(
+                rtype.group,
+                rtype.kind,
+                rtype.builtin,
+                [entry.obj],
+                {"resourceVersion": entry.obj["metadata"].get("resourceVersion", "")},
+                query.get("includeObject", "Metadata"),
+            ),
+        )
         return
     out.send_bytes(200, entry.full())
 
@@ -136,8 +151,7 @@ def _create(ctx: ServerContext, req: Request, out: Responder, rtype: ResourceTyp
         raise method_not_allowed()
     obj = req.object_body()
     _check_kind(rtype, obj)
-    out.send_obj(201, ctx.store.create(rtype, obj, route.namespace, manager=req.manager(),
-                                       reset_status=True))
+    out.send_obj(201, ctx.store.create(rtype, obj, route.namespace, manager=req.manager(), reset_status=True))
 
 
 def _update(ctx: ServerContext, req: Request, out: Responder, rtype: ResourceType) -> None:
@@ -145,8 +159,12 @@ def _update(ctx: ServerContext, req: Request, out: Responder, rtype: ResourceTyp
     obj = req.object_body()
     _check_kind(rtype, obj)
     assert route.name is not None
-    out.send_obj(200, ctx.store.replace(rtype, route.name, route.namespace, obj,
-                                        subresource=route.subresource, manager=req.manager()))
+    out.send_obj(
+        200,
+        ctx.store.replace(
+            rtype, route.name, route.namespace, obj, subresource=route.subresource, manager=req.manager()
+        ),
+    )
 
 
 def _patch(ctx: ServerContext, req: Request, out: Responder, rtype: ResourceType) -> None:
@@ -158,17 +176,21 @@ def _patch(ctx: ServerContext, req: Request, out: Responder, rtype: ResourceType
         if not manager:
             raise _status.field_manager_required()
         obj, created = ctx.store.apply(
-            rtype, route.name, route.namespace, req.yaml_body(), manager, route.subresource,
+            rtype,
+            route.name,
+            route.namespace,
+            req.yaml_body(),
+            manager,
+            route.subresource,
             force=force in ("true", "1"),
         )
         out.send_obj(201 if created else 200, obj)
         return
     if force is not None:
-        raise _status.invalid_options(
-            "force", "may not be specified for non-apply patch", kind="PatchOptions"
-        )
-    result = ctx.store.patch(rtype, route.name, route.namespace, req.content_type,
-                             req.json_body(), route.subresource, manager=req.manager())
+        raise _status.invalid_options("force", "may not be specified for non-apply patch", kind="PatchOptions")
+    result = ctx.store.patch(
+        rtype, route.name, route.namespace, req.content_type, req.json_body(), route.subresource, manager=req.manager()
+    )
     out.send_obj(200, result)
 
 
@@ -187,15 +209,17 @@ def _delete(ctx: ServerContext, req: Request, out: Responder, rtype: ResourceTyp
         )
     preconditions = options.get("preconditions")
     result = store.delete(
-        rtype, name, ns, preconditions if isinstance(preconditions, dict) else None,
-        grace_period=_grace_period(options, query), kubelet=ctx.settings.kubelet,
+        rtype,
+        name,
+        ns,
+        preconditions if isinstance(preconditions, dict) else None,
+        grace_period=_grace_period(options, query),
+        kubelet=ctx.settings.kubelet,
     )
-    out.send_obj(200, _deleted_answer(rtype, result, store.exists(rtype, name, ns)
-                                      and not query.get("dryRun")))
+    out.send_obj(200, _deleted_answer(rtype, result, store.exists(rtype, name, ns) and not query.get("dryRun")))
 
 
-def _delete_collection(ctx: ServerContext, req: Request, out: Responder,
-                       rtype: ResourceType) -> None:
+def _delete_collection(ctx: ServerContext, req: Request, out: Responder, rtype: ResourceType) -> None:
     """kube-apiserver answers the <Kind>List of the objects it deleted, as it listed them before
     deleting (no deletionTimestamp yet), also for a dry run and when none matched."""
     ns, query, store = req.route.namespace, req.query, ctx.store
@@ -204,16 +228,32 @@ def _delete_collection(ctx: ServerContext, req: Request, out: Responder,
     with store.lock:
         revision = store.revision
         matched = sorted(
-            (e for e in store.all_objects(rtype)
-             if (ns is None or e.obj["metadata"].get("namespace") == ns) and filters.matches(e.obj)),
-            key=lambda e: (e.obj["metadata"].get("namespace") or "", e.obj["metadata"]["name"]))
+            (
+                e
+                for e in store.all_objects(rtype)
+                if (ns is None or e.obj["metadata"].get("namespace") == ns) and filters.matches(e.obj)
+            ),
+            key=lambda e: (e.obj["metadata"].get("namespace") or "", e.obj["metadata"]["name"]),
+        )
         items = [json.loads(e.full() if with_kind else e.bare()) for e in matched]
         for entry in matched:
             meta = entry.obj["metadata"]
-            store.delete(rtype, meta["name"], meta.get("namespace"),
-                         grace_period=_grace_period({}, query), kubelet=ctx.settings.kubelet)
-    out.send_obj(200, {"kind": f"{rtype.kind}List", "apiVersion": rtype.api_version,
-                       "metadata": {"resourceVersion": str(revision)}, "items": items})
+            store.delete(
+                rtype,
+                meta["name"],
+                meta.get("namespace"),
+                grace_period=_grace_period({}, query),
+                kubelet=ctx.settings.kubelet,
+            )
+    out.send_obj(
+        200,
+        {
+            "kind": f"{rtype.kind}List",
+            "apiVersion": rtype.api_version,
+            "metadata": {"resourceVersion": str(revision)},
+            "items": items,
+        },
+    )
 
 
 _VERBS: dict[str, Endpoint] = {
@@ -226,6 +266,8 @@ _VERBS: dict[str, Endpoint] = {
     "delete": _delete,
     "deletecollection": _delete_collection,
 }
+
+
 def _grace_period(options: dict[str, Any], query: Mapping[str, str]) -> int | None:
     """``gracePeriodSeconds`` from DeleteOptions or the query (None: the object's default)."""
     value = options.get("gracePeriodSeconds", query.get("gracePeriodSeconds"))
@@ -249,18 +291,17 @@ def _deleted_answer(rtype: ResourceType, obj: dict[str, Any], kept: bool) -> dic
         details["group"] = rtype.group
     details["kind"] = rtype.plural
     details["uid"] = obj["metadata"].get("uid", "")
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-            "details": details}
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
 
 def _check_kind(rtype: ResourceType, obj: dict[str, Any]) -> None:
     """400 for a body of another kind than the URL's (the real decoder cannot convert it)."""
     kind, api_version = obj.get("kind"), obj.get("apiVersion")
-    if not rtype.builtin or not kind or (kind == rtype.kind and api_version in (
-            None, "", rtype.api_version)):
+    if not rtype.builtin or not kind or (kind == rtype.kind and api_version in (None, "", rtype.api_version)):
         return
     version = str(api_version or rtype.api_version).rsplit("/", 1)[-1]
     internal = (rtype.group or "core").split(".")[0]
     raise _status.bad_request(
         f'{kind} in version "{version}" cannot be handled as a {rtype.kind}: converting '
-        f"({version}.{kind}) to ({internal}.{rtype.kind}): unknown conversion")
+        f"({version}.{kind}) to ({internal}.{rtype.kind}): unknown conversion"
+    )

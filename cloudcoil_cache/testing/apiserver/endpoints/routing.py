@@ -26,22 +26,20 @@ class Route:
 _DISCOVERY = {"/version", "/api", "/apis", "/healthz", "/livez", "/readyz"}
 # Built-in kinds with a ``scale`` subresource: (group, kind).
 _SCALABLE = frozenset(
-    {("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "StatefulSet"),
-     ("", "ReplicationController")}
+    {("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "StatefulSet"), ("", "ReplicationController")}
 )
 
 
 def has_scale(rtype: ResourceType) -> bool:
     """Whether ``rtype`` serves the ``scale`` subresource."""
     return (rtype.builtin and (rtype.group, rtype.kind) in _SCALABLE) or any(
-        s[0] == "scale" for s in rtype.subresources)
+        s[0] == "scale" for s in rtype.subresources
+    )
 
 
 def subresource_ok(subresource: str, rtype: ResourceType) -> bool:
     """Whether ``rtype`` serves ``subresource`` (``status`` or ``scale``)."""
-    return (subresource == "status" and rtype.has_status) or (
-        subresource == "scale" and has_scale(rtype)
-    )
+    return (subresource == "status" and rtype.has_status) or (subresource == "scale" and has_scale(rtype))
 
 
 def parse_route(path: str, registry: ResourceRegistry) -> Route | None:
@@ -50,7 +48,7 @@ def parse_route(path: str, registry: ResourceRegistry) -> Route | None:
     if path in _DISCOVERY:
         return Route(discovery=path)
     if path == "/openapi/v2" or path == "/openapi/v3" or path.startswith("/openapi/v3/"):
-        return Route(discovery="openapi", group=path[len("/openapi/"):])
+        return Route(discovery="openapi", group=path[len("/openapi/") :])
     parts = path.strip("/").split("/")
     if parts[0] == "api" and len(parts) >= 2:
         group, version, rest = "", parts[1], parts[2:]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..machinery import status as _status
-from ..registry.crds import nested
 from ..machinery.patch import PatchError, json_patch, merge_patch
 from ..machinery.resources import ResourceType
+from ..registry.crds import nested
 from ..storage.store import Store
 from .request import Request, Responder, method_not_allowed
 
@@ -16,8 +16,7 @@ __all__ = ["get_scale", "patch_scale", "serve_scale", "update_scale"]
 
 def _meta_of(obj: dict[str, Any]) -> dict[str, Any]:
     meta = obj["metadata"]
-    return {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-            if k in meta}
+    return {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in meta}
 
 
 def _scale_of(rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
@@ -85,14 +84,16 @@ def get_scale(store: Store, rtype: ResourceType, name: str, ns: str | None) -> d
     obj = store.get(rtype, name, ns).obj
     if rtype.scale_paths is not None and not nested(obj, rtype.scale_paths[0])[1]:
         message = f'the spec replicas field "{rtype.scale_paths[0]}" does not exist'
-        raise _status.StatusError(500, _status.status_body(
-            500, "InternalError", f"Internal error occurred: {message}", {"causes": [{"message": message}]}))
+        raise _status.StatusError(
+            500,
+            _status.status_body(
+                500, "InternalError", f"Internal error occurred: {message}", {"causes": [{"message": message}]}
+            ),
+        )
     return _scale_of(rtype, obj)
 
 
-def update_scale(
-    store: Store, rtype: ResourceType, name: str, ns: str | None, scale: Any
-) -> dict[str, Any]:
+def update_scale(store: Store, rtype: ResourceType, name: str, ns: str | None, scale: Any) -> dict[str, Any]:
     """PUT a Scale: sets the spec replicas (a stale ``metadata.resourceVersion`` is a 409).
 
     A custom resource's replicas go to its CRD's ``specReplicasPath``; a negative count is then
@@ -132,9 +133,7 @@ def patch_scale(
         try:
             if content_type == "application/json-patch+json":
                 new = json_patch(scale, patch)
-            elif content_type not in (
-                "application/merge-patch+json", "application/strategic-merge-patch+json"
-            ):
+            elif content_type not in ("application/merge-patch+json", "application/strategic-merge-patch+json"):
                 raise _status.unsupported_patch()
             elif not isinstance(patch, dict):
                 raise _status.bad_request("a merge patch must be a JSON object")
@@ -142,8 +141,7 @@ def patch_scale(
                 new = merge_patch(scale, patch)
         except PatchError as exc:
             raise _status.StatusError(422, _status.status_body(422, "Invalid", str(exc))) from None
-        if (rtype.scale_paths is not None and isinstance(new, dict)
-                and (new.get("spec") or {}).get("replicas") is None):
+        if rtype.scale_paths is not None and isinstance(new, dict) and (new.get("spec") or {}).get("replicas") is None:
             path = rtype.scale_paths[0]
             if not nested(store.get(rtype, name, ns).obj, path)[1]:
                 raise _status.bad_request(f'the spec replicas field "{path}" cannot be empty')

@@ -14,20 +14,23 @@ from typing import Any, Callable
 
 __all__ = ["human_duration", "table_event", "to_table", "wants_table"]
 
-_DESCRIPTIONS = {"Name": "Name must be unique within a namespace. Is required when creating "
-                         "resources, although some resources may allow a client to request the "
-                         "generation of an appropriate name automatically.",
-                 "Age": "CreationTimestamp is a timestamp representing the server time when this "
-                        "object was created."}
+_DESCRIPTIONS = {
+    "Name": "Name must be unique within a namespace. Is required when creating "
+    "resources, although some resources may allow a client to request the "
+    "generation of an appropriate name automatically.",
+    "Age": "CreationTimestamp is a timestamp representing the server time when this object was created.",
+}
 
 
 def wants_table(accept: str) -> bool:
     """Whether the Accept header asks for a meta.k8s.io/v1 Table."""
     for media in accept.split(","):
-        params = {p.split("=", 1)[0].strip(): p.split("=", 1)[1].strip()
-                  for p in media.split(";")[1:] if "=" in p}
-        if params.get("as") == "Table" and params.get("g", "meta.k8s.io") == "meta.k8s.io" \
-                and params.get("v", "v1") in ("v1", "v1beta1"):
+        params = {p.split("=", 1)[0].strip(): p.split("=", 1)[1].strip() for p in media.split(";")[1:] if "=" in p}
+        if (
+            params.get("as") == "Table"
+            and params.get("g", "meta.k8s.io") == "meta.k8s.io"
+            and params.get("v", "v1") in ("v1", "v1beta1")
+        ):
             return True
     return False
 
@@ -76,8 +79,13 @@ def _age(obj: dict[str, Any]) -> str:
 
 
 def _col(name: str, kind: str = "string", priority: int = 0, fmt: str = "") -> dict[str, Any]:
-    return {"name": name, "type": kind, "format": fmt,
-            "description": _DESCRIPTIONS.get(name, name), "priority": priority}
+    return {
+        "name": name,
+        "type": kind,
+        "format": fmt,
+        "description": _DESCRIPTIONS.get(name, name),
+        "priority": priority,
+    }
 
 
 def _pod(obj: dict[str, Any]) -> list[Any]:
@@ -96,16 +104,22 @@ def _pod(obj: dict[str, Any]) -> list[Any]:
     if (obj.get("metadata") or {}).get("deletionTimestamp"):
         reason = "Terminating"
     gates = spec.get("readinessGates") or []
-    return [obj["metadata"]["name"], f"{ready}/{total}", reason, str(restarts), _age(obj),
-            status.get("podIP") or "<none>", spec.get("nodeName") or "<none>",
-            status.get("nominatedNodeName") or "<none>",
-            f"{len(gates)}/{len(gates)}" if gates else "<none>"]
+    return [
+        obj["metadata"]["name"],
+        f"{ready}/{total}",
+        reason,
+        str(restarts),
+        _age(obj),
+        status.get("podIP") or "<none>",
+        spec.get("nodeName") or "<none>",
+        status.get("nominatedNodeName") or "<none>",
+        f"{len(gates)}/{len(gates)}" if gates else "<none>",
+    ]
 
 
 def _containers(template: dict[str, Any]) -> tuple[str, str]:
     containers = ((template or {}).get("spec") or {}).get("containers") or []
-    return (",".join(c.get("name", "") for c in containers),
-            ",".join(c.get("image", "") for c in containers))
+    return (",".join(c.get("name", "") for c in containers), ",".join(c.get("image", "") for c in containers))
 
 
 def _selector(selector: Any) -> str:
@@ -117,18 +131,31 @@ def _selector(selector: Any) -> str:
 def _deployment(obj: dict[str, Any]) -> list[Any]:
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
     names, images = _containers(spec.get("template") or {})
-    return [obj["metadata"]["name"],
-            f"{int(status.get('readyReplicas') or 0)}/{int(spec.get('replicas', 1) or 0)}",
-            int(status.get("updatedReplicas") or 0), int(status.get("availableReplicas") or 0),
-            _age(obj), names, images, _selector(spec.get("selector"))]
+    return [
+        obj["metadata"]["name"],
+        f"{int(status.get('readyReplicas') or 0)}/{int(spec.get('replicas', 1) or 0)}",
+        int(status.get("updatedReplicas") or 0),
+        int(status.get("availableReplicas") or 0),
+        _age(obj),
+        names,
+        images,
+        _selector(spec.get("selector")),
+    ]
 
 
 def _replica_set(obj: dict[str, Any]) -> list[Any]:
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
     names, images = _containers(spec.get("template") or {})
-    return [obj["metadata"]["name"], int(spec.get("replicas", 1) or 0),
-            int(status.get("replicas") or 0), int(status.get("readyReplicas") or 0), _age(obj),
-            names, images, _selector(spec.get("selector"))]
+    return [
+        obj["metadata"]["name"],
+        int(spec.get("replicas", 1) or 0),
+        int(status.get("replicas") or 0),
+        int(status.get("readyReplicas") or 0),
+        _age(obj),
+        names,
+        images,
+        _selector(spec.get("selector")),
+    ]
 
 
 def _service(obj: dict[str, Any]) -> list[Any]:
@@ -138,80 +165,162 @@ def _service(obj: dict[str, Any]) -> list[Any]:
     external = ",".join(i.get("ip") or i.get("hostname") or "" for i in ingress)
     if kind == "ExternalName":
         external = spec.get("externalName", "")
-    external = external or ",".join(spec.get("externalIPs") or []) or (
-        "<pending>" if kind == "LoadBalancer" else "<none>")
-    ports = ",".join(
-        f"{p.get('port')}" + (f":{p['nodePort']}" if p.get("nodePort") else "")
-        + f"/{p.get('protocol', 'TCP')}" for p in spec.get("ports") or ()) or "<none>"
+    external = (
+        external or ",".join(spec.get("externalIPs") or []) or ("<pending>" if kind == "LoadBalancer" else "<none>")
+    )
+    ports = (
+        ",".join(
+            f"{p.get('port')}" + (f":{p['nodePort']}" if p.get("nodePort") else "") + f"/{p.get('protocol', 'TCP')}"
+            for p in spec.get("ports") or ()
+        )
+        or "<none>"
+    )
     selector = ",".join(f"{k}={v}" for k, v in sorted((spec.get("selector") or {}).items()))
-    return [obj["metadata"]["name"], kind, spec.get("clusterIP") or "<none>", external, ports,
-            _age(obj), selector or "<none>"]
+    return [
+        obj["metadata"]["name"],
+        kind,
+        spec.get("clusterIP") or "<none>",
+        external,
+        ports,
+        _age(obj),
+        selector or "<none>",
+    ]
 
 
 def _node(obj: dict[str, Any]) -> list[Any]:
     status = obj.get("status") or {}
     ready = next((c for c in status.get("conditions") or () if c.get("type") == "Ready"), None)
-    state = "Unknown" if ready is None else (
-        "Ready" if ready.get("status") == "True" else "NotReady")
+    state = "Unknown" if ready is None else ("Ready" if ready.get("status") == "True" else "NotReady")
     if (obj.get("spec") or {}).get("unschedulable"):
         state += ",SchedulingDisabled"
     labels = obj["metadata"].get("labels") or {}
-    roles = sorted(k.split("/", 1)[1] for k in labels
-                   if k.startswith("node-role.kubernetes.io/") and "/" in k)
+    roles = sorted(k.split("/", 1)[1] for k in labels if k.startswith("node-role.kubernetes.io/") and "/" in k)
     info = status.get("nodeInfo") or {}
     addresses = {a.get("type"): a.get("address") for a in status.get("addresses") or ()}
-    return [obj["metadata"]["name"], state, ",".join(roles) or "<none>", _age(obj),
-            info.get("kubeletVersion", ""), addresses.get("InternalIP", "<none>"),
-            addresses.get("ExternalIP", "<none>"), info.get("osImage", "<unknown>"),
-            info.get("kernelVersion", "<unknown>"), info.get("containerRuntimeVersion", "<unknown>")]
+    return [
+        obj["metadata"]["name"],
+        state,
+        ",".join(roles) or "<none>",
+        _age(obj),
+        info.get("kubeletVersion", ""),
+        addresses.get("InternalIP", "<none>"),
+        addresses.get("ExternalIP", "<none>"),
+        info.get("osImage", "<unknown>"),
+        info.get("kernelVersion", "<unknown>"),
+        info.get("containerRuntimeVersion", "<unknown>"),
+    ]
 
 
 _PRINTERS: dict[tuple[str, str], tuple[list[dict[str, Any]], Callable[[dict[str, Any]], list[Any]]]] = {
-    ("", "Pod"): ([_col("Name", fmt="name"), _col("Ready"), _col("Status"), _col("Restarts"),
-                   _col("Age"), _col("IP", priority=1), _col("Node", priority=1),
-                   _col("Nominated Node", priority=1), _col("Readiness Gates", priority=1)], _pod),
-    ("apps", "Deployment"): ([_col("Name", fmt="name"), _col("Ready"),
-                              _col("Up-to-date"), _col("Available"),
-                              _col("Age"), _col("Containers", priority=1),
-                              _col("Images", priority=1), _col("Selector", priority=1)],
-                             _deployment),
-    ("apps", "ReplicaSet"): ([_col("Name", fmt="name"), _col("Desired", "integer"),
-                              _col("Current", "integer"), _col("Ready", "integer"), _col("Age"),
-                              _col("Containers", priority=1), _col("Images", priority=1),
-                              _col("Selector", priority=1)], _replica_set),
-    ("", "Service"): ([_col("Name", fmt="name"), _col("Type"), _col("Cluster-IP"),
-                       _col("External-IP"), _col("Port(s)"), _col("Age"),
-                       _col("Selector", priority=1)], _service),
-    ("", "ConfigMap"): ([_col("Name", fmt="name"), _col("Data"), _col("Age")],
-                        lambda o: [o["metadata"]["name"],
-                                   len(o.get("data") or {}) + len(o.get("binaryData") or {}),
-                                   _age(o)]),
-    ("", "Secret"): ([_col("Name", fmt="name"), _col("Type"), _col("Data"),
-                      _col("Age")],
-                     lambda o: [o["metadata"]["name"], o.get("type", ""),
-                                len(o.get("data") or {}), _age(o)]),
+    ("", "Pod"): (
+        [
+            _col("Name", fmt="name"),
+            _col("Ready"),
+            _col("Status"),
+            _col("Restarts"),
+            _col("Age"),
+            _col("IP", priority=1),
+            _col("Node", priority=1),
+            _col("Nominated Node", priority=1),
+            _col("Readiness Gates", priority=1),
+        ],
+        _pod,
+    ),
+    ("apps", "Deployment"): (
+        [
+            _col("Name", fmt="name"),
+            _col("Ready"),
+            _col("Up-to-date"),
+            _col("Available"),
+            _col("Age"),
+            _col("Containers", priority=1),
+            _col("Images", priority=1),
+            _col("Selector", priority=1),
+        ],
+        _deployment,
+    ),
+    ("apps", "ReplicaSet"): (
+        [
+            _col("Name", fmt="name"),
+            _col("Desired", "integer"),
+            _col("Current", "integer"),
+            _col("Ready", "integer"),
+            _col("Age"),
+            _col("Containers", priority=1),
+            _col("Images", priority=1),
+            _col("Selector", priority=1),
+        ],
+        _replica_set,
+    ),
+    ("", "Service"): (
+        [
+            _col("Name", fmt="name"),
+            _col("Type"),
+            _col("Cluster-IP"),
+            _col("External-IP"),
+            _col("Port(s)"),
+            _col("Age"),
+            _col("Selector", priority=1),
+        ],
+        _service,
+    ),
+    ("", "ConfigMap"): (
+        [_col("Name", fmt="name"), _col("Data"), _col("Age")],
+        lambda o: [o["metadata"]["name"], len(o.get("data") or {}) + len(o.get("binaryData") or {}), _age(o)],
+    ),
+    ("", "Secret"): (
+        [_col("Name", fmt="name"), _col("Type"), _col("Data"), _col("Age")],
+        lambda o: [o["metadata"]["name"], o.get("type", ""), len(o.get("data") or {}), _age(o)],
+    ),
     ("coordination.k8s.io", "Lease"): (
         [_col("Name", fmt="name"), _col("Holder"), _col("Age")],
-        lambda o: [o["metadata"]["name"], (o.get("spec") or {}).get("holderIdentity", ""),
-                   _age(o)]),
-    ("", "Namespace"): ([_col("Name", fmt="name"), _col("Status"), _col("Age")],
-                        lambda o: [o["metadata"]["name"],
-                                   (o.get("status") or {}).get("phase", ""), _age(o)]),
-    ("", "Node"): ([_col("Name", fmt="name"), _col("Status"), _col("Roles"), _col("Age"),
-                    _col("Version"), _col("Internal-IP", priority=1),
-                    _col("External-IP", priority=1), _col("OS-Image", priority=1),
-                    _col("Kernel-Version", priority=1), _col("Container-Runtime", priority=1)],
-                   _node),
+        lambda o: [o["metadata"]["name"], (o.get("spec") or {}).get("holderIdentity", ""), _age(o)],
+    ),
+    ("", "Namespace"): (
+        [_col("Name", fmt="name"), _col("Status"), _col("Age")],
+        lambda o: [o["metadata"]["name"], (o.get("status") or {}).get("phase", ""), _age(o)],
+    ),
+    ("", "Node"): (
+        [
+            _col("Name", fmt="name"),
+            _col("Status"),
+            _col("Roles"),
+            _col("Age"),
+            _col("Version"),
+            _col("Internal-IP", priority=1),
+            _col("External-IP", priority=1),
+            _col("OS-Image", priority=1),
+            _col("Kernel-Version", priority=1),
+            _col("Container-Runtime", priority=1),
+        ],
+        _node,
+    ),
 }
-_DEFAULT = ([_col("Name", fmt="name"), {"name": "Created At", "type": "date", "format": "",
-                                        "description": "CreationTimestamp is a timestamp "
-                                        "representing the server time when this object was "
-                                        "created.", "priority": 0}],
-            lambda o: [o["metadata"]["name"], o["metadata"].get("creationTimestamp")])
+_DEFAULT = (
+    [
+        _col("Name", fmt="name"),
+        {
+            "name": "Created At",
+            "type": "date",
+            "format": "",
+            "description": "CreationTimestamp is a timestamp "
+            "representing the server time when this object was "
+            "created.",
+            "priority": 0,
+        },
+    ],
+    lambda o: [o["metadata"]["name"], o["metadata"].get("creationTimestamp")],
+)
 
 
-def to_table(group: str, kind: str, builtin: bool, items: list[dict[str, Any]],
-             list_meta: dict[str, Any], include: str = "Metadata") -> dict[str, Any]:
+def to_table(
+    group: str,
+    kind: str,
+    builtin: bool,
+    items: list[dict[str, Any]],
+    list_meta: dict[str, Any],
+    include: str = "Metadata",
+) -> dict[str, Any]:
     """A Table of ``items`` (full objects) with the printer of their kind."""
     columns, cells = _PRINTERS.get((group, kind), _DEFAULT) if builtin else _DEFAULT
     rows = []
@@ -220,11 +329,19 @@ def to_table(group: str, kind: str, builtin: bool, items: list[dict[str, Any]],
         if include == "Object":
             row["object"] = obj
         elif include != "None":
-            row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-                             "metadata": obj.get("metadata") or {}}
+            row["object"] = {
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": obj.get("metadata") or {},
+            }
         rows.append(row)
-    return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": list_meta,
-            "columnDefinitions": columns, "rows": rows}
+    return {
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": list_meta,
+        "columnDefinitions": columns,
+        "rows": rows,
+    }
 
 
 def table_event(line: bytes, rtype: Any) -> bytes:
@@ -232,6 +349,11 @@ def table_event(line: bytes, rtype: Any) -> bytes:
     event = json.loads(line)
     if event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
         obj = event["object"]
-        event["object"] = to_table(rtype.group, rtype.kind, rtype.builtin, [obj],
-                                   {"resourceVersion": obj["metadata"].get("resourceVersion", "")})
+        event["object"] = to_table(
+            rtype.group,
+            rtype.kind,
+            rtype.builtin,
+            [obj],
+            {"resourceVersion": obj["metadata"].get("resourceVersion", "")},
+        )
     return json.dumps(event, separators=(",", ":")).encode() + b"\n"

@@ -7,12 +7,11 @@ import time
 from typing import Any, Mapping, Protocol
 
 from ..machinery import status as _status
+from ..machinery.resources import ResourceType
+from ..storage.watchers import Watcher, event_line
 from .context import ServerContext
 from .list import parse_filters, parse_rv, wait_not_too_large
-from ..machinery.resources import ResourceType
 from .tables import table_event
-from ..storage.watchers import Watcher, event_line
-
 
 
 class StreamTarget(Protocol):
@@ -26,6 +25,7 @@ class StreamTarget(Protocol):
 
     def abort(self) -> None:
         """End the connection without the terminating chunk."""
+
 
 __all__ = ["serve_watch"]
 
@@ -119,9 +119,7 @@ def serve_watch(
     watcher = Watcher(rtype, namespace, filters.label_match, filters.field_match)
     store = ctx.store
     try:
-        store.add_watcher(
-            watcher, initial=initial, since=None if initial else since, end_marker=end_bookmark
-        )
+        store.add_watcher(watcher, initial=initial, since=None if initial else since, end_marker=end_bookmark)
     except _status.StatusError as exc:
         if ctx.settings.expired_watch_mode == "http":
             raise
@@ -143,7 +141,12 @@ class _Stream:
     """Writes one watch response: a chunk per event, bookmarks, faults, then its end."""
 
     def __init__(
-        self, out: StreamTarget, ctx: ServerContext, watcher: Watcher, *, allow_bookmarks: bool,
+        self,
+        out: StreamTarget,
+        ctx: ServerContext,
+        watcher: Watcher,
+        *,
+        allow_bookmarks: bool,
         table: bool,
     ) -> None:
         self.out = out

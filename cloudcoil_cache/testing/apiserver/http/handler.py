@@ -159,11 +159,23 @@ class Handler(BaseHTTPRequestHandler):
             log.exception("fake API server: %s %s failed", method, path)
             if self.streaming:
                 raise
-            self.send_status(StatusError(500, _status.status_body(
-                500, "InternalError", f"Internal error occurred: {type(exc).__name__}: {exc}")))
+            self.send_status(
+                StatusError(
+                    500,
+                    _status.status_body(500, "InternalError", f"Internal error occurred: {type(exc).__name__}: {exc}"),
+                )
+            )
 
-    def _serve(self, method: str, verb: str, route: Route | None, path: str,
-               query: dict[str, str], body: bytes, user: str | None) -> None:
+    def _serve(
+        self,
+        method: str,
+        verb: str,
+        route: Route | None,
+        path: str,
+        query: dict[str, str],
+        body: bytes,
+        user: str | None,
+    ) -> None:
         """Injected delays and failures, authentication, then the endpoint the route names."""
         ctx = self.ctx
         if ctx.faults.delay > 0 and ctx.stopping.wait(ctx.faults.delay):
@@ -171,23 +183,35 @@ class Handler(BaseHTTPRequestHandler):
             return
         self._check_auth_and_faults(verb, path, route, user)
         if route is None:
-            raise StatusError(404, _status.status_body(
-                404, "NotFound", "the server could not find the requested resource"))
+            raise StatusError(
+                404, _status.status_body(404, "NotFound", "the server could not find the requested resource")
+            )
         self.table = wants_table(self.headers.get("Accept", ""))
         if route.discovery == "openapi":
             serve_openapi(ctx, route.group, self._accepts_json(), self)
             return
         if not self._accepts_json() and not self.table:
-            raise StatusError(406, _status.status_body(
-                406, "NotAcceptable", "only the following media types are accepted: application/json"))
+            raise StatusError(
+                406,
+                _status.status_body(
+                    406, "NotAcceptable", "only the following media types are accepted: application/json"
+                ),
+            )
         if route.discovery is not None:
             port = self.server.server_address[1]  # type: ignore[index]
             serve_discovery(ctx, route, f"127.0.0.1:{port}", self)
             return
-        request = Request(method=method, verb=verb, route=route, query=query, body=body,
-                          content_type=self._content_type(),
-                          user_agent=self.headers.get("User-Agent") or "", user=user,
-                          table=self.table)
+        request = Request(
+            method=method,
+            verb=verb,
+            route=route,
+            query=query,
+            body=body,
+            content_type=self._content_type(),
+            user_agent=self.headers.get("User-Agent") or "",
+            user=user,
+            table=self.table,
+        )
         serve_resource(ctx, request, self)
 
     def _accepts_json(self) -> bool:
@@ -221,9 +245,7 @@ class Handler(BaseHTTPRequestHandler):
                 return "token-user"
         return None
 
-    def _check_auth_and_faults(
-        self, verb: str, path: str, route: Route | None, user: str | None
-    ) -> None:
+    def _check_auth_and_faults(self, verb: str, path: str, route: Route | None, user: str | None) -> None:
         ctx = self.ctx
         if (ctx.settings.expected_token is not None or ctx.settings.client_ca is not None) and user is None:
             raise StatusError(401, _status.status_body(401, "Unauthorized", "Unauthorized"))

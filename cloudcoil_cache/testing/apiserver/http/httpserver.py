@@ -27,8 +27,13 @@ class HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address: tuple[str, int], context: ServerContext, request_log: RequestLog,
-                 on_tls_failure: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        address: tuple[str, int],
+        context: ServerContext,
+        request_log: RequestLog,
+        on_tls_failure: Callable[[str], None],
+    ) -> None:
         self.context = context  # what the handler serves from
         self.request_log = request_log
         self._on_tls_failure = on_tls_failure
@@ -57,8 +62,7 @@ class HTTPServer(ThreadingHTTPServer):
                 try:
                     request.do_handshake()
                 except (ssl.SSLError, OSError) as exc:
-                    log.debug("fake API server: TLS handshake with %s failed: %s",
-                              client_address, exc)
+                    log.debug("fake API server: TLS handshake with %s failed: %s", client_address, exc)
                     self._on_tls_failure(str(exc))
                     return
                 request.settimeout(None)

@@ -40,10 +40,7 @@ class RecordedRequest:
         return json.loads(self.body) if self.body.strip() else None
 
     def __repr__(self) -> str:
-        shown = {
-            k: ("<redacted>" if k.lower() in _SECRET_HEADERS else v)
-            for k, v in self.headers.items()
-        }
+        shown = {k: ("<redacted>" if k.lower() in _SECRET_HEADERS else v) for k, v in self.headers.items()}
         return (
             f"RecordedRequest(method={self.method!r}, path={self.path!r}, query={self.query!r}, "
             f"verb={self.verb!r}, user={self.user!r}, time={self.time:.3f}, headers={shown!r})"
@@ -81,9 +78,7 @@ class RequestLog:
         with self._cond:
             self._items.clear()
 
-    def wait_for(
-        self, predicate: Callable[[RecordedRequest], bool], timeout: float
-    ) -> RecordedRequest:
+    def wait_for(self, predicate: Callable[[RecordedRequest], bool], timeout: float) -> RecordedRequest:
         """The first recorded request (already logged or arriving within ``timeout``) matching."""
         seen = 0
         deadline = time.monotonic() + timeout
@@ -95,7 +90,5 @@ class RequestLog:
                 seen = len(self._items)
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise WaitTimeout(
-                        f"no matching request arrived within {timeout} s ({seen} requests recorded)"
-                    )
+                    raise WaitTimeout(f"no matching request arrived within {timeout} s ({seen} requests recorded)")
                 self._cond.wait(remaining)

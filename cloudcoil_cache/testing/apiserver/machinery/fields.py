@@ -46,8 +46,7 @@ _UNMANAGED_META = frozenset(
 )
 # Struct fields Go declares as values, not pointers: present (empty) in a zero object, so an
 # Update that fills them does not own them as a whole.
-_VALUE_STRUCTS = frozenset({"f:metadata", "f:spec", "f:status", "f:template", "f:strategy",
-                            "f:updateStrategy"})
+_VALUE_STRUCTS = frozenset({"f:metadata", "f:spec", "f:status", "f:template", "f:strategy", "f:updateStrategy"})
 # Key fields that have a default, used when an item leaves them out (a port's protocol).
 _KEY_DEFAULTS = {"protocol": "TCP"}
 
@@ -72,8 +71,7 @@ def _value_element(value: Any) -> str:
     return "v:" + json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
-def _walk(value: Any, node: Any, prefix: Path, out: dict[Path, Any], maps: bool,
-          required: bool = False) -> None:
+def _walk(value: Any, node: Any, prefix: Path, out: dict[Path, Any], maps: bool, required: bool = False) -> None:
     kind = shape(node)
     if isinstance(value, dict) and kind in ("struct", "map", "unknown"):
         _walk_dict(value, node, kind, prefix, out, maps, required)
@@ -82,9 +80,7 @@ def _walk(value: Any, node: Any, prefix: Path, out: dict[Path, Any], maps: bool,
         if maps and not required:
             out[prefix] = _NODE
         key_names = _keys(node)
-        elements = [
-            _key_element(entry, key_names) if isinstance(entry, dict) else None for entry in value
-        ]
+        elements = [_key_element(entry, key_names) if isinstance(entry, dict) else None for entry in value]
         if all(e is not None for e in elements) and len(set(elements)) == len(elements):
             child = _item(node)
             for entry, element in zip(value, elements):
@@ -100,20 +96,19 @@ def _walk(value: Any, node: Any, prefix: Path, out: dict[Path, Any], maps: bool,
     out[prefix] = value
 
 
-def _walk_dict(value: dict[str, Any], node: Any, kind: str, prefix: Path, out: dict[Path, Any],
-               maps: bool, required: bool) -> None:
+def _walk_dict(
+    value: dict[str, Any], node: Any, kind: str, prefix: Path, out: dict[Path, Any], maps: bool, required: bool
+) -> None:
     """``_walk`` of a struct's or a map's members (``kind``: the schema's shape of ``node``)."""
     if not value:
         out[prefix] = {}
         return
-    if maps and prefix and not required and (
-            kind == "map" or (kind == "struct" and prefix[-1] not in _VALUE_STRUCTS)):
+    if maps and prefix and not required and (kind == "map" or (kind == "struct" and prefix[-1] not in _VALUE_STRUCTS)):
         out[prefix] = _NODE  # added where Go's zero object has nothing: a member itself
     needed = set((resolve(node) or {}).get("required") or ()) if kind == "struct" else set()
     for key, sub in value.items():
         if sub is not None:  # null: as absent
-            _walk(sub, property_of(node, key), prefix + (f"f:{key}",), out, maps,
-                  key in needed)
+            _walk(sub, property_of(node, key), prefix + (f"f:{key}",), out, maps, key in needed)
 
 
 def _filtered(obj: dict[str, Any], sections: str) -> dict[str, Any]:
@@ -131,8 +126,7 @@ def _filtered(obj: dict[str, Any], sections: str) -> dict[str, Any]:
     return out
 
 
-def fields_of(obj: dict[str, Any], node: Any, sections: str = "main", *, maps: bool = False
-              ) -> dict[Path, Any]:
+def fields_of(obj: dict[str, Any], node: Any, sections: str = "main", *, maps: bool = False) -> dict[Path, Any]:
     """The member paths of ``obj`` (values of leaves; ``_NODE`` for containers)."""
     out: dict[Path, Any] = {}
     _walk(_filtered(obj, sections), node, (), out, maps)
@@ -141,6 +135,7 @@ def fields_of(obj: dict[str, Any], node: Any, sections: str = "main", *, maps: b
 
 
 # -- fieldsV1 <-> path sets --------------------------------------------------------------------
+
 
 def to_fields_v1(paths: Iterable[Path]) -> dict[str, Any]:
     root: dict[str, Any] = {}
@@ -185,10 +180,7 @@ def path_string(path: Path) -> str:
             parts.append(f".{rest}")
         elif kind == "k":
             found = json.loads(rest)
-            parts.append(
-                "[" + ",".join(f"{k}={json.dumps(v, separators=(',', ':'))}"
-                               for k, v in found.items()) + "]"
-            )
+            parts.append("[" + ",".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in found.items()) + "]")
         elif kind == "v":
             parts.append(f"[={rest}]")
         else:
@@ -197,6 +189,7 @@ def path_string(path: Path) -> str:
 
 
 # -- managers ---------------------------------------------------------------------------------
+
 
 class _Manager:
     __slots__ = ("manager", "operation", "api_version", "time", "subresource", "fields")
@@ -301,6 +294,7 @@ def update_managed(
 
 # -- apply ----------------------------------------------------------------------------------
 
+
 def _merge(live: Any, config: Any, node: Any) -> Any:
     kind = shape(node)
     if isinstance(config, dict) and isinstance(live, dict) and kind in ("struct", "map", "unknown"):
@@ -315,9 +309,7 @@ def _merge(live: Any, config: Any, node: Any) -> Any:
         key_names = _keys(node)
         child = _item(node)
         merged = [copy.deepcopy(e) for e in live]
-        positions = {
-            _key_element(e, key_names): i for i, e in enumerate(merged) if isinstance(e, dict)
-        }
+        positions = {_key_element(e, key_names): i for i, e in enumerate(merged) if isinstance(e, dict)}
         for entry in config:
             element = _key_element(entry, key_names) if isinstance(entry, dict) else None
             index = positions.get(element) if element is not None else None
@@ -345,7 +337,8 @@ def _remove(obj: dict[str, Any], path: Path, owned: set[Path]) -> None:
             want = json.loads(rest)
             for i, entry in enumerate(cur):
                 if (kind == "v" and entry == want) or (
-                    kind == "k" and isinstance(entry, dict)
+                    kind == "k"
+                    and isinstance(entry, dict)
                     and all(entry.get(k, _KEY_DEFAULTS.get(k)) == v for k, v in want.items())
                 ):
                     trail.append((cur, i))
@@ -381,10 +374,8 @@ def apply(
     managers = _decode(base)
     applied = set(fields_of(config, node, sections))
     merged = _merge(copy.deepcopy(base), {k: v for k, v in config.items() if k != "metadata"}, node)
-    meta_config = {k: v for k, v in (config.get("metadata") or {}).items()
-                   if k not in _UNMANAGED_META}
-    merged["metadata"] = _merge(dict(base.get("metadata") or {}), meta_config,
-                                property_of(node, "metadata"))
+    meta_config = {k: v for k, v in (config.get("metadata") or {}).items() if k not in _UNMANAGED_META}
+    merged["metadata"] = _merge(dict(base.get("metadata") or {}), meta_config, property_of(node, "metadata"))
     me_key = (manager, "Apply", "", subresource or "")
     mine = next((m for m in managers if m.key == me_key), None)
     last = set(mine.fields) if mine is not None else set()
@@ -427,8 +418,7 @@ def apply(
 def _conflict_error(conflicts: list[tuple[_Manager, Path]]) -> _status.StatusError:
     conflicts.sort(key=lambda c: (c[0].label(), path_string(c[1])))
     causes = [
-        {"reason": "FieldManagerConflict", "message": f"conflict with {m.label()}",
-         "field": path_string(p)}
+        {"reason": "FieldManagerConflict", "message": f"conflict with {m.label()}", "field": path_string(p)}
         for m, p in conflicts
     ]
     if len(conflicts) == 1:
@@ -443,6 +433,4 @@ def _conflict_error(conflicts: list[tuple[_Manager, Path]]) -> _status.StatusErr
             lines.append(f"conflicts with {label}:")
             lines.extend(f"- {p}" for p in by_manager[label])
         message = f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
-    return _status.StatusError(
-        409, _status.status_body(409, "Conflict", message, {"causes": causes})
-    )
+    return _status.StatusError(409, _status.status_body(409, "Conflict", message, {"causes": causes}))

@@ -97,9 +97,7 @@ def _remove(doc: Any, path: str) -> Any:
     parent, token = _parent(doc, path)
     if isinstance(parent, dict):
         if token not in parent:
-            raise PatchError(
-                f"unable to remove nonexistent key {token!r}: path {path!r} does not exist"
-            )
+            raise PatchError(f"unable to remove nonexistent key {token!r}: path {path!r} does not exist")
         return parent.pop(token)
     if isinstance(parent, list):
         return parent.pop(_index(parent, token, path, allow_end=False))

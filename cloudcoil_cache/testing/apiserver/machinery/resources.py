@@ -64,8 +64,7 @@ class ResourceType:
     categories: tuple[str, ...] = field(default=(), compare=False)
     # Verbs served (empty: all eight) and subresources listed in discovery besides status/scale.
     verbs: tuple[str, ...] = field(default=(), compare=False)
-    subresources: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = field(
-        default=(), compare=False)
+    subresources: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = field(default=(), compare=False)
     # A custom resource's openAPIV3Schema (from its CRD), used for validation and ownership.
     schema: Any = field(default=None, compare=False, hash=False, repr=False)
     # A custom resource's scale subresource: (specReplicasPath, statusReplicasPath,
@@ -116,16 +115,19 @@ class ResourceType:
         if self.has_status:
             subs["status"] = {"kind": self.kind, "verbs": ["get", "patch", "update"]}
         if (self.group, self.kind) in _SCALABLE or any(s[0] == "scale" for s in self.subresources):
-            subs["scale"] = {"group": "autoscaling", "version": "v1", "kind": "Scale",
-                             "verbs": ["get", "patch", "update"]}
+            subs["scale"] = {
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
+                "verbs": ["get", "patch", "update"],
+            }
         for name, group, version, kind, verbs in self.subresources:
             if name not in subs:
                 subs[name] = {"kind": kind, "verbs": list(verbs)}
                 if (group, version) != (self.group, self.version):
                     subs[name].update(group=group, version=version)
         return [
-            {"name": f"{self.plural}/{name}", "singularName": "", "namespaced": self.namespaced,
-             **sub}
+            {"name": f"{self.plural}/{name}", "singularName": "", "namespaced": self.namespaced, **sub}
             for name, sub in sorted(subs.items())
         ]
 
@@ -133,65 +135,118 @@ class ResourceType:
 # The most used built-in kinds, ready without reading the shipped table: (group, kind, plural,
 # options). Every other kind of the 1.30 spec is added on first need (``_from_table``).
 _BUILTIN: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
-    ("", "Pod", "pods", {"short_names": ("po",), "field_selectors": _POD_FIELDS,
-                         "has_status": True, "legacy_field_error": True}),
+    (
+        "",
+        "Pod",
+        "pods",
+        {"short_names": ("po",), "field_selectors": _POD_FIELDS, "has_status": True, "legacy_field_error": True},
+    ),
     ("", "ConfigMap", "configmaps", {"short_names": ("cm",)}),
     ("", "Secret", "secrets", {"field_selectors": ("type",)}),
     ("", "Service", "services", {"short_names": ("svc",), "has_status": True}),
-    ("", "Namespace", "namespaces", {
-        "namespaced": False, "short_names": ("ns",), "field_selectors": ("status.phase",),
-        "has_status": True, "verbs": ("create", "delete", "get", "list", "patch", "update", "watch")}),
-    ("", "Node", "nodes", {"namespaced": False, "short_names": ("no",),
-                           "field_selectors": ("spec.unschedulable",), "has_status": True}),
+    (
+        "",
+        "Namespace",
+        "namespaces",
+        {
+            "namespaced": False,
+            "short_names": ("ns",),
+            "field_selectors": ("status.phase",),
+            "has_status": True,
+            "verbs": ("create", "delete", "get", "list", "patch", "update", "watch"),
+        },
+    ),
+    (
+        "",
+        "Node",
+        "nodes",
+        {"namespaced": False, "short_names": ("no",), "field_selectors": ("spec.unschedulable",), "has_status": True},
+    ),
     ("", "Event", "events", {"short_names": ("ev",), "field_selectors": _EVENT_FIELDS}),
-    ("apps", "Deployment", "deployments", {"short_names": ("deploy",), "has_status": True,
-                                           "has_generation": True}),
-    ("apps", "ReplicaSet", "replicasets", {"short_names": ("rs",), "has_status": True,
-                                           "has_generation": True,
-                                           "field_selectors": ("status.replicas",)}),
-    ("apps", "StatefulSet", "statefulsets", {"short_names": ("sts",), "has_status": True,
-                                             "has_generation": True}),
-    ("apps", "DaemonSet", "daemonsets", {"short_names": ("ds",), "has_status": True,
-                                         "has_generation": True}),
-    ("batch", "Job", "jobs", {"has_status": True, "has_generation": True,
-                              "field_selectors": ("status.successful",)}),
+    ("apps", "Deployment", "deployments", {"short_names": ("deploy",), "has_status": True, "has_generation": True}),
+    (
+        "apps",
+        "ReplicaSet",
+        "replicasets",
+        {"short_names": ("rs",), "has_status": True, "has_generation": True, "field_selectors": ("status.replicas",)},
+    ),
+    ("apps", "StatefulSet", "statefulsets", {"short_names": ("sts",), "has_status": True, "has_generation": True}),
+    ("apps", "DaemonSet", "daemonsets", {"short_names": ("ds",), "has_status": True, "has_generation": True}),
+    ("batch", "Job", "jobs", {"has_status": True, "has_generation": True, "field_selectors": ("status.successful",)}),
     ("coordination.k8s.io", "Lease", "leases", {}),
 )
 
 
 def _builtin_types() -> list[ResourceType]:
-    return [ResourceType(group=group, version="v1", kind=kind, plural=plural, **options)
-            for group, kind, plural, options in _BUILTIN]
+    return [
+        ResourceType(group=group, version="v1", kind=kind, plural=plural, **options)
+        for group, kind, plural, options in _BUILTIN
+    ]
 
 
 # Short names and categories of the built-in resources (kube-apiserver 1.30 discovery).
 _SHORT_NAMES: dict[str, tuple[str, ...]] = {
-    "componentstatuses": ("cs",), "configmaps": ("cm",), "endpoints": ("ep",),
-    "events": ("ev",), "limitranges": ("limits",), "namespaces": ("ns",), "nodes": ("no",),
-    "persistentvolumeclaims": ("pvc",), "persistentvolumes": ("pv",), "pods": ("po",),
-    "replicationcontrollers": ("rc",), "resourcequotas": ("quota",),
-    "serviceaccounts": ("sa",), "services": ("svc",), "customresourcedefinitions": ("crd", "crds"),
-    "daemonsets": ("ds",), "deployments": ("deploy",), "replicasets": ("rs",),
-    "statefulsets": ("sts",), "horizontalpodautoscalers": ("hpa",), "cronjobs": ("cj",),
-    "certificatesigningrequests": ("csr",), "ingresses": ("ing",), "networkpolicies": ("netpol",),
-    "poddisruptionbudgets": ("pdb",), "priorityclasses": ("pc",), "storageclasses": ("sc",),
+    "componentstatuses": ("cs",),
+    "configmaps": ("cm",),
+    "endpoints": ("ep",),
+    "events": ("ev",),
+    "limitranges": ("limits",),
+    "namespaces": ("ns",),
+    "nodes": ("no",),
+    "persistentvolumeclaims": ("pvc",),
+    "persistentvolumes": ("pv",),
+    "pods": ("po",),
+    "replicationcontrollers": ("rc",),
+    "resourcequotas": ("quota",),
+    "serviceaccounts": ("sa",),
+    "services": ("svc",),
+    "customresourcedefinitions": ("crd", "crds"),
+    "daemonsets": ("ds",),
+    "deployments": ("deploy",),
+    "replicasets": ("rs",),
+    "statefulsets": ("sts",),
+    "horizontalpodautoscalers": ("hpa",),
+    "cronjobs": ("cj",),
+    "certificatesigningrequests": ("csr",),
+    "ingresses": ("ing",),
+    "networkpolicies": ("netpol",),
+    "poddisruptionbudgets": ("pdb",),
+    "priorityclasses": ("pc",),
+    "storageclasses": ("sc",),
 }
 _CATEGORIES: dict[str, tuple[str, ...]] = {
-    "pods": ("all",), "replicationcontrollers": ("all",), "services": ("all",),
-    "daemonsets": ("all",), "deployments": ("all",), "replicasets": ("all",),
-    "statefulsets": ("all",), "horizontalpodautoscalers": ("all",), "cronjobs": ("all",),
+    "pods": ("all",),
+    "replicationcontrollers": ("all",),
+    "services": ("all",),
+    "daemonsets": ("all",),
+    "deployments": ("all",),
+    "replicasets": ("all",),
+    "statefulsets": ("all",),
+    "horizontalpodautoscalers": ("all",),
+    "cronjobs": ("all",),
     "jobs": ("all",),
-    "apiservices": ("api-extensions",), "customresourcedefinitions": ("api-extensions",),
+    "apiservices": ("api-extensions",),
+    "customresourcedefinitions": ("api-extensions",),
     "mutatingwebhookconfigurations": ("api-extensions",),
     "validatingwebhookconfigurations": ("api-extensions",),
     "validatingadmissionpolicies": ("api-extensions",),
     "validatingadmissionpolicybindings": ("api-extensions",),
 }
-_GENERATION_GROUPS = frozenset({"apps", "batch", "networking.k8s.io", "policy", "autoscaling",
-                                "apiextensions.k8s.io", "admissionregistration.k8s.io",
-                                "flowcontrol.apiserver.k8s.io"})
-_SCALABLE = frozenset({("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "StatefulSet"),
-                       ("", "ReplicationController")})
+_GENERATION_GROUPS = frozenset(
+    {
+        "apps",
+        "batch",
+        "networking.k8s.io",
+        "policy",
+        "autoscaling",
+        "apiextensions.k8s.io",
+        "admissionregistration.k8s.io",
+        "flowcontrol.apiserver.k8s.io",
+    }
+)
+_SCALABLE = frozenset(
+    {("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "StatefulSet"), ("", "ReplicationController")}
+)
 
 
 def _version_key(version: str) -> tuple[int, int, int]:
@@ -220,7 +275,8 @@ def _from_table(entry: dict[str, Any]) -> ResourceType:
         verbs=tuple(entry["verbs"]),
         subresources=tuple(
             (name, sub["group"], sub["version"], sub["kind"], tuple(sub["verbs"]))
-            for name, sub in subs.items() if name != "status"
+            for name, sub in subs.items()
+            if name != "status"
         ),
     )
 
@@ -241,10 +297,12 @@ class ResourceRegistry:
 
     @staticmethod
     def _decorate(rtype: ResourceType) -> ResourceType:
-        return ResourceType(**{
-            **{f: getattr(rtype, f) for f in rtype.__dataclass_fields__},
-            "categories": rtype.categories or _CATEGORIES.get(rtype.plural, ()),
-        })
+        return ResourceType(
+            **{
+                **{f: getattr(rtype, f) for f in rtype.__dataclass_fields__},
+                "categories": rtype.categories or _CATEGORIES.get(rtype.plural, ()),
+            }
+        )
 
     def _ensure_complete(self) -> None:
         if self._complete:
@@ -260,12 +318,14 @@ class ResourceRegistry:
                     self._by_gvr[key] = _from_table(entry)
                 elif known.builtin and not known.subresources:
                     extra = _from_table(entry)
-                    self._by_gvr[key] = ResourceType(**{
-                        **{f: getattr(known, f) for f in known.__dataclass_fields__},
-                        "subresources": extra.subresources,
-                        "verbs": extra.verbs,
-                        "short_names": known.short_names or extra.short_names,
-                    })
+                    self._by_gvr[key] = ResourceType(
+                        **{
+                            **{f: getattr(known, f) for f in known.__dataclass_fields__},
+                            "subresources": extra.subresources,
+                            "verbs": extra.verbs,
+                            "short_names": known.short_names or extra.short_names,
+                        }
+                    )
             self._complete = True
 
     def add(self, rtype: ResourceType) -> None:
@@ -298,8 +358,7 @@ class ResourceRegistry:
             if complete:
                 self._ensure_complete()
             with self._lock:
-                candidates = sorted(self._by_gvr.values(),
-                                    key=lambda t: _version_key(t.version), reverse=True)
+                candidates = sorted(self._by_gvr.values(), key=lambda t: _version_key(t.version), reverse=True)
             for rtype in candidates:
                 if rtype.plural == plural and (not group or rtype.group == group):
                     return rtype
@@ -314,9 +373,7 @@ class ResourceRegistry:
         return {
             "kind": "APIVersions",
             "versions": ["v1"],
-            "serverAddressByClientCIDRs": [
-                {"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}
-            ],
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
         }
 
     def resource_list(self, group: str, version: str) -> dict[str, Any] | None:

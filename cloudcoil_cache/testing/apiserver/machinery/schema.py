@@ -130,7 +130,7 @@ def resolve(node: dict[str, Any] | None) -> dict[str, Any] | None:
         inner = _ref_of(found)
         if inner is None:
             break
-        name = inner[len(_REF):]
+        name = inner[len(_REF) :]
         if name in _ATOMIC_DEFS:
             found = {"x-fake-atomic": True}
             break

@@ -67,10 +67,7 @@ def _split_top_level(text: str) -> list[str]:
 def _requirement(text: str, selector: str) -> Matcher:
     m = _REQ_RE.match(text)
     if m is None:
-        raise SelectorError(
-            f"unable to parse label selector {selector!r}: "
-            f"cannot parse requirement {text.strip()!r}"
-        )
+        raise SelectorError(f"unable to parse label selector {selector!r}: cannot parse requirement {text.strip()!r}")
     if m.group("nkey"):
         key = m.group("nkey")
         _check_key(key, selector)
@@ -99,13 +96,10 @@ def _requirement(text: str, selector: str) -> Matcher:
         bound = int(value)
     except ValueError:
         raise SelectorError(
-            f"unable to parse label selector {selector!r}: "
-            f"for 'gt', 'lt' operators, the value must be an integer"
+            f"unable to parse label selector {selector!r}: for 'gt', 'lt' operators, the value must be an integer"
         ) from None
     if op == ">":
-        return lambda labels: (
-            _int_or_none(labels.get(key)) is not None and _int(labels, key) > bound
-        )
+        return lambda labels: _int_or_none(labels.get(key)) is not None and _int(labels, key) > bound
     return lambda labels: _int_or_none(labels.get(key)) is not None and _int(labels, key) < bound
 
 
@@ -166,10 +160,7 @@ def parse_field_selector(
         if path not in fields:
             if legacy_error:
                 raise SelectorError(f"field label not supported: {path}")
-            raise SelectorError(
-                f'"{path}" is not a known field selector: only "metadata.name", '
-                '"metadata.namespace"'
-            )
+            raise SelectorError(f'"{path}" is not a known field selector: only "metadata.name", "metadata.namespace"')
         reqs.append(_field_requirement(path, op != "!=", value))
     return lambda obj: all(req(obj) for req in reqs)
 

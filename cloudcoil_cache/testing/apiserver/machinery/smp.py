@@ -70,7 +70,7 @@ def _merge_map(target: dict[str, Any], patch: dict[str, Any], definition: str | 
 
 def _delete_from_primitive_list(result: dict[str, Any], key: str, value: Any) -> None:
     """``$deleteFromPrimitiveList/<field>``: drop ``value``'s items from ``result[field]``."""
-    field = key[len(_DELETE_FROM):]
+    field = key[len(_DELETE_FROM) :]
     if not isinstance(value, list):
         raise PatchError(f"{key} must be a list")
     current = result.get(field)
@@ -84,8 +84,7 @@ def _merge_member(result: dict[str, Any], key: str, value: Any, definition: str 
     current = result.get(key)
     if isinstance(value, list):
         if "merge" in strategy.split(","):
-            result[key] = _merge_list(current if isinstance(current, list) else [], value,
-                                      child, merge_key)
+            result[key] = _merge_list(current if isinstance(current, list) else [], value, child, merge_key)
         else:
             result[key] = _strip_directives(value)
     elif isinstance(value, dict):
@@ -98,9 +97,7 @@ def _merge_member(result: dict[str, Any], key: str, value: Any, definition: str 
         result[key] = copy.deepcopy(value)
 
 
-def _merge_list(
-    target: list[Any], patch: list[Any], child: str | None, merge_key: str
-) -> list[Any]:
+def _merge_list(target: list[Any], patch: list[Any], child: str | None, merge_key: str) -> list[Any]:
     if any(isinstance(item, dict) and item.get("$patch") == "replace" for item in patch):
         return [
             _strip_directives(item)
@@ -118,8 +115,7 @@ def _merge_list(
         if not isinstance(item, dict) or merge_key not in item:
             raise PatchError(f"map: {item!r} does not contain declared merge key: {merge_key}")
         index = next(
-            (i for i, cur in enumerate(result)
-             if isinstance(cur, dict) and cur.get(merge_key) == item[merge_key]),
+            (i for i, cur in enumerate(result) if isinstance(cur, dict) and cur.get(merge_key) == item[merge_key]),
             None,
         )
         if item.get("$patch") == "delete":
@@ -135,11 +131,7 @@ def _merge_list(
 
 def _strip_directives(value: Any) -> Any:
     if isinstance(value, dict):
-        return {
-            k: _strip_directives(v)
-            for k, v in value.items()
-            if not k.startswith("$")
-        }
+        return {k: _strip_directives(v) for k, v in value.items() if not k.startswith("$")}
     if isinstance(value, list):
         return [_strip_directives(v) for v in value]
     return value

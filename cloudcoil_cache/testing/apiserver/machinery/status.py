@@ -83,9 +83,7 @@ def _details(rtype: ResourceType, name: str) -> dict[str, Any]:
 def not_found(rtype: ResourceType, name: str) -> StatusError:
     return StatusError(
         404,
-        status_body(
-            404, "NotFound", f'{rtype.qualified} "{name}" not found', _details(rtype, name)
-        ),
+        status_body(404, "NotFound", f'{rtype.qualified} "{name}" not found', _details(rtype, name)),
     )
 
 
@@ -161,19 +159,14 @@ def unsupported_patch(builtin: bool = True) -> StatusError:
         status_body(
             415,
             "UnsupportedMediaType",
-            "the body of the request was in an unknown format - accepted media types include: "
-            + ", ".join(types),
+            "the body of the request was in an unknown format - accepted media types include: " + ", ".join(types),
         ),
     )
 
 
-def precondition_failed(
-    rtype: ResourceType, name: str, field: str, wanted: str, actual: str
-) -> StatusError:
+def precondition_failed(rtype: ResourceType, name: str, field: str, wanted: str, actual: str) -> StatusError:
     """409 Conflict for a DeleteOptions precondition (``UID`` or ``ResourceVersion``) that fails."""
-    message = (
-        f"Precondition failed: {field} in precondition: {wanted}, {field} in object meta: {actual}"
-    )
+    message = f"Precondition failed: {field} in precondition: {wanted}, {field} in object meta: {actual}"
     return StatusError(409, status_body(409, "Conflict", message, _details(rtype, name)))
 
 
@@ -204,9 +197,7 @@ def too_large_rv(requested: int, current: int, retry_after: int = 1) -> StatusEr
         "Timeout",
         f"Timeout: Too large resource version: {requested}, current: {current}",
         {
-            "causes": [
-                {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
-            ],
+            "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
             "retryAfterSeconds": retry_after,
         },
     )
@@ -246,16 +237,11 @@ def for_code(
         elif code == 503:
             message = "The server is currently unable to handle the request"
         elif code == 504:
-            message = (
-                "Timeout: request did not complete within requested timeout - "
-                "context deadline exceeded"
-            )
+            message = "Timeout: request did not complete within requested timeout - context deadline exceeded"
         else:
             message = f"injected failure {code}"
     if code == 403 and rtype is not None:
-        details = (
-            {"group": rtype.group, "kind": rtype.plural} if rtype.group else {"kind": rtype.plural}
-        )
+        details = {"group": rtype.group, "kind": rtype.plural} if rtype.group else {"kind": rtype.plural}
     headers: dict[str, str] = {}
     if retry_after is not None:
         # Real servers send whole seconds; fractions are allowed here so tests can stay fast.

@@ -22,13 +22,11 @@ import contextlib
 import threading
 from typing import TYPE_CHECKING, Any, Iterator
 
-from . import crds as _crds
-
-from . import validation as _rules
-
 from ..machinery import status as _status
 from ..machinery.resources import ResourceRegistry, ResourceType
 from ..machinery.schema import resolve
+from . import crds as _crds
+from . import validation as _rules
 
 if TYPE_CHECKING:
     from ..storage.store import Store
@@ -39,13 +37,10 @@ _local = threading.local()
 _TOP_LEVEL = frozenset({"apiVersion", "kind", "metadata"})
 # Required fields that are Go value structs: validated as empty when missing, not "Required".
 _VALUE_STRUCTS = frozenset({"io.k8s.api.core.v1.PodTemplateSpec", "io.k8s.api.core.v1.PodSpec"})
-_JSON_TYPES = {str: "string", bool: "bool", int: "number", float: "number", dict: "object",
-               list: "array"}
+_JSON_TYPES = {str: "string", bool: "bool", int: "number", float: "number", dict: "object", list: "array"}
 _TOLERATIONS = [
-    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
-     "tolerationSeconds": 300},
-    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
-     "tolerationSeconds": 300},
+    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
 ]
 
 
@@ -123,8 +118,7 @@ class _Walk:
             raise _status.bad_request(f'strict decoding error: unknown field "{path}"')
         self.warnings.append(f'unknown field "{path}"')
 
-    def _value(self, value: Any, node: Any, path: str, *, top: bool = False,
-               parent_def: str | None = None) -> None:
+    def _value(self, value: Any, node: Any, path: str, *, top: bool = False, parent_def: str | None = None) -> None:
         defname = _ref_name(node)
         schema = resolve(node)
         if schema is None or value is None or schema.get("x-fake-atomic"):
@@ -147,8 +141,9 @@ class _Walk:
             for i, entry in enumerate(value):
                 self._value(entry, items, f"{path}[{i}]", parent_def=parent_def)
 
-    def _object(self, value: dict[str, Any], schema: dict[str, Any], path: str, *, top: bool,
-                defname: str | None) -> None:
+    def _object(
+        self, value: dict[str, Any], schema: dict[str, Any], path: str, *, top: bool, defname: str | None
+    ) -> None:
         """An object's defaults, members, required fields and its kind's rules."""
         if self.defaults and defname in _rules.DEFAULTS:
             _rules.DEFAULTS[defname](value)
@@ -157,8 +152,9 @@ class _Walk:
         if self.rtype.builtin and defname in _rules.TYPE_RULES:
             _rules.TYPE_RULES[defname](value, path, self.errs)
 
-    def _members(self, value: dict[str, Any], schema: dict[str, Any], path: str, *, top: bool,
-                 defname: str | None) -> None:
+    def _members(
+        self, value: dict[str, Any], schema: dict[str, Any], path: str, *, top: bool, defname: str | None
+    ) -> None:
         """Each member against its property's schema; an unknown one is warned of and dropped."""
         props = schema.get("properties")
         extra = schema.get("additionalProperties")
@@ -175,12 +171,12 @@ class _Walk:
                 self._unknown(sub_path)
                 del value[key]
 
-    def _required(self, value: dict[str, Any], schema: dict[str, Any], path: str, *, top: bool,
-                  defname: str | None) -> None:
+    def _required(
+        self, value: dict[str, Any], schema: dict[str, Any], path: str, *, top: bool, defname: str | None
+    ) -> None:
         """The schema's required members (not under ``status`` unless the write is to status)."""
         props = schema.get("properties")
-        skip_required = not self.status_required and (path == "status"
-                                                        or path.startswith("status."))
+        skip_required = not self.status_required and (path == "status" or path.startswith("status."))
         for key in () if skip_required else schema.get("required") or ():
             if _missing(value.get(key)) and not (top and key in _TOP_LEVEL):
                 prop = (props or {}).get(key)
@@ -190,23 +186,26 @@ class _Walk:
                 else:
                     self.errs.required(f"{path}.{key}" if path else key)
 
-    def _type_error(self, path: str, value: Any, wanted: str, parent_def: str | None,
-                    fmt: str | None = None) -> None:
+    def _type_error(self, path: str, value: Any, wanted: str, parent_def: str | None, fmt: str | None = None) -> None:
         if self.rtype.builtin:
-            go_type = {"integer": fmt if fmt in ("int32", "int64") else "int64",
-                       "number": "float64", "boolean": "bool",
-                       "object": "map", "array": "slice"}.get(wanted, wanted)
+            go_type = {
+                "integer": fmt if fmt in ("int32", "int64") else "int64",
+                "number": "float64",
+                "boolean": "bool",
+                "object": "map",
+                "array": "slice",
+            }.get(wanted, wanted)
             self._decode_error(path, value, go_type, parent_def)
-        got = {str: "string", bool: "boolean", int: "integer", float: "number", dict: "object",
-               list: "array"}.get(type(value), "null")
+        got = {str: "string", bool: "boolean", int: "integer", float: "number", dict: "object", list: "array"}.get(
+            type(value), "null"
+        )
         self.errs.invalid(path, got, f"{path} in body must be of type {wanted}: {_rules.render(got)}")
 
 
 class Admission:
     """What the real admission chain and registry strategies do to a write; ``admit`` is handed to the store."""
 
-    def __init__(self, store: Store, registry: ResourceRegistry, *,
-                 namespace_lifecycle: bool = True) -> None:
+    def __init__(self, store: Store, registry: ResourceRegistry, *, namespace_lifecycle: bool = True) -> None:
         self.store = store
         self.registry = registry
         self.namespace_lifecycle = namespace_lifecycle
@@ -215,8 +214,15 @@ class Admission:
 
     # -- entry point ---------------------------------------------------------------------------
 
-    def admit(self, rtype: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None, *,
-              namespace: str | None, subresource: str | None) -> None:
+    def admit(
+        self,
+        rtype: ResourceType,
+        obj: dict[str, Any],
+        old: dict[str, Any] | None,
+        *,
+        namespace: str | None,
+        subresource: str | None,
+    ) -> None:
         """Default and validate ``obj`` in place (``old``: the stored object on update)."""
         meta = obj["metadata"]
         if old is None and rtype.namespaced and self.namespace_lifecycle and namespace:
@@ -227,8 +233,7 @@ class Admission:
         node = rtype.schema_node()
         if node is not None:
             _empty_spec(rtype, node, obj, subresource)
-            _Walk(rtype, errs, defaults=subresource is None).run(
-                obj, node, status_required=subresource == "status")
+            _Walk(rtype, errs, defaults=subresource is None).run(obj, node, status_required=subresource == "status")
         if old is None:
             self._on_create(rtype, obj)
             _rules.check_name(rtype.group, rtype.kind, str(meta.get("name", "")), errs)
@@ -256,19 +261,23 @@ class Admission:
             ns = self.store.get(ns_type, namespace, None).obj
         except _status.StatusError:
             raise _status.not_found(ns_type, namespace) from None
-        if ns["metadata"].get("deletionTimestamp") or (ns.get("status") or {}).get(
-                "phase") == "Terminating":
-            message = (f"unable to create new content in namespace {namespace} because it is "
-                       "being terminated")
+        if ns["metadata"].get("deletionTimestamp") or (ns.get("status") or {}).get("phase") == "Terminating":
+            message = f"unable to create new content in namespace {namespace} because it is being terminated"
             details: dict[str, Any] = {"name": name}
             if rtype.group:
                 details["group"] = rtype.group
             details["kind"] = rtype.plural
-            details["causes"] = [{"reason": "NamespaceTerminating",
-                                  "message": f"namespace {namespace} is being terminated",
-                                  "field": "metadata.namespace"}]
-            raise _status.StatusError(403, _status.status_body(
-                403, "Forbidden", f'{rtype.qualified} "{name}" is forbidden: {message}', details))
+            details["causes"] = [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": f"namespace {namespace} is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ]
+            raise _status.StatusError(
+                403,
+                _status.status_body(403, "Forbidden", f'{rtype.qualified} "{name}" is forbidden: {message}', details),
+            )
 
     # -- create-time fills (strategies' PrepareForCreate and admission plugins) -----------------
 
@@ -356,16 +365,21 @@ def _empty_spec(rtype: ResourceType, node: Any, obj: dict[str, Any], subresource
             obj["spec"] = {}
 
 
-def _update_rules(rtype: ResourceType, obj: dict[str, Any], old: dict[str, Any],
-                  subresource: str | None, errs: _rules.Errors) -> None:
+def _update_rules(
+    rtype: ResourceType, obj: dict[str, Any], old: dict[str, Any], subresource: str | None, errs: _rules.Errors
+) -> None:
     """What an update may not change: no new finalizers while deleting, the kind's immutable fields."""
     if old["metadata"].get("deletionTimestamp"):
-        added = [f for f in obj["metadata"].get("finalizers") or ()
-                 if f not in (old["metadata"].get("finalizers") or ())]
+        added = [
+            f for f in obj["metadata"].get("finalizers") or () if f not in (old["metadata"].get("finalizers") or ())
+        ]
         if added:
             listed = ", ".join(_rules.render(f) for f in added)
-            errs.forbidden("metadata.finalizers", "no new finalizers can be added if the "
-                           f"object is being deleted, found new finalizers []string{{{listed}}}")
+            errs.forbidden(
+                "metadata.finalizers",
+                "no new finalizers can be added if the "
+                f"object is being deleted, found new finalizers []string{{{listed}}}",
+            )
     if subresource is None:
         immutable = _rules.IMMUTABLE.get((rtype.group, rtype.kind))
         if immutable is not None:
@@ -396,7 +410,7 @@ def _invalid(rtype: ResourceType, name: str, errs: _rules.Errors) -> _status.Sta
     if rtype.group:
         details["group"] = rtype.group
     details["kind"] = rtype.kind
-    details["causes"] = [{"reason": reason, "message": text, "field": field}
-                         for field, reason, text in errs.items]
-    return _status.StatusError(422, _status.status_body(
-        422, "Invalid", f'{kind} "{name}" is invalid: {summary}', details))
+    details["causes"] = [{"reason": reason, "message": text, "field": field} for field, reason, text in errs.items]
+    return _status.StatusError(
+        422, _status.status_body(422, "Invalid", f'{kind} "{name}" is invalid: {summary}', details)
+    )

@@ -48,18 +48,21 @@ def preload_cluster(store: Store, registry: ResourceRegistry, *, namespaces: boo
         ns_type = registry.get("", "v1", "namespaces")
         assert ns_type is not None
         for name in SYSTEM_NAMESPACES:
-            store.preload(ns_type, {
-                "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
-                "spec": {"finalizers": ["kubernetes"]},
-                "status": {"phase": "Active"},
-            })
+            store.preload(
+                ns_type,
+                {
+                    "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
+                    "spec": {"finalizers": ["kubernetes"]},
+                    "status": {"phase": "Active"},
+                },
+            )
     svc_type = registry.get("", "v1", "services")
     assert svc_type is not None
     service = _kubernetes_service()
     # The bootstrap controller writes the Service without the fields the allocator fills in.
-    written = {**service, "spec": {k: v for k, v in service["spec"].items()
-                                   if k not in ("clusterIPs", "ipFamilies")}}
-    update_managed(None, written, svc_type.schema_node(), manager=_MANAGER, api_version="v1",
-                   has_status=svc_type.has_status)
+    written = {**service, "spec": {k: v for k, v in service["spec"].items() if k not in ("clusterIPs", "ipFamilies")}}
+    update_managed(
+        None, written, svc_type.schema_node(), manager=_MANAGER, api_version="v1", has_status=svc_type.has_status
+    )
     service["metadata"] = written["metadata"]
     store.preload(svc_type, service)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable
 
-from . import validation as _rules
 from ..machinery.resources import ResourceRegistry, ResourceType
+from . import validation as _rules
 
 if TYPE_CHECKING:
     from ..storage.store import Store
@@ -52,16 +52,17 @@ def prepare_create(obj: dict[str, Any], errs: _rules.Errors) -> None:
         errs.invalid("metadata.name", name, 'must be spec.names.plural+"."+spec.group')
     storage = [v.get("name") for v in spec.get("versions") or () if v.get("storage")]
     if len(storage) != 1:
-        errs.invalid("spec.versions", [v.get("name") for v in spec.get("versions") or ()],
-                     "must have exactly one version marked as storage version")
+        errs.invalid(
+            "spec.versions",
+            [v.get("name") for v in spec.get("versions") or ()],
+            "must have exactly one version marked as storage version",
+        )
     default_names(obj)
-    obj["status"] = {"conditions": None, "acceptedNames": {"plural": "", "kind": ""},
-                     "storedVersions": storage[:1]}
+    obj["status"] = {"conditions": None, "acceptedNames": {"plural": "", "kind": ""}, "storedVersions": storage[:1]}
 
 
 def _condition(status: dict[str, Any], kind: str) -> dict[str, Any] | None:
-    return next((c for c in status.get("conditions") or () if isinstance(c, dict) and c.get("type") == kind),
-                None)
+    return next((c for c in status.get("conditions") or () if isinstance(c, dict) and c.get("type") == kind), None)
 
 
 def _is_true(status: dict[str, Any], kind: str) -> bool:
@@ -85,10 +86,15 @@ def _set_condition(status: dict[str, Any], new: dict[str, Any]) -> None:
 
 def _write_status(store: Store, rtype: ResourceType, obj: dict[str, Any], status: dict[str, Any]) -> None:
     meta = obj["metadata"]
-    store.replace(rtype, meta["name"], None,
-                  {"metadata": {"name": meta["name"], "resourceVersion": meta["resourceVersion"]},
-                   "status": status},
-                  subresource="status", manager=_CONTROLLER, admit=False)
+    store.replace(
+        rtype,
+        meta["name"],
+        None,
+        {"metadata": {"name": meta["name"], "resourceVersion": meta["resourceVersion"]}, "status": status},
+        subresource="status",
+        manager=_CONTROLLER,
+        admit=False,
+    )
 
 
 def _control(store: Store, rtype: ResourceType, obj: dict[str, Any]) -> None:
@@ -99,22 +105,46 @@ def _control(store: Store, rtype: ResourceType, obj: dict[str, Any]) -> None:
     if status.get("acceptedNames") != names or not _is_true(status, "NamesAccepted"):
         # The naming controller: the names are accepted (the fake has no conflicts to find).
         status["acceptedNames"] = names
-        _set_condition(status, {"type": "NamesAccepted", "status": "True", "lastTransitionTime": now,
-                                "reason": "NoConflicts", "message": "no conflicts found"})
+        _set_condition(
+            status,
+            {
+                "type": "NamesAccepted",
+                "status": "True",
+                "lastTransitionTime": now,
+                "reason": "NoConflicts",
+                "message": "no conflicts found",
+            },
+        )
         if not _is_true(status, "Established"):
-            _set_condition(status, {"type": "Established", "status": "False", "lastTransitionTime": now,
-                                    "reason": "Installing", "message": "the initial names have been accepted"})
+            _set_condition(
+                status,
+                {
+                    "type": "Established",
+                    "status": "False",
+                    "lastTransitionTime": now,
+                    "reason": "Installing",
+                    "message": "the initial names have been accepted",
+                },
+            )
         _write_status(store, rtype, obj, status)
     elif not _is_true(status, "Established"):
         # The establishing controller: the names are accepted, the kind is served from now on.
-        _set_condition(status, {"type": "Established", "status": "True", "lastTransitionTime": now,
-                                "reason": "InitialNamesAccepted",
-                                "message": "the initial names have been accepted"})
+        _set_condition(
+            status,
+            {
+                "type": "Established",
+                "status": "True",
+                "lastTransitionTime": now,
+                "reason": "InitialNamesAccepted",
+                "message": "the initial names have been accepted",
+            },
+        )
         _write_status(store, rtype, obj, status)
 
 
-def after_commit(store: Store, registry: ResourceRegistry, rtype: ResourceType, etype: str,
-                 obj: dict[str, Any]) -> None:
+def after_commit(
+    store: Store, registry: ResourceRegistry, rtype: ResourceType, etype: str, obj: dict[str, Any]
+) -> None:
     """A CRD changed (store lock held): run the controllers, then serve what an Established CRD
     declares (a deleted one's kinds and objects go)."""
     if etype != "DELETED" and not obj["metadata"].get("deletionTimestamp"):
@@ -124,20 +154,24 @@ def after_commit(store: Store, registry: ResourceRegistry, rtype: ResourceType, 
     _serve(store, registry, etype, obj)
 
 
-def commit_listener(store: Store, registry: ResourceRegistry
-                    ) -> Callable[[ResourceType, str, dict[str, Any]], None]:
+def commit_listener(store: Store, registry: ResourceRegistry) -> Callable[[ResourceType, str, dict[str, Any]], None]:
     """The apiextensions controllers as a store commit listener: a CRD's change (store lock held)
     runs them and (un)registers its types."""
+
     def committed(rtype: ResourceType, etype: str, obj: dict[str, Any]) -> None:
         if is_crd(rtype):
             after_commit(store, registry, rtype, etype, obj)
+
     return committed
 
 
 def _scale_paths(scale: Any) -> tuple[str, str, str]:
     scale = scale if isinstance(scale, dict) else {}
-    return (str(scale.get("specReplicasPath") or ""), str(scale.get("statusReplicasPath") or ""),
-            str(scale.get("labelSelectorPath") or ""))
+    return (
+        str(scale.get("specReplicasPath") or ""),
+        str(scale.get("statusReplicasPath") or ""),
+        str(scale.get("labelSelectorPath") or ""),
+    )
 
 
 def _serve(store: Store, registry: ResourceRegistry, etype: str, obj: dict[str, Any]) -> None:
@@ -148,8 +182,7 @@ def _serve(store: Store, registry: ResourceRegistry, etype: str, obj: dict[str, 
     if etype == "DELETED":
         served = set()
     for known in registry.all():
-        if known.group == group and known.plural == plural and not known.builtin \
-                and known.version not in served:
+        if known.group == group and known.plural == plural and not known.builtin and known.version not in served:
             registry.remove(known.group, known.version, known.plural)
             if etype == "DELETED":
                 store.drop_all_locked(known)
@@ -160,17 +193,24 @@ def _serve(store: Store, registry: ResourceRegistry, etype: str, obj: dict[str, 
         extra: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = ()
         if "scale" in subs:
             extra = (("scale", "autoscaling", "v1", "Scale", _SCALE_VERBS),)
-        registry.add(ResourceType(
-            group=group, version=version["name"], kind=names.get("kind", ""), plural=plural,
-            namespaced=spec.get("scope", "Namespaced") == "Namespaced",
-            singular=names.get("singular", ""),
-            short_names=tuple(names.get("shortNames") or ()),
-            categories=tuple(names.get("categories") or ()),
-            has_status="status" in subs, builtin=False, has_generation=True,
-            subresources=extra,
-            schema=(version.get("schema") or {}).get("openAPIV3Schema"),
-            scale_paths=_scale_paths(subs["scale"]) if "scale" in subs else None,
-        ))
+        registry.add(
+            ResourceType(
+                group=group,
+                version=version["name"],
+                kind=names.get("kind", ""),
+                plural=plural,
+                namespaced=spec.get("scope", "Namespaced") == "Namespaced",
+                singular=names.get("singular", ""),
+                short_names=tuple(names.get("shortNames") or ()),
+                categories=tuple(names.get("categories") or ()),
+                has_status="status" in subs,
+                builtin=False,
+                has_generation=True,
+                subresources=extra,
+                schema=(version.get("schema") or {}).get("openAPIV3Schema"),
+                scale_paths=_scale_paths(subs["scale"]) if "scale" in subs else None,
+            )
+        )
 
 
 def nested(obj: Any, path: str) -> tuple[Any, bool]:

@@ -97,10 +97,11 @@ def go_label_selector(value: Any) -> str:
         parts = []
         for e in exprs:
             values = e.get("values")
-            vals = ("[]string{" + ", ".join(json.dumps(v) for v in values) + "}"
-                    if values else "[]string(nil)")
-            parts.append(f'v1.LabelSelectorRequirement{{Key:{json.dumps(e.get("key", ""))}, '
-                         f'Operator:{json.dumps(e.get("operator", ""))}, Values:{vals}}}')
+            vals = "[]string{" + ", ".join(json.dumps(v) for v in values) + "}" if values else "[]string(nil)"
+            parts.append(
+                f"v1.LabelSelectorRequirement{{Key:{json.dumps(e.get('key', ''))}, "
+                f"Operator:{json.dumps(e.get('operator', ''))}, Values:{vals}}}"
+            )
         expr_text = "[]v1.LabelSelectorRequirement{" + ", ".join(parts) + "}"
     return f"v1.LabelSelector{{MatchLabels:{go_labels(labels)}, MatchExpressions:{expr_text}}}"
 
@@ -130,14 +131,14 @@ class Errors:
 
     def unsupported(self, field: str, value: Any, supported: list[str]) -> None:
         allowed = ", ".join(render(s) for s in supported)
-        self._add((field, "FieldValueNotSupported",
-                   f"Unsupported value: {render(value)}: supported values: {allowed}"))
+        self._add((field, "FieldValueNotSupported", f"Unsupported value: {render(value)}: supported values: {allowed}"))
 
     def __bool__(self) -> bool:
         return bool(self.items)
 
 
 # -- names and labels -------------------------------------------------------------------------
+
 
 def _dns(rule: str, value: str) -> str | None:
     if rule == "path":
@@ -209,6 +210,7 @@ def label_errors(meta: dict[str, Any], base: str, errs: Errors) -> None:
 
 # -- defaults (per definition) --------------------------------------------------------------
 
+
 def _set(obj: dict[str, Any], key: str, value: Any) -> None:
     if obj.get(key) is None:
         obj[key] = value
@@ -239,8 +241,7 @@ def _pod_spec(s: dict[str, Any]) -> None:
 
 
 def _probe(p: dict[str, Any]) -> None:
-    for key, value in (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1),
-                       ("failureThreshold", 3)):
+    for key, value in (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1), ("failureThreshold", 3)):
         _set(p, key, value)
 
 
@@ -265,14 +266,12 @@ def _stateful_set_spec(s: dict[str, Any]) -> None:
     _set(s, "podManagementPolicy", "OrderedReady")
     _set(s, "revisionHistoryLimit", 10)
     _set(s, "updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}})
-    _set(s, "persistentVolumeClaimRetentionPolicy",
-         {"whenDeleted": "Retain", "whenScaled": "Retain"})
+    _set(s, "persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"})
 
 
 def _daemon_set_spec(s: dict[str, Any]) -> None:
     _set(s, "revisionHistoryLimit", 10)
-    _set(s, "updateStrategy", {"type": "RollingUpdate",
-                               "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}})
+    _set(s, "updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}})
 
 
 def _job_spec(s: dict[str, Any]) -> None:
@@ -330,6 +329,7 @@ DEFAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
 
 # -- validation (per definition and per kind) ----------------------------------------------
 
+
 def _containers(spec: dict[str, Any], path: str, errs: Errors) -> None:
     containers = spec.get("containers")
     names: set[str] = set()
@@ -342,36 +342,39 @@ def _containers(spec: dict[str, Any], path: str, errs: Errors) -> None:
                 if _dns("label", name) is not None:
                     errs.invalid(f"{path}.{field}[{i}].name", name, LABEL_MSG)
                 elif name in names:
-                    errs.items.append((f"{path}.{field}[{i}].name", "FieldValueDuplicate",
-                                       f"Duplicate value: {render(name)}"))
+                    errs.items.append(
+                        (f"{path}.{field}[{i}].name", "FieldValueDuplicate", f"Duplicate value: {render(name)}")
+                    )
                 names.add(name)
             if not c.get("image") and field == "containers":
                 errs.required(f"{path}.{field}[{i}].image")
             policy = c.get("imagePullPolicy")
             if policy not in (None, "Always", "IfNotPresent", "Never"):
-                errs.unsupported(f"{path}.{field}[{i}].imagePullPolicy", policy,
-                                 ["Always", "IfNotPresent", "Never"])
+                errs.unsupported(f"{path}.{field}[{i}].imagePullPolicy", policy, ["Always", "IfNotPresent", "Never"])
             for j, port in enumerate(c.get("ports") or ()):
                 number = port.get("containerPort") if isinstance(port, dict) else None
                 if isinstance(number, int) and not 0 < number < 65536:
-                    errs.invalid(f"{path}.{field}[{i}].ports[{j}].containerPort", number,
-                                 "must be between 1 and 65535, inclusive")
+                    errs.invalid(
+                        f"{path}.{field}[{i}].ports[{j}].containerPort",
+                        number,
+                        "must be between 1 and 65535, inclusive",
+                    )
     if not containers:
         errs.required(f"{path}.containers")
 
 
 def _pod_spec_rules(spec: dict[str, Any], path: str, errs: Errors) -> None:
     _containers(spec, path, errs)
-    for field, allowed in (("restartPolicy", ["Always", "OnFailure", "Never"]),
-                           ("dnsPolicy", ["ClusterFirstWithHostNet", "ClusterFirst", "Default",
-                                          "None"])):
+    for field, allowed in (
+        ("restartPolicy", ["Always", "OnFailure", "Never"]),
+        ("dnsPolicy", ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"]),
+    ):
         value = spec.get(field)
         if value is not None and value not in allowed:
             errs.unsupported(f"{path}.{field}", value, allowed)
     grace = spec.get("terminationGracePeriodSeconds")
     if isinstance(grace, int) and grace < 0:
-        errs.invalid(f"{path}.terminationGracePeriodSeconds", grace,
-                     "must be greater than or equal to 0")
+        errs.invalid(f"{path}.terminationGracePeriodSeconds", grace, "must be greater than or equal to 0")
 
 
 def _service_rules(spec: dict[str, Any], path: str, errs: Errors) -> None:
@@ -420,15 +423,15 @@ def _workload_rules(spec: dict[str, Any], path: str, errs: Errors) -> None:
     replicas = spec.get("replicas")
     if isinstance(replicas, int) and replicas < 0:
         errs.invalid(f"{path}.replicas", replicas, "must be greater than or equal to 0")
-    if isinstance(selector, dict) and not (selector.get("matchLabels")
-                                           or selector.get("matchExpressions")):
-        errs.invalid(f"{path}.selector", selector,
-                     "empty selector is invalid for deployment")
-    labels = ((template or {}).get("metadata") or {}).get("labels") if isinstance(
-        template, dict) else None
+    if isinstance(selector, dict) and not (selector.get("matchLabels") or selector.get("matchExpressions")):
+        errs.invalid(f"{path}.selector", selector, "empty selector is invalid for deployment")
+    labels = ((template or {}).get("metadata") or {}).get("labels") if isinstance(template, dict) else None
     if not _selector_matches(selector, labels):
-        errs.invalid(f"{path}.template.metadata.labels", GoValue(go_labels(labels)),
-                     "`selector` does not match template `labels`")
+        errs.invalid(
+            f"{path}.template.metadata.labels",
+            GoValue(go_labels(labels)),
+            "`selector` does not match template `labels`",
+        )
     if not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
         errs.required(f"{path}.template.spec.containers")
     tspec = (template or {}).get("spec") if isinstance(template, dict) else None
@@ -447,15 +450,15 @@ def _job_rules(spec: dict[str, Any], path: str, errs: Errors) -> None:
 
 def _cron_rules(spec: dict[str, Any], path: str, errs: Errors) -> None:
     schedule = spec.get("schedule")
-    if isinstance(schedule, str) and len(schedule.split()) not in (5, 6) \
-            and not schedule.startswith("@"):
-        errs.invalid(f"{path}.schedule", schedule,
-                     f"unparseable schedule {render(schedule)}: expected exactly 5 fields")
+    if isinstance(schedule, str) and len(schedule.split()) not in (5, 6) and not schedule.startswith("@"):
+        errs.invalid(
+            f"{path}.schedule", schedule, f"unparseable schedule {render(schedule)}: expected exactly 5 fields"
+        )
 
 
 def _config_keys(obj: dict[str, Any], errs: Errors) -> None:
     for field in ("data", "binaryData", "stringData"):
-        for key in (obj.get(field) or {}):
+        for key in obj.get(field) or {}:
             if len(key) > 253:
                 errs.invalid(f"{field}[{key}]", key, "must be no more than 253 characters")
             elif not _CONFIG_KEY.match(key):
@@ -494,6 +497,7 @@ OBJECT_RULES: dict[tuple[str, str], Callable[[dict[str, Any], Errors], None]] = 
 
 # -- immutability: (group, kind) -> rule(old, new, errs) ---------------------------------------
 
+
 def _field_immutable(*paths: str) -> Callable[[dict[str, Any], dict[str, Any], Errors], None]:
     def rule(old: dict[str, Any], new: dict[str, Any], errs: Errors) -> None:
         for path in paths:
@@ -501,6 +505,7 @@ def _field_immutable(*paths: str) -> Callable[[dict[str, Any], dict[str, Any], E
             if before is not None and before != after:
                 shown = GoValue(go_label_selector(after)) if path.endswith("selector") else after
                 errs.invalid(path, shown, "field is immutable")
+
     return rule
 
 
@@ -520,8 +525,7 @@ def _pod_immutable(old: dict[str, Any], new: dict[str, Any], errs: Errors) -> No
                 if isinstance(o, dict) and isinstance(n, dict) and "image" in n:
                     o["image"] = n["image"]
     deadline, new_deadline = before.get("activeDeadlineSeconds"), after.get("activeDeadlineSeconds")
-    if isinstance(new_deadline, int) and new_deadline > 0 and (
-            deadline is None or new_deadline <= deadline):
+    if isinstance(new_deadline, int) and new_deadline > 0 and (deadline is None or new_deadline <= deadline):
         before["activeDeadlineSeconds"] = new_deadline
     tolerations = after.get("tolerations") or []
     if all(t in tolerations for t in before.get("tolerations") or []):
@@ -534,8 +538,7 @@ def _pod_immutable(old: dict[str, Any], new: dict[str, Any], errs: Errors) -> No
         before["schedulingGates"] = after.get("schedulingGates")
     for key in [k for k in ("tolerations", "schedulingGates") if before.get(k) is None]:
         before.pop(key, None)
-    after_cmp = {k: v for k, v in after.items()
-                 if not (k in ("tolerations", "schedulingGates") and v is None)}
+    after_cmp = {k: v for k, v in after.items() if not (k in ("tolerations", "schedulingGates") and v is None)}
     if before != after_cmp:
         errs.forbidden("spec", POD_UPDATE_MSG)
 
@@ -569,7 +572,6 @@ IMMUTABLE: dict[tuple[str, str], Callable[[dict[str, Any], dict[str, Any], Error
     ("apps", "Deployment"): _field_immutable("spec.selector"),
     ("apps", "ReplicaSet"): _field_immutable("spec.selector"),
     ("apps", "DaemonSet"): _field_immutable("spec.selector"),
-    ("apps", "StatefulSet"): _field_immutable("spec.selector", "spec.serviceName",
-                                              "spec.podManagementPolicy"),
+    ("apps", "StatefulSet"): _field_immutable("spec.selector", "spec.serviceName", "spec.podManagementPolicy"),
     ("batch", "Job"): _field_immutable("spec.selector", "spec.completionMode"),
 }

@@ -42,8 +42,15 @@ class Admit(Protocol):
     """Defaults and validates a write in place before it is stored (``old``: the stored object
     on update); raises ``StatusError``. The registry passes it down (``Store.set_admission``)."""
 
-    def __call__(self, rtype: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None, *,
-                 namespace: str | None, subresource: str | None) -> None: ...
+    def __call__(
+        self,
+        rtype: ResourceType,
+        obj: dict[str, Any],
+        old: dict[str, Any] | None,
+        *,
+        namespace: str | None,
+        subresource: str | None,
+    ) -> None: ...
 
 
 # Told of every stored change (rtype, event type, object), with the store lock held.
@@ -56,15 +63,11 @@ def object_key(namespace: str | None, name: str) -> str:
 
 def _same(new: dict[str, Any], current: dict[str, Any]) -> bool:
     """Whether a write changes nothing but managedFields times (the real server skips those)."""
-    if {k: v for k, v in new.items() if k != "metadata"} != {
-        k: v for k, v in current.items() if k != "metadata"
-    }:
+    if {k: v for k, v in new.items() if k != "metadata"} != {k: v for k, v in current.items() if k != "metadata"}:
         return False
     skip = ("resourceVersion", "managedFields")
     new_meta, cur_meta = new.get("metadata") or {}, current.get("metadata") or {}
-    if {k: v for k, v in new_meta.items() if k not in skip} != {
-        k: v for k, v in cur_meta.items() if k not in skip
-    }:
+    if {k: v for k, v in new_meta.items() if k not in skip} != {k: v for k, v in cur_meta.items() if k not in skip}:
         return False
     return bool(_timeless(new_meta.get("managedFields")) == _timeless(cur_meta.get("managedFields")))
 
@@ -72,17 +75,23 @@ def _same(new: dict[str, Any], current: dict[str, Any]) -> bool:
 def _timeless(entries: Any) -> Any:
     if not isinstance(entries, list):
         return entries
-    return [{k: v for k, v in e.items() if k != "time"} if isinstance(e, dict) else e
-            for e in entries]
+    return [{k: v for k, v in e.items() if k != "time"} if isinstance(e, dict) else e for e in entries]
 
 
 def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _replacement(rtype: ResourceType, name: str, obj: dict[str, Any], current: dict[str, Any], *,
-                 subresource: str | None, keep_status: bool, managed: list[Any] | None
-                 ) -> dict[str, Any]:
+def _replacement(
+    rtype: ResourceType,
+    name: str,
+    obj: dict[str, Any],
+    current: dict[str, Any],
+    *,
+    subresource: str | None,
+    keep_status: bool,
+    managed: list[Any] | None,
+) -> dict[str, Any]:
     """The object an update stores before admission: ``obj`` with what the server owns kept from
     ``current`` (identity, status unless it is the status subresource, deletion fields)."""
     cur_meta = current["metadata"]
@@ -124,22 +133,20 @@ def _place(rtype: ResourceType, meta: dict[str, Any], namespace: str | None) -> 
     namespace = namespace or meta.get("namespace") or "default"
     if meta.get("namespace") and meta["namespace"] != namespace:
         raise _status.bad_request(
-            "the namespace of the provided object does not match "
-            "the namespace sent on the request"
+            "the namespace of the provided object does not match the namespace sent on the request"
         )
     meta["namespace"] = namespace
     return namespace
 
 
-def _check_preconditions(rtype: ResourceType, name: str, cur_meta: dict[str, Any],
-                         preconditions: dict[str, Any] | None) -> None:
+def _check_preconditions(
+    rtype: ResourceType, name: str, cur_meta: dict[str, Any], preconditions: dict[str, Any] | None
+) -> None:
     """409 when a DELETE's preconditions (uid, resourceVersion) do not hold."""
     for key, field in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
         wanted = (preconditions or {}).get(key)
         if wanted is not None and str(wanted) != cur_meta.get(key):
-            raise _status.precondition_failed(
-                rtype, name, field, str(wanted), str(cur_meta.get(key))
-            )
+            raise _status.precondition_failed(rtype, name, field, str(wanted), str(cur_meta.get(key)))
 
 
 def _pod_grace(pod: dict[str, Any], grace_period: int | None) -> Any:
@@ -171,15 +178,13 @@ def _check_applied(rtype: ResourceType, name: str, namespace: str | None, applie
         raise _status.bad_request("metadata must be an object")
     if meta.get("name") not in (None, name):
         raise _status.bad_request(
-            f"the name of the object ({meta['name']}) does not match "
-            f"the name on the URL ({name})"
+            f"the name of the object ({meta['name']}) does not match the name on the URL ({name})"
         )
     if meta.get("managedFields") is not None:
         raise _status.bad_request("metadata.managedFields must be nil")
     if rtype.namespaced and meta.get("namespace") not in (None, namespace):
         raise _status.bad_request(
-            "the namespace of the provided object does not match the namespace sent on the "
-            "request"
+            "the namespace of the provided object does not match the namespace sent on the request"
         )
 
 
@@ -388,12 +393,17 @@ class Store:
             if rtype.has_generation:
                 meta["generation"] = 1
             if manager is not None:
-                update_managed(None, obj, rtype.schema_node(), manager=manager,
-                               api_version=rtype.api_version, has_status=rtype.has_status)
+                update_managed(
+                    None,
+                    obj,
+                    rtype.schema_node(),
+                    manager=manager,
+                    api_version=rtype.api_version,
+                    has_status=rtype.has_status,
+                )
             return self._commit(rtype, "ADDED", key, obj, None)
 
-    def _generated_name_locked(self, rtype: ResourceType, meta: dict[str, Any],
-                               namespace: str | None) -> str:
+    def _generated_name_locked(self, rtype: ResourceType, meta: dict[str, Any], namespace: str | None) -> str:
         """A free name from ``generateName`` (422 when there is neither name nor generateName)."""
         if not meta.get("generateName"):
             raise _status.invalid_object(
@@ -445,8 +455,7 @@ class Store:
             raise _status.bad_request("metadata must be an object")
         if meta.get("name") and meta["name"] != name:
             raise _status.bad_request(
-                f"the name of the object ({meta['name']}) does not match "
-                f"the name on the URL ({name})"
+                f"the name of the object ({meta['name']}) does not match the name on the URL ({name})"
             )
         with self.lock:
             current = self.get(rtype, name, namespace).obj
@@ -454,29 +463,39 @@ class Store:
             wanted_rv = meta.get("resourceVersion")
             if wanted_rv and str(wanted_rv) != cur_meta.get("resourceVersion"):
                 raise _status.conflict(rtype, name)
-            new = _replacement(rtype, name, obj, current, subresource=subresource,
-                               keep_status=keep_status, managed=managed)
+            new = _replacement(
+                rtype, name, obj, current, subresource=subresource, keep_status=keep_status, managed=managed
+            )
             if admit and self._admit is not None:
                 self._admit(rtype, new, current, namespace=namespace, subresource=subresource)
             new_meta = new["metadata"]
-            if (subresource is None and rtype.has_generation
-                    and new.get("spec") != current.get("spec")):
+            if subresource is None and rtype.has_generation and new.get("spec") != current.get("spec"):
                 new_meta["generation"] = int(cur_meta.get("generation", 1)) + 1
             if manager is not None:
-                update_managed(current, new, rtype.schema_node(), manager=manager,
-                               api_version=rtype.api_version, has_status=rtype.has_status,
-                               subresource=subresource)
+                update_managed(
+                    current,
+                    new,
+                    rtype.schema_node(),
+                    manager=manager,
+                    api_version=rtype.api_version,
+                    has_status=rtype.has_status,
+                    subresource=subresource,
+                )
             return self._store_replaced_locked(rtype, object_key(namespace, name), new, current)
 
-    def _store_replaced_locked(self, rtype: ResourceType, key: str, new: dict[str, Any],
-                               current: dict[str, Any]) -> dict[str, Any]:
+    def _store_replaced_locked(
+        self, rtype: ResourceType, key: str, new: dict[str, Any], current: dict[str, Any]
+    ) -> dict[str, Any]:
         """Commit an update: nothing when it changes nothing, a deletion when it removed the
         last finalizer of an object being deleted, else a MODIFIED event."""
         new_meta, cur_meta = new["metadata"], current["metadata"]
         if _same(new, current):
             return {**current, "metadata": dict(cur_meta)}
-        if (new_meta.get("deletionTimestamp") and not new_meta.get("finalizers")
-                and not new_meta.get("deletionGracePeriodSeconds")):
+        if (
+            new_meta.get("deletionTimestamp")
+            and not new_meta.get("finalizers")
+            and not new_meta.get("deletionGracePeriodSeconds")
+        ):
             # The last finalizer was removed from an object being deleted: it goes now.
             new_meta["resourceVersion"] = cur_meta.get("resourceVersion")
             gone = self._commit(rtype, "DELETED", key, new, current)
@@ -515,9 +534,7 @@ class Store:
                 else:
                     new = merge_patch(current, patch)
             except PatchError as exc:
-                raise _status.StatusError(
-                    422, _status.status_body(422, "Invalid", str(exc))
-                ) from None
+                raise _status.StatusError(422, _status.status_body(422, "Invalid", str(exc))) from None
             return self._replace_patched(rtype, name, namespace, new, subresource, manager)
 
     def _replace_patched(
@@ -532,8 +549,7 @@ class Store:
         if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
             raise _status.bad_request("the patched object must keep its metadata")
         new["metadata"] = dict(new["metadata"])
-        return self.replace(rtype, name, namespace, new, subresource=subresource,
-                            manager=manager)
+        return self.replace(rtype, name, namespace, new, subresource=subresource, manager=manager)
 
     def apply(
         self,
@@ -560,20 +576,32 @@ class Store:
             except _status.StatusError:
                 if subresource:
                     raise
-                created = apply_fields(None, copy.deepcopy(body), node, manager=field_manager,
-                                       api_version=rtype.api_version,
-                                       has_status=rtype.has_status, subresource=subresource,
-                                       force=force)
+                created = apply_fields(
+                    None,
+                    copy.deepcopy(body),
+                    node,
+                    manager=field_manager,
+                    api_version=rtype.api_version,
+                    has_status=rtype.has_status,
+                    subresource=subresource,
+                    force=force,
+                )
                 created["metadata"]["name"] = name
                 return self.create(rtype, created, namespace), True
-            merged = apply_fields(current, body, node, manager=field_manager,
-                                  api_version=rtype.api_version, has_status=rtype.has_status,
-                                  subresource=subresource, force=force)
+            merged = apply_fields(
+                current,
+                body,
+                node,
+                manager=field_manager,
+                api_version=rtype.api_version,
+                has_status=rtype.has_status,
+                subresource=subresource,
+                force=force,
+            )
             merged["apiVersion"], merged["kind"] = rtype.api_version, rtype.kind
             merged["metadata"].pop("resourceVersion", None)
             managed = merged["metadata"].pop("managedFields", [])
-            return self.replace(rtype, name, namespace, merged, subresource=subresource,
-                                managed=managed), False
+            return self.replace(rtype, name, namespace, merged, subresource=subresource, managed=managed), False
 
     def delete(
         self,
@@ -613,7 +641,8 @@ class Store:
                 grace = _pod_grace(current, grace_period)
                 if isinstance(grace, int) and grace > 0:
                     if cur_meta.get("deletionTimestamp") and grace >= int(
-                            cur_meta.get("deletionGracePeriodSeconds") or 0):
+                        cur_meta.get("deletionGracePeriodSeconds") or 0
+                    ):
                         return current  # already terminating, no sooner
                     marked = self._mark_deleting(rtype, key, current, grace)
                     if not kubelet or self._dry_run:
@@ -630,15 +659,16 @@ class Store:
     def exists(self, rtype: ResourceType, name: str, namespace: str | None) -> bool:
         return object_key(namespace, name) in self._objects.get(rtype, {})
 
-    def _mark_deleting(
-        self, rtype: ResourceType, key: str, current: dict[str, Any], grace: int
-    ) -> dict[str, Any]:
+    def _mark_deleting(self, rtype: ResourceType, key: str, current: dict[str, Any], grace: int) -> dict[str, Any]:
         stamp = datetime.now(timezone.utc) + timedelta(seconds=grace)
-        new = {**current, "metadata": {
-            **current["metadata"],
-            "deletionTimestamp": stamp.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "deletionGracePeriodSeconds": grace,
-        }}
+        new = {
+            **current,
+            "metadata": {
+                **current["metadata"],
+                "deletionTimestamp": stamp.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "deletionGracePeriodSeconds": grace,
+            },
+        }
         if current["metadata"].get("generation") is not None and rtype.has_generation:
             new["metadata"]["generation"] = int(current["metadata"]["generation"]) + 1
         return self._commit(rtype, "MODIFIED", key, new, current)
@@ -649,16 +679,14 @@ class Store:
         """Mark a namespace Terminating and (as the namespace controller) delete its content."""
         name = current["metadata"]["name"]
         if not current["metadata"].get("deletionTimestamp"):
-            terminating = {**current, "status": {**(current.get("status") or {}),
-                                                 "phase": "Terminating"}}
+            terminating = {**current, "status": {**(current.get("status") or {}), "phase": "Terminating"}}
             current = self._mark_deleting(rtype, key, terminating, 0)
         if self._dry_run:
             return current
         for other in list(self._objects):
             if not other.namespaced:
                 continue
-            for entry in [e for e in self._objects[other].values()
-                          if e.obj["metadata"].get("namespace") == name]:
+            for entry in [e for e in self._objects[other].values() if e.obj["metadata"].get("namespace") == name]:
                 meta = entry.obj["metadata"]
                 if meta.get("deletionTimestamp") and meta.get("finalizers"):
                     continue
@@ -671,14 +699,16 @@ class Store:
         if entry is None or not entry.obj["metadata"].get("deletionTimestamp"):
             return None
         for other, objects in self._objects.items():
-            if other.namespaced and any(
-                    e.obj["metadata"].get("namespace") == name for e in objects.values()):
+            if other.namespaced and any(e.obj["metadata"].get("namespace") == name for e in objects.values()):
                 return None
         current = entry.obj
         if current["metadata"].get("finalizers"):
             return None
-        last = {**current, "metadata": dict(current["metadata"]),
-                "spec": {**(current.get("spec") or {}), "finalizers": []}}
+        last = {
+            **current,
+            "metadata": dict(current["metadata"]),
+            "spec": {**(current.get("spec") or {}), "finalizers": []},
+        }
         return self._commit(rtype, "DELETED", name, last, current)
 
     def _after_delete_locked(self, gone: dict[str, Any]) -> None:
@@ -686,16 +716,13 @@ class Store:
         namespace = gone["metadata"].get("namespace")
         if not namespace or self._dry_run:
             return
-        ns_type = next((t for t in self._objects if t.builtin and t.kind == "Namespace"
-                        and t.group == ""), None)
+        ns_type = next((t for t in self._objects if t.builtin and t.kind == "Namespace" and t.group == ""), None)
         if ns_type is not None:
             self._finish_namespace_locked(ns_type, namespace)
 
     # -- watchers ------------------------------------------------------------------------------
 
-    def add_watcher(
-        self, watcher: Watcher, *, initial: bool, since: int | None, end_marker: bool = False
-    ) -> int:
+    def add_watcher(self, watcher: Watcher, *, initial: bool, since: int | None, end_marker: bool = False) -> int:
         """Register ``watcher``; queue synthetic ADDEDs (``initial``) or history after ``since``.
 
         ``end_marker`` queues the initial-events-end bookmark (at the snapshot revision) after
@@ -712,9 +739,7 @@ class Store:
                 for key in sorted(objects):
                     entry = objects[key]
                     if watcher.matches(entry.obj):
-                        watcher.items.append(
-                            ("event", b'{"type":"ADDED","object":' + entry.full() + b"}\n")
-                        )
+                        watcher.items.append(("event", b'{"type":"ADDED","object":' + entry.full() + b"}\n"))
             elif since is not None:
                 start = bisect.bisect_right(self._hist_rvs, since)
                 for event in self._hist[start:]:
@@ -774,8 +799,7 @@ class Store:
         """Delete every object of ``rtype`` (its CRD went), each with a DELETED event."""
         for key, entry in sorted(self._objects.get(rtype, {}).items()):
             current = entry.obj
-            self._commit(rtype, "DELETED", key, {**current, "metadata": dict(current["metadata"])},
-                         current)
+            self._commit(rtype, "DELETED", key, {**current, "metadata": dict(current["metadata"])}, current)
 
     def all_objects(self, rtype: ResourceType) -> Iterable[Stored]:
         with self.lock:
