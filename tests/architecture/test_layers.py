@@ -28,7 +28,8 @@ LAYERS = {
     "caching": 3,
     "client": 4,
     "aio": 5,
-    "controller": 6,
+    "admission": 6,  # webhooks: handlers read the cache through the client
+    "controller": 7,
     "testing": 8,  # a leaf: only the command line may import it
     "__main__": 9,
     "cli": 9,  # the command line: may import every layer
