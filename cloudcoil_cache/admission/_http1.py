@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http
+import select
 import socket
 import ssl
 import threading
@@ -34,14 +35,15 @@ def plain(status: int, text: str) -> Answer:
 
 
 class Connection:
-    """A client socket; TLS once ``handshake()`` ran, on a worker thread."""
+    """A client socket; TLS once ``handshake_step()`` finished (stepped on worker threads)."""
 
     def __init__(self, sock: socket.socket, peer: str) -> None:
         self.sock: socket.socket = sock
         self.peer = peer
         self.tls = False
         self.generation = -1  # the ServingTLS generation it handshook under
-        self.idle_since = 0.0
+        self.wants = select.POLLIN  # what the accept loop waits for while it holds this connection
+        self.deadline = 0.0  # when the accept loop closes it if nothing came (clock seconds)
         self.disconnected = threading.Event()
         self._buffer = b""
         self._closed = False
@@ -56,13 +58,23 @@ class Connection:
     def closed(self) -> bool:
         return self._closed
 
-    def handshake(self, context: ssl.SSLContext, generation: int, timeout: float) -> None:
-        self.sock.settimeout(timeout)
-        wrapped = context.wrap_socket(self.sock, server_side=True, do_handshake_on_connect=False)
-        self.sock = wrapped
-        wrapped.do_handshake()
+    def handshake_step(self, context: ssl.SSLContext, generation: int) -> int:
+        """Advance the TLS handshake without blocking: 0 once done, else the poll events to wait for.
+
+        Raises ``OSError``/``ssl.SSLError`` when it failed.
+        """
+        if not isinstance(self.sock, ssl.SSLSocket):
+            self.sock.setblocking(False)
+            self.sock = context.wrap_socket(self.sock, server_side=True, do_handshake_on_connect=False)
+            self.generation = generation
+        try:
+            self.sock.do_handshake()
+        except ssl.SSLWantReadError:
+            return select.POLLIN
+        except ssl.SSLWantWriteError:
+            return select.POLLOUT
         self.tls = True
-        self.generation = generation
+        return 0
 
     def buffered(self) -> bool:
         """Whether bytes of a next request are already here (then it is read without waiting to poll)."""

@@ -24,7 +24,7 @@ __all__ = ["WebhookServer"]
 
 log = logging.getLogger("cloudcoil_cache.admission.server")
 
-_HANDSHAKE_TIMEOUT = 10.0  # seconds a client gets to finish its TLS handshake (on a worker)
+_HANDSHAKE_TIMEOUT = 10.0  # seconds a client gets to finish its TLS handshake (stepped on workers)
 _READ_TIMEOUT = 30.0  # seconds between the bytes of one request
 _IDLE_TIMEOUT = 90.0  # an idle keep-alive connection is closed after this (kube-apiserver's own idle timeout)
 _RDHUP = getattr(select, "POLLRDHUP", 0)  # Linux: the peer closed, even with unread bytes pending
@@ -38,8 +38,9 @@ def _check_number(name: str, value: object, *, minimum: float = 0.0) -> float:
 
 
 class _Loop:
-    """The accept loop's thread: accepts (never handshakes), parks idle keep-alive connections and
-    watches connections whose request is being answered for a client that went away."""
+    """The accept loop's thread: accepts (never handshakes), holds connections waiting for bytes (a
+    handshake's next step, an idle keep-alive's next request) off the workers, and watches connections
+    whose request is being answered for a client that went away."""
 
     def __init__(self, listener: socket.socket, dispatch: Callable[[Connection], None], clock: Clock) -> None:
         self._listener = listener
@@ -108,9 +109,9 @@ class _Loop:
         elif conn is None or conn.closed:
             return
         elif name == "park":
-            conn.idle_since = self._clock.now()
+            conn.deadline = self._clock.now() + (_IDLE_TIMEOUT if conn.tls else _HANDSHAKE_TIMEOUT)
             self._parked[conn.fileno()] = conn
-            self._poll.register(conn.fileno(), select.POLLIN | select.POLLHUP | select.POLLERR | _RDHUP)
+            self._poll.register(conn.fileno(), conn.wants | select.POLLHUP | select.POLLERR | _RDHUP)
         elif name == "watch" and _RDHUP:
             self._watched[conn.fileno()] = conn
             self._poll.register(conn.fileno(), _RDHUP)
@@ -139,7 +140,7 @@ class _Loop:
     def _unpark(self, fd: int, events: int) -> None:
         conn = self._parked.pop(fd)
         self._forget(fd)
-        if events & (select.POLLHUP | select.POLLERR | select.POLLNVAL | _RDHUP) and not events & select.POLLIN:
+        if events & (select.POLLHUP | select.POLLERR | select.POLLNVAL | _RDHUP) and not events & conn.wants:
             conn.close()
         else:
             self._dispatch(conn)
@@ -159,13 +160,13 @@ class _Loop:
     def _next_idle_ms(self) -> int | None:
         if not self._parked:
             return None
-        oldest = min(c.idle_since for c in self._parked.values())
-        return max(0, int((oldest + _IDLE_TIMEOUT - self._clock.now()) * 1000) + 1)
+        first = min(c.deadline for c in self._parked.values())
+        return max(0, int((first - self._clock.now()) * 1000) + 1)
 
     def _close_expired(self) -> None:
-        limit = self._clock.now() - _IDLE_TIMEOUT
+        now = self._clock.now()
         for fd, conn in list(self._parked.items()):
-            if conn.idle_since <= limit:
+            if conn.deadline <= now:
                 del self._parked[fd]
                 self._forget(fd)
                 conn.close()
@@ -446,22 +447,24 @@ class WebhookServer:
     def _serve(self, conn: Connection) -> None:
         loop = self._loop
         if not conn.tls:
-            if self._is_closing():
+            if self._is_closing() or loop is None:
                 conn.close()
                 return
-            try:
-                conn.handshake(self._tls.context, self._tls.generation, _HANDSHAKE_TIMEOUT)
+            try:  # one step, never blocking: a client that stalls its handshake holds no worker
+                conn.wants = conn.handshake_step(self._tls.context, self._tls.generation)
             except (OSError, ssl.SSLError, ValueError) as exc:
                 log.debug("webhook server: TLS handshake with %s failed: %s", conn.peer, type(exc).__name__)
                 conn.close()
                 return
-            if not conn.buffered() and loop is not None:
-                loop.command("park", conn)  # the first request wakes a worker again
+            if conn.wants or not conn.buffered():
+                conn.wants = conn.wants or select.POLLIN
+                loop.command("park", conn)  # the handshake's next bytes, or the first request, wake a worker
                 return
         while self._one_request(conn, loop):
             if self._is_closing() or loop is None:
                 break
             if not conn.buffered():
+                conn.wants = select.POLLIN
                 loop.command("park", conn)  # wait for the next request without holding a worker
                 return
         conn.close()
