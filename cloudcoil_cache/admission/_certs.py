@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 
@@ -93,7 +94,7 @@ class SelfSignedCertificates:
         return self._issuer
 
     def _new_ca_locked(self, now: float) -> _Issued:
-        pair = self._issuer_locked().new_ca(f"cloudcoil-cache-webhook-ca-{int(time.time())}", self.ca_days)
+        pair = self._issuer_locked().new_ca(f"cloudcoil-cache-webhook-ca-{secrets.token_hex(6)}", self.ca_days)
         return _Issued(pair, now, time.time() + self.ca_days * _DAY)
 
     def _new_leaf_locked(self, ca: _Issued, now: float) -> None:

@@ -100,6 +100,10 @@ class _CryptographyIssuer:
             .add_extension(self._usage(ca=False), critical=True)
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
             .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_cert.public_key()),  # type: ignore[arg-type]
+                critical=False,
+            )
         )
         if not isinstance(ca_key, ec.EllipticCurvePrivateKey):
             raise ConfigError("the CA key is not an ECDSA key")
@@ -178,7 +182,7 @@ class _OpenSSLIssuer:
             (folder / "ca.key").write_bytes(ca.key)
             (folder / "leaf.ext").write_text(
                 "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n"
-                f"extendedKeyUsage=serverAuth\nsubjectAltName={sans}\n"
+                f"extendedKeyUsage=serverAuth\nsubjectAltName={sans}\nauthorityKeyIdentifier=keyid\n"
             )
             self._run(folder, "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "leaf.key")
             self._run(folder, "req", "-new", "-key", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=" + hostnames[0])

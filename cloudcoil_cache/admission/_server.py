@@ -12,7 +12,7 @@ import ssl
 import threading
 from typing import Callable, Deque
 
-from cloudcoil_cache._clock import Clock, ClockLike, as_clock
+from cloudcoil_cache._clock import SYSTEM_CLOCK, Clock, ClockLike, as_clock
 from cloudcoil_cache.admission._certs import SelfSignedCertificates
 from cloudcoil_cache.admission._exchange import Answer, Endpoint, Exchange
 from cloudcoil_cache.admission._http1 import Closed, Connection, Refused, plain
@@ -42,8 +42,15 @@ class _Loop:
     handshake's next step, an idle keep-alive's next request) off the workers, and watches connections
     whose request is being answered for a client that went away."""
 
-    def __init__(self, listener: socket.socket, dispatch: Callable[[Connection], None], clock: Clock) -> None:
+    def __init__(
+        self,
+        listener: socket.socket,
+        dispatch: Callable[[Connection], None],
+        clock: Clock,
+        generation: Callable[[], int],
+    ) -> None:
         self._listener = listener
+        self._generation = generation
         self._dispatch = dispatch
         self._clock = clock
         self._poll = select.poll()
@@ -105,7 +112,7 @@ class _Loop:
             self._close_listener()
             self._close_parked()
         elif name == "close_idle":
-            self._close_parked()
+            self._close_parked(stale_only=True)
         elif conn is None or conn.closed:
             return
         elif name == "park":
@@ -151,11 +158,16 @@ class _Loop:
         self._listener.close()
         self.listener_closed.set()
 
-    def _close_parked(self) -> None:
+    def _close_parked(self, *, stale_only: bool = False) -> None:
+        """Close idle connections; ``stale_only``: only kept-alive ones made under an older certificate
+        (one that has not sent its first request yet gets that answered, with ``Connection: close``)."""
+        current = self._generation()
         for fd, conn in list(self._parked.items()):
+            if stale_only and (not conn.answered or conn.generation == current):
+                continue
+            del self._parked[fd]
             self._forget(fd)
             conn.close()
-        self._parked.clear()
 
     def _next_idle_ms(self) -> int | None:
         if not self._parked:
@@ -345,7 +357,8 @@ class WebhookServer:
         self._port = listener.getsockname()[1]
         self._stop_certs.clear()
         self._work = queue.SimpleQueue()
-        loop = _Loop(listener, self._work.put, self._clock)
+        # Socket deadlines are real time, as the sockets' own timeouts: never the injected clock.
+        loop = _Loop(listener, self._work.put, SYSTEM_CLOCK, lambda: self._tls.generation)
         threads = [threading.Thread(target=loop.run, name=f"webhook-{self._port}-accept", daemon=True)]
         threads += [
             threading.Thread(target=self._worker, name=f"webhook-{self._port}-worker-{i}", daemon=True)
@@ -488,6 +501,7 @@ class WebhookServer:
             answer = self._answer(exchange, conn, loop)
             keep_alive = keep_alive and not self._is_closing() and conn.generation == self._tls.generation
             sent = conn.send(answer, keep_alive=keep_alive, head_only=exchange.method == "HEAD")
+            conn.answered += 1
             return sent and keep_alive
         finally:
             with self._lock:
