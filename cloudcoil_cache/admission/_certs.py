@@ -72,6 +72,7 @@ class SelfSignedCertificates:
         self._issuer_choice = issuer
         self._issuer: Issuer | None = None
         self._lock = threading.Lock()
+        self._renewing = threading.Lock()
         self._ca: _Issued | None = None  # trusted and (until a rotation's leaf switch) signing
         self._next_ca: _Issued | None = None  # during a CA rotation
         self._leaf: _Issued | None = None
@@ -85,81 +86,90 @@ class SelfSignedCertificates:
     @property
     def issuer(self) -> str:
         """``"cryptography"`` or ``"openssl"``: what makes the certificates."""
-        with self._lock:
-            return self._issuer_locked().name
+        with self._renewing:
+            return self._issuer_renewing().name
 
-    def _issuer_locked(self) -> Issuer:
+    # Renewal runs under ``_renewing`` (one renewal at a time; it may run the openssl command);
+    # ``_lock`` guards the state for readers and is never held while keys are made.
+    def _issuer_renewing(self) -> Issuer:
         if self._issuer is None:
             self._issuer = choose_issuer(self._issuer_choice)
         return self._issuer
 
-    def _new_ca_locked(self, now: float) -> _Issued:
-        pair = self._issuer_locked().new_ca(f"cloudcoil-cache-webhook-ca-{secrets.token_hex(6)}", self.ca_days)
+    def _make_ca_renewing(self, now: float) -> _Issued:
+        pair = self._issuer_renewing().new_ca(f"cloudcoil-cache-webhook-ca-{secrets.token_hex(6)}", self.ca_days)
         return _Issued(pair, now, time.time() + self.ca_days * _DAY)
 
-    def _new_leaf_locked(self, ca: _Issued, now: float) -> None:
-        pair = self._issuer_locked().new_leaf(ca.pair, self.hostnames, self.cert_days)
-        self._leaf = _Issued(pair, now, time.time() + self.cert_days * _DAY)
-        self._leaf_ca = ca
+    def _make_leaf_renewing(self, ca: _Issued, now: float) -> None:
+        pair = self._issuer_renewing().new_leaf(ca.pair, self.hostnames, self.cert_days)
+        leaf = _Issued(pair, now, time.time() + self.cert_days * _DAY)
+        with self._lock:
+            self._leaf, self._leaf_ca = leaf, ca
 
-    def _ensure_locked(self) -> bool:
-        if self._ca is not None:
-            return False
+    def _first_issue_renewing(self) -> bool:
+        with self._lock:
+            if self._ca is not None:
+                return False
         now = self._clock.now()
-        self._ca = self._new_ca_locked(now)
-        self._new_leaf_locked(self._ca, now)
+        ca = self._make_ca_renewing(now)
+        self._make_leaf_renewing(ca, now)
+        with self._lock:
+            self._ca = ca
         return True
+
+    def _issued(self) -> tuple[_Issued, _Issued | None, _Issued]:
+        """(trusted CA, next CA, leaf), made on first use."""
+        with self._lock:
+            if self._ca is not None and self._leaf is not None:
+                return self._ca, self._next_ca, self._leaf
+        with self._renewing:
+            self._first_issue_renewing()
+        with self._lock:
+            assert self._ca is not None and self._leaf is not None
+            return self._ca, self._next_ca, self._leaf
 
     def serving(self) -> KeyPair:
         """The leaf to serve (made on first use)."""
-        with self._lock:
-            self._ensure_locked()
-            assert self._leaf is not None
-            return self._leaf.pair
+        return self._issued()[2].pair
 
     @property
     def ca_bundle(self) -> bytes:
         """PEM of every CA clients must trust now (old+new during a rotation)."""
-        with self._lock:
-            self._ensure_locked()
-            return self._bundle_locked()
-
-    def _bundle_locked(self) -> bytes:
-        assert self._ca is not None
-        return self._ca.pair.cert + (self._next_ca.pair.cert if self._next_ca is not None else b"")
+        ca, next_ca, _ = self._issued()
+        return ca.pair.cert + (next_ca.pair.cert if next_ca is not None else b"")
 
     def expiry(self) -> float:
         """When the serving leaf expires (Unix time)."""
-        with self._lock:
-            self._ensure_locked()
-            assert self._leaf is not None
-            return self._leaf.expires
+        return self._issued()[2].expires
 
     def refresh(self) -> Refresh:
         """Take the next renewal step that is due (at most one); what changed."""
-        with self._lock:
-            if self._ensure_locked():
+        with self._renewing:
+            if self._first_issue_renewing():
                 return Refresh(leaf=True, bundle=True)
-            assert self._ca is not None and self._leaf is not None
+            ca, next_ca, leaf = self._issued()
             now = self._clock.now()
-            if self._next_ca is not None:
-                return self._rotate_locked(now)
-            if now >= self._ca.at + self.renew_at * self.ca_days * _DAY:
-                self._next_ca = self._new_ca_locked(now)
-                self._phase_at = now
+            if next_ca is not None:
+                return self._rotate_renewing(next_ca, now)
+            if now >= ca.at + self.renew_at * self.ca_days * _DAY:
+                made = self._make_ca_renewing(now)
+                with self._lock:
+                    self._next_ca, self._phase_at = made, now
                 return Refresh(bundle=True)
-            if now >= self._leaf.at + self.renew_at * self.cert_days * _DAY:
-                self._new_leaf_locked(self._ca, now)
+            if now >= leaf.at + self.renew_at * self.cert_days * _DAY:
+                self._make_leaf_renewing(ca, now)
                 return Refresh(leaf=True)
             return Refresh()
 
-    def _rotate_locked(self, now: float) -> Refresh:
-        assert self._next_ca is not None
-        if now < self._phase_at + self.ca_overlap:
-            return Refresh()
-        self._phase_at = now
-        if self._leaf_ca is not self._next_ca:
-            self._new_leaf_locked(self._next_ca, now)
+    def _rotate_renewing(self, next_ca: _Issued, now: float) -> Refresh:
+        with self._lock:
+            if now < self._phase_at + self.ca_overlap:
+                return Refresh()
+            self._phase_at = now
+            switched = self._leaf_ca is next_ca
+        if not switched:
+            self._make_leaf_renewing(next_ca, now)
             return Refresh(leaf=True)
-        self._ca, self._next_ca = self._next_ca, None
+        with self._lock:
+            self._ca, self._next_ca = next_ca, None
         return Refresh(bundle=True)

@@ -46,7 +46,7 @@ class Connection:
         self.wants = select.POLLIN  # what the accept loop waits for while it holds this connection
         self.deadline = 0.0  # when the accept loop closes it if nothing came (clock seconds)
         self.disconnected = threading.Event()
-        self._buffer = b""
+        self._buffer = bytearray()
         self._closed = False
 
     def __repr__(self) -> str:
@@ -107,7 +107,9 @@ class Connection:
                 if self._buffer.strip():
                     raise Refused(plain(400, "incomplete request\n")) from None
                 raise
-        head, self._buffer = self._buffer.split(b"\r\n\r\n", 1)
+        end = self._buffer.index(b"\r\n\r\n")
+        head = bytes(self._buffer[:end])
+        del self._buffer[: end + 4]
         if len(head) > _MAX_HEAD:
             raise Refused(plain(431, "request head too large\n"))
         method, target, version, headers = _parse_head(head)
@@ -122,7 +124,8 @@ class Connection:
                 self._fill()
             except Closed:
                 raise Refused(plain(400, "incomplete body\n")) from None
-        body, self._buffer = self._buffer[:length], self._buffer[length:]
+        body = bytes(self._buffer[:length])
+        del self._buffer[:length]
         path, _, query = target.partition("?")
         exchange = Exchange(method, path, dict(parse_qsl(query, keep_blank_values=True)), headers, body)
         return exchange, keep_alive

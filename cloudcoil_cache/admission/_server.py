@@ -196,7 +196,8 @@ class WebhookServer:
     Certificates: ``certfile``/``keyfile`` are read again every ``cert_check_interval`` seconds; a change
     is used by new handshakes and idle keep-alive connections are then closed (clients re-handshake);
     files that cannot be loaded keep the old certificate (``metrics.certificate_read(False)``). Without
-    them, ``certificates`` (default ``SelfSignedCertificates(hostnames)``) makes and renews one; its CA
+    them, ``certificates`` (default ``SelfSignedCertificates(hostnames + (host,))``) makes and renews one
+    (its names must cover ``host``: else ``ConfigError``); its CA
     bundle is ``ca_bundle`` and ``add_ca_bundle_listener(fn)`` hears of its changes.
 
     ``stop()``: close the listener, let requests in flight finish (up to ``shutdown_timeout``), close idle
@@ -251,7 +252,10 @@ class WebhookServer:
         self._configured_port = port
         self._clock = as_clock(clock)
         if certfile is None and certificates is None:
-            certificates = SelfSignedCertificates(hostnames, clock=self._clock)
+            names = (hostnames,) if isinstance(hostnames, str) else tuple(hostnames)
+            if not covers(names, host):
+                names += (host,)  # the certificate made here names the host listened on, too
+            certificates = SelfSignedCertificates(names, clock=self._clock)
         if certificates is not None and not covers(certificates.hostnames, host):
             raise ConfigError(
                 f"WebhookServer: the certificate's host names {list(certificates.hostnames)} do not cover "

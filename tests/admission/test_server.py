@@ -10,7 +10,7 @@ import threading
 import pytest
 from _server_support import WAIT, Endpoint, client_context, request
 
-from cloudcoil_cache.admission import WebhookServer
+from cloudcoil_cache.admission import SelfSignedCertificates, WebhookServer
 from cloudcoil_cache.errors import ConfigError
 
 
@@ -200,5 +200,8 @@ def test_bad_options_are_refused(endpoint: Endpoint) -> None:
         WebhookServer(endpoint, certfile="/x.crt")
     with pytest.raises(ConfigError, match="max_concurrency"):
         WebhookServer(endpoint, max_concurrency=0)
-    with pytest.raises(ConfigError, match="do not cover host 'webhook.example'"):
-        WebhookServer(endpoint, host="webhook.example")
+    with pytest.raises(ConfigError, match="do not cover host 'localhost'"):
+        WebhookServer(endpoint, host="localhost", certificates=SelfSignedCertificates(("127.0.0.1",)))
+    made_here = WebhookServer(endpoint, host="webhook.example", hostnames=("127.0.0.1",))
+    assert made_here.certificates is not None
+    assert made_here.certificates.hostnames == ("127.0.0.1", "webhook.example")
