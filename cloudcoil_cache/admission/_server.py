@@ -10,6 +10,7 @@ import select
 import socket
 import ssl
 import threading
+import time
 from typing import Callable, Deque
 
 from cloudcoil_cache._clock import SYSTEM_CLOCK, Clock, ClockLike, as_clock
@@ -27,6 +28,7 @@ log = logging.getLogger("cloudcoil_cache.admission.server")
 _HANDSHAKE_TIMEOUT = 10.0  # seconds a client gets to finish its TLS handshake (stepped on workers)
 _READ_TIMEOUT = 30.0  # seconds between the bytes of one request
 _IDLE_TIMEOUT = 90.0  # an idle keep-alive connection is closed after this (kube-apiserver's own idle timeout)
+_JOIN_GRACE = 5.0  # seconds stop() waits for its threads at least, even with shutdown_timeout=0
 _RDHUP = getattr(select, "POLLRDHUP", 0)  # Linux: the peer closed, even with unread bytes pending
 _HEALTH = ("/healthz", "/readyz")
 
@@ -56,6 +58,9 @@ class _Loop:
         self._poll = select.poll()
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._pipe_lock = threading.Lock()
+        self._ended = False
         self._commands: Deque[tuple[str, Connection | None]] = collections.deque()
         self._parked: dict[int, Connection] = {}
         self._watched: dict[int, Connection] = {}
@@ -65,11 +70,16 @@ class _Loop:
         self.listener_closed = threading.Event()
 
     def command(self, name: str, conn: Connection | None = None) -> None:
-        self._commands.append((name, conn))
-        try:
-            os.write(self._wake_w, b"x")
-        except OSError:  # the loop has ended
-            pass
+        with self._pipe_lock:  # the pipe is closed when the loop ends: never write to a reused descriptor
+            if self._ended:
+                if conn is not None and name == "park":
+                    conn.close()
+                return
+            self._commands.append((name, conn))
+            try:
+                os.write(self._wake_w, b"x")
+            except BlockingIOError:  # the pipe is full of wake-ups already
+                pass
 
     def run(self) -> None:
         try:
@@ -81,8 +91,10 @@ class _Loop:
             self._parked.clear()
             if self._listening:
                 self._close_listener()
-            os.close(self._wake_r)
-            os.close(self._wake_w)
+            with self._pipe_lock:
+                self._ended = True
+                os.close(self._wake_r)
+                os.close(self._wake_w)
 
     def _step(self) -> bool:
         timeout_ms = self._next_idle_ms()
@@ -382,9 +394,10 @@ class WebhookServer:
         with self._lock:
             if not self._running or self._closing:
                 return
-            self._closing = True
             loop, threads = self._loop, list(self._threads)
-        assert loop is not None
+            if loop is None:
+                raise RuntimeError("WebhookServer.stop(): start() has not finished yet")
+            self._closing = True
         loop.command("unlisten")
         loop.listener_closed.wait(self.shutdown_timeout)
         with self._lock:
@@ -402,13 +415,13 @@ class WebhookServer:
         for _ in range(self.max_concurrency):
             self._work.put(None)
         self._stop_certs.set()
+        deadline = time.monotonic() + max(self.shutdown_timeout, _JOIN_GRACE)
         for thread in threads:
-            if thread.name.endswith("-accept"):
-                continue
-            thread.join(self.shutdown_timeout)
+            if not thread.name.endswith("-accept"):  # the loop last: the workers' commands reach it
+                thread.join(max(0.0, deadline - time.monotonic()))
         loop.command("exit")
         for thread in threads:
-            thread.join(self.shutdown_timeout)
+            thread.join(max(0.0, deadline - time.monotonic()))
         self._close_queued()
         try:
             self.endpoint.stop(self.shutdown_timeout)

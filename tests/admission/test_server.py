@@ -205,3 +205,23 @@ def test_bad_options_are_refused(endpoint: Endpoint) -> None:
     made_here = WebhookServer(endpoint, host="webhook.example", hostnames=("127.0.0.1",))
     assert made_here.certificates is not None
     assert made_here.certificates.hostnames == ("127.0.0.1", "webhook.example")
+
+
+def test_stop_past_the_drain_tells_the_endpoint_the_client_is_gone(endpoint: Endpoint) -> None:
+    server = WebhookServer(endpoint, port=0, max_concurrency=2, shutdown_timeout=0.2).start()
+    failures: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            request(server, "/watch", method="POST", body=b"{}")
+        except (OSError, http.client.HTTPException) as exc:  # the connection is cut: no answer
+            failures.append(exc)
+
+    caller = threading.Thread(target=call, name="test-caller")
+    caller.start()
+    assert endpoint.entered.wait(WAIT)
+    server.stop()  # the request outlives shutdown_timeout: disconnected is set, its socket shut
+    caller.join(WAIT)
+    assert endpoint.disconnect_seen.is_set()
+    assert not caller.is_alive() and len(failures) == 1
+    assert _webhook_threads() == []
