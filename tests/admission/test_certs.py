@@ -107,3 +107,16 @@ def test_without_cryptography_and_openssl_one_error_names_both(monkeypatch: pyte
         SelfSignedCertificates().ca_bundle  # noqa: B018
     assert "cryptography" in str(info.value) and "openssl" in str(info.value)
     assert "webhooks" in str(info.value)
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl command")
+def test_without_cryptography_the_openssl_command_makes_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [m for m in sys.modules if m == "cryptography" or m.startswith("cryptography.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "cryptography", None)
+    certs = SelfSignedCertificates(("127.0.0.1", "localhost", "webhook.adm.svc"))
+    assert certs.issuer == "openssl"
+    bundle, leaf, expiry = certs.ca_bundle, certs.serving(), certs.expiry()
+    monkeypatch.undo()  # check what openssl made with cryptography
+    _check_pair(certs)
+    assert bundle == certs.ca_bundle and leaf == certs.serving() and expiry > 0

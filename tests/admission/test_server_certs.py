@@ -173,3 +173,18 @@ def test_a_server_on_certificates_made_by_openssl() -> None:
     with WebhookServer(endpoint, port=0, certificates=certs) as server:
         assert request(server, "/echo", method="POST", body=b"{}")[0] == 200
         assert endpoint.metrics.expiries and endpoint.metrics.reads == [True]
+
+
+def test_client_ca_requires_a_client_certificate(ca: trustme.CA, tmp_path: Path) -> None:
+    clients = trustme.CA()
+    client_ca = tmp_path / "clients.pem"
+    clients.cert_pem.write_to_path(str(client_ca))
+    endpoint = Endpoint()
+    with WebhookServer(endpoint, port=0, client_ca=client_ca) as server:
+        anonymous = client_context(server.ca_bundle)
+        with pytest.raises((ssl.SSLError, ConnectionError)):
+            request(server, "/echo", method="POST", body=b"{}", context=anonymous)
+        known = client_context(server.ca_bundle)
+        clients.issue_cert("kube-apiserver").configure_cert(known)
+        assert request(server, "/echo", method="POST", body=b"{}", context=known)[0] == 200
+    assert endpoint.calls == ["/echo"]
