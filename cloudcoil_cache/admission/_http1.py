@@ -209,6 +209,6 @@ def _content_length(headers: Mapping[str, str]) -> int:
     raw = headers.get("content-length")
     if raw is None:
         return 0
-    if not raw.isdigit():
+    if not (raw.isascii() and raw.isdigit()):
         raise Refused(plain(400, "bad Content-Length\n"))
     return int(raw)
