@@ -368,11 +368,11 @@ class WebhookServer:
     def _answer(self, exchange: Exchange, conn: Connection, loop: AcceptLoop | None) -> Answer:
         if exchange.path in _HEALTH and exchange.method in ("GET", "HEAD"):
             return self._health(exchange.path)
-        conn.disconnected.clear()
+        disconnected = conn.disconnected = threading.Event()  # one per request: a handler may keep it
         if loop is not None:
             loop.command("watch", conn)
         try:
-            return self.endpoint.answer(exchange, conn.disconnected)
+            return self.endpoint.answer(exchange, disconnected)
         except Exception as exc:
             log.exception("webhook server: the endpoint failed on %s %s", exchange.method, exchange.path)
             return Answer(500, b'{"message": "Admission webhook failed: ' + type(exc).__name__.encode() + b'"}')

@@ -106,6 +106,17 @@ def test_chunked_and_malformed_requests_are_refused(server: WebhookServer, endpo
     assert endpoint.calls == []
 
 
+def test_expect_100_continue_gets_its_interim_answer(server: WebhookServer) -> None:
+    context = client_context(server.ca_bundle)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=WAIT) as raw:
+        with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+            tls.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
+            assert tls.recv(4096) == b"HTTP/1.1 100 Continue\r\n\r\n"
+            tls.sendall(b"{}")
+            answer = tls.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 200 OK\r\n") and answer.endswith(b'"size": 2}')
+
+
 def test_keep_alive_reuses_one_connection(server: WebhookServer) -> None:
     conn = http.client.HTTPSConnection("127.0.0.1", server.port, context=client_context(server.ca_bundle), timeout=WAIT)
     try:
