@@ -19,6 +19,7 @@ log = logging.getLogger("cloudcoil_cache.admission.server")
 
 HANDSHAKE_TIMEOUT = 10.0  # seconds a client gets to finish its TLS handshake (stepped on workers)
 IDLE_TIMEOUT = 90.0  # an idle keep-alive connection is closed after this (kube-apiserver's own idle timeout)
+_ACCEPT_PAUSE = 0.5  # seconds without accepting after accept() failed (out of descriptors): no busy loop
 _RDHUP = getattr(select, "POLLRDHUP", 0)  # Linux: the peer closed, even with unread bytes pending
 
 
@@ -48,6 +49,7 @@ class AcceptLoop:
         self._parked: dict[int, Connection] = {}
         self._watched: dict[int, Connection] = {}
         self._listening = True
+        self._accept_resume: float | None = None  # accepting paused until then (after an accept error)
         self._poll.register(listener, select.POLLIN)
         self._poll.register(self._wake_r, select.POLLIN)
         self.listener_closed = threading.Event()
@@ -100,6 +102,10 @@ class AcceptLoop:
                 return False
             self._apply(name, conn)
         self._close_expired()
+        if self._accept_resume is not None and self._clock.now() >= self._accept_resume:
+            self._accept_resume = None
+            if self._listening:
+                self._poll.register(self._listener, select.POLLIN)
         return True
 
     def _apply(self, name: str, conn: Connection | None) -> None:
@@ -133,8 +139,10 @@ class AcceptLoop:
                 sock, address = self._listener.accept()
             except (BlockingIOError, InterruptedError):
                 return
-            except OSError as exc:  # out of descriptors and the like: the loop goes on
-                log.warning("webhook server: accept failed: %s", exc)
+            except OSError as exc:  # out of descriptors and the like: pause accepting, serve the others
+                log.warning("webhook server: accept failed (%s): accepting again in %gs", exc, _ACCEPT_PAUSE)
+                self._forget(self._listener.fileno())
+                self._accept_resume = self._clock.now() + _ACCEPT_PAUSE
                 return
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._dispatch(Connection(sock, f"{address[0]}:{address[1]}"))
@@ -165,10 +173,12 @@ class AcceptLoop:
             conn.close()
 
     def _next_idle_ms(self) -> int | None:
-        if not self._parked:
+        deadlines = [c.deadline for c in self._parked.values()]
+        if self._accept_resume is not None:
+            deadlines.append(self._accept_resume)
+        if not deadlines:
             return None
-        first = min(c.deadline for c in self._parked.values())
-        return max(0, int((first - self._clock.now()) * 1000) + 1)
+        return max(0, int((min(deadlines) - self._clock.now()) * 1000) + 1)
 
     def _close_expired(self) -> None:
         now = self._clock.now()

@@ -103,8 +103,7 @@ class ServingTLS:
     # ---------------------------------------------------------------- loads
     def load(self) -> None:
         """The first load, at start: failure raises ``ConfigError``."""
-        if self._certificates is not None:
-            self._certificates.refresh()
+        if self._certificates is not None:  # (made on first use; renewal steps only in poll(), heard)
             self._install(_context_from_pem(self._certificates.serving(), self._client_ca))
             self._report(True, self._certificates.expiry())
             return
