@@ -78,6 +78,8 @@ class WebhookServer:
         tls_secret: str | None = None,
         clock: ClockLike | None = None,
     ) -> None:
+        if not hasattr(select, "poll"):
+            raise ConfigError("WebhookServer needs select.poll (Linux, macOS, BSD); this platform has none")
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
             raise ConfigError(f"WebhookServer(port=...) must be a port number (0: any free one), got {port!r}")
         if not isinstance(host, str) or not host:
