@@ -1,4 +1,4 @@
-"""Manager: runs controllers (warm informers, workers while leading), leader election, health, signals."""
+"""Manager: runs controllers (warm informers, workers while leading), webhooks, leader election, health, signals."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import signal
 import threading
 from typing import Any
 
+from cloudcoil_cache.admission import WebhookServer
 from cloudcoil_cache.client import Config, current_config
 from cloudcoil_cache.controller._controller import Controller
 from cloudcoil_cache.controller._health import HealthServer
@@ -19,16 +20,19 @@ log = logging.getLogger("cloudcoil_cache.controller.manager")
 
 
 class Manager:
-    """Runs controllers in one process.
+    """Runs controllers and admission webhooks in one process.
 
     ``start()``: start every controller's informers and wait for their sync (a failure stops what was
-    started and raises), start the health server, then start the workers - at once, or while this
-    replica holds the Lease of ``leader_election``. Standby replicas keep their informers synced, so
-    a takeover reconciles at once; a replica that loses the Lease stops its workers and campaigns again.
+    started and raises), start ``webhooks`` (a ``WebhookServer``: its admission informers synced, then it
+    listens), start the health server, then start the workers - at once, or while this replica holds the
+    Lease of ``leader_election``. Standby replicas keep their informers synced, so a takeover reconciles
+    at once; a replica that loses the Lease stops its workers and campaigns again. Webhooks serve on
+    every replica, leader or not, and losing the Lease does not stop them; a Manager may have webhooks
+    and no controllers. ``/readyz`` includes the webhook's readiness, never the leadership.
 
     ``stop()``, in order: no new leadership, stop taking keys and let reconciles in flight finish (up to
-    each controller's ``shutdown_timeout``), stop the informers, release the Lease, stop the health
-    server; every thread is joined. ``run(stop=None)`` = start, wait for ``stop`` (a
+    each controller's ``shutdown_timeout``), close the webhook server (drained), stop the informers,
+    release the Lease, stop the health server; every thread is joined. ``run(stop=None)`` = start, wait for ``stop`` (a
     ``threading.Event``) or SIGTERM/SIGINT (handlers installed only in the main thread, restored after),
     stop. Also a context manager.
 
@@ -40,14 +44,17 @@ class Manager:
     def __init__(
         self,
         *controllers: Controller,
+        webhooks: WebhookServer | None = None,
         config: Config | None = None,
         leader_election: LeaderElection | None = None,
         health_port: int | None = None,
         health_host: str = "127.0.0.1",
         sync_timeout: float = 30.0,
     ) -> None:
-        if not controllers:
-            raise ValueError("Manager() needs at least one Controller")
+        if webhooks is not None and not isinstance(webhooks, WebhookServer):
+            raise TypeError(f"Manager(webhooks=...) expects a WebhookServer, got {type(webhooks).__name__}")
+        if not controllers and webhooks is None:
+            raise ValueError("Manager() needs at least one Controller or webhooks=WebhookServer(...)")
         names = [c.name for c in controllers]
         for c in controllers:
             if not isinstance(c, Controller):
@@ -66,6 +73,7 @@ class Manager:
         ):
             raise ValueError(f"Manager(health_port=...) must be a port number (0: any free one), got {health_port!r}")
         self.controllers = list(controllers)
+        self.webhooks = webhooks
         self.config = config
         self.leader_election = leader_election
         self.health_host = health_host
@@ -78,7 +86,8 @@ class Manager:
         self._closing = False
 
     def __repr__(self) -> str:
-        return f"<Manager {[c.name for c in self.controllers]} started={self._started}>"
+        webhooks = f" webhooks={self.webhooks.url}" if self.webhooks is not None else ""
+        return f"<Manager {[c.name for c in self.controllers]}{webhooks} started={self._started}>"
 
     @property
     def health_port(self) -> int | None:
@@ -95,6 +104,10 @@ class Manager:
         try:
             config = self.config or current_config()
             self.config = config
+            for controller in self.controllers:
+                controller._start_informers(config, sync_timeout=self.sync_timeout)
+            if self.webhooks is not None:
+                self.webhooks.start()
             if self._health_port is not None:
                 if metrics_available():
                     self.metrics = ManagerMetrics(self)
@@ -108,8 +121,6 @@ class Manager:
                     metrics=self._render_metrics,
                 )
                 self._health.start()
-            for controller in self.controllers:
-                controller._start_informers(config, sync_timeout=self.sync_timeout)
             if self.leader_election is not None:
                 self.leader_election._start(config, started=self._lead, stopped=self._step_down)
             else:
@@ -133,6 +144,8 @@ class Manager:
         if election is not None:
             election._begin_shutdown()
         self._stop_workers()
+        if self.webhooks is not None:
+            self.webhooks.stop()
         for controller in self.controllers:
             controller._stop_informers()
         if election is not None and election.threads():
@@ -205,6 +218,8 @@ class Manager:
     def threads(self) -> list[threading.Thread]:
         """Every thread the manager runs now (workers, loops, election, health server)."""
         threads = [t for c in self.controllers for t in c.threads()]
+        if self.webhooks is not None:
+            threads += self.webhooks.threads()
         if self.leader_election is not None:
             threads += self.leader_election.threads()
         if self._health is not None:
@@ -219,8 +234,13 @@ class Manager:
         return True, "ok\n"
 
     def ready(self) -> tuple[bool, str]:
-        """/readyz: every informer synced and servable (a standby replica is ready)."""
+        """/readyz: every informer synced and servable, the webhooks listening and ready (a standby replica
+        is ready: leadership is never part of it)."""
         problems = []
+        if self.webhooks is not None:
+            why = self.webhooks.readiness()
+            if why is not None:
+                problems.append(f"webhooks: {why.rstrip()}")
         for controller in self.controllers:
             sources = controller.sources
             if not sources:
