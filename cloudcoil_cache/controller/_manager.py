@@ -22,13 +22,14 @@ log = logging.getLogger("cloudcoil_cache.controller.manager")
 class Manager:
     """Runs controllers and admission webhooks in one process.
 
-    ``start()``: start every controller's informers and wait for their sync (a failure stops what was
-    started and raises), start ``webhooks`` (a ``WebhookServer``: its admission informers synced, then it
-    listens), start the health server, then start the workers - at once, or while this replica holds the
-    Lease of ``leader_election``. Standby replicas keep their informers synced, so a takeover reconciles
-    at once; a replica that loses the Lease stops its workers and campaigns again. Webhooks serve on
-    every replica, leader or not, and losing the Lease does not stop them; a Manager may have webhooks
-    and no controllers. ``/readyz`` includes the webhook's readiness, never the leadership.
+    ``start()``: start the health server (``/readyz`` false until everything below is ready), start every
+    controller's informers and wait for their sync (a failure stops what was started and raises), start
+    ``webhooks`` (a ``WebhookServer``: its admission informers synced, then it listens), then start the
+    workers - at once, or while this replica holds the Lease of ``leader_election``. Standby replicas keep
+    their informers synced, so a takeover reconciles at once; a replica that loses the Lease stops its
+    workers and campaigns again. Webhooks serve on every replica, leader or not, and losing the Lease does
+    not stop them; a Manager may have webhooks and no controllers. ``/readyz`` includes the webhook's
+    readiness, never the leadership.
 
     ``stop()``, in order: no new leadership, stop taking keys and let reconciles in flight finish (up to
     each controller's ``shutdown_timeout``), close the webhook server (drained), stop the informers,
@@ -104,10 +105,6 @@ class Manager:
         try:
             config = self.config or current_config()
             self.config = config
-            for controller in self.controllers:
-                controller._start_informers(config, sync_timeout=self.sync_timeout)
-            if self.webhooks is not None:
-                self.webhooks.start()
             if self._health_port is not None:
                 if metrics_available():
                     self.metrics = ManagerMetrics(self)
@@ -121,6 +118,12 @@ class Manager:
                     metrics=self._render_metrics,
                 )
                 self._health.start()
+            # the health server first: /healthz answers (a liveness probe passes) and /readyz says what
+            # is not ready yet while the informers sync
+            for controller in self.controllers:
+                controller._start_informers(config, sync_timeout=self.sync_timeout)
+            if self.webhooks is not None:
+                self.webhooks.start()
             if self.leader_election is not None:
                 self.leader_election._start(config, started=self._lead, stopped=self._step_down)
             else:
