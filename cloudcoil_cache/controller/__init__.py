@@ -14,6 +14,7 @@ Sync-first and threaded (client-go's workqueue and leaderelection, controller-ru
 
 from cloudcoil_cache.controller._context import CachedKind, CachedResources, Context
 from cloudcoil_cache.controller._controller import Controller
+from cloudcoil_cache.controller._keys import ResourceKey
 from cloudcoil_cache.controller._leader import LeaderElection
 from cloudcoil_cache.controller._manager import Manager
 from cloudcoil_cache.controller._outcomes import Result, TerminalError, Wait
@@ -39,6 +40,7 @@ __all__ = [
     "QueueHooks",
     "QueueStats",
     "RateLimiter",
+    "ResourceKey",
     "Result",
     "TerminalError",
     "Wait",
