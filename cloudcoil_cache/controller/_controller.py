@@ -15,6 +15,7 @@ from cloudcoil_cache.controller._keys import key_of, normalize_key, split_key
 from cloudcoil_cache.controller._mapping import EventMapping, Mapper
 from cloudcoil_cache.controller._observe import ControllerObserver
 from cloudcoil_cache.controller._queue import QueueStats
+from cloudcoil_cache.controller._status_report import ControllerStatus, ReconcileCounts, snapshot
 from cloudcoil_cache.controller._workers import Reconciler, Workers
 
 __all__ = ["Controller"]
@@ -52,6 +53,7 @@ class Controller:
         workers: int = 1,
         resync_period: float | None = 300,
         shutdown_timeout: float = 10,
+        reconcile_timeout: float | None = None,
     ) -> None:
         _check_kind(kind, "Controller()")
         if namespace is not None and all_namespaces:
@@ -61,6 +63,14 @@ class Controller:
         for what, value in (("resync_period", resync_period), ("shutdown_timeout", shutdown_timeout)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
                 raise ValueError(f"Controller({what}=...) must be a number of seconds >= 0, got {value!r}")
+        if reconcile_timeout is not None and (
+            isinstance(reconcile_timeout, bool)
+            or not isinstance(reconcile_timeout, (int, float))
+            or not 0 < reconcile_timeout < float("inf")
+        ):
+            raise ValueError(
+                f"Controller(reconcile_timeout=...) must be a number of seconds > 0, got {reconcile_timeout!r}"
+            )
         self._selector = parse_label_selector(label_selector)  # a bad selector fails here, named
         self.kind = kind
         self.name = name or kind.kind.lower()
@@ -71,11 +81,14 @@ class Controller:
         self.workers = workers
         self.resync_period = resync_period
         self.shutdown_timeout = float(shutdown_timeout)
+        self.reconcile_timeout = None if reconcile_timeout is None else float(reconcile_timeout)
         self.logger = log.getChild(self.name)
         self.observer = ControllerObserver()
         self._owned: list[Any] = []
         self._watches: list[tuple[Any, Mapper]] = []
         self._reconciler: Reconciler | None = None
+        self._counts = ReconcileCounts()  # for status(), across runs
+        self._synced = threading.Event()  # the informers are synced (wait_ready)
         if reconcile is not None:
             self._set_reconcile(reconcile, None)
         self._lock = threading.Lock()  # guards the run state below
@@ -155,9 +168,9 @@ class Controller:
             raise RuntimeError(f"controller {self.name!r}: {what} after the controller started")
 
     def enqueue(self, key: Any) -> None:
-        """Queue a key (``"namespace/name"``, a ``(namespace, name)`` pair or an object). Keys queued
-        while the controller's workers are not running (a standby replica) are dropped: every object is
-        queued when they start."""
+        """Queue a key (a ``ResourceKey``, ``"namespace/name"``, a ``(namespace, name)`` pair or an
+        object). Keys queued while the controller's workers are not running (a standby replica) are
+        dropped: every object is queued when they start."""
         key = self._normalize(key)
         outside = self._outside_scope(key)
         if outside is not None:  # it could never be reconciled: every pass would fail and back off
@@ -227,6 +240,7 @@ class Controller:
         except BaseException:
             self._stop_informers()
             raise
+        self._synced.set()
         self.logger.info(
             "controller %s: informers synced (%s)",
             self.name,
@@ -234,6 +248,7 @@ class Controller:
         )
 
     def _stop_informers(self) -> None:
+        self._synced.clear()
         with self._lock:
             informers, self._informers = self._informers, None
             handles, self._handles = self._handles, []
@@ -304,6 +319,8 @@ class Controller:
                 in_scope=self.in_scope,
                 observer=lambda: self.observer,
                 logger=self.logger,
+                reconcile_timeout=self.reconcile_timeout,
+                counts=self._counts,
             )
             self._workers = workers
         primary = informers.sources[self.kind]
@@ -322,6 +339,32 @@ class Controller:
         if workers is None:
             return True
         return workers.stop(timeout)
+
+    def _leadership_lost(self) -> None:
+        """The Manager's election stepped down: reconciles of the current run see ``LeadershipLost`` at
+        their next ``ctx.check_leadership()`` (the workers are stopped next)."""
+        workers = self._workers
+        if workers is not None:
+            workers.fence.lose()
+
+    def status(self) -> ControllerStatus:
+        """A snapshot: synced, running/leading, the queue, reconcile counts, the last error per key."""
+        workers = self._workers
+        sources = self.sources
+        synced = bool(sources) and all(s.view.status().synced for s in sources.values())
+        return snapshot(
+            self.name,
+            synced,
+            workers is not None,
+            workers.queue.stats() if workers is not None else None,
+            workers.deadline.abandoned if workers is not None and workers.deadline is not None else 0,
+            self._counts,
+        )
+
+    def wait_ready(self, timeout: float | None = 30) -> bool:
+        """Wait up to ``timeout`` seconds (None: no limit) for the informers to be started and synced;
+        True when they are, False on timeout."""
+        return self._synced.wait(timeout) and self.status().synced
 
     def queue_stats(self) -> QueueStats | None:
         """The current run's queue measurements (None while the workers are not running)."""
