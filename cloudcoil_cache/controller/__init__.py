@@ -27,6 +27,7 @@ from cloudcoil_cache.controller._ratelimit import (
     RateLimiter,
     default_rate_limiter,
 )
+from cloudcoil_cache.controller._stages import StageScope
 from cloudcoil_cache.controller._status_report import ControllerStatus
 from cloudcoil_cache.controller._timeout import ReconcileTimeout
 
@@ -48,6 +49,7 @@ __all__ = [
     "ReconcileTimeout",
     "ResourceKey",
     "Result",
+    "StageScope",
     "TerminalError",
     "Wait",
     "WorkQueue",

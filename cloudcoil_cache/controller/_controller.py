@@ -15,6 +15,7 @@ from cloudcoil_cache.controller._keys import key_of, normalize_key, split_key
 from cloudcoil_cache.controller._mapping import EventMapping, Mapper
 from cloudcoil_cache.controller._observe import ControllerObserver
 from cloudcoil_cache.controller._queue import QueueStats
+from cloudcoil_cache.controller._stages import Flow, StageScope
 from cloudcoil_cache.controller._status_report import ControllerStatus, ReconcileCounts, snapshot
 from cloudcoil_cache.controller._workers import Reconciler, Workers
 
@@ -87,6 +88,7 @@ class Controller:
         self._owned: list[Any] = []
         self._watches: list[tuple[Any, Mapper]] = []
         self._reconciler: Reconciler | None = None
+        self._flow = Flow()  # stages or top-level cases, the other ways to declare the reconcile
         self._counts = ReconcileCounts()  # for status(), across runs
         self._synced = threading.Event()  # the informers are synced (wait_ready)
         if reconcile is not None:
@@ -163,6 +165,25 @@ class Controller:
         self._check_not_started("reconcile()")
         self._reconciler = Reconciler.of(func, every)
 
+    def stage(self, name: str | None = None, *, condition: str | None = None, depends: Any = ()) -> StageScope:
+        """Decorator: ``@ctl.stage("Configure", condition="Configured", depends=other)`` on ``def f(obj)``
+        or ``def f(obj, ctx)`` (or ``async def``) returning None or ``Wait``; or a scope for cases:
+        ``s = ctl.stage(...)`` then ``@s.case(when=...)`` / ``@s.otherwise()``. Every pass runs the
+        stages in the one order ``depends`` gives (stages, their functions or names). See ``Flow``."""
+        self._check_not_started("stage()")
+        return self._flow.stage(name, condition=condition, depends=depends)
+
+    def case(self, *, when: Callable[..., Any], after: Any = None) -> Callable[[F], F]:
+        """Decorator: a top-level case, run when ``when(obj)`` / ``when(obj, ctx)`` is the first to return
+        True (cases in the one order ``after=`` gives); ``@ctl.otherwise()`` runs when none does."""
+        self._check_not_started("case()")
+        return self._flow.branches.case(when=when, after=after)
+
+    def otherwise(self) -> Callable[[F], F]:
+        """Decorator: what runs when no top-level case matches (required with cases)."""
+        self._check_not_started("otherwise()")
+        return self._flow.branches.otherwise()
+
     def _check_not_started(self, what: str) -> None:
         if getattr(self, "_informers", None) is not None:
             raise RuntimeError(f"controller {self.name!r}: {what} after the controller started")
@@ -217,8 +238,7 @@ class Controller:
     def _start_informers(self, config: Config | None = None, *, sync_timeout: float = 30.0) -> None:
         """Create the informers (shared with ``config.cache`` where it has the same ones), register the
         event handlers and wait for every informer's sync. Raises the informer's error on failure."""
-        if self._reconciler is None:
-            raise RuntimeError(f"controller {self.name!r} has no reconcile function: use @ctl.reconcile()")
+        self._reconciler = self._flow.reconciler(self._reconciler, self.name)
         with self._lock:
             if self._informers is not None:
                 return
