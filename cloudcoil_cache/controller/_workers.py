@@ -119,7 +119,7 @@ class Workers:
         with self._lifecycle:
             self._stopping.set()
         if self.deadline is not None:
-            self.deadline.wake()
+            self.deadline.close()
         threads = [t for t in self._threads if t.ident is not None]  # started (a stop may come first)
         threads += self.deadline.threads() if self.deadline is not None else []  # abandoned reconciles
         loop = self._loop

@@ -112,3 +112,22 @@ def test_a_coroutine_reconcile_past_the_timeout_is_cancelled_and_retried(config,
 def test_reconcile_timeout_is_checked(bad):
     with pytest.raises(ValueError, match="reconcile_timeout=...\\) must be a number of seconds > 0"):
         Controller(ConfigMap, reconcile_timeout=bad)
+
+
+def test_helper_threads_are_reused_and_joined_at_stop(config, make_cm):
+    for i in range(20):
+        make_cm(f"k{i}")
+    ctl = Controller(ConfigMap, config=config, reconcile_timeout=30, workers=2)
+    calls = Calls()
+
+    @ctl.reconcile()
+    def reconcile(cm, ctx):
+        calls.add((cm.name, threading.current_thread().name, ctx.config is not None))
+
+    with ctl:
+        calls.wait(lambda c: len({name for name, _, _ in c}) == 20)
+        helpers = [t for t in ctl.threads() if t.name.startswith("controller-configmap-reconcile-")]
+    threads_used = {thread for _, thread, _ in calls.snapshot()}
+    assert len(helpers) <= 2 and threads_used <= {t.name for t in helpers}  # at most one per worker
+    assert all(ok for _, _, ok in calls.snapshot())
+    assert not any(t.is_alive() for t in helpers)
