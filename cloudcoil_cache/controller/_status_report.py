@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import threading
+import types
 from typing import Mapping
 
 import attrs
@@ -121,5 +122,5 @@ def snapshot(
         cancellations=totals.get("cancelled", 0),
         leadership_lost=totals.get("leadership_lost", 0),
         abandoned=abandoned,
-        last_errors=last_errors,
+        last_errors=types.MappingProxyType(last_errors),
     )
