@@ -381,6 +381,11 @@ class Controller:
             self._counts,
         )
 
+    @property
+    def ready(self) -> bool:
+        """Informers synced and workers running (cloudcoil 0.8's ``ready``)."""
+        return self.status().ready
+
     def wait_ready(self, timeout: float | None = 30) -> bool:
         """Wait up to ``timeout`` seconds (None: no limit) for the informers to be started and synced;
         True when they are, False on timeout."""

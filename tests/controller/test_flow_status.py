@@ -37,8 +37,9 @@ def test_wait_ready_is_false_until_the_informers_synced_and_after_stop(config, m
         assert ctl.wait_ready(0) is True
         status = ctl.status()
         assert (status.ready, status.synced, status.running, status.leading) == (True,) * 4
+        assert ctl.ready
     assert ctl.wait_ready(0) is False
-    assert not ctl.status().synced
+    assert not ctl.status().synced and not ctl.ready
 
 
 def test_status_counts_outcomes_and_keeps_the_last_error_per_key(config, make_cm):
