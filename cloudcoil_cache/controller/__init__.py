@@ -14,6 +14,8 @@ Sync-first and threaded (client-go's workqueue and leaderelection, controller-ru
 
 from cloudcoil_cache.controller._context import CachedKind, CachedResources, Context
 from cloudcoil_cache.controller._controller import Controller
+from cloudcoil_cache.controller._fence import LeadershipLost
+from cloudcoil_cache.controller._keys import ResourceKey
 from cloudcoil_cache.controller._leader import LeaderElection
 from cloudcoil_cache.controller._manager import Manager
 from cloudcoil_cache.controller._outcomes import Result, TerminalError, Wait
@@ -25,6 +27,9 @@ from cloudcoil_cache.controller._ratelimit import (
     RateLimiter,
     default_rate_limiter,
 )
+from cloudcoil_cache.controller._stages import StageScope
+from cloudcoil_cache.controller._status_report import ControllerStatus
+from cloudcoil_cache.controller._timeout import ReconcileTimeout
 
 __all__ = [
     "BucketRateLimiter",
@@ -32,14 +37,19 @@ __all__ = [
     "CachedResources",
     "Context",
     "Controller",
+    "ControllerStatus",
     "ItemExponentialRateLimiter",
     "LeaderElection",
+    "LeadershipLost",
     "Manager",
     "MaxOfRateLimiter",
     "QueueHooks",
     "QueueStats",
     "RateLimiter",
+    "ReconcileTimeout",
+    "ResourceKey",
     "Result",
+    "StageScope",
     "TerminalError",
     "Wait",
     "WorkQueue",

@@ -9,6 +9,7 @@ from cloudcoil_cache._listwatch import ListOptions
 from cloudcoil_cache.caching._policy import Mode, in_scope
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.client._reads import cached_get, cached_list
+from cloudcoil_cache.controller._fence import Fence
 from cloudcoil_cache.controller._informers import Source
 from cloudcoil_cache.controller._keys import split_key
 from cloudcoil_cache.errors import ResourceNotFound
@@ -120,6 +121,8 @@ class Context:
         sources: Mapping[Any, Source],
         logger: logging.Logger,
         retries: int = 0,
+        *,
+        fence: Fence | None = None,
     ) -> None:
         self.controller = controller
         self.key = key
@@ -127,6 +130,7 @@ class Context:
         self.config = config
         self.retries = retries
         self._sources = sources
+        self._fence = fence
         self.logger: logging.LoggerAdapter[logging.Logger] = _KeyLogger(logger, {"controller": controller, "key": key})
 
     def cached(self, cls: type[T]) -> CachedKind[T]:
@@ -139,6 +143,24 @@ class Context:
                 f"it can read: {readable} (declare it with .owns() or .watch())"
             )
         return CachedKind(source, self.namespace)
+
+    @property
+    def leading(self) -> bool:
+        """Does the run of this reconcile still lead (False once the Lease was lost)?"""
+        return self._fence is None or not self._fence.lost
+
+    def check_leadership(self) -> None:
+        """Raise ``LeadershipLost`` if this replica lost the Lease since the reconcile started: call it
+        before a write (the Context's write helpers do); the new leader reconciles the key again."""
+        if self._fence is not None:
+            self._fence.check()
+
+    def wait_leadership_lost(self, timeout: float | None = None) -> bool:
+        """Block up to ``timeout`` seconds for this run's leadership to end (a long reconcile can wait on
+        it rather than sleep); True once lost. Without an election it is never lost."""
+        if self._fence is None:
+            return False
+        return self._fence.wait(timeout)
 
     def __repr__(self) -> str:
         return f"<Context {self.controller} {self.key}>"

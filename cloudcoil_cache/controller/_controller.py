@@ -15,6 +15,8 @@ from cloudcoil_cache.controller._keys import key_of, normalize_key, split_key
 from cloudcoil_cache.controller._mapping import EventMapping, Mapper
 from cloudcoil_cache.controller._observe import ControllerObserver
 from cloudcoil_cache.controller._queue import QueueStats
+from cloudcoil_cache.controller._stages import Flow, StageScope
+from cloudcoil_cache.controller._status_report import ControllerStatus, ReconcileCounts, snapshot
 from cloudcoil_cache.controller._workers import Reconciler, Workers
 
 __all__ = ["Controller"]
@@ -52,6 +54,7 @@ class Controller:
         workers: int = 1,
         resync_period: float | None = 300,
         shutdown_timeout: float = 10,
+        reconcile_timeout: float | None = None,
     ) -> None:
         _check_kind(kind, "Controller()")
         if namespace is not None and all_namespaces:
@@ -61,6 +64,14 @@ class Controller:
         for what, value in (("resync_period", resync_period), ("shutdown_timeout", shutdown_timeout)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
                 raise ValueError(f"Controller({what}=...) must be a number of seconds >= 0, got {value!r}")
+        if reconcile_timeout is not None and (
+            isinstance(reconcile_timeout, bool)
+            or not isinstance(reconcile_timeout, (int, float))
+            or not 0 < reconcile_timeout < float("inf")
+        ):
+            raise ValueError(
+                f"Controller(reconcile_timeout=...) must be a number of seconds > 0, got {reconcile_timeout!r}"
+            )
         self._selector = parse_label_selector(label_selector)  # a bad selector fails here, named
         self.kind = kind
         self.name = name or kind.kind.lower()
@@ -71,11 +82,15 @@ class Controller:
         self.workers = workers
         self.resync_period = resync_period
         self.shutdown_timeout = float(shutdown_timeout)
+        self.reconcile_timeout = None if reconcile_timeout is None else float(reconcile_timeout)
         self.logger = log.getChild(self.name)
         self.observer = ControllerObserver()
         self._owned: list[Any] = []
         self._watches: list[tuple[Any, Mapper]] = []
         self._reconciler: Reconciler | None = None
+        self._flow = Flow()  # stages or top-level cases, the other ways to declare the reconcile
+        self._counts = ReconcileCounts()  # for status(), across runs
+        self._synced = threading.Event()  # the informers are synced (wait_ready)
         if reconcile is not None:
             self._set_reconcile(reconcile, None)
         self._lock = threading.Lock()  # guards the run state below
@@ -150,14 +165,33 @@ class Controller:
         self._check_not_started("reconcile()")
         self._reconciler = Reconciler.of(func, every)
 
+    def stage(self, name: str | None = None, *, condition: str | None = None, depends: Any = ()) -> StageScope:
+        """Decorator: ``@ctl.stage("Configure", condition="Configured", depends=other)`` on ``def f(obj)``
+        or ``def f(obj, ctx)`` (or ``async def``) returning None or ``Wait``; or a scope for cases:
+        ``s = ctl.stage(...)`` then ``@s.case(when=...)`` / ``@s.otherwise()``. Every pass runs the
+        stages in the one order ``depends`` gives (stages, their functions or names). See ``Flow``."""
+        self._check_not_started("stage()")
+        return self._flow.stage(name, condition=condition, depends=depends)
+
+    def case(self, *, when: Callable[..., Any], after: Any = None) -> Callable[[F], F]:
+        """Decorator: a top-level case, run when ``when(obj)`` / ``when(obj, ctx)`` is the first to return
+        True (cases in the one order ``after=`` gives); ``@ctl.otherwise()`` runs when none does."""
+        self._check_not_started("case()")
+        return self._flow.branches.case(when=when, after=after)
+
+    def otherwise(self) -> Callable[[F], F]:
+        """Decorator: what runs when no top-level case matches (required with cases)."""
+        self._check_not_started("otherwise()")
+        return self._flow.branches.otherwise()
+
     def _check_not_started(self, what: str) -> None:
         if getattr(self, "_informers", None) is not None:
             raise RuntimeError(f"controller {self.name!r}: {what} after the controller started")
 
     def enqueue(self, key: Any) -> None:
-        """Queue a key (``"namespace/name"``, a ``(namespace, name)`` pair or an object). Keys queued
-        while the controller's workers are not running (a standby replica) are dropped: every object is
-        queued when they start."""
+        """Queue a key (a ``ResourceKey``, ``"namespace/name"``, a ``(namespace, name)`` pair or an
+        object). Keys queued while the controller's workers are not running (a standby replica) are
+        dropped: every object is queued when they start."""
         key = self._normalize(key)
         outside = self._outside_scope(key)
         if outside is not None:  # it could never be reconciled: every pass would fail and back off
@@ -204,8 +238,7 @@ class Controller:
     def _start_informers(self, config: Config | None = None, *, sync_timeout: float = 30.0) -> None:
         """Create the informers (shared with ``config.cache`` where it has the same ones), register the
         event handlers and wait for every informer's sync. Raises the informer's error on failure."""
-        if self._reconciler is None:
-            raise RuntimeError(f"controller {self.name!r} has no reconcile function: use @ctl.reconcile()")
+        self._reconciler = self._flow.reconciler(self._reconciler, self.name)
         with self._lock:
             if self._informers is not None:
                 return
@@ -227,6 +260,7 @@ class Controller:
         except BaseException:
             self._stop_informers()
             raise
+        self._synced.set()
         self.logger.info(
             "controller %s: informers synced (%s)",
             self.name,
@@ -234,6 +268,7 @@ class Controller:
         )
 
     def _stop_informers(self) -> None:
+        self._synced.clear()
         with self._lock:
             informers, self._informers = self._informers, None
             handles, self._handles = self._handles, []
@@ -304,6 +339,8 @@ class Controller:
                 in_scope=self.in_scope,
                 observer=lambda: self.observer,
                 logger=self.logger,
+                reconcile_timeout=self.reconcile_timeout,
+                counts=self._counts,
             )
             self._workers = workers
         primary = informers.sources[self.kind]
@@ -322,6 +359,37 @@ class Controller:
         if workers is None:
             return True
         return workers.stop(timeout)
+
+    def _leadership_lost(self) -> None:
+        """The Manager's election stepped down: reconciles of the current run see ``LeadershipLost`` at
+        their next ``ctx.check_leadership()`` (the workers are stopped next)."""
+        workers = self._workers
+        if workers is not None:
+            workers.fence.lose()
+
+    def status(self) -> ControllerStatus:
+        """A snapshot: synced, running/leading, the queue, reconcile counts, the last error per key."""
+        workers = self._workers
+        sources = self.sources
+        synced = bool(sources) and all(s.view.status().synced for s in sources.values())
+        return snapshot(
+            self.name,
+            synced,
+            workers is not None,
+            workers.queue.stats() if workers is not None else None,
+            workers.deadline.abandoned if workers is not None and workers.deadline is not None else 0,
+            self._counts,
+        )
+
+    @property
+    def ready(self) -> bool:
+        """Informers synced and workers running (cloudcoil 0.8's ``ready``)."""
+        return self.status().ready
+
+    def wait_ready(self, timeout: float | None = 30) -> bool:
+        """Wait up to ``timeout`` seconds (None: no limit) for the informers to be started and synced;
+        True when they are, False on timeout."""
+        return self._synced.wait(timeout) and self.status().synced
 
     def queue_stats(self) -> QueueStats | None:
         """The current run's queue measurements (None while the workers are not running)."""

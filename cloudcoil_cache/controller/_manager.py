@@ -171,7 +171,10 @@ class Manager:
                     log.exception("Manager: starting the workers of controller %r failed", controller.name)
 
     def _step_down(self) -> None:
-        """Leadership lost: stop the workers (bounded by each controller's shutdown_timeout)."""
+        """Leadership lost: fence the reconciles in flight (their writes raise ``LeadershipLost``), then
+        stop the workers (bounded by each controller's shutdown_timeout)."""
+        for controller in self.controllers:
+            controller._leadership_lost()
         self._stop_workers()
 
     def _stop_workers(self) -> None:

@@ -6,7 +6,7 @@ import logging
 from typing import Any, Callable, Mapping, Sequence
 
 from cloudcoil_cache.controller._informers import Source
-from cloudcoil_cache.controller._keys import key_of
+from cloudcoil_cache.controller._keys import ResourceKey, key_of
 
 __all__ = ["EventMapping", "Mapper"]
 
@@ -86,7 +86,7 @@ class EventMapping:
             result = mapper(obj.copy())
             if result is None:
                 return []
-            if isinstance(result, (str, tuple)) or hasattr(result, "metadata"):
+            if isinstance(result, (str, tuple, ResourceKey)) or hasattr(result, "metadata"):
                 result = [result]
             keys = [self._normalize(k) for k in result if k is not None]
         except Exception:

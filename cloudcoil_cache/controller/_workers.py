@@ -13,12 +13,15 @@ from typing import Any, Callable, Mapping
 import attrs
 
 from cloudcoil_cache.controller._context import CachedKind, Context
+from cloudcoil_cache.controller._fence import Fence, LeadershipLost
 from cloudcoil_cache.controller._informers import Source
 from cloudcoil_cache.controller._keys import split_key
 from cloudcoil_cache.controller._loop import LoopThread
 from cloudcoil_cache.controller._observe import ControllerObserver
 from cloudcoil_cache.controller._outcomes import Result, TerminalError, Wait
 from cloudcoil_cache.controller._queue import WorkQueue
+from cloudcoil_cache.controller._status_report import ReconcileCounts
+from cloudcoil_cache.controller._timeout import Deadline
 
 __all__ = ["Reconciler", "Workers"]
 
@@ -60,6 +63,8 @@ class Workers:
         in_scope: Callable[[Any], bool],
         observer: Callable[[], ControllerObserver],
         logger: logging.Logger,
+        reconcile_timeout: float | None = None,
+        counts: ReconcileCounts | None = None,
     ) -> None:
         self.name = name
         self.kind = kind
@@ -73,6 +78,15 @@ class Workers:
         self._lifecycle = threading.Lock()  # start() and stop() one at a time: stop never joins unstarted threads
         self._active = 0
         self.queue = WorkQueue(name, hooks=observer().queue_hooks())
+        self.fence = Fence(name)  # set when this run's leadership is lost
+        self.counts = counts if counts is not None else ReconcileCounts()
+        self.deadline = (
+            None
+            if reconcile_timeout is None
+            else Deadline(
+                name, reconcile_timeout, limit=count, done=self.queue.done, stopping=self._stopping, logger=logger
+            )
+        )
         self._loop = LoopThread(f"controller-{name}-loop") if reconciler.is_async else None
         if self._loop is not None:
             self._loop.start()
@@ -95,7 +109,8 @@ class Workers:
     def threads(self) -> list[threading.Thread]:
         """The worker and event-loop threads."""
         loop_thread = self._loop.thread if self._loop is not None else None
-        return self._threads + ([loop_thread] if loop_thread is not None else [])
+        helpers = self.deadline.threads() if self.deadline is not None else []
+        return self._threads + ([loop_thread] if loop_thread is not None else []) + helpers
 
     def stop(self, timeout: float) -> bool:
         """Stop taking keys, wait up to ``timeout`` for reconciles in flight, join the workers. False
@@ -103,7 +118,10 @@ class Workers:
         cannot be interrupted, its thread is left to end."""
         with self._lifecycle:
             self._stopping.set()
+        if self.deadline is not None:
+            self.deadline.close()
         threads = [t for t in self._threads if t.ident is not None]  # started (a stop may come first)
+        threads += self.deadline.threads() if self.deadline is not None else []  # abandoned reconciles
         loop = self._loop
         self.queue.shut_down()
         deadline = time.monotonic() + timeout
@@ -146,7 +164,8 @@ class Workers:
                     return
                 self._process(str(key))
             finally:
-                queue.done(key)
+                if self.deadline is None or not self.deadline.handed_off(str(key)):
+                    queue.done(key)  # (else the thread of a timed-out reconcile calls it when it ends)
 
     def _process(self, key: str) -> None:
         queue = self.queue
@@ -163,7 +182,9 @@ class Workers:
                 queue.forget(key)  # gone: nothing to reconcile
                 result = ""
                 return
-            ctx = Context(self.name, key, primary.config, sources, self.logger, queue.num_requeues(key))
+            ctx = Context(
+                self.name, key, primary.config, sources, self.logger, queue.num_requeues(key), fence=self.fence
+            )
             self._count_active(+1)
             try:
                 outcome = self._call(obj, ctx)
@@ -177,6 +198,8 @@ class Workers:
             queue.forget(key)
         except concurrent.futures.CancelledError:
             self.logger.warning("controller %s: %s: reconcile cancelled (shutting down)", self.name, key)
+        except LeadershipLost:
+            self.logger.warning("controller %s: %s: reconcile stopped: leadership lost", self.name, key)
         except Exception as exc:
             if self._stopping.is_set():
                 self.logger.warning("controller %s: %s: reconcile failed while stopping: %s", self.name, key, exc)
@@ -202,14 +225,26 @@ class Workers:
         self._observer().workers(active)
 
     def _call(self, obj: Any, ctx: Context) -> Any:
+        """The reconcile function's outcome (under ``reconcile_timeout``), counted for ``status()``."""
+        try:
+            outcome = self._invoke(obj, ctx)
+        except BaseException as exc:
+            self.counts.ended(ctx.key, exc)
+            raise
+        self.counts.ended(ctx.key, None)
+        return outcome
+
+    def _invoke(self, obj: Any, ctx: Context) -> Any:
         reconciler = self._reconciler
         args = (obj, ctx) if reconciler.pass_ctx else (obj,)
+        deadline = self.deadline
         if not reconciler.is_async:
-            return reconciler.func(*args)
+            return reconciler.func(*args) if deadline is None else deadline.call(ctx.key, reconciler.func, args)
         loop = self._loop
         if loop is None:
             raise RuntimeError(f"controller {self.name!r}: its event loop is not running")
-        return loop.submit(reconciler.func(*args)).result()
+        future = loop.submit(reconciler.func(*args))
+        return future.result() if deadline is None else deadline.result(ctx.key, future)
 
     def _handle_outcome(self, key: str, outcome: Any) -> str:
         """Requeue, forget or schedule ``key`` as ``outcome`` says; the result label of the metrics."""
