@@ -10,12 +10,18 @@ Sync-first and threaded (client-go's workqueue and leaderelection, controller-ru
         ...
 
     Manager(mirror, leader_election=LeaderElection("mirror"), health_port=8081).run()
+
+An operator's writes: ``@ctl.finalize("example.com/cleanup")``, ``ctx.set_status(...)``,
+``ctx.condition("Synced", True, reason=...)``, ``ctx.event(...)`` and ``ctx.ensure(child)``.
 """
 
 from cloudcoil_cache.controller._context import CachedKind, CachedResources, Context
 from cloudcoil_cache.controller._controller import Controller
+from cloudcoil_cache.controller._events import EventRecorder
+from cloudcoil_cache.controller._finalizers import ensure_finalizer, remove_finalizer
 from cloudcoil_cache.controller._leader import LeaderElection
 from cloudcoil_cache.controller._manager import Manager
+from cloudcoil_cache.controller._mutations import mutate
 from cloudcoil_cache.controller._outcomes import Result, TerminalError, Wait
 from cloudcoil_cache.controller._queue import QueueHooks, QueueStats, WorkQueue
 from cloudcoil_cache.controller._ratelimit import (
@@ -25,6 +31,7 @@ from cloudcoil_cache.controller._ratelimit import (
     RateLimiter,
     default_rate_limiter,
 )
+from cloudcoil_cache.controller._status import get_condition, set_condition, update_status
 
 __all__ = [
     "BucketRateLimiter",
@@ -32,6 +39,7 @@ __all__ = [
     "CachedResources",
     "Context",
     "Controller",
+    "EventRecorder",
     "ItemExponentialRateLimiter",
     "LeaderElection",
     "Manager",
@@ -44,4 +52,10 @@ __all__ = [
     "Wait",
     "WorkQueue",
     "default_rate_limiter",
+    "ensure_finalizer",
+    "get_condition",
+    "mutate",
+    "remove_finalizer",
+    "set_condition",
+    "update_status",
 ]

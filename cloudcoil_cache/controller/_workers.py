@@ -20,7 +20,11 @@ from cloudcoil_cache.controller._observe import ControllerObserver
 from cloudcoil_cache.controller._outcomes import Result, TerminalError, Wait
 from cloudcoil_cache.controller._queue import WorkQueue
 
-__all__ = ["Reconciler", "Workers"]
+__all__ = ["Around", "Reconciler", "Workers"]
+
+#: Runs around each pass (the operator's writes): ``around(obj, ctx, invoke)``, where
+#: ``invoke(reconciler, obj)`` calls a reconcile or finalize function as the workers do.
+Around = Callable[[Any, Context, Callable[["Reconciler", Any], Any]], Any]
 
 
 @attrs.frozen
@@ -60,6 +64,8 @@ class Workers:
         in_scope: Callable[[Any], bool],
         observer: Callable[[], ControllerObserver],
         logger: logging.Logger,
+        around: Around | None = None,
+        needs_loop: bool = False,
     ) -> None:
         self.name = name
         self.kind = kind
@@ -68,12 +74,13 @@ class Workers:
         self._sources = sources
         self._in_scope = in_scope
         self._observer = observer
+        self._around = around
         self._stopping = threading.Event()
         self._lock = threading.Lock()  # guards the count of reconciles running
         self._lifecycle = threading.Lock()  # start() and stop() one at a time: stop never joins unstarted threads
         self._active = 0
         self.queue = WorkQueue(name, hooks=observer().queue_hooks())
-        self._loop = LoopThread(f"controller-{name}-loop") if reconciler.is_async else None
+        self._loop = LoopThread(f"controller-{name}-loop") if reconciler.is_async or needs_loop else None
         if self._loop is not None:
             self._loop.start()
         self._threads = [
@@ -202,7 +209,11 @@ class Workers:
         self._observer().workers(active)
 
     def _call(self, obj: Any, ctx: Context) -> Any:
-        reconciler = self._reconciler
+        if self._around is None:
+            return self._invoke(self._reconciler, obj, ctx)
+        return self._around(obj, ctx, lambda reconciler, o: self._invoke(reconciler, o, ctx))
+
+    def _invoke(self, reconciler: Reconciler, obj: Any, ctx: Context) -> Any:
         args = (obj, ctx) if reconciler.pass_ctx else (obj,)
         if not reconciler.is_async:
             return reconciler.func(*args)
