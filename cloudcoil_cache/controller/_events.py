@@ -43,10 +43,12 @@ class _Bucket:
 class EventRecorder:
     """Records Events about objects (client-go's ``tools/events`` recorder, threaded).
 
-    An event isomorphic to one seen in the last ``series_finish`` seconds (same object, reason,
-    action and type; the note is not compared, as client-go) is not a new object: the first repeat
-    patches ``series.count = 2`` onto it, later repeats are counted and written at most every
-    ``series_refresh`` seconds. New events about one object are rate-limited by a token bucket
+    An event isomorphic to one seen in the last ``series_finish`` seconds (same object UID, type,
+    reason, action and note) is not a new object: the first repeat patches ``series.count = 2``
+    onto it, later repeats are counted and written at most every ``series_refresh`` seconds
+    (client-go's timings). Unlike ``tools/events``, whose key holds the object's resourceVersion but
+    not the note, a changed note is a new Event and a new resourceVersion is not (a failing object
+    whose status was written once is still one series). New events about one object are rate-limited by a token bucket
     (client-go's spam filter: ``burst`` events, then one per ``refill_every`` seconds). Memory is
     bounded: at most ``max_series`` series are remembered (the oldest is forgotten first).
 
@@ -82,6 +84,7 @@ class EventRecorder:
         self._lock = threading.Lock()  # guards the series and the buckets
         self._series: collections.OrderedDict[tuple[str, ...], _Series] = collections.OrderedDict()
         self._buckets: collections.OrderedDict[str, _Bucket] = collections.OrderedDict()
+        self._stamp = 0
 
     def __repr__(self) -> str:
         return f"<EventRecorder {self.reporting_controller!r} series={len(self._series)}>"
@@ -104,7 +107,7 @@ class EventRecorder:
         if not meta.uid or not meta.name:
             return False
         namespace = meta.namespace or config.namespace or "default"
-        key = (meta.uid, type, reason, action)
+        key = (meta.uid, type, reason, action, note)
         now = self._clock.now()
         with self._lock:
             series, create = self._observe_locked(key, now, namespace, meta.name)
@@ -137,7 +140,7 @@ class EventRecorder:
             return series, False
         if not self._take_token_locked(key[0], now):
             return None, False
-        stamp = int(self._now().timestamp() * 1e9)
+        stamp = self._stamp = max(int(self._now().timestamp() * 1e9), self._stamp + 1)  # unique names
         series = _Series(name=f"{name}.{stamp:x}", namespace=namespace, count=1, last_observed=now, last_written=now)
         self._series[key] = series
         self._series.move_to_end(key)
