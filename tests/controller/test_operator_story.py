@@ -174,3 +174,29 @@ def test_a_failing_reconcile_shows_a_warning_and_ready_false_without_a_write_per
         ctl.enqueue("default/w1")
         passes.wait_for(lambda: conditions(widgets.get(WIDGETS, "w1", "default"))["Ready"][0] == "True")
     assert conditions(widgets.get(WIDGETS, "w1", "default"))["Ready"] == ("True", "Reconciled", "")
+
+
+def test_a_coroutine_finalizer_and_live_reads_through_the_context(widgets: FakeAPIServer, config: Any) -> None:
+    ctl = Controller(Widget, config=config, events=False)
+    seen: list[Any] = []
+    finalized: list[str] = []
+
+    @ctl.reconcile()
+    def reconcile(widget: Any, ctx: Any) -> None:
+        assert ctx.resource is widget
+        live = ctx.get(Widget, widget.name)
+        seen.append((live.metadata.uid == widget.metadata.uid, ctx.client(Widget).live_get(widget.name).spec))
+        ctx.event("Ignored", "events=False records nothing")
+
+    @ctl.finalize(FINALIZER)
+    async def cleanup(widget: Any, ctx: Any) -> None:
+        finalized.append(ctx.resource.name)
+
+    ctl.observer = passes = Passes()
+    make_widget(widgets, "w1", size=7)
+    with ctl.start():
+        passes.wait_for(lambda: bool(seen))
+        widgets.delete(WIDGETS, "w1", "default")
+        passes.wait_for(lambda: finalized == ["w1"] and not widgets.list(WIDGETS, "default"))
+    assert seen[0] == (True, {"size": 7})
+    assert widgets.list(EVENTS, "default") == []
