@@ -86,6 +86,11 @@ class EventRecorder:
         self._buckets: collections.OrderedDict[str, _Bucket] = collections.OrderedDict()
         self._stamp = 0
 
+    @property
+    def clock(self) -> Clock:
+        """The clock of the series, the rate limit (and the controller's event flush deadline)."""
+        return self._clock
+
     def __repr__(self) -> str:
         return f"<EventRecorder {self.reporting_controller!r} series={len(self._series)}>"
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
-import time
 from typing import Any, Callable, Mapping
 
 from cloudcoil_cache.controller._context import Context
@@ -88,12 +87,14 @@ class WriteOptions:
 class OperatorPass:
     """Runs around each reconcile of one controller run (``Workers(around=...)``).
 
-    Before: an object being deleted gets its finalizer functions (each finalizer of this controller
-    still on it is removed once its function succeeded; the reconcile function is not called); a
-    live one gets the missing finalizers added (one guarded PATCH). After: the status the pass set
-    (and ``Ready`` from its outcome, with ``report_status``) is written through the status
-    subresource when it changed (one PATCH guarded by resourceVersion), then its Events are recorded
-    for at most ``event_flush_timeout`` seconds.
+    Before, when the controller has finalizers: an object being deleted gets its finalizer
+    functions (each finalizer of this controller still on it is removed once its function
+    succeeded; the reconcile function is not called); a live one gets the missing finalizers added
+    (one guarded PATCH). A controller without finalizers reconciles objects being deleted as any.
+
+    After: the status the pass set (and ``Ready`` from its outcome, with ``report_status``) is
+    written through the status subresource when it changed (one PATCH guarded by resourceVersion),
+    then its Events are recorded for at most ``event_flush_timeout`` seconds.
     """
 
     def __init__(
@@ -120,7 +121,7 @@ class OperatorPass:
             controller=self.name,
         )
         ctx._begin(obj, writes, self._field_manager)
-        if obj.metadata.deletion_timestamp is not None:
+        if self._finalizers and obj.metadata.deletion_timestamp is not None:
             try:
                 self._finalize(obj, ctx, invoke)
             finally:
@@ -188,9 +189,10 @@ class OperatorPass:
     def _record_events(self, config: Any, obj: Any, writes: PassWrites) -> None:
         if not writes.events:
             return
-        deadline = time.monotonic() + self._event_flush_timeout
+        clock = self._recorder.clock
+        deadline = clock.now() + self._event_flush_timeout
         for index, event in enumerate(writes.events):
-            if time.monotonic() > deadline:
+            if clock.now() > deadline:
                 self._logger.warning(
                     "controller %s: %d event(s) not recorded: event_flush_timeout (%gs) passed",
                     self.name,

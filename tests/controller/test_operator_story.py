@@ -200,3 +200,19 @@ def test_a_coroutine_finalizer_and_live_reads_through_the_context(widgets: FakeA
         passes.wait_for(lambda: finalized == ["w1"] and not widgets.list(WIDGETS, "default"))
     assert seen[0] == (True, {"size": 7})
     assert widgets.list(EVENTS, "default") == []
+
+
+def test_without_finalizers_an_object_being_deleted_is_reconciled_as_before(
+    widgets: FakeAPIServer, config: Any
+) -> None:
+    widgets.create(
+        WIDGETS, {"metadata": {"name": "w1", "finalizers": ["other.example.com/keep"]}, "spec": {}}, "default"
+    )
+    widgets.delete(WIDGETS, "w1", "default")
+    ctl = Controller(Widget, config=config)
+    reconciled: list[bool] = []
+    ctl.reconcile(lambda widget: reconciled.append(widget.metadata.deletion_timestamp is not None))
+    ctl.observer = passes = Passes()
+    with ctl.start():
+        passes.wait_for(lambda: passes.total() >= 1)
+    assert reconciled == [True]
