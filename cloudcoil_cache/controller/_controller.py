@@ -39,6 +39,13 @@ class Controller:
     This class holds the declaration (kind, scope, owned and watched kinds, the reconcile function)
     and the lifecycle (informers, then workers while leading); ``EventMapping`` turns events into
     keys and ``Workers`` runs the reconciles of one run.
+
+    An operator's writes (``OperatorPass`` runs them around each pass): ``finalize()``;
+    ``report_status=True`` keeps a ``Ready`` condition from each pass's outcome; ``status_updates``
+    (None: True) lets ``ctx.set_status``/``ctx.condition`` write the status subresource, once per
+    pass and only on a change; ``events`` lets ``ctx.event`` record Events, for at most
+    ``event_flush_timeout`` seconds per pass; ``field_manager`` (default: the name) is the manager
+    of its writes (``ctx.ensure`` applies children with it).
     """
 
     def __init__(

@@ -10,7 +10,7 @@ import pytest
 from _operator_support import EVENTS, WIDGETS, Passes, Widget, conditions, install_widgets, make_widget, writes_by_kind
 
 from cloudcoil_cache.apimachinery import ObjectMeta
-from cloudcoil_cache.controller import Controller
+from cloudcoil_cache.controller import Controller, TerminalError, Wait
 from cloudcoil_cache.errors import ResourceNotFound
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap
 from cloudcoil_cache.testing import FakeAPIServer
@@ -216,3 +216,27 @@ def test_without_finalizers_an_object_being_deleted_is_reconciled_as_before(
     with ctl.start():
         passes.wait_for(lambda: passes.total() >= 1)
     assert reconciled == [True]
+
+
+def test_ready_says_waiting_or_terminal_error_with_the_reason(widgets: FakeAPIServer, config: Any) -> None:
+    ctl = Controller(Widget, config=config, report_status=True)
+
+    @ctl.reconcile()
+    def reconcile(widget: Any, ctx: Any) -> Any:
+        if widget.name == "waits":
+            return Wait("the database is not up", after=60)
+        raise TerminalError("spec.size must be positive")
+
+    ctl.observer = passes = Passes()
+    make_widget(widgets, "waits")
+    make_widget(widgets, "broken")
+
+    def ready(name: str) -> tuple[str, str, str]:
+        return conditions(widgets.get(WIDGETS, name, "default")).get("Ready", ("", "", ""))
+
+    with ctl.start():
+        passes.wait_for(lambda: ready("waits")[0] == "False" and ready("broken")[0] == "False")
+    assert ready("waits") == ("False", "Waiting", "the database is not up")
+    assert ready("broken") == ("False", "TerminalError", "TerminalError: spec.size must be positive")
+    [event] = widgets.list(EVENTS, "default")  # a Wait is not a failure: no Warning
+    assert (event["type"], event["reason"], event["regarding"]["name"]) == ("Warning", "TerminalError", "broken")
