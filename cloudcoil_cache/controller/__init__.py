@@ -10,14 +10,20 @@ Sync-first and threaded (client-go's workqueue and leaderelection, controller-ru
         ...
 
     Manager(mirror, leader_election=LeaderElection("mirror"), health_port=8081).run()
+
+An operator's writes: ``@ctl.finalize("example.com/cleanup")``, ``ctx.set_status(...)``,
+``ctx.condition("Synced", True, reason=...)``, ``ctx.event(...)`` and ``ctx.ensure(child)``.
 """
 
 from cloudcoil_cache.controller._context import CachedKind, CachedResources, Context
 from cloudcoil_cache.controller._controller import Controller
+from cloudcoil_cache.controller._events import EventRecorder
 from cloudcoil_cache.controller._fence import LeadershipLost
+from cloudcoil_cache.controller._finalizers import ensure_finalizer, remove_finalizer
 from cloudcoil_cache.controller._keys import ResourceKey
 from cloudcoil_cache.controller._leader import LeaderElection
 from cloudcoil_cache.controller._manager import Manager
+from cloudcoil_cache.controller._mutations import mutate
 from cloudcoil_cache.controller._outcomes import Result, TerminalError, Wait
 from cloudcoil_cache.controller._queue import QueueHooks, QueueStats, WorkQueue
 from cloudcoil_cache.controller._ratelimit import (
@@ -28,6 +34,7 @@ from cloudcoil_cache.controller._ratelimit import (
     default_rate_limiter,
 )
 from cloudcoil_cache.controller._stages import StageScope
+from cloudcoil_cache.controller._status import get_condition, set_condition, update_status
 from cloudcoil_cache.controller._status_report import ControllerStatus
 from cloudcoil_cache.controller._timeout import ReconcileTimeout
 
@@ -38,6 +45,7 @@ __all__ = [
     "Context",
     "Controller",
     "ControllerStatus",
+    "EventRecorder",
     "ItemExponentialRateLimiter",
     "LeaderElection",
     "LeadershipLost",
@@ -54,4 +62,10 @@ __all__ = [
     "Wait",
     "WorkQueue",
     "default_rate_limiter",
+    "ensure_finalizer",
+    "get_condition",
+    "mutate",
+    "remove_finalizer",
+    "set_condition",
+    "update_status",
 ]

@@ -1,17 +1,20 @@
-"""What a reconcile function gets besides its object: Context (key, config, logger) and CachedKind (ctx.cached)."""
+"""What a reconcile function gets besides its object: Context (key, config, logger, its writes) and CachedKind."""
 
 from __future__ import annotations
 
 import logging
-from typing import Any, Generic, Mapping, TypeVar
+from typing import Any, Generic, Literal, Mapping, TypeVar
 
 from cloudcoil_cache._listwatch import ListOptions
 from cloudcoil_cache.caching._policy import Mode, in_scope
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.client._reads import cached_get, cached_list
+from cloudcoil_cache.controller._children import ensure_child, live_read
 from cloudcoil_cache.controller._fence import Fence
 from cloudcoil_cache.controller._informers import Source
 from cloudcoil_cache.controller._keys import split_key
+from cloudcoil_cache.controller._status import ConditionStatus
+from cloudcoil_cache.controller._writes import PassWrites
 from cloudcoil_cache.errors import ResourceNotFound
 
 __all__ = ["CachedKind", "CachedResources", "Context"]
@@ -111,7 +114,12 @@ class _KeyLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
 
 class Context:
     """Passed to ``def reconcile(obj, ctx)``: the key, the Config writes go through, a logger with the
-    key bound, and ``cached(Kind)`` over the controller's informers."""
+    key bound, and ``cached(Kind)`` over the controller's informers.
+
+    It belongs to one pass. ``set_status``, ``condition`` and ``event`` are kept until the pass ends
+    (then the status is written once, when it changed, and the Events are recorded); ``ensure``,
+    ``get`` and ``client`` make their API calls at once.
+    """
 
     def __init__(
         self,
@@ -132,6 +140,74 @@ class Context:
         self._sources = sources
         self._fence = fence
         self.logger: logging.LoggerAdapter[logging.Logger] = _KeyLogger(logger, {"controller": controller, "key": key})
+        self._resource: Any = None
+        self._writes: PassWrites | None = None
+        self._field_manager = controller
+
+    def _begin(self, obj: Any, writes: PassWrites, field_manager: str) -> None:
+        """The controller's: the object this pass reconciles and where its writes are kept."""
+        self._resource = obj
+        self._writes = writes
+        self._field_manager = field_manager
+
+    def _pass_writes(self) -> PassWrites:
+        if self._writes is None:
+            raise RuntimeError("this Context is not a reconcile pass's: status, conditions and events need one")
+        return self._writes
+
+    @property
+    def resource(self) -> Any:
+        """The object this pass reconciles (as the reconcile function got it)."""
+        return self._resource
+
+    def client(self, cls: type[T]) -> Any:
+        """A live ``ResourceClient`` of ``cls`` on the controller's Config."""
+        return cls.client(self.config)  # type: ignore[attr-defined]
+
+    def get(self, cls: type[T], name: str, *, namespace: str | None = None) -> T:
+        """Read ``name`` live (``ResourceNotFound`` when it does not exist); ``namespace`` defaults
+        to the key's."""
+        namespace = namespace or (self.namespace if getattr(cls, "namespaced", False) else None)
+        found: T = self.client(cls).live_get(name, namespace)
+        return found
+
+    def set_status(self, **changes: Any) -> None:
+        """Set status fields (camelCase or snake_case; ``None`` removes one), written when the pass ends."""
+        self._pass_writes().set_status(**changes)
+
+    def condition(
+        self,
+        name: str,
+        status: ConditionStatus,
+        *,
+        reason: str,
+        message: str = "",
+    ) -> None:
+        """Set the condition ``name`` (``True``, ``False`` or ``"Unknown"``), written when the pass ends;
+        its ``lastTransitionTime`` moves only when its status flips."""
+        self._pass_writes().condition(name, status, reason=reason, message=message)
+
+    def event(self, reason: str, message: str, type: Literal["Normal", "Warning"] = "Normal") -> None:
+        """Queue an Event about the object (recorded after the status write, best-effort, bounded)."""
+        self._pass_writes().event(reason, message, type)
+
+    def ensure(self, desired: T) -> T:
+        """Create or update the child ``desired`` (server-side apply with the controller's field
+        manager, a controller owner reference to this pass's object) and return it as it is live;
+        no write when it already has every desired field. Declare its kind with ``.owns()`` so its
+        changes reconcile the owner (and the check reads the cache, not the API)."""
+        parent = self._resource
+        if parent is None:
+            raise RuntimeError("ensure() needs a reconcile pass's Context")
+        self.check_leadership()
+        source = self._sources.get(type(desired))
+
+        def read(cls: Any, name: str, namespace: str | None) -> Any:
+            if source is not None:
+                return CachedKind(source, self.namespace).get(name, namespace)
+            return live_read(self.config)(cls, name, namespace)
+
+        return ensure_child(parent, desired, config=self.config, field_manager=self._field_manager, read=read)
 
     def cached(self, cls: type[T]) -> CachedKind[T]:
         """Reads of ``cls`` from the controller's informers (primary, owned and watched kinds only)."""

@@ -10,10 +10,12 @@ from cloudcoil_cache._listwatch import parse_label_selector
 from cloudcoil_cache.caching._policy import in_scope
 from cloudcoil_cache.client import Config, current_config
 from cloudcoil_cache.controller._context import CachedKind, Context
+from cloudcoil_cache.controller._finalizers import check_finalizer_name
 from cloudcoil_cache.controller._informers import InformerSet, Scope, Source
 from cloudcoil_cache.controller._keys import key_of, normalize_key, split_key
 from cloudcoil_cache.controller._mapping import EventMapping, Mapper
 from cloudcoil_cache.controller._observe import ControllerObserver
+from cloudcoil_cache.controller._operator import WriteOptions
 from cloudcoil_cache.controller._queue import QueueStats
 from cloudcoil_cache.controller._stages import Flow, StageScope
 from cloudcoil_cache.controller._status_report import ControllerStatus, ReconcileCounts, snapshot
@@ -39,6 +41,13 @@ class Controller:
     This class holds the declaration (kind, scope, owned and watched kinds, the reconcile function)
     and the lifecycle (informers, then workers while leading); ``EventMapping`` turns events into
     keys and ``Workers`` runs the reconciles of one run.
+
+    An operator's writes (``OperatorPass`` runs them around each pass): ``finalize()``;
+    ``report_status=True`` keeps a ``Ready`` condition from each pass's outcome; ``status_updates``
+    (None: True) lets ``ctx.set_status``/``ctx.condition`` write the status subresource, once per
+    pass and only on a change; ``events`` lets ``ctx.event`` record Events, for at most
+    ``event_flush_timeout`` seconds per pass; ``field_manager`` (default: the name) is the manager
+    of its writes (``ctx.ensure`` applies children with it).
     """
 
     def __init__(
@@ -55,6 +64,11 @@ class Controller:
         resync_period: float | None = 300,
         shutdown_timeout: float = 10,
         reconcile_timeout: float | None = None,
+        report_status: bool = False,
+        status_updates: bool | None = None,
+        events: bool = True,
+        event_flush_timeout: float = 2.0,
+        field_manager: str | None = None,
     ) -> None:
         _check_kind(kind, "Controller()")
         if namespace is not None and all_namespaces:
@@ -85,6 +99,10 @@ class Controller:
         self.reconcile_timeout = None if reconcile_timeout is None else float(reconcile_timeout)
         self.logger = log.getChild(self.name)
         self.observer = ControllerObserver()
+        self._writes = WriteOptions.of(
+            self.name, report_status, status_updates, events, event_flush_timeout, field_manager
+        )
+        self._finalizers: dict[str, Reconciler] = {}
         self._owned: list[Any] = []
         self._watches: list[tuple[Any, Mapper]] = []
         self._reconciler: Reconciler | None = None
@@ -158,6 +176,55 @@ class Controller:
             return f
 
         return register
+
+    def finalize(self, name: str) -> Callable[[F], F]:
+        """Decorator: ``@ctl.finalize("example.com/cleanup")`` on ``def f(obj)``, ``def f(obj, ctx)``
+        or a coroutine function. The controller adds the finalizer to every live object it
+        reconciles; once an object is being deleted it calls ``f`` (not the reconcile function) and
+        removes the finalizer when ``f`` returns (an exception retries with the key's backoff)."""
+        check_finalizer_name(name)
+        self._check_not_started("finalize()")
+        if name in self._finalizers:
+            raise ValueError(f"controller {self.name!r}: finalizer {name!r} is declared twice")
+
+        def register(func: F) -> F:
+            if not callable(func):
+                raise TypeError(f"a finalize function must be callable, got {type(func).__name__}")
+            self._finalizers[name] = Reconciler.of(func)
+            return func
+
+        return register
+
+    # The Application reads what the controller needs (RBAC) from these.
+    @property
+    def owned_kinds(self) -> tuple[Any, ...]:
+        """The kinds declared with ``owns()``."""
+        return tuple(self._owned)
+
+    @property
+    def watched_kinds(self) -> tuple[Any, ...]:
+        """The kinds declared with ``watch()`` (each once)."""
+        return tuple(dict.fromkeys(kind for kind, _ in self._watches))
+
+    @property
+    def finalizers(self) -> tuple[str, ...]:
+        """The finalizer names declared with ``finalize()``."""
+        return tuple(self._finalizers)
+
+    @property
+    def status_updates(self) -> bool:
+        """May the controller write its primaries' status (the status subresource)?"""
+        return self._writes.status_updates
+
+    @property
+    def events(self) -> bool:
+        """Does the controller record Events (events.k8s.io)?"""
+        return self._writes.events
+
+    @property
+    def field_manager(self) -> str:
+        """The field manager of the controller's writes (server-side apply of children)."""
+        return self._writes.field_manager
 
     def _set_reconcile(self, func: Callable[..., Any], every: float | None) -> None:
         if not callable(func):
@@ -341,6 +408,8 @@ class Controller:
                 logger=self.logger,
                 reconcile_timeout=self.reconcile_timeout,
                 counts=self._counts,
+                around=self._writes.around(self._reconciler, self._finalizers, self.logger),
+                needs_loop=any(f.is_async for f in self._finalizers.values()),
             )
             self._workers = workers
         primary = informers.sources[self.kind]

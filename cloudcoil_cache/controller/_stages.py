@@ -287,11 +287,6 @@ class Flow:
                 stage.validate()
             handlers = [h for s in ordered for h in s.handlers()]
             reporting = any(s.condition for s in ordered)
-            if reporting and not callable(getattr(Context, "condition", None)):
-                raise RuntimeError(
-                    f"controller {controller!r}: stages with condition= write conditions with ctx.condition(), "
-                    "which this build's Context lacks (status support); declare the stages without condition="
-                )
             self.frozen = True
             return _driver(lambda obj, ctx: _stage_pass(ordered, obj, ctx, reporting), handlers)
         cases = self.branches.ordered()
@@ -342,7 +337,7 @@ def _as_wait(returned: Any, handler: _Handler) -> Wait | None:
 def _report(ctx: Context, stage: StageScope, handler: _Handler, wait: Wait | None, later: list[StageScope]) -> None:
     if wait is None:
         if stage.condition:
-            reason = "Reconciled" if stage.handler is not None else handler.name
+            reason = "Reconciled" if stage.handler is not None else _reason(handler.name)
             _condition(ctx, stage.condition, True, reason, f"{handler.name} is up to date")
         return
     if stage.condition:
@@ -353,11 +348,18 @@ def _report(ctx: Context, stage: StageScope, handler: _Handler, wait: Wait | Non
     _condition(ctx, "Ready", False, "Waiting", wait.reason)
 
 
+def _reason(name: str) -> str:
+    """A condition reason (CamelCase) from a case's function name: ``use_cache`` → ``UseCache``; a lambda's
+    ``<lambda>`` → ``Reconciled``."""
+    camel = "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+    return camel if camel.isidentifier() and camel[:1].isalpha() else "Reconciled"
+
+
 def _condition(ctx: Context, type_: str, status: bool | str, reason: str, message: str) -> None:
-    write = getattr(ctx, "condition", None)
-    if not callable(write):
-        raise RuntimeError("stage conditions need ctx.condition(), which this Context lacks (status support)")
-    write(type_, status, reason=reason, message=message)
+    if type_ == "Ready":  # the pass's outcome: with report_status=True the controller writes the same Ready
+        ctx._pass_writes().set_condition(type_, status, reason=reason, message=message)  # type: ignore[arg-type]
+    else:
+        ctx.condition(type_, status, reason=reason, message=message)  # type: ignore[arg-type]
 
 
 def _driver(make_pass: Callable[[Any, Context], _Pass], handlers: list[_Handler]) -> Callable[..., Any]:

@@ -23,7 +23,11 @@ from cloudcoil_cache.controller._queue import WorkQueue
 from cloudcoil_cache.controller._status_report import ReconcileCounts
 from cloudcoil_cache.controller._timeout import Deadline
 
-__all__ = ["Reconciler", "Workers"]
+__all__ = ["Around", "Reconciler", "Workers"]
+
+#: Runs around each pass (the operator's writes): ``around(obj, ctx, invoke)``, where
+#: ``invoke(reconciler, obj)`` calls a reconcile or finalize function as the workers do.
+Around = Callable[[Any, Context, Callable[["Reconciler", Any], Any]], Any]
 
 
 @attrs.frozen
@@ -65,6 +69,8 @@ class Workers:
         logger: logging.Logger,
         reconcile_timeout: float | None = None,
         counts: ReconcileCounts | None = None,
+        around: Around | None = None,
+        needs_loop: bool = False,
     ) -> None:
         self.name = name
         self.kind = kind
@@ -73,6 +79,7 @@ class Workers:
         self._sources = sources
         self._in_scope = in_scope
         self._observer = observer
+        self._around = around
         self._stopping = threading.Event()
         self._lock = threading.Lock()  # guards the count of reconciles running
         self._lifecycle = threading.Lock()  # start() and stop() one at a time: stop never joins unstarted threads
@@ -87,7 +94,7 @@ class Workers:
                 name, reconcile_timeout, limit=count, done=self.queue.done, stopping=self._stopping, logger=logger
             )
         )
-        self._loop = LoopThread(f"controller-{name}-loop") if reconciler.is_async else None
+        self._loop = LoopThread(f"controller-{name}-loop") if reconciler.is_async or needs_loop else None
         if self._loop is not None:
             self._loop.start()
         self._threads = [
@@ -225,17 +232,20 @@ class Workers:
         self._observer().workers(active)
 
     def _call(self, obj: Any, ctx: Context) -> Any:
-        """The reconcile function's outcome (under ``reconcile_timeout``), counted for ``status()``."""
+        """The pass's outcome (the operator's writes around the reconcile function, each call under
+        ``reconcile_timeout``), counted for ``status()``."""
         try:
-            outcome = self._invoke(obj, ctx)
+            if self._around is None:
+                outcome = self._invoke(self._reconciler, obj, ctx)
+            else:
+                outcome = self._around(obj, ctx, lambda reconciler, o: self._invoke(reconciler, o, ctx))
         except BaseException as exc:
             self.counts.ended(ctx.key, exc)
             raise
         self.counts.ended(ctx.key, None)
         return outcome
 
-    def _invoke(self, obj: Any, ctx: Context) -> Any:
-        reconciler = self._reconciler
+    def _invoke(self, reconciler: Reconciler, obj: Any, ctx: Context) -> Any:
         args = (obj, ctx) if reconciler.pass_ctx else (obj,)
         deadline = self.deadline
         if not reconciler.is_async:

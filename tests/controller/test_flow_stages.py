@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import logging
+import threading
 from typing import Any
 
 import pytest
 from _controller_support import Calls
+from _operator_support import WIDGETS, Passes, Widget, conditions, install_widgets, make_widget
 
-from cloudcoil_cache.client import Config
-from cloudcoil_cache.controller import Context, Controller, Wait
-from cloudcoil_cache.controller._stages import Flow, _driver, _ordered, _stage_pass
+from cloudcoil_cache.controller import Controller, Wait
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap
 
 
@@ -155,7 +154,6 @@ def test_declaration_errors_are_clear_and_typed(config):
         ("no otherwise", ValueError, "need an otherwise\\(\\) handler"),
         ("both", ValueError, "register one entrypoint"),
         ("empty stage", ValueError, "has no handler"),
-        ("conditions", RuntimeError, "ctx.condition\\(\\), which this build's Context lacks"),
     ],
 )
 def test_bad_declarations_fail_the_start(config, declare, error, match):
@@ -170,10 +168,8 @@ def test_bad_declarations_fail_the_start(config, declare, error, match):
     elif declare == "both":
         ctl.stage("A")(lambda cm: None)
         ctl.reconcile()(lambda cm: None)
-    elif declare == "empty stage":
-        ctl.stage("A")
     else:
-        ctl.stage("A", condition="Configured")(lambda cm: None)
+        ctl.stage("A")
     with pytest.raises(error, match=match):
         ctl.start(config)
     assert ctl.threads() == []
@@ -192,54 +188,50 @@ def test_registration_closes_when_the_controller_starts(config, make_cm):
         calls.wait(lambda c: c.count("one") >= 2)
 
 
-class _Conditions(Context):
-    """Records conditions: stands in for the status support's ``ctx.condition`` (another branch)."""
+@pytest.mark.parametrize("report_status", [False, True])
+def test_stage_outcomes_map_to_conditions_as_in_cloudcoil_0_8(fake_api_server, config, report_status):
+    install_widgets(fake_api_server)
+    make_widget(fake_api_server, "w1")
+    waiting = threading.Event()
+    waiting.set()
+    ctl = Controller(Widget, config=config, report_status=report_status)
+    ctl.observer = passes = Passes()
 
-    def __init__(self) -> None:
-        super().__init__("ctl", "default/x", Config(server="https://127.0.0.1:1"), {}, logging.getLogger("t"))
-        self.written: list[tuple[str, Any, str]] = []
-
-    def condition(self, type_: str, status: Any, *, reason: str, message: str) -> None:
-        self.written.append((type_, status, reason))
-
-
-def test_stage_outcomes_map_to_conditions_as_in_cloudcoil_0_8():
-    flow = Flow()
-    waiting = {"on": True}
-
-    @flow.stage("Fetch", condition="Fetched")
-    def fetch(cm):
+    @ctl.stage("Fetch", condition="Fetched")
+    def fetch(widget):
         return None
 
-    pick = flow.stage("Pick", condition="Picked", depends=fetch)
-    pick.case(when=lambda cm: True)(lambda cm: None)
-    pick.otherwise()(lambda cm: None)
+    pick = ctl.stage("Pick", condition="Picked", depends=fetch)
 
-    @flow.stage("Serve", condition="Served", depends=pick)
-    def serve(cm):
-        if waiting["on"]:
-            raise Wait("backend down")
+    @pick.case(when=lambda widget: True)
+    def use_cache(widget):
+        return None
 
-    flow.stage("Log", depends=serve)(lambda cm: None)  # no condition: not reported
-    flow.stage("Last", condition="Done", depends="Log")(lambda cm: None)
-    ordered = _ordered(flow.stages, "stage")
-    for stage in ordered:
-        stage.validate()
-    run = _driver(lambda obj, ctx: _stage_pass(ordered, obj, ctx, True), [h for s in ordered for h in s.handlers()])
+    pick.otherwise()(lambda widget: None)
 
-    ctx = _Conditions()
-    assert run(None, ctx).reason == "backend down"
-    assert ctx.written == [
-        ("Fetched", True, "Reconciled"),
-        ("Picked", True, "<lambda>"),  # the case that ran
-        ("Served", False, "Waiting"),
-        ("Done", "Unknown", "DependencyNotReady"),
-        ("Ready", False, "Waiting"),
-    ]
-    waiting["on"] = False
-    ctx = _Conditions()
-    assert run(None, ctx) is None
-    assert ctx.written[-2:] == [("Done", True, "Reconciled"), ("Ready", True, "Reconciled")]
+    @ctl.stage("Serve", condition="Served", depends=pick)
+    def serve(widget):
+        if waiting.is_set():
+            raise Wait("backend down", after=0.05)
+
+    ctl.stage("Log", depends=serve)(lambda widget: None)  # no condition: not reported
+    ctl.stage("Last", condition="Done", depends="Log")(lambda widget: None)
+
+    def written():
+        return {t: c[:2] for t, c in conditions(fake_api_server.get(WIDGETS, "w1", "default")).items()}
+
+    with ctl:
+        passes.wait_for(lambda: "Ready" in written())
+        assert written() == {
+            "Fetched": ("True", "Reconciled"),
+            "Picked": ("True", "UseCache"),  # the case that ran, in CamelCase
+            "Served": ("False", "Waiting"),
+            "Done": ("Unknown", "DependencyNotReady"),  # Log has no condition: not reported
+            "Ready": ("False", "Waiting"),
+        }
+        waiting.clear()
+        passes.wait_for(lambda: written().get("Ready") == ("True", "Reconciled"))
+        assert written()["Served"] == ("True", "Reconciled") and written()["Done"] == ("True", "Reconciled")
 
 
 def test_an_object_being_deleted_gets_no_pass(config, fake_api_server, make_cm):
