@@ -83,7 +83,7 @@ def default_path(kind: RouteKind, model: Any, resource: str, subresource: str, f
     """``/{mutate|validate}/{group or core}/{version}/{plural}[/{subresource}]/{handler name}``."""
     group, version = group_version(model)
     parts = [kind, group or "core", version, resource, *([subresource] if subresource else []), _name(func)]
-    return "/" + "/".join(p.lower().replace("_", "-") for p in parts)
+    return "/" + "/".join(re.sub(r"[^a-z0-9.-]+", "-", p.lower()).strip("-.") or "handler" for p in parts)
 
 
 def check_path(path: str) -> None:
