@@ -215,7 +215,11 @@ class AdmissionWebhook:
         return self._metrics
 
     def start(self, sync_timeout: float) -> None:
-        """Enter the Config scope, wait until the admission informers serve, start the handler threads."""
+        """Enter the Config scope, wait until the admission informers serve, start the handler threads.
+
+        Entering the scope itself waits as the Config's Cache says (``wait_for_sync``, its
+        ``sync_timeout``); ``sync_timeout`` bounds the wait for the admission informers after it.
+        Raises ``CacheSyncTimeout`` (or the informers' hard failure), leaving nothing started."""
         with self._lock:
             if self._runner.started:
                 return
