@@ -38,14 +38,18 @@ async def _lifespan(endpoint: Endpoint, receive: Receive, send: Send) -> None:
             return
 
 
+class _Gone(Exception):
+    """The client disconnected before its body was read."""
+
+
 async def _body(receive: Receive, limit: int) -> bytes | None:
-    """The request body, or None when it is over ``limit`` bytes (or the client left)."""
+    """The request body, or None when it is over ``limit`` bytes (``_Gone`` when the client left)."""
     chunks: list[bytes] = []
     size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            return None
+            raise _Gone()
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
@@ -76,7 +80,10 @@ async def serve_asgi(endpoint: Endpoint, scope: Scope, receive: Receive, send: S
     if scope["type"] != "http":
         return
     headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
-    body = await _body(receive, endpoint.max_body_bytes)
+    try:
+        body = await _body(receive, endpoint.max_body_bytes)
+    except _Gone:
+        return
     if body is None:
         await _send(send, Answer(413, http_error(f"Request Entity Too Large: over {endpoint.max_body_bytes} bytes")))
         return

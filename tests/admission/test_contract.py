@@ -1,4 +1,4 @@
-"""The HTTP status contract of ``AdmissionWebhook.answer`` (cloudcoil 0.8's, ported), driven with ``Exchange`` values."""
+"""The HTTP status contract of ``AdmissionWebhook.answer`` (cloudcoil 0.8's, ported), driven with ``Exchange``s."""
 
 from __future__ import annotations
 
