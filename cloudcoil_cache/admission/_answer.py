@@ -80,20 +80,23 @@ class Answerer:
         route = self._routes().get(exchange.path)
         if route is None:
             return Answer(404, http_error("Not Found"))
+        self._metrics.request_started(route.path)
+        started = self._clock.now()
+        answer = Answer(500, _failure(RuntimeError()))
+        try:
+            answer = self._checked(route, exchange, disconnected)
+        finally:
+            self._metrics.request_finished(route.path, answer.status, self._clock.now() - started)
+        return answer
+
+    def _checked(self, route: Route, exchange: Exchange, disconnected: threading.Event) -> Answer:
         if exchange.method != "POST":
             return Answer(405, http_error("Method Not Allowed"), headers=(("Allow", "POST"),))
         if not _json_content(exchange.headers):
             return Answer(415, http_error("Unsupported Media Type: expected application/json"))
         if len(exchange.body) > self._max_body_bytes:
             return Answer(413, http_error(f"Request Entity Too Large: over {self._max_body_bytes} bytes"))
-        self._metrics.request_started(route.path)
-        started = self._clock.now()
-        answer = Answer(500, _failure(RuntimeError()))
-        try:
-            answer = self._review(route, exchange, disconnected)
-        finally:
-            self._metrics.request_finished(route.path, answer.status, self._clock.now() - started)
-        return answer
+        return self._review(route, exchange, disconnected)
 
     def _review(self, route: Route, exchange: Exchange, disconnected: threading.Event) -> Answer:
         try:

@@ -8,6 +8,7 @@ from typing import Any, Callable, Generator, Generic, Literal, Mapping, TypeVar
 
 import attrs
 
+from cloudcoil_cache.admission._cached import CachedKind
 from cloudcoil_cache.client import AsyncResourceClient, Config, ResourceClient
 
 __all__ = [
@@ -133,7 +134,7 @@ class AdmissionRequest(Generic[T]):
     raw_object: Mapping[str, Any] | None = None
     raw_old_object: Mapping[str, Any] | None = None
     _config: Config | None = attrs.field(default=None, alias="config", repr=False)
-    _reader: Callable[[Any, str | None], Any] | None = attrs.field(default=None, alias="reader", repr=False)
+    _reader: Callable[[Any, str | None], CachedKind[Any]] | None = attrs.field(default=None, alias="reader", repr=False)
     _notes: Notes = attrs.field(factory=Notes, alias="notes", repr=False)
 
     @property
@@ -149,7 +150,7 @@ class AdmissionRequest(Generic[T]):
         """Add an audit annotation (``auditAnnotations``; kube-apiserver prefixes the webhook name)."""
         self._notes.add_audit(key, value)
 
-    def cached(self, resource: type[U]) -> Any:
+    def cached(self, resource: type[U]) -> CachedKind[U]:
         """Strict reads of ``resource`` from the webhook Config's informer cache (``.get``/``.list``):
         deep editable copies, None on a miss, ``CacheUnavailableError`` when it cannot serve.
 

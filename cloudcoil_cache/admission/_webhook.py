@@ -5,13 +5,13 @@ from __future__ import annotations
 import contextvars
 import logging
 import threading
-from typing import Any, Callable, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 from cloudcoil_cache._clock import ClockLike, as_clock
 from cloudcoil_cache.admission._answer import Answerer
 from cloudcoil_cache.admission._asgi import Receive, Scope, Send, serve_asgi
 from cloudcoil_cache.admission._cached import AdmissionCache
-from cloudcoil_cache.admission._exchange import Answer, Exchange
+from cloudcoil_cache.admission._exchange import Answer, Endpoint, Exchange
 from cloudcoil_cache.admission._install import Installation
 from cloudcoil_cache.admission._install import uninstall as uninstall_configurations
 from cloudcoil_cache.admission._metrics import AdmissionMetrics
@@ -57,7 +57,8 @@ class AdmissionWebhook:
         self._metrics = AdmissionMetrics()
         self._cache = AdmissionCache(config, self._metrics.cached_read)
         self._routes: dict[str, Route] = {}
-        self._lock = threading.Lock()  # guards _routes and the started state
+        self._lock = threading.Lock()  # guards _routes
+        self._lifecycle = threading.Lock()  # one start/stop at a time (held while the cache syncs)
         self._context: contextvars.Context | None = None
         self._runner = HandlerRunner(
             "cloudcoil-admission", max_concurrency, self._clock, self._metrics.handler_abandoned
@@ -195,9 +196,9 @@ class AdmissionWebhook:
             field_manager=field_manager,
             exclude_namespaces=exclude_namespaces,
         )
-        installation.apply()
-        if server is not None:
+        if server is not None:  # first: a bundle changed while the first apply runs is applied after it
             server.add_ca_bundle_listener(installation.reapply)
+        installation.apply()
         installation.wait_readable(wait)
 
     @staticmethod
@@ -220,7 +221,7 @@ class AdmissionWebhook:
         Entering the scope itself waits as the Config's Cache says (``wait_for_sync``, its
         ``sync_timeout``); ``sync_timeout`` bounds the wait for the admission informers after it.
         Raises ``CacheSyncTimeout`` (or the informers' hard failure), leaving nothing started."""
-        with self._lock:
+        with self._lifecycle:
             if self._runner.started:
                 return
             context = contextvars.Context()
@@ -237,7 +238,7 @@ class AdmissionWebhook:
 
     def stop(self, timeout: float) -> None:
         """Stop the handler threads (joined, up to ``timeout``) and leave the Config scope."""
-        with self._lock:
+        with self._lifecycle:
             context, self._context = self._context, None
             self._runner.stop(timeout)
             if context is not None and self.config is not None:
@@ -275,3 +276,7 @@ class AdmissionWebhook:
 
 def _check_options(request: Any) -> None:
     """Stands in for the handler while ``mutating()``/``validating()`` checks its options."""
+
+
+if TYPE_CHECKING:  # the seam the HTTPS server calls: checked by mypy
+    _endpoint: type[Endpoint] = AdmissionWebhook

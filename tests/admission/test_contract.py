@@ -255,3 +255,34 @@ def test_configurations_service_and_url_forms() -> None:
         hook.configurations(name="h.example.com", url="http://127.0.0.1", ca_bundle=pem)
     with pytest.raises(ValueError, match="PEM"):
         hook.configurations(name="h.example.com", url="https://127.0.0.1", ca_bundle=b"junk")
+
+
+def test_undecodable_object_is_denied_also_under_failure_policy_ignore() -> None:
+    hook = AdmissionWebhook()
+    hook.validating(ConfigMap, path="/v", failure_policy="Ignore")(lambda request: None)
+    with hook:
+        resp = response(call(hook, exchange("/v", review(configmap(data=["not", "a", "map"])))))
+    assert resp["allowed"] is False and resp["status"]["code"] == 422
+    assert hook.metrics.value("cloudcoil_cache_admission_decisions_total", "/v", "invalid") == 1
+
+
+def test_every_answer_on_a_route_is_counted_by_code(webhook: AdmissionWebhook) -> None:
+    call(webhook, exchange(VALIDATE, review(configmap()), method="PUT"))
+    call(webhook, exchange(VALIDATE, b"junk"))
+    call(webhook, exchange(VALIDATE, review(configmap())))
+    counted = {
+        code: webhook.metrics.value("controller_runtime_webhook_requests_total", VALIDATE, code)
+        for code in ("405", "400", "200")
+    }
+    assert counted == {"405": 1, "400": 1, "200": 1}
+    assert webhook.metrics.value("controller_runtime_webhook_requests_in_flight", VALIDATE) == 0
+
+
+def test_the_package_exports_its_public_names() -> None:
+    import cloudcoil_cache.admission as admission
+
+    assert all(hasattr(admission, name) and not name.startswith("_") for name in admission.__all__)
+    assert {"AdmissionDenied", "AdmissionRequest", "AdmissionWebhook", "Operation", "UserInfo"} <= set(
+        admission.__all__
+    )
+    assert {"mutating", "validating"} <= set(admission.__all__)
