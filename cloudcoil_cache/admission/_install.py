@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from cloudcoil_cache.admission._registrations import client_config, configuration_documents
 from cloudcoil_cache.admission._routes import Route
@@ -15,7 +15,7 @@ from cloudcoil_cache.models.kubernetes.admissionregistration.v1 import (
     ValidatingWebhookConfiguration,
 )
 
-__all__ = ["Installation", "namespace_selector", "uninstall"]
+__all__ = ["Installation", "namespace_selector", "uninstall", "wait_effective"]
 
 log = logging.getLogger("cloudcoil_cache.admission")
 
@@ -141,3 +141,17 @@ def uninstall(config: Config, name: str) -> None:
         raise ValueError("uninstall(): name must be a non-empty string")
     for cls in CLASSES.values():
         _delete(config.client_for(cls, cached=False), name)
+
+
+def wait_effective(probe: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Call ``probe()`` until it returns True (kube-apiserver applies a new configuration to later
+    requests only: e.g. a dry-run create that the webhook denies); ``WaitTimeout`` after ``timeout``.
+    An exception from ``probe`` propagates."""
+    stop = threading.Event()
+    delay, waited = 0.02, 0.0
+    while not probe():
+        if waited >= timeout:
+            raise WaitTimeout(f"the admission webhook did not take effect within {timeout:g}s")
+        stop.wait(min(delay, timeout - waited))
+        waited += min(delay, timeout - waited)
+        delay = min(delay * 2, 0.5)

@@ -12,7 +12,7 @@ from cloudcoil_cache.admission._answer import Answerer
 from cloudcoil_cache.admission._asgi import Receive, Scope, Send, serve_asgi
 from cloudcoil_cache.admission._cached import AdmissionCache
 from cloudcoil_cache.admission._exchange import Answer, Endpoint, Exchange
-from cloudcoil_cache.admission._install import Installation
+from cloudcoil_cache.admission._install import Installation, wait_effective
 from cloudcoil_cache.admission._install import uninstall as uninstall_configurations
 from cloudcoil_cache.admission._metrics import AdmissionMetrics
 from cloudcoil_cache.admission._registrations import client_config, configuration_documents
@@ -205,6 +205,11 @@ class AdmissionWebhook:
     def uninstall(config: Config, name: str) -> None:
         """Delete both configurations named ``name`` (delete them before the serving workload)."""
         uninstall_configurations(config, name)
+
+    @staticmethod
+    def wait_effective(probe: Callable[[], bool], timeout: float = 5.0) -> None:
+        """After ``install``: until ``probe()`` (say, a dry-run create the webhook denies) returns True."""
+        wait_effective(probe, timeout)
 
     # ------------------------------------------------------------------ Endpoint
     @property

@@ -121,3 +121,12 @@ def test_install_with_a_server_reapplies_when_its_ca_bundle_changes(config: Conf
 def test_install_checks_its_arguments_before_any_request(config: Config, kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         _webhook().install(config, name=NAME, ca_bundle=PEM, **kwargs)
+
+
+def test_wait_effective_polls_the_probe_until_true() -> None:
+    from cloudcoil_cache.errors import WaitTimeout
+
+    answers = iter([False, False, True])
+    AdmissionWebhook.wait_effective(lambda: next(answers), timeout=5.0)
+    with pytest.raises(WaitTimeout):
+        AdmissionWebhook.wait_effective(lambda: False, timeout=0.1)
