@@ -44,12 +44,13 @@ class _Call:
         self.result: Any = None
         self.error: BaseException | None = None
 
-    def run(self, func: Callable[[], Any]) -> None:
+    def run(self, func: Callable[[], Any], before_done: Callable[[], None]) -> None:
         try:
             self.result = func()
         except BaseException as exc:  # handed to the request's thread
             self.error = exc
         finally:
+            before_done()
             self.done.set()
 
 
@@ -63,27 +64,25 @@ class _Pool:
         self._queue: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
-        self._idle = 0
+        self._busy = 0  # calls submitted and not ended
 
     def submit(self, call: _Call, func: Callable[[], Any], wait: float) -> None:
         """Run ``func`` on a pool thread; ``Busy`` when no thread frees up within ``wait`` seconds."""
         if not self._slots.acquire(timeout=wait):
             raise Busy()
-
-        def work() -> None:
-            try:
-                call.run(func)
-            finally:
-                self._slots.release()
-
         with self._lock:
-            if self._idle == 0 and len(self._threads) < self._size:
+            self._busy += 1
+            if self._busy > len(self._threads):  # every thread has a call: one more (at most size)
                 thread = threading.Thread(target=self._worker, name=f"{self._name}-{len(self._threads)}", daemon=True)
                 self._threads.append(thread)
                 thread.start()
-            else:
-                self._idle -= 1
-        self._queue.put(work)
+        self._queue.put(lambda: call.run(func, self._finished))
+
+    def _finished(self) -> None:
+        """A call ended (before its caller is woken: the next call reuses this thread)."""
+        with self._lock:
+            self._busy -= 1
+        self._slots.release()
 
     def _worker(self) -> None:
         while True:
@@ -91,13 +90,11 @@ class _Pool:
             if work is None:
                 return
             work()
-            with self._lock:
-                self._idle += 1
 
     def stop(self, timeout: float, clock: Clock) -> bool:
         """Tell every thread to end once its call returns, and join them; False if one is still running."""
         with self._lock:
-            threads, self._threads, self._idle = self._threads, [], 0
+            threads, self._threads = self._threads, []
         for _ in threads:
             self._queue.put(None)
         deadline = clock.now() + timeout

@@ -222,3 +222,17 @@ def test_metrics_count_requests_latency_and_in_flight() -> None:
     assert samples[("cloudcoil_cache_admission_decisions_total", (("decision", "allowed"), ("webhook", "/v")))] == 3
     assert samples[("certwatcher_read_certificate_errors_total", ())] == 1
     assert samples[("cloudcoil_cache_webhook_certificate_expiry_timestamp_seconds", ())] == 1.7e9
+
+
+def test_sequential_sync_requests_reuse_one_handler_thread() -> None:
+    hook = AdmissionWebhook()
+    names: set[str] = set()
+
+    @hook.validating(ConfigMap, path="/v")
+    def record(request: AdmissionRequest[ConfigMap]) -> None:
+        names.add(threading.current_thread().name)
+
+    with hook:
+        for _ in range(20):
+            assert call(hook, exchange("/v", review(configmap()))).status == 200
+    assert len(names) == 1
