@@ -123,16 +123,16 @@ class AdmissionRequest(Generic[T]):
 
     uid: str
     operation: Operation
-    resource: T | None
-    old_resource: T | None
+    resource: T | None = attrs.field(repr=False)  # objects (a Secret's data) never in a repr
+    old_resource: T | None = attrs.field(repr=False)
     name: str = ""
     namespace: str = ""
     subresource: str = ""
     dry_run: bool = False
-    user_info: UserInfo = attrs.field(factory=UserInfo)
-    options: Mapping[str, Any] | None = None
-    raw_object: Mapping[str, Any] | None = None
-    raw_old_object: Mapping[str, Any] | None = None
+    user_info: UserInfo = attrs.field(factory=UserInfo, repr=False)
+    options: Mapping[str, Any] | None = attrs.field(default=None, repr=False)
+    raw_object: Mapping[str, Any] | None = attrs.field(default=None, repr=False)
+    raw_old_object: Mapping[str, Any] | None = attrs.field(default=None, repr=False)
     _config: Config | None = attrs.field(default=None, alias="config", repr=False)
     _reader: Callable[[Any, str | None], CachedKind[Any]] | None = attrs.field(default=None, alias="reader", repr=False)
     _notes: Notes = attrs.field(factory=Notes, alias="notes", repr=False)

@@ -286,3 +286,16 @@ def test_the_package_exports_its_public_names() -> None:
         admission.__all__
     )
     assert {"mutating", "validating"} <= set(admission.__all__)
+
+
+def test_a_request_repr_shows_no_object_data() -> None:
+    hook = AdmissionWebhook()
+    seen: list[str] = []
+
+    @hook.validating(ConfigMap, path="/v")
+    def record(request: AdmissionRequest[ConfigMap]) -> None:
+        seen.append(repr(request))
+
+    with hook:
+        call(hook, exchange("/v", review(configmap(data={"password": "hunter2"}))))
+    assert "hunter2" not in seen[0] and "req-1" in seen[0] and "CREATE" in seen[0]
