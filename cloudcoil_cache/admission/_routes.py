@@ -119,9 +119,9 @@ def _check_operations(operations: Any) -> tuple[str, ...]:
     return ops
 
 
-def _check_resource_class(option: str, cls: Any) -> None:
-    if not all(isinstance(getattr(cls, a, None), str) for a in ("api_version", "kind", "plural")):
-        raise TypeError(f"{option}={cls!r}: expected a resource class (with api_version, kind and plural)")
+def _check_resource_class(option: str, cls: Any, needs: tuple[str, ...] = ("api_version", "kind", "plural")) -> None:
+    if not all(isinstance(getattr(cls, a, None), str) for a in needs) or not callable(getattr(cls, "from_dict", None)):
+        raise TypeError(f"{option}={cls!r}: expected a resource class (with {', '.join(needs)})")
 
 
 def _check_timeout(timeout_seconds: Any) -> int:
@@ -144,7 +144,7 @@ def make_route(kind: RouteKind, model: Any, handler: Callable[..., Any], options
     if not callable(handler):
         raise TypeError(f"admission handler {handler!r} is not callable")
     target = options.get("target") or model
-    _check_resource_class("target", target)
+    _check_resource_class("target", target, ("api_version", "kind"))  # a subresource's kind (Scale) has no plural
     subresource = options.get("subresource", "")
     if not isinstance(subresource, str) or (subresource and not _SEGMENT.match(subresource)):
         raise ValueError(f"subresource={subresource!r}: expected '' or a subresource name such as 'status'")

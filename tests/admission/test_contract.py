@@ -299,3 +299,47 @@ def test_a_request_repr_shows_no_object_data() -> None:
     with hook:
         call(hook, exchange("/v", review(configmap(data={"password": "hunter2"}))))
     assert "hunter2" not in seen[0] and "req-1" in seen[0] and "CREATE" in seen[0]
+
+
+def test_a_scale_subresource_route_decodes_the_target_kind() -> None:
+    from cloudcoil_cache.models.kubernetes.apps.v1 import Deployment
+    from cloudcoil_cache.models.kubernetes.autoscaling.v1 import Scale
+
+    hook = AdmissionWebhook()
+    seen: list[object] = []
+
+    @hook.validating(Deployment, target=Scale, subresource="scale", operations=("UPDATE",))
+    def check_scale(request: AdmissionRequest[Scale]) -> None:
+        seen.append(request.resource)
+        if request.resource is not None and request.resource.spec.replicas > 10:
+            raise AdmissionDenied("at most 10 replicas")
+
+    (route,) = hook.routes
+    assert route.path == "/validate/apps/v1/deployments/scale/check-scale"
+    scale = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "web", "namespace": "default"}}
+    body = review(
+        {**scale, "spec": {"replicas": 11}},
+        old={**scale, "spec": {"replicas": 1}},
+        operation="UPDATE",
+        kind={"group": "autoscaling", "version": "v1", "kind": "Scale"},
+        resource={"group": "apps", "version": "v1", "resource": "deployments"},
+        subResource="scale",
+    )
+    with hook:
+        resp = response(call(hook, exchange(route.path, body)))
+    assert resp["allowed"] is False and resp["status"]["message"] == "at most 10 replicas"
+    assert isinstance(seen[0], Scale)
+    (config,) = hook.configurations(name="h.example.com", url="https://127.0.0.1", ca_bundle=None)
+    assert config["webhooks"][0]["rules"][0]["resources"] == ["deployments/scale"]
+
+
+def test_a_generate_name_create_has_an_empty_name() -> None:
+    hook = AdmissionWebhook()
+    names: list[str] = []
+    hook.validating(ConfigMap, path="/v")(lambda request: names.append(request.name))
+    obj = configmap()
+    del obj["metadata"]["name"]
+    obj["metadata"]["generateName"] = "web-"
+    with hook:
+        assert response(call(hook, exchange("/v", review(obj))))["allowed"] is True
+    assert names == [""]
