@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import inspect
 import logging
 import re
 import threading
@@ -184,6 +185,10 @@ class Answerer:
     def _allowed(
         self, route: Route, review: Review, request: AdmissionRequest[Any], result: Any, notes: Notes
     ) -> Answer:
+        if inspect.isawaitable(result):  # a sync wrapper around a coroutine function: never awaited here
+            if inspect.iscoroutine(result):
+                result.close()
+            return self._error(route, TypeError("a sync handler returned an awaitable: declare it async def"))
         patch: list[dict[str, Any]] = []
         if route.kind == "mutate" and result is not None and review.object is not None:
             if not isinstance(result, route.target):

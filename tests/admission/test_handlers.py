@@ -236,3 +236,15 @@ def test_sequential_sync_requests_reuse_one_handler_thread() -> None:
         for _ in range(20):
             assert call(hook, exchange("/v", review(configmap()))).status == 200
     assert len(names) == 1
+
+
+def test_a_sync_handler_returning_a_coroutine_is_an_error_not_an_allowed_answer() -> None:
+    hook = AdmissionWebhook()
+
+    async def deny(request: AdmissionRequest[ConfigMap]) -> None:
+        raise AdmissionDenied("no")
+
+    hook.validating(ConfigMap, path="/v")(lambda request: deny(request))
+    with hook:
+        answer = call(hook, exchange("/v", review(configmap())))
+    assert answer.status == 500 and json.loads(answer.body)["message"].endswith("TypeError")
