@@ -26,7 +26,8 @@ Hierarchy::
     │   ├── CacheUnavailableError        strict mode: the cache cannot serve this read (.reason)
     │   ├── CacheSyncTimeout             informers did not sync within sync_timeout
     │   └── ReadOnlyError                a cached (shared, sealed) object was modified
-    └── WaitTimeout                      a wait for a condition timed out
+    ├── WaitTimeout                      a wait for a condition timed out
+    └── AdmissionDenied                  an admission handler's refusal (.code, .reason, .message)
 
 ``ReadOnlyError`` also subclasses ``TypeError`` (what Python raises for immutable values), so code
 that guards mutation with ``except TypeError`` keeps working.
@@ -41,6 +42,7 @@ from typing import Any, Mapping
 
 __all__ = [
     "APIError",
+    "AdmissionDenied",
     "BadRequest",
     "BodyTooLarge",
     "CacheError",
@@ -290,6 +292,30 @@ class ReadOnlyError(CacheError, TypeError):
 
 class WaitTimeout(CloudcoilError):
     """A wait for a condition timed out."""
+
+
+class AdmissionDenied(CloudcoilError):
+    """Raised by an admission handler to refuse the request: answered ``allowed: false`` with this
+    ``code`` (400-599), ``reason`` and ``message`` (which kube-apiserver shows to the client)."""
+
+    def __init__(self, message: str, *, code: int = 403, reason: str = "Forbidden") -> None:
+        if not isinstance(message, str) or not message:
+            raise ValueError("AdmissionDenied needs a non-empty message")
+        if isinstance(code, bool) or not isinstance(code, int) or not 400 <= code <= 599:
+            raise ValueError(f"AdmissionDenied code must be an integer from 400 to 599, got {code!r}")
+        if not isinstance(reason, str):
+            raise ValueError(f"AdmissionDenied reason must be a string, got {type(reason).__name__}")
+        self.message = message
+        self.code = code
+        self.reason = reason
+        super().__init__(message)
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_admission_denied, (self.message, self.code, self.reason))
+
+
+def _rebuild_admission_denied(message: str, code: int, reason: str) -> AdmissionDenied:
+    return AdmissionDenied(message, code=code, reason=reason)
 
 
 _BY_CODE: dict[int, type[APIError]] = {
