@@ -72,11 +72,11 @@ class Application:
         sync_timeout: float = 30.0,
     ) -> None:
         self.name = _check_label(name, "Application(name)")
-        if not controllers:
-            raise ValueError("Application() needs at least one Controller")
-        for controller in controllers:
-            if not isinstance(controller, Controller):
-                raise TypeError(f"Application() takes Controllers, got {type(controller).__name__}")
+        _check_controllers(controllers)
+        if health_port is not None and (
+            isinstance(health_port, bool) or not isinstance(health_port, int) or not 0 <= health_port <= 65535
+        ):
+            raise ValueError(f"Application(health_port=...) must be a port number or None, got {health_port!r}")
         if webhooks is not None:
             raise NotImplementedError(
                 "Application(webhooks=...) is not supported yet: cloudcoil_cache.admission has no AdmissionWebhook in "
@@ -84,15 +84,6 @@ class Application:
             )
         if namespace is not None:
             _check_label(namespace, "Application(namespace)")
-        if leader_election is True:
-            leader_election = LeaderElection(name, namespace=namespace)
-        elif leader_election is False:
-            leader_election = None
-        elif leader_election is not None and not isinstance(leader_election, LeaderElection):
-            raise TypeError(
-                "Application(leader_election=...) expects a LeaderElection, True or None, "
-                f"got {type(leader_election).__name__}"
-            )
         if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
             raise ValueError(f"Application(replicas=...) must be an int >= 1, got {replicas!r}")
         _check_image(image, "Application(image=...)")
@@ -101,7 +92,7 @@ class Application:
         self.controllers: tuple[Controller, ...] = tuple(controllers)
         self.namespace = namespace
         self.config = config
-        self.leader_election: LeaderElection | None = leader_election
+        self.leader_election = _leader_election(leader_election, name, namespace)
         self.image = image
         self.replicas = replicas
         self.health_port = health_port
@@ -205,6 +196,31 @@ class Application:
         """The command line (``run``, ``manifests``, ``install``; ``--help`` lists the options).
         Raises ``SystemExit`` with a non-zero status on failure."""
         main(self, argv)
+
+
+def _check_controllers(controllers: Sequence[Any]) -> None:
+    if not controllers:
+        raise ValueError("Application() needs at least one Controller")
+    for controller in controllers:
+        if not isinstance(controller, Controller):
+            raise TypeError(f"Application() takes Controllers, got {type(controller).__name__}")
+    names = [c.name for c in controllers]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"Application(): controller names must be unique; repeated: {repeated}")
+
+
+def _leader_election(value: Any, name: str, namespace: str | None) -> LeaderElection | None:
+    """``leader_election=``: a LeaderElection, True (one on a Lease named after the application) or None."""
+    if value is True:
+        return LeaderElection(name, namespace=namespace)
+    if value is None or value is False:
+        return None
+    if not isinstance(value, LeaderElection):
+        raise TypeError(
+            f"Application(leader_election=...) expects a LeaderElection, True or None, got {type(value).__name__}"
+        )
+    return value
 
 
 def _check_image(image: Any, what: str) -> None:

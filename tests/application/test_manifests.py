@@ -228,6 +228,7 @@ def test_output_is_stable():
         ({"module": "not-a-module"}, ValueError, "module"),
         ({"leader_election": "yes"}, TypeError, "leader_election"),
         ({"webhooks": object()}, NotImplementedError, "not supported yet"),
+        ({"health_port": 70000}, ValueError, "health_port"),
         ({"crds": [{"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "x"}}]}, ValueError, "crds"),
     ],
 )
@@ -241,6 +242,8 @@ def test_bad_input_is_named(kwargs, error, text):
 def test_bad_controllers_and_kinds_are_named():
     with pytest.raises(ValueError, match="at least one Controller"):
         Application("widgets")
+    with pytest.raises(ValueError, match=r"unique; repeated: \['widget'\]"):
+        Application("widgets", controller(), controller())
     with pytest.raises(TypeError, match="takes Controllers"):
         Application("widgets", object())  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"manifests\(namespace=...\) must be a DNS label"):
