@@ -30,6 +30,7 @@ LAYERS = {
     "aio": 5,
     "admission": 6,  # webhooks: handlers read the cache through the client
     "controller": 7,
+    "application": 8,  # controllers packaged: run, manifests (RBAC), install, a command line
     "testing": 8,  # a leaf: only the command line may import it
     "__main__": 9,
     "cli": 9,  # the command line: may import every layer

@@ -1,0 +1,228 @@
+"""Application: controllers packaged to run, with their manifests (exact RBAC), install and a command line."""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+from typing import Any, Iterable, Sequence
+
+from cloudcoil_cache.application._command import main
+from cloudcoil_cache.application._install import apply_all, wait_available
+from cloudcoil_cache.application._manifests import Layout, build_manifests, crd_document
+from cloudcoil_cache.application._rbac import Need, controller_needs, lease_needs
+from cloudcoil_cache.client import Config
+from cloudcoil_cache.controller import Controller, LeaderElection, Manager
+
+__all__ = ["Application"]
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+DEFAULT_NAMESPACE = "default"
+
+
+def _check_label(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not _DNS_LABEL.fullmatch(value):
+        raise ValueError(f"{what} must be a DNS label (lowercase letters, digits and '-', at most 63), got {value!r}")
+    return value
+
+
+def _caller_module(depth: int) -> str | None:
+    """The importable name of the module that created the Application (``__main__`` resolved when run with -m)."""
+    name = sys._getframe(depth + 1).f_globals.get("__name__")
+    if name == "__main__":
+        spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+        name = getattr(spec, "name", None)
+    return name if isinstance(name, str) and _MODULE.fullmatch(name) else None
+
+
+class Application:
+    """Controllers packaged as one deployable program.
+
+    - ``run()`` builds a ``Manager`` of the controllers (leader election, health server on
+      ``health_port``) and runs it until SIGTERM/SIGINT or ``stop`` is set, as ``Manager.run``.
+    - ``manifests()`` returns the objects to install, in apply order: the Namespace (with
+      ``create_namespace=True``), the ServiceAccount, a ClusterRole + ClusterRoleBinding for
+      cluster-wide needs and a Role + RoleBinding per namespace with exactly the verbs the controllers
+      declare (informers, owned children, finalizers, status, Events, the Lease), and, given an
+      ``image``, the Deployment running ``python -m <module> run`` with probes on /healthz and /readyz.
+    - ``install()`` applies them (server-side apply, field manager = the application's name), the
+      ``crds`` first.
+    - ``main()`` is the command line: ``run``, ``manifests`` and ``install``
+      (``if __name__ == "__main__": app.main()``).
+
+    ``leader_election``: a ``LeaderElection``, or True for one on a Lease named after the application.
+    ``module``: the module the Deployment runs (default: the module that created the Application).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *controllers: Controller,
+        namespace: str | None = None,
+        config: Config | None = None,
+        leader_election: LeaderElection | bool | None = None,
+        webhooks: Any = None,
+        image: str | None = None,
+        replicas: int = 1,
+        health_port: int | None = 8081,
+        health_host: str = "127.0.0.1",
+        module: str | None = None,
+        crds: Iterable[Any] = (),
+        sync_timeout: float = 30.0,
+    ) -> None:
+        self.name = _check_label(name, "Application(name)")
+        _check_controllers(controllers)
+        if health_port is not None and (
+            isinstance(health_port, bool) or not isinstance(health_port, int) or not 0 <= health_port <= 65535
+        ):
+            raise ValueError(f"Application(health_port=...) must be a port number or None, got {health_port!r}")
+        if webhooks is not None:
+            raise NotImplementedError(
+                "Application(webhooks=...) is not supported yet: cloudcoil_cache.admission has no AdmissionWebhook in "
+                "this version"
+            )
+        if namespace is not None:
+            _check_label(namespace, "Application(namespace)")
+        if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
+            raise ValueError(f"Application(replicas=...) must be an int >= 1, got {replicas!r}")
+        _check_image(image, "Application(image=...)")
+        if module is not None and (not isinstance(module, str) or not _MODULE.fullmatch(module)):
+            raise ValueError(f"Application(module=...) must be a dotted module name, got {module!r}")
+        self.controllers: tuple[Controller, ...] = tuple(controllers)
+        self.namespace = namespace
+        self.config = config
+        self.leader_election = _leader_election(leader_election, name, namespace)
+        self.image = image
+        self.replicas = replicas
+        self.health_port = health_port
+        self.health_host = health_host
+        self.module = module or _caller_module(1)
+        self.crds = [crd_document(crd) for crd in crds]
+        self.sync_timeout = sync_timeout
+        self.needs(DEFAULT_NAMESPACE)  # a kind whose RBAC cannot be computed fails here, named
+
+    def __repr__(self) -> str:
+        return f"<Application {self.name!r} controllers={[c.name for c in self.controllers]}>"
+
+    # ------------------------------------------------------------ running
+    def manager(
+        self, config: Config | None = None, *, health_port: int | None = None, health_host: str | None = None
+    ) -> Manager:
+        """A new ``Manager`` of the controllers, with the application's leader election and health server."""
+        return Manager(
+            *self.controllers,
+            config=config or self.config,
+            leader_election=self.leader_election,
+            health_port=self.health_port if health_port is None else health_port,
+            health_host=health_host or self.health_host,
+            sync_timeout=self.sync_timeout,
+        )
+
+    def run(
+        self, stop: threading.Event | None = None, *, health_port: int | None = None, health_host: str | None = None
+    ) -> None:
+        """Run the controllers until ``stop`` is set or SIGTERM/SIGINT arrives (see ``Manager.run``).
+        Without a ``config``, one is made from the environment (kubeconfig or in-cluster), in the
+        application's ``namespace`` when it has one."""
+        own = Config(namespace=self.namespace) if self.config is None and self.namespace is not None else None
+        try:
+            self.manager(own, health_port=health_port, health_host=health_host).run(stop)
+        finally:
+            if own is not None:
+                own.close()
+
+    # ---------------------------------------------------------- manifests
+    def needs(self, namespace: str | None = None) -> list[Need]:
+        """Every RBAC need, each with the declaration it comes from (what ``manifests()`` grants)."""
+        namespace = namespace or self.namespace or DEFAULT_NAMESPACE
+        needs = [need for controller in self.controllers for need in controller_needs(controller, namespace)]
+        election = self.leader_election
+        if election is not None:
+            needs += lease_needs(election.name, election.namespace or namespace)
+        return needs
+
+    def manifests(
+        self, namespace: str | None = None, image: str | None = None, *, create_namespace: bool = False
+    ) -> list[dict[str, Any]]:
+        """The objects to install, in apply order (see the class docstring). ``namespace``: where the
+        application runs (default: ``Application(namespace=)``, else ``default``)."""
+        if namespace is not None:
+            _check_label(namespace, "manifests(namespace=...)")
+        _check_image(image, "manifests(image=...)")
+        namespace = namespace or self.namespace or DEFAULT_NAMESPACE
+        layout = Layout(
+            name=self.name,
+            namespace=namespace,
+            needs=self.needs(namespace),
+            image=image or self.image,
+            replicas=self.replicas,
+            health_port=self.health_port,
+            module=self.module,
+            create_namespace=create_namespace,
+        )
+        return build_manifests(layout)
+
+    def install(
+        self,
+        config: Config | None = None,
+        *,
+        namespace: str | None = None,
+        image: str | None = None,
+        create_namespace: bool = False,
+        wait: bool = False,
+        timeout: float = 300.0,
+    ) -> list[Any]:
+        """Server-side apply the CRDs, then ``manifests()``, in order (field manager: the application's
+        name); with ``wait``, block until the Deployment's replicas are available. Returns the applied
+        objects as the server answered them."""
+        docs = [*self.crds, *self.manifests(namespace, image, create_namespace=create_namespace)]
+        own = None if (config or self.config) is not None else Config()
+        use = config or self.config or own
+        assert use is not None
+        try:
+            applied = apply_all(docs, use, field_manager=self.name)
+            if wait:
+                for obj in applied:
+                    if obj.kind == "Deployment":
+                        wait_available(obj, use, replicas=self.replicas, timeout=timeout)
+        finally:
+            if own is not None:
+                own.close()
+        return applied
+
+    # ------------------------------------------------------- command line
+    def main(self, argv: Sequence[str] | None = None) -> None:
+        """The command line (``run``, ``manifests``, ``install``; ``--help`` lists the options).
+        Raises ``SystemExit`` with a non-zero status on failure."""
+        main(self, argv)
+
+
+def _check_controllers(controllers: Sequence[Any]) -> None:
+    if not controllers:
+        raise ValueError("Application() needs at least one Controller")
+    for controller in controllers:
+        if not isinstance(controller, Controller):
+            raise TypeError(f"Application() takes Controllers, got {type(controller).__name__}")
+    names = [c.name for c in controllers]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"Application(): controller names must be unique; repeated: {repeated}")
+
+
+def _leader_election(value: Any, name: str, namespace: str | None) -> LeaderElection | None:
+    """``leader_election=``: a LeaderElection, True (one on a Lease named after the application) or None."""
+    if value is True:
+        return LeaderElection(name, namespace=namespace)
+    if value is None or value is False:
+        return None
+    if not isinstance(value, LeaderElection):
+        raise TypeError(
+            f"Application(leader_election=...) expects a LeaderElection, True or None, got {type(value).__name__}"
+        )
+    return value
+
+
+def _check_image(image: Any, what: str) -> None:
+    if image is not None and (not isinstance(image, str) or not image.strip() or any(c.isspace() for c in image)):
+        raise ValueError(f"{what} must be a container image reference without spaces, got {image!r}")
