@@ -493,38 +493,6 @@ class Controller:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
-    # --- Declarations read by Application for its RBAC: minimal read-only versions (issue 23, part 3); the
-    # --- full ones (finalizers, status updates, Events, field manager) are being added in parallel.
-    @property
-    def owned_kinds(self) -> tuple[Any, ...]:
-        """The kinds declared with ``owns()``."""
-        return tuple(self._owned)
-
-    @property
-    def watched_kinds(self) -> tuple[Any, ...]:
-        """The kinds declared with ``watch()``."""
-        return tuple(kind for kind, _ in self._watches)
-
-    @property
-    def finalizers(self) -> tuple[str, ...]:
-        """The finalizers the controller adds to its primaries (none yet)."""
-        return ()
-
-    @property
-    def status_updates(self) -> bool:
-        """Does the controller write its primaries' status?"""
-        return True
-
-    @property
-    def events(self) -> bool:
-        """Does the controller record Events?"""
-        return True
-
-    @property
-    def field_manager(self) -> str:
-        """The field manager of the controller's writes."""
-        return self.name
-
 
 def _check_kind(kind: Any, where: str) -> None:
     for attr in ("kind", "plural", "namespaced", "api_version"):

@@ -17,12 +17,11 @@ Widget = GenericResource.define(api_version="example.com/v1", kind="Widget", plu
 Cluster = GenericResource.define(api_version="example.com/v1", kind="Cluster", plural="clusters", namespaced=False)
 
 
-class FinalizingController(Controller):
-    """A controller declaring a finalizer (Controller's own declaration is being added in parallel)."""
-
-    @property
-    def finalizers(self) -> tuple[str, ...]:
-        return ("example.com/cleanup",)
+def finalizing(**options: Any) -> Controller:
+    """A Widget controller with a finalizer."""
+    ctl = Controller(Widget, _noop, **options)
+    ctl.finalize("example.com/cleanup")(_noop)
+    return ctl
 
 
 def _noop(obj: Any, ctx: Any) -> None:
@@ -81,7 +80,7 @@ def test_namespaced_controller_rbac_is_exactly_its_declarations():
 
 
 def test_finalizers_add_patch_and_update_on_the_primary():
-    docs = Application("widgets", controller(cls=FinalizingController)).manifests()
+    docs = Application("widgets", finalizing()).manifests()
     (role,) = by_kind(docs, "Role")
     assert {v for g, r, v in grants(role) if r == "widgets"} == {"get", "list", "watch", "patch", "update"}
 
@@ -142,7 +141,7 @@ def test_rules_are_merged_per_group_and_resource_and_sorted():
 
 
 def test_every_granted_verb_maps_to_a_declared_need():
-    ctl = controller(cls=FinalizingController).owns(ConfigMap)
+    ctl = finalizing().owns(ConfigMap)
     ctl.watch(Secret, lambda s: None)
     app = Application("widgets", ctl, leader_election=LeaderElection("lock", namespace="locks"))
     docs = app.manifests(namespace="ops")
@@ -204,13 +203,13 @@ def test_no_deployment_without_an_image_and_the_module_defaults_to_the_caller():
 
 def test_output_is_stable():
     def build() -> list[dict[str, Any]]:
-        ctl = controller(cls=FinalizingController).owns(Secret, ConfigMap)
+        ctl = finalizing().owns(Secret, ConfigMap)
         ctl.watch(Namespace, lambda n: None)
         return Application("widgets", ctl, leader_election=True, image="img:1", module="m").manifests(namespace="ops")
 
     first = build()
     assert build() == first
-    other_order = controller(cls=FinalizingController).owns(ConfigMap, Secret)
+    other_order = finalizing().owns(ConfigMap, Secret)
     other_order.watch(Namespace, lambda n: None)
     assert (
         Application("widgets", other_order, leader_election=True, image="img:1", module="m").manifests(namespace="ops")

@@ -41,15 +41,6 @@ RUN_TIMEOUT = 8.0
 _runs = itertools.count()
 
 
-class WidgetController(Controller):
-    """The example operator's controller: it declares a finalizer (Controller's own declaration of
-    finalizers is being added in parallel; this subclass only declares it)."""
-
-    @property
-    def finalizers(self) -> tuple[str, ...]:
-        return (FINALIZER,)
-
-
 def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -123,7 +114,8 @@ def reconcile_steps(widget: Any, config: Config) -> None:
 
 
 def make_app(config: Config | None, namespace: str, run_id: int = 0, run: Run | None = None) -> Application:
-    ctl = WidgetController(Widget, name="widgets", config=config, label_selector=f"run={run_id}").owns(ConfigMap)
+    ctl = Controller(Widget, name="widgets", config=config, label_selector=f"run={run_id}").owns(ConfigMap)
+    ctl.finalize(FINALIZER)(lambda widget: None)
 
     @ctl.reconcile()
     def sync(widget: Any, ctx: Any) -> None:
