@@ -2,104 +2,40 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Generic, Mapping, TypeVar
+from typing import Any, TypeVar
 
-from cloudcoil_cache._listwatch import ListOptions
 from cloudcoil_cache.caching import Cache
-from cloudcoil_cache.caching._policy import Mode, in_scope
 from cloudcoil_cache.client import Config
-from cloudcoil_cache.client._reads import cached_get, cached_list
-from cloudcoil_cache.errors import CacheSyncTimeout, CacheUnavailableError, ResourceNotFound
+from cloudcoil_cache.client._kind_reader import KindReader, ReadCounter
+from cloudcoil_cache.errors import CacheSyncTimeout
 
 __all__ = ["AdmissionCache", "CachedKind"]
 
 T = TypeVar("T")
 
-#: Called with (kind, result) for every read: result is "hit", "miss" or "unavailable".
-ReadCounter = Callable[[str, str], None]
-
 _REFUSED = "Admission cached reads require a preconfigured Config cache resource"
 
 
-class CachedKind(Generic[T]):
-    """Reads of one kind from the webhook's cache, as a controller's ``ctx.cached`` reads
-    (``client._reads`` in strict mode): deep editable copies, None on a miss, ``CacheUnavailableError``
-    when the informer cannot serve. ``namespace`` defaults to the request's."""
+class CachedKind(KindReader[T]):
+    """Reads of one kind from the webhook's cache, as a controller's ``ctx.cached`` reads (one
+    ``KindReader``): deep editable copies, None on a miss, ``CacheUnavailableError`` when the informer
+    cannot serve. ``namespace`` defaults to the request's."""
 
     def __init__(self, cls: Any, config: Config, default_namespace: str | None, count: ReadCounter) -> None:
-        self._cls = cls
-        self._config = config
-        self._default_namespace = default_namespace
-        self._count = count
-
-    @property
-    def resource(self) -> Any:
-        return self._cls
+        cache = config.cache
+        super().__init__(
+            cls,
+            config,
+            watched=None if cache is None else cache.namespace,
+            selector=None if cache is None else cache.settings_for(cls).label_selector or None,
+            default_namespace=default_namespace,
+            owner="the admission cache",
+            no_namespace="the request has no namespace",
+            count=count,
+        )
 
     def __repr__(self) -> str:
-        return f"<admission CachedKind {self._cls.kind}>"
-
-    def _watched(self) -> str | None:
-        cache = self._config.cache
-        return None if cache is None else cache.namespace
-
-    def _namespace(self, namespace: str | None) -> str | None:
-        cls = self._cls
-        if not cls.namespaced:
-            return None
-        watched = self._watched()
-        namespace = namespace or self._default_namespace or watched
-        if not namespace:
-            raise ValueError(f"{cls.kind} is namespaced and the request has no namespace: pass namespace=")
-        if not in_scope(watched, namespace):
-            raise ValueError(f"{cls.kind} in namespace {namespace!r}: the admission cache watches only {watched!r}")
-        return namespace
-
-    def _selector(self) -> str | None:
-        cache = self._config.cache
-        return None if cache is None else cache.settings_for(self._cls).label_selector or None
-
-    def get(self, name: str, namespace: str | None = None) -> T | None:
-        """A deep copy of the cached object, or None (outside the informer's label selector too)."""
-        client = self._cls.client(self._config, cached=True)
-        try:
-            obj = cached_get(client, name, self._namespace(namespace), mode=Mode.STRICT, selector_is_scope=True)
-        except ResourceNotFound:
-            self._count(self._cls.kind, "miss")
-            return None
-        except CacheUnavailableError:
-            self._count(self._cls.kind, "unavailable")
-            raise
-        self._count(self._cls.kind, "hit")
-        copied: T = obj.copy()
-        return copied
-
-    def list(
-        self, namespace: str | None = None, *, all_namespaces: bool = False, labels: Mapping[str, str] | None = None
-    ) -> list[T]:
-        """Deep copies of the cached objects of one namespace (or all the informer watches) whose
-        labels include every pair of ``labels``."""
-        cls = self._cls
-        if namespace is not None and all_namespaces:
-            raise ValueError("namespace and all_namespaces are mutually exclusive")
-        ns = self._watched() if all_namespaces or not cls.namespaced else self._namespace(namespace)
-        try:
-            result = cached_list(
-                cls.client(self._config, cached=True),
-                ListOptions(ns, ns is None, self._selector()),
-                mode=Mode.STRICT,
-            )
-        except CacheUnavailableError:
-            self._count(cls.kind, "unavailable")
-            raise
-        wanted = dict(labels or {})
-        found = [
-            obj.copy()
-            for obj in result.items
-            if all((obj.metadata.labels or {}).get(k) == v for k, v in wanted.items())
-        ]
-        self._count(cls.kind, "hit" if found else "miss")
-        return found
+        return f"<admission CachedKind {self.resource.kind}>"
 
 
 class AdmissionCache:

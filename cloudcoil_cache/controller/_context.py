@@ -3,26 +3,23 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Generic, Literal, Mapping, TypeVar
+from typing import Any, Literal, Mapping, TypeVar
 
-from cloudcoil_cache._listwatch import ListOptions
-from cloudcoil_cache.caching._policy import Mode, in_scope
 from cloudcoil_cache.client import Config
-from cloudcoil_cache.client._reads import cached_get, cached_list
+from cloudcoil_cache.client._kind_reader import KindReader
 from cloudcoil_cache.controller._children import ensure_child, live_read
 from cloudcoil_cache.controller._fence import Fence
 from cloudcoil_cache.controller._informers import Source
 from cloudcoil_cache.controller._keys import split_key
 from cloudcoil_cache.controller._status import ConditionStatus
 from cloudcoil_cache.controller._writes import PassWrites
-from cloudcoil_cache.errors import ResourceNotFound
 
 __all__ = ["CachedKind", "CachedResources", "Context"]
 
 T = TypeVar("T")
 
 
-class CachedKind(Generic[T]):
+class CachedKind(KindReader[T]):
     """Reads of one kind from a controller's informer: editable deep copies, never an API call.
 
     Reads go through the cache of the Config that owns the informer in strict mode, so they get
@@ -32,70 +29,20 @@ class CachedKind(Generic[T]):
     """
 
     def __init__(self, source: Source, default_namespace: str | None = None) -> None:
+        scope = source.scope
+        super().__init__(
+            scope.cls,
+            source.config,
+            watched=scope.namespace,
+            selector=scope.label_selector,
+            default_namespace=default_namespace,
+            owner="the controller",
+            no_namespace="the controller watches it in all namespaces",
+        )
         self._source = source
-        self._default_namespace = default_namespace
-
-    @property
-    def resource(self) -> Any:
-        return self._source.scope.cls
 
     def __repr__(self) -> str:
         return f"<CachedKind {self._source.scope.describe()}>"
-
-    def _namespace(self, namespace: str | None) -> str | None:
-        cls = self.resource
-        if not cls.namespaced:
-            return None
-        watched = self._source.scope.namespace
-        namespace = namespace or self._default_namespace or watched
-        if not namespace:
-            raise ValueError(
-                f"{cls.kind} is namespaced and the controller watches it in all namespaces: pass namespace="
-            )
-        if not in_scope(watched, namespace):
-            raise ValueError(f"{cls.kind} in namespace {namespace!r}: the controller watches only {watched!r}")
-        return namespace
-
-    def get(self, name: str, namespace: str | None = None) -> T | None:
-        """A deep copy of the cached object, or None."""
-        source = self._source
-        try:  # an object outside the informer's label selector does not exist, for the controller
-            obj = cached_get(
-                self.resource.client(source.config, cached=True),
-                name,
-                self._namespace(namespace),
-                mode=Mode.STRICT,
-                selector_is_scope=True,
-            )
-        except ResourceNotFound:
-            return None
-        copied: T = obj.copy()
-        return copied
-
-    def list(
-        self, namespace: str | None = None, *, all_namespaces: bool = False, labels: Mapping[str, str] | None = None
-    ) -> list[T]:
-        """Deep copies of the cached objects of one namespace (or all the informer watches),
-        whose labels include every pair of ``labels``."""
-        cls = self.resource
-        if namespace is not None and all_namespaces:
-            raise ValueError("namespace and all_namespaces are mutually exclusive")
-        source = self._source
-        if all_namespaces or not cls.namespaced:
-            ns = source.scope.namespace
-        else:
-            ns = self._namespace(namespace)
-        result = cached_list(
-            cls.client(source.config, cached=True),
-            ListOptions(ns, ns is None, source.scope.label_selector),
-            mode=Mode.STRICT,
-        )
-        wanted = dict(labels or {})
-        return [
-            obj.copy()
-            for obj in result.items
-            if all((obj.metadata.labels or {}).get(k) == v for k, v in wanted.items())
-        ]
 
 
 #: The controller's former name for this class: ``caching.CachedResources`` (cloudcoil's, over an informer view)
