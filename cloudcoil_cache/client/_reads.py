@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+import enum
+from typing import Any, Final, Literal, Protocol
 
 from cloudcoil_cache._listwatch import ListOptions, check_field_selector
 from cloudcoil_cache._threads import run_blocking, run_control
 from cloudcoil_cache.caching._policy import Mode, ReadRequest
 from cloudcoil_cache.caching._policy import get_request as new_get_request
-from cloudcoil_cache.caching._reads import LIVE, Page, ReadFlow, Wait, read
+from cloudcoil_cache.caching._reads import LIVE, Page, ReadFlow, Wait, read, served_get
 from cloudcoil_cache.client._config import Config
 from cloudcoil_cache.client._lists import ObjectList
 
@@ -20,6 +21,7 @@ __all__ = [
     "cached_list",
     "drive",
     "drive_async",
+    "plain_segment",
 ]
 
 
@@ -32,8 +34,7 @@ class ReadingClient(Protocol):
     @property
     def cls(self) -> Any: ...
 
-    @property
-    def kind_class(self) -> Any: ...
+    kind_class: Any
 
     def check_get(self, name: str) -> None: ...
 
@@ -44,6 +45,11 @@ class ReadingClient(Protocol):
     def live_get(self, name: str, namespace: str | None = None) -> Any: ...
 
     def live_list_with(self, opts: ListOptions) -> ObjectList[Any]: ...
+
+
+def plain_segment(value: str) -> bool:
+    """A name or namespace ``check_path_segment`` accepts, told without building its message."""
+    return "/" not in value and "%" not in value and value != "." and value != ".."
 
 
 # ----------------------------------------------------------------- drivers
@@ -110,12 +116,53 @@ def cached_get(
     selector_is_scope: bool = False,
 ) -> Any:
     """A get through the cache (per the read policy), else from the API server."""
+    cache = client.config.cache
+    # the name checks of check_get() passing, as plain_segment() tells them (inline: every get's path)
+    if (
+        cache is not None
+        and name.__class__ is str
+        and name
+        and "/" not in name
+        and "%" not in name
+        and name != "."
+        and name != ".."
+    ):
+        namespace_ = _plain_namespace(client, namespace)
+        if namespace_ is not _CHECK:  # served_get answers only what read() would serve
+            found = served_get(cache, client.kind_class, namespace_, name)
+            if found is not None:
+                return found
     client.check_get(name)  # get_request's steps, without its keywords: on every cached get's path
     cls = client.cls  # a dynamic class is bound here
     request = new_get_request(cls.kind, client._namespace(namespace), name, mode, selector_is_scope)
-    cache = client.config.cache
     answer = LIVE if cache is None else drive(read(cache, cls, request))
     return client.live_get(name, namespace) if answer is LIVE else answer
+
+
+class _Check(enum.Enum):
+    """``_plain_namespace``'s "let ``client._namespace()`` check it" (its checks may raise, or bind a class)."""
+
+    CHECK = "check"
+
+
+_CHECK: Final = _Check.CHECK
+
+
+def _plain_namespace(client: ReadingClient, namespace: str | None) -> str | None | Literal[_Check.CHECK]:
+    """``client._namespace(namespace)`` when it needs no work (a bound class, a plain namespace or
+    none), told in a few attribute reads; else ``_CHECK``."""
+    cls = client.kind_class
+    if getattr(cls, "plural", None) is None:
+        return _CHECK  # a dynamic class discovery has not bound yet
+    if not cls.namespaced:
+        return None if namespace is None or namespace.__class__ is str else _CHECK
+    if not namespace:
+        if namespace is not None and namespace.__class__ is not str:
+            return _CHECK  # not a string: _namespace names it
+        namespace = client.config.namespace
+    elif namespace.__class__ is not str:
+        return _CHECK
+    return namespace if plain_segment(namespace) else _CHECK
 
 
 def cached_list(client: ReadingClient, opts: ListOptions, *, mode: Mode | None = None) -> ObjectList[Any]:
