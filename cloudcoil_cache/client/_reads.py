@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import enum
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Protocol
 
 from cloudcoil_cache._listwatch import ListOptions, check_field_selector
 from cloudcoil_cache._threads import run_blocking, run_control
@@ -116,53 +115,45 @@ def cached_get(
     selector_is_scope: bool = False,
 ) -> Any:
     """A get through the cache (per the read policy), else from the API server."""
-    cache = client.config.cache
-    # the name checks of check_get() passing, as plain_segment() tells them (inline: every get's path)
-    if (
-        cache is not None
-        and name.__class__ is str
-        and name
-        and "/" not in name
-        and "%" not in name
-        and name != "."
-        and name != ".."
-    ):
-        namespace_ = _plain_namespace(client, namespace)
-        if namespace_ is not _CHECK:  # served_get answers only what read() would serve
-            found = served_get(cache, client.kind_class, namespace_, name)
-            if found is not None:
-                return found
+    found = _served(client, name, namespace)
+    if found is not None:
+        return found
     client.check_get(name)  # get_request's steps, without its keywords: on every cached get's path
     cls = client.cls  # a dynamic class is bound here
     request = new_get_request(cls.kind, client._namespace(namespace), name, mode, selector_is_scope)
+    cache = client.config.cache
     answer = LIVE if cache is None else drive(read(cache, cls, request))
     return client.live_get(name, namespace) if answer is LIVE else answer
 
 
-class _Check(enum.Enum):
-    """``_plain_namespace``'s "let ``client._namespace()`` check it" (its checks may raise, or bind a class)."""
+def _served(client: ReadingClient, name: str, namespace: str | None) -> Any:
+    """The cached get's shortcut: ``served_get`` (what ``read()`` would serve at once) for the
+    arguments as given, when ``check_get()`` and ``client._namespace()`` would pass them as they
+    are (a bound class, a plain name and namespace, or none); else None, and the read path checks.
 
-    CHECK = "check"
-
-
-_CHECK: Final = _Check.CHECK
-
-
-def _plain_namespace(client: ReadingClient, namespace: str | None) -> str | None | Literal[_Check.CHECK]:
-    """``client._namespace(namespace)`` when it needs no work (a bound class, a plain namespace or
-    none), told in a few attribute reads; else ``_CHECK``."""
+    ``plain_segment`` is written out here: this runs on every cached get.
+    """
+    cache = client.config.cache
     cls = client.kind_class
-    if getattr(cls, "plural", None) is None:
-        return _CHECK  # a dynamic class discovery has not bound yet
+    if (
+        cache is None
+        or name.__class__ is not str
+        or not name
+        or "/" in name
+        or "%" in name
+        or name == "."
+        or name == ".."
+        or getattr(cls, "plural", None) is None  # a dynamic class discovery has not bound yet
+        or (namespace is not None and namespace.__class__ is not str)  # _namespace names the type
+    ):
+        return None
     if not cls.namespaced:
-        return None if namespace is None or namespace.__class__ is str else _CHECK
+        return served_get(cache, cls, None, name)
     if not namespace:
-        if namespace is not None and namespace.__class__ is not str:
-            return _CHECK  # not a string: _namespace names it
         namespace = client.config.namespace
-    elif namespace.__class__ is not str:
-        return _CHECK
-    return namespace if plain_segment(namespace) else _CHECK
+    if "/" in namespace or "%" in namespace or namespace == "." or namespace == "..":
+        return None
+    return served_get(cache, cls, namespace, name)
 
 
 def cached_list(client: ReadingClient, opts: ListOptions, *, mode: Mode | None = None) -> ObjectList[Any]:
@@ -176,6 +167,9 @@ def cached_list(client: ReadingClient, opts: ListOptions, *, mode: Mode | None =
 
 
 async def async_cached_get(client: ReadingClient, name: str, namespace: str | None) -> Any:
+    found = _served(client, name, namespace)
+    if found is not None:
+        return found
     request = get_request(client, name, namespace)
     cache = client.config.cache
     if cache is not None:
