@@ -6,6 +6,7 @@ from typing import Any, Protocol
 
 from cloudcoil_cache._listwatch import ListOptions, check_field_selector
 from cloudcoil_cache._threads import run_blocking, run_control
+from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.caching._policy import Mode, ReadRequest
 from cloudcoil_cache.caching._policy import get_request as new_get_request
 from cloudcoil_cache.caching._reads import LIVE, Page, ReadFlow, Wait, read, served_get
@@ -21,6 +22,8 @@ __all__ = [
     "drive",
     "drive_async",
     "plain_segment",
+    "policy_get",
+    "shortcut_get",
 ]
 
 
@@ -29,6 +32,7 @@ class ReadingClient(Protocol):
     it calls these reads): its class and config, its argument checks and its live reads."""
 
     config: Config
+    read_cache: Cache | None  # the cache its reads go through: config.cache, None for a live client
 
     @property
     def cls(self) -> Any: ...
@@ -115,9 +119,21 @@ def cached_get(
     selector_is_scope: bool = False,
 ) -> Any:
     """A get through the cache (per the read policy), else from the API server."""
-    found = _served(client, name, namespace)
+    found = shortcut_get(client, name, namespace)
     if found is not None:
         return found
+    return policy_get(client, name, namespace, mode=mode, selector_is_scope=selector_is_scope)
+
+
+def policy_get(
+    client: ReadingClient,
+    name: str,
+    namespace: str | None,
+    *,
+    mode: Mode | None = None,
+    selector_is_scope: bool = False,
+) -> Any:
+    """``cached_get`` without its shortcut: the checks, then the read path (facts, ``decide``, serving)."""
     client.check_get(name)  # get_request's steps, without its keywords: on every cached get's path
     cls = client.cls  # a dynamic class is bound here
     request = new_get_request(cls.kind, client._namespace(namespace), name, mode, selector_is_scope)
@@ -126,14 +142,14 @@ def cached_get(
     return client.live_get(name, namespace) if answer is LIVE else answer
 
 
-def _served(client: ReadingClient, name: str, namespace: str | None) -> Any:
+def shortcut_get(client: ReadingClient, name: str, namespace: str | None) -> Any:
     """The cached get's shortcut: ``served_get`` (what ``read()`` would serve at once) for the
     arguments as given, when ``check_get()`` and ``client._namespace()`` would pass them as they
     are (a bound class, a plain name and namespace, or none); else None, and the read path checks.
 
     ``plain_segment`` is written out here: this runs on every cached get.
     """
-    cache = client.config.cache
+    cache = client.read_cache
     cls = client.kind_class
     if (
         cache is None
@@ -167,7 +183,7 @@ def cached_list(client: ReadingClient, opts: ListOptions, *, mode: Mode | None =
 
 
 async def async_cached_get(client: ReadingClient, name: str, namespace: str | None) -> Any:
-    found = _served(client, name, namespace)
+    found = shortcut_get(client, name, namespace)
     if found is not None:
         return found
     request = get_request(client, name, namespace)
