@@ -9,22 +9,22 @@ Run: .venv/bin/python benchmarks/cached_get.py [--pods 1000] [--reads 20000] [--
 
 Measured on 2 shared cores (load 2-9), three interleaved runs each: 10.6-11.6x at 5fa5209 (before
 issue 21's one read path), 10.1-11.1x after it; 10.0-11.0x at 98b22bf, 9.2-9.7x once the client
-checks its class, name and namespace without building messages (i21-client); 9.7-10.0x at 5b6ae5b
-(best of 3 runs), then 2.4-2.5x (i21-reads): the target is met.
+checks its class, name and namespace without building messages (i21-client); at 5b6ae5b
+9.7-10.4x (best of 3 runs: 9.7x), then 2.1x in each of 3 runs (i21-reads; load 6-14): met.
 
-Where a get's calls go (a ``sys.setprofile`` count per get). At 5b6ae5b: 32 Python calls and 19
-C calls: the models -> client seam built a ResourceClient per get (``current_config``, its
-``__init__`` and class checks: ~1/5), the request's checks (``check_get``, ``_namespace``, the
-``cls`` property twice, ``plain_segment`` twice), the read itself (``read_facts``, ``_facts`` and its
-six informer reads, ``informer_facts``, ``decide`` and ``_decide``, the generator and ``drive``:
-~1/2). Now 12 Python calls and 6 C calls: ``Pod.get``, ``Pod.client`` and ``_clients`` (the models'
-seam, ``models/_methods.py``), ``client_in_scope`` (the scope keeps the cached client: one dict
-lookup), ``ResourceClient.get``, ``cached_get``, ``_served`` (the argument checks, inline) and
-``Config.cache``, then ``served_get`` (the policy's verdict kept built by the informer,
-``_policy.serving_verdict``, so ``decide`` need not run to serve), ``Cache.serving_informer``,
-``WriteTracker.pending`` and ``Store.get``; ``informer.get`` is 6 Python calls and 1 C call.
-What is left is call overhead: the three models-side calls and the layer seams
-(client -> cache -> informer -> store), each ~0.1 us.
+Where a get's calls go (``--calls``; the counts below leave out the benchmark's own lambda). At
+5b6ae5b: 32 Python calls and 19 C calls. The models -> client seam built a ResourceClient per get
+(``current_config``, its ``__init__`` and class checks: ~1/5); the request's checks took
+``check_get``, ``_namespace``, the ``cls`` property twice and ``plain_segment`` twice; the read
+itself (``read_facts``, ``_facts`` and its six informer reads, ``informer_facts``, ``decide`` and
+``_decide``, the generator and ``drive``) ~1/2. Now 10 Python calls and 6 C calls: ``Pod.get``,
+``Pod.client`` and ``_clients`` (the models' seam, ``models/_methods.py``), ``client_in_scope``
+(the scope keeps its cached client: one dict lookup), ``ResourceClient.get``, ``shortcut_get``
+(the argument checks, written out), ``served_get`` (the informer keeps its read-policy verdict
+built, ``_policy.serving_verdict``, so ``decide`` need not run to serve a stored object),
+``Cache.serving_informer``, ``WriteTracker.pending`` and ``Store.get``; ``informer.get`` is 6
+Python calls and 1 C call. What is left is call overhead (~0.1 us a call): the three models-side
+calls and one call per layer crossed (client -> cache -> informer -> write tracker, store).
 """
 
 from __future__ import annotations
