@@ -4,21 +4,35 @@ Both read the same pod from the same informer's store; the ratio is the price of
 (client, read policy, serving) over the bare store read. Target: at most 3x. Reports the median
 of several rounds of each (interleaved, so load on the machine hits both alike).
 
-Run: .venv/bin/python benchmarks/cached_get.py [--pods 1000] [--reads 20000] [--rounds 7]
+Run: .venv/bin/python benchmarks/cached_get.py [--pods 1000] [--reads 20000] [--rounds 7] [--calls]
+(``--calls``: also count the Python and C calls of one read of each, with ``sys.setprofile``.)
 
 Measured on 2 shared cores (load 2-9), three interleaved runs each: 10.6-11.6x at 5fa5209 (before
 issue 21's one read path), 10.1-11.1x after it; 10.0-11.0x at 98b22bf, 9.2-9.7x once the client
-checks its class, name and namespace without building messages (i21-client): the target is not met.
-A cached get is 50 Python calls (58 before). Of a ~10 µs cached get, the models -> client seam
-(``Pod.client()``, the factory, a ResourceClient per call: a per-Config memo of it would be a
-Config <-> client reference cycle, which the GC freeze would keep) is ~2 µs; the request and its
-checks ~1 µs; the read itself (facts, policy, flow) ~4-5 µs; informer.get ~1 µs.
+checks its class, name and namespace without building messages (i21-client); at 5b6ae5b
+9.7-10.4x (best of 3 runs: 9.7x), then 2.1x in each of 3 runs (i21-reads; load 6-14): met.
+
+Where a get's calls go (``--calls``; the counts below leave out the benchmark's own lambda). At
+5b6ae5b: 32 Python calls and 19 C calls. The models -> client seam built a ResourceClient per get
+(``current_config``, its ``__init__`` and class checks: ~1/5); the request's checks took
+``check_get``, ``_namespace``, the ``cls`` property twice and ``plain_segment`` twice; the read
+itself (``read_facts``, ``_facts`` and its six informer reads, ``informer_facts``, ``decide`` and
+``_decide``, the generator and ``drive``) ~1/2. Now 10 Python calls and 6 C calls: ``Pod.get``,
+``Pod.client`` and ``_clients`` (the models' seam, ``models/_methods.py``), ``client_in_scope``
+(the scope keeps its cached client: one dict lookup), ``ResourceClient.get``, ``shortcut_get``
+(the argument checks, written out), ``served_get`` (the informer keeps its read-policy verdict
+built, ``_policy.serving_verdict``, so ``decide`` need not run to serve a stored object),
+``Cache.serving_informer``, ``WriteTracker.pending`` and ``Store.get``; ``informer.get`` is 6
+Python calls and 1 C call. What is left is call overhead (~0.1 us a call): the three models-side
+calls and one call per layer crossed (client -> cache -> informer -> write tracker, store).
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -38,11 +52,33 @@ def per_read_us(fn: Callable[[], object], n: int) -> float:
     return (time.thread_time() - start) / n * 1e6
 
 
+def calls_per_read(fn: Callable[[], object], n: int = 10) -> str:
+    """How many Python and C calls one read makes, the most frequent first."""
+    counts: collections.Counter[str] = collections.Counter()
+
+    def count(frame: object, event: str, arg: object) -> None:
+        if event == "call":
+            code = frame.f_code  # type: ignore[attr-defined]
+            counts[f"{code.co_filename.rpartition('cloudcoil_cache/')[2]}:{code.co_firstlineno} {code.co_name}"] += 1
+        elif event == "c_call":
+            counts[f"C {getattr(arg, '__qualname__', arg)}"] += 1
+
+    sys.setprofile(count)
+    for _ in range(n):
+        fn()
+    sys.setprofile(None)
+    del counts["C setprofile"]
+    python = sum(v for k, v in counts.items() if not k.startswith("C ")) // n
+    lines = [f"  {v // n}  {k}" for k, v in counts.most_common()]
+    return "\n".join([f"{python} Python calls, {sum(counts.values()) // n - python} C calls", *lines])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pods", type=int, default=1000)
     parser.add_argument("--reads", type=int, default=20000)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--calls", action="store_true", help="also count the calls of one read of each")
     args = parser.parse_args()
     with FakeAPIServer() as server, tempfile.TemporaryDirectory() as tmp:
         seed_pods(server, args.pods)
@@ -66,6 +102,9 @@ def main() -> None:
             def reads() -> int:
                 return sum(1 for r in server.requests if r.verb in ("get", "list"))
 
+            if args.calls:
+                print(f"Pod.get (cached): {calls_per_read(cached_get)}")
+                print(f"informer.get: {calls_per_read(informer_get)}")
             reads_before = reads()
             gets, bare = [], []
             for _ in range(args.rounds):

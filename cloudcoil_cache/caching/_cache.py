@@ -112,6 +112,7 @@ class Cache:
         self._informers: dict[InformerKey, Informer[Any]] = {}
         self._write_peers: tuple[Cache, ...] = ()  # caches told about this cache's Config's writes
         self._by_kind: dict[type, Informer[Any]] = {}  # the informer that serves reads of a kind (read lock-free)
+        self._servable: dict[type, Informer[Any]] = {}  # those of them the options let serve (serving_informer)
         self._cache_facts: dict[tuple[bool, bool, bool, bool], CacheFacts] = {}
         this = weakref.ref(self)  # what the cache owns holds no reference back to it
         tuning = self.tuning  # read at each use, as ``cache.tuning`` may be assigned
@@ -234,6 +235,8 @@ class Cache:
             )
             self._informers[key] = informer
             self._by_kind[cls] = informer
+            if self._options.enabled and settings.enabled:
+                self._servable[cls] = informer
         return informer
 
     def get_informer(
@@ -316,6 +319,17 @@ class Cache:
                 lazy=self.resources is None,
             )
         return cache_facts, informer, self._mode_var.get() or self._mode
+
+    def serving_informer(self, cls: Any) -> Informer[Any] | None:
+        """The informer of ``cls`` when the cache itself lets a read of ``cls`` be served right now,
+        else None (``read_facts`` and the policy then say why).
+
+        "Lets": every ``CacheFacts`` test of ``decide`` passes: the cache is enabled, not paused in
+        this thread/task, started, the kind is enabled and has an informer (memory only, no lock).
+        """
+        if self._pause_var.get() or not self._scopes.count:
+            return None
+        return self._servable.get(cls)
 
     def sync_lazily(self, cls: Any) -> None:
         """``resources=None``: create and start the informer of ``cls`` and wait for its first sync.

@@ -15,7 +15,7 @@ from cloudcoil_cache._clock import SYSTEM_CLOCK, Clock
 from cloudcoil_cache._listwatch import WatchEvent
 from cloudcoil_cache._listwatch._listwatch import ListerWatcher
 from cloudcoil_cache.caching._dispatch import Lane, Lanes, Registration
-from cloudcoil_cache.caching._policy import informer_state
+from cloudcoil_cache.caching._policy import Verdict, informer_state, serving_verdict
 from cloudcoil_cache.caching._reflector import Reflector, Tuning
 from cloudcoil_cache.caching._store import Added, Store, Writer, drain
 from cloudcoil_cache.caching._transform import raw_step, transformed
@@ -121,7 +121,7 @@ class Informer(Generic[T]):
         self._resync_period = resync_period or None
         self._tuning = tuning
         self._clock: Clock = tuning.clock or SYSTEM_CLOCK
-        self.max_staleness = max_staleness
+        self._max_staleness = max_staleness
         self._transform = transform
         self._deliver_lock = threading.Lock()
         # every view's handler lane, started in the handlers' own context (their Config's scope)
@@ -133,6 +133,10 @@ class Informer(Generic[T]):
         self._unhealthy_since: float | None = None  # clock time it stopped being current
         self._started = False
         self._generation = 0  # of the current run; see start()
+        #: Whether it serves reads now (``_policy.serving_verdict`` of the fields above), rebuilt under
+        #: ``_state`` by ``_judge_locked()`` at each change of them: a cached get reads it instead of
+        #: gathering the facts (``caching._reads.served_get``). Read without the lock: one attribute.
+        self.serving: Verdict = None
         self.writes = WriteTracker(key, self.store, self._clock)
         self.name = _informer_name(key)
 
@@ -152,6 +156,7 @@ class Informer(Generic[T]):
                 self._synced = False
                 self._last_error = None
                 self._unhealthy_since = None
+                self._judge_locked()
                 self._generation += 1
                 generation = self._generation
                 self._writer.clear()  # a new run lists from scratch: every object is an add again
@@ -195,6 +200,7 @@ class Informer(Generic[T]):
                     return None
                 self._started = False
                 self._synced = False
+                self._judge_locked()
                 self._state.notify_all()
                 # The stopping reflector's sink now carries a stale generation: whatever it still
                 # delivers is ignored, so no event of this run reaches a handler of the next one.
@@ -233,6 +239,32 @@ class Informer(Generic[T]):
     def started(self) -> bool:
         return self._started
 
+    @property
+    def max_staleness(self) -> float | None:
+        """Seconds a degraded informer keeps serving (None: for good; 0: not at all)."""
+        return self._max_staleness
+
+    @max_staleness.setter
+    def max_staleness(self, value: float | None) -> None:
+        with self._state:
+            self._max_staleness = value
+            self._judge_locked()
+
+    @property
+    def clock(self) -> Clock:
+        """The clock its staleness is counted on."""
+        return self._clock
+
+    def _judge_locked(self) -> None:
+        """Rebuild ``serving`` from the state fields (called wherever one of them changes)."""
+        self.serving = serving_verdict(
+            started=self._started,
+            synced=self._synced,
+            last_error=self._last_error,
+            unhealthy_since=self._unhealthy_since,
+            max_staleness=self._max_staleness,
+        )
+
     # ------------------------------------------------------------------- sync
     def has_synced(self) -> bool:
         return self._synced
@@ -264,7 +296,7 @@ class Informer(Generic[T]):
             synced=synced,
             last_error=err,
             unhealthy_since=since,
-            max_staleness=self.max_staleness,
+            max_staleness=self._max_staleness,
             now=self._clock.now() if now is None else now,
         )
 
@@ -379,6 +411,7 @@ class Informer(Generic[T]):
             # checks _synced under the same lock); one registered before got the notifications.
             with self._state:
                 self._synced = True
+                self._judge_locked()
                 self._state.notify_all()
         self.writes.observe_relist(started_at, items)
         drain(notes)  # the replaced objects are freed in small steps, not in one GIL-holding call
@@ -412,6 +445,7 @@ class Informer(Generic[T]):
                 self._unhealthy_since = None
             elif self._unhealthy_since is None:
                 self._unhealthy_since = self._clock.now() if since is None else since
+            self._judge_locked()
             self._state.notify_all()
         self._on_change()
 

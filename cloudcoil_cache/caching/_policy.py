@@ -27,6 +27,8 @@ __all__ = [
     "informer_facts",
     "informer_state",
     "refuses_reads",
+    "serves_at",
+    "serving_verdict",
 ]
 
 
@@ -78,6 +80,47 @@ def informer_state(
     if max_staleness is not None and elapsed is not None and (max_staleness == 0 or elapsed > max_staleness):
         return "stale", elapsed
     return "degraded", elapsed
+
+
+#: ``serving_verdict``'s answer: ``True`` (the informer serves reads at any time), ``None`` (it does
+#: not: the policy decides) or ``(unhealthy_since, max_staleness)`` (degraded: it serves until then).
+Verdict = Union[bool, tuple[float, float], None]
+
+
+def serving_verdict(
+    *,
+    started: bool,
+    synced: bool,
+    last_error: BaseException | None,
+    unhealthy_since: float | None,
+    max_staleness: float | None,
+) -> Verdict:
+    """``informer_state`` decided ahead of the clock: whether the informer is "current" or "degraded"
+    (the two states the policy serves from), for every ``now`` at once.
+
+    ``serves_at(verdict, now)`` is True exactly when ``informer_state(..., now=now)`` is "current"
+    or "degraded" (tests/trust/test_read_policy.py checks it on every combination). An informer
+    keeps its verdict built (``Informer.serving``), rebuilt at each change of these facts, so a get
+    need not gather them: the time-dependent part is the deadline it carries.
+    """
+    if not started or refuses_reads(last_error) or not synced:
+        return None  # stopped, failing, syncing
+    if last_error is None and unhealthy_since is None:
+        return True  # current
+    if max_staleness is None or unhealthy_since is None:
+        return True  # degraded for good: no staleness limit, or no time to count from
+    if max_staleness <= 0:
+        return None  # stale at the first error (0; informer_state counts a negative limit as passed)
+    return (unhealthy_since, max_staleness)  # degraded until max_staleness has passed
+
+
+def serves_at(verdict: Verdict, now: float) -> bool:
+    """Whether an informer with this ``serving_verdict`` is current or degraded at ``now`` (its clock)."""
+    if verdict is True or verdict is None or verdict is False:
+        return bool(verdict)
+    since, limit = verdict
+    # informer_state's test: stale once max(0.0, now - since) > limit, which for limit > 0 is this
+    return not now - since > limit
 
 
 class ReadRequest(NamedTuple):

@@ -19,6 +19,7 @@ from cloudcoil_cache.caching._policy import (
     WaitForSync,
     decide,
     informer_facts,
+    serves_at,
 )
 from cloudcoil_cache.caching._views import filter_objects
 from cloudcoil_cache.errors import CacheUnavailableError, ResourceNotFound
@@ -26,7 +27,7 @@ from cloudcoil_cache.errors import CacheUnavailableError, ResourceNotFound
 if TYPE_CHECKING:
     from cloudcoil_cache.caching._cache import Cache
 
-__all__ = ["LIVE", "Page", "ReadFlow", "Wait", "read"]
+__all__ = ["LIVE", "Page", "ReadFlow", "Wait", "read", "served_get"]
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +122,31 @@ def read(cache: Cache, cls: Any, request: ReadRequest) -> ReadFlow:
             )
             waited = True
     yield LIVE
+
+
+def served_get(cache: Cache, cls: Any, namespace: str | None, name: str) -> Any:
+    """A get's shortcut: the stored object when ``read()`` would serve it, else None (then ``read()``
+    answers: a miss, a refusal, a wait, or a live read).
+
+    ``read()`` serves a get (``decide`` says ``Serve``, the store holds the object) exactly when
+    each test below passes, in ``decide``'s order: the cache's own facts (``serving_informer``), the
+    informer's state ("current", or "degraded" within ``max_staleness``: its ``serving`` verdict,
+    kept built, against its clock), the namespace in its scope, no write pending there, and the
+    object in the store. Selectors, completeness and the mode only matter for lists and misses,
+    which this leaves to ``read()``. ``namespace`` is the request's (``ReadRequest.namespace``).
+    """
+    informer = cache.serving_informer(cls)
+    if informer is None:
+        return None
+    verdict = informer.serving
+    if verdict is not True and (verdict is None or not serves_at(verdict, informer.clock.now())):
+        return None
+    scope = informer.key.namespace
+    if scope and namespace != scope:  # in_scope(scope, namespace)
+        return None
+    if informer.writes.pending(namespace, name):
+        return None
+    return informer.store.get(namespace, name)
 
 
 def _refused(decision: Refuse, request: ReadRequest) -> CacheUnavailableError:

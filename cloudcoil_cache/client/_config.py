@@ -20,7 +20,7 @@ from cloudcoil_cache.errors import CloudcoilError, ConfigError
 if TYPE_CHECKING:
     from cloudcoil_cache.caching._owner import Scopes
 
-__all__ = ["Config", "current_config", "set_client_maker"]
+__all__ = ["Config", "client_in_scope", "current_config", "set_client_maker"]
 
 #: The connection arguments of ``Config(...)`` (everything but ``cache``).
 _CONNECTION_ARGS = (
@@ -38,10 +38,28 @@ _CONNECTION_ARGS = (
 log = logging.getLogger(__name__)
 
 # The stack of (config, token) of the scopes entered in this thread/task, innermost last.
-_scopes: contextvars.ContextVar[tuple[tuple[Config, contextvars.Token[Config | None]], ...]] = contextvars.ContextVar(
+_scopes: contextvars.ContextVar[tuple[tuple[Config, contextvars.Token[_Scope | None]], ...]] = contextvars.ContextVar(
     "cloudcoil_cache_scopes", default=()
 )
-_active: contextvars.ContextVar[Config | None] = contextvars.ContextVar("cloudcoil_cache_config", default=None)
+
+
+class _Scope:
+    """One scope of a Config in a thread/task: the Config, and the cached clients made for it.
+
+    ``Pod.get()`` in a scope reads through the scope's cached ``ResourceClient`` of ``Pod``, made
+    at its first read and dropped with the scope (``client_in_scope``). The Config does not know
+    its scopes: no reference cycle (a Config -> client memo would be one, which the GC freeze
+    would keep forever; tests/lifetimes).
+    """
+
+    __slots__ = ("clients", "config")
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.clients: dict[type, Any] = {}
+
+
+_active: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar("cloudcoil_cache_config", default=None)
 _default_lock = threading.Lock()
 _default: Config | None = None  # set_default(): the process-wide config
 _implicit: Config | None = None  # discovered from the environment on first use without any config
@@ -71,15 +89,32 @@ def _make_client(cls: type, config: Config, cached: bool, is_async: bool) -> Any
     return _client_maker(cls, config, cached, is_async)
 
 
+def client_in_scope(cls: type, config: Config | None, cached: bool, is_async: bool) -> Any:
+    """The client ``Pod.get()``, ``pod.create()``... use (the models' client factory): of ``cls``
+    through ``config``, else through ``current_config()``.
+
+    A cached sync client of the innermost scope's Config (``Pod.get``, ``Pod.list``) is made once
+    per scope and class: the scope keeps it (clients hold no state but their class and Config).
+    """
+    if config is None and cached and not is_async:
+        scope = _active.get()
+        if scope is not None:
+            client = scope.clients.get(cls)
+            if client is None:
+                client = scope.clients[cls] = _make_client(cls, scope.config, True, False)
+            return client
+    return _make_client(cls, config or current_config(), cached, is_async)
+
+
 def current_config() -> Config:
     """The config of the innermost scope, else the process default, else one from the environment.
 
     A thread that gets the environment's config while a scope is open in another thread (threads
     do not inherit context variables) is told so once, by a warning on this module's logger.
     """
-    config = _active.get()
-    if config is not None:
-        return config
+    scope = _active.get()
+    if scope is not None:
+        return scope.config
     if _default is not None:
         return _default
     if _open_scopes and not getattr(_thread_state, "warned", False):
@@ -358,7 +393,7 @@ class Config:
             return False
 
     def _push(self) -> None:
-        token = _active.set(self)
+        token = _active.set(_Scope(self))
         _scopes.set(_scopes.get() + ((self, token),))
         _scope_opened()
 
@@ -394,7 +429,7 @@ class Config:
         thread's (threads do not inherit context variables), so a handler's own ``Pod.get()`` reads
         through it."""
         context = contextvars.Context()
-        context.run(_active.set, self)
+        context.run(_active.set, _Scope(self))
         return context
 
     def _stop(self) -> None:

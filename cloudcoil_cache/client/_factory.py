@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from cloudcoil_cache.client._async_client import AsyncResourceClient
-from cloudcoil_cache.client._config import Config, current_config, set_client_maker
+from cloudcoil_cache.client._config import Config, client_in_scope, set_client_maker
 from cloudcoil_cache.client._resource_client import ResourceClient
 from cloudcoil_cache.models._methods import set_client_factory
 
@@ -18,12 +18,6 @@ def _client_of(cls: type, config: Config, cached: bool, is_async: bool) -> Any:
     return AsyncResourceClient(client) if is_async else client
 
 
-def _make_client(cls: type, config: Config | None, cached: bool, is_async: bool) -> Any:
-    """The models' factory (``Pod.get`` calls it on every read: one call, no detour)."""
-    client: ResourceClient[Any] = ResourceClient(cls, config or current_config(), cached=cached)
-    return AsyncResourceClient(client) if is_async else client
-
-
 def install() -> None:
-    set_client_factory(_make_client)
+    set_client_factory(client_in_scope)  # Pod.get's: a scope's cached clients are kept by the scope
     set_client_maker(_client_of)

@@ -6,9 +6,10 @@ from typing import Any, Protocol
 
 from cloudcoil_cache._listwatch import ListOptions, check_field_selector
 from cloudcoil_cache._threads import run_blocking, run_control
+from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.caching._policy import Mode, ReadRequest
 from cloudcoil_cache.caching._policy import get_request as new_get_request
-from cloudcoil_cache.caching._reads import LIVE, Page, ReadFlow, Wait, read
+from cloudcoil_cache.caching._reads import LIVE, Page, ReadFlow, Wait, read, served_get
 from cloudcoil_cache.client._config import Config
 from cloudcoil_cache.client._lists import ObjectList
 
@@ -20,6 +21,9 @@ __all__ = [
     "cached_list",
     "drive",
     "drive_async",
+    "plain_segment",
+    "policy_get",
+    "shortcut_get",
 ]
 
 
@@ -28,12 +32,12 @@ class ReadingClient(Protocol):
     it calls these reads): its class and config, its argument checks and its live reads."""
 
     config: Config
+    read_cache: Cache | None  # the cache its reads go through: config.cache, None for a live client
 
     @property
     def cls(self) -> Any: ...
 
-    @property
-    def kind_class(self) -> Any: ...
+    kind_class: Any
 
     def check_get(self, name: str) -> None: ...
 
@@ -44,6 +48,11 @@ class ReadingClient(Protocol):
     def live_get(self, name: str, namespace: str | None = None) -> Any: ...
 
     def live_list_with(self, opts: ListOptions) -> ObjectList[Any]: ...
+
+
+def plain_segment(value: str) -> bool:
+    """A name or namespace ``check_path_segment`` accepts, told without building its message."""
+    return "/" not in value and "%" not in value and value != "." and value != ".."
 
 
 # ----------------------------------------------------------------- drivers
@@ -110,12 +119,57 @@ def cached_get(
     selector_is_scope: bool = False,
 ) -> Any:
     """A get through the cache (per the read policy), else from the API server."""
+    found = shortcut_get(client, name, namespace)
+    if found is not None:
+        return found
+    return policy_get(client, name, namespace, mode=mode, selector_is_scope=selector_is_scope)
+
+
+def policy_get(
+    client: ReadingClient,
+    name: str,
+    namespace: str | None,
+    *,
+    mode: Mode | None = None,
+    selector_is_scope: bool = False,
+) -> Any:
+    """``cached_get`` without its shortcut: the checks, then the read path (facts, ``decide``, serving)."""
     client.check_get(name)  # get_request's steps, without its keywords: on every cached get's path
     cls = client.cls  # a dynamic class is bound here
     request = new_get_request(cls.kind, client._namespace(namespace), name, mode, selector_is_scope)
     cache = client.config.cache
     answer = LIVE if cache is None else drive(read(cache, cls, request))
     return client.live_get(name, namespace) if answer is LIVE else answer
+
+
+def shortcut_get(client: ReadingClient, name: str, namespace: str | None) -> Any:
+    """The cached get's shortcut: ``served_get`` (what ``read()`` would serve at once) for the
+    arguments as given, when ``check_get()`` and ``client._namespace()`` would pass them as they
+    are (a bound class, a plain name and namespace, or none); else None, and the read path checks.
+
+    ``plain_segment`` is written out here: this runs on every cached get.
+    """
+    cache = client.read_cache
+    cls = client.kind_class
+    if (
+        cache is None
+        or name.__class__ is not str
+        or not name
+        or "/" in name
+        or "%" in name
+        or name == "."
+        or name == ".."
+        or getattr(cls, "plural", None) is None  # a dynamic class discovery has not bound yet
+        or (namespace is not None and namespace.__class__ is not str)  # _namespace names the type
+    ):
+        return None
+    if not cls.namespaced:
+        return served_get(cache, cls, None, name)
+    if not namespace:
+        namespace = client.config.namespace
+    if "/" in namespace or "%" in namespace or namespace == "." or namespace == "..":
+        return None
+    return served_get(cache, cls, namespace, name)
 
 
 def cached_list(client: ReadingClient, opts: ListOptions, *, mode: Mode | None = None) -> ObjectList[Any]:
@@ -129,6 +183,9 @@ def cached_list(client: ReadingClient, opts: ListOptions, *, mode: Mode | None =
 
 
 async def async_cached_get(client: ReadingClient, name: str, namespace: str | None) -> Any:
+    found = shortcut_get(client, name, namespace)
+    if found is not None:
+        return found
     request = get_request(client, name, namespace)
     cache = client.config.cache
     if cache is not None:

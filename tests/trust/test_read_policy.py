@@ -21,8 +21,10 @@ from cloudcoil_cache.caching._policy import (
     in_scope,
     informer_facts,
     informer_state,
+    serves_at,
+    serving_verdict,
 )
-from cloudcoil_cache.errors import Forbidden, ServerError
+from cloudcoil_cache.errors import Forbidden, ResourceNotFound, ServerError
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 
 CACHE = CacheFacts(enabled=True, paused=False, started=True, kind_enabled=True, kind_cached=True, lazy=False)
@@ -183,6 +185,29 @@ def test_hard_failures_fail_at_once_and_a_healthy_informer_is_current():
         informer_state(started=False, synced=False, last_error=None, unhealthy_since=None, max_staleness=60, now=9.0)[0]
         == "stopped"
     )
+
+
+def test_the_serving_verdict_serves_exactly_when_the_state_is_current_or_degraded():
+    """An informer's ``serving`` (built at each state change) against the clock is ``informer_state``'s
+    "current"/"degraded", on every combination: a get served by the shortcut is one decide serves."""
+    since = 1000.25
+    errors = (None, ERR, Forbidden("no", code=403), ResourceNotFound("gone", code=404))
+    limits = (None, 0.0, -1.0, 1e-9, 0.1, 30.0, 60.0, float("nan"), float("inf"))
+    nows = [0.0, since - 1, since, since + 1e-9, since + 0.1, since + 0.3, since + 30, since + 60, since + 1e7]
+    nows += [since + 0.1 + d for d in (-1e-13, 1e-13)] + [(since + 0.1) * (1 + 1e-16)]  # around a deadline
+    checked = 0
+    for started in (False, True):
+        for synced in (False, True):
+            for err in errors:
+                for unhealthy_since in (None, since):
+                    for limit in limits:
+                        facts_ = dict(started=started, synced=synced, last_error=err, unhealthy_since=unhealthy_since)
+                        verdict = serving_verdict(**facts_, max_staleness=limit)  # type: ignore[arg-type]
+                        for now in nows:
+                            state, _ = informer_state(**facts_, max_staleness=limit, now=now)  # type: ignore[arg-type]
+                            assert serves_at(verdict, now) is (state in ("current", "degraded")), (facts_, limit, now)
+                            checked += 1
+    assert checked == 2 * 2 * 4 * 2 * 9 * 12
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,8 @@ hard failures (403/404) stop it at once; driven by a FakeClock and a FakeListWat
 
 from __future__ import annotations
 
+import ast
+import inspect
 import threading
 from typing import Any
 
@@ -10,6 +12,8 @@ import pytest
 from caching._objects import obj
 
 from cloudcoil_cache.caching import Backoff, Informer, InformerKey, Tuning
+from cloudcoil_cache.caching import _informer as informer_module
+from cloudcoil_cache.caching._policy import serves_at
 from cloudcoil_cache.errors import Forbidden, ServerError, TooManyRequests
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import FakeClock, FakeListWatch
@@ -135,3 +139,88 @@ def test_start_and_stop_from_two_threads_never_lose_a_reflector():
         informer.join(run, 10)
         assert run is None or run.reflector is not None  # every stopped run had its reflector
     assert not [t for t in threading.enumerate() if t.name.startswith("cloudcoil-reflector")]
+
+
+# ----------------------------------------------- the serving verdict follows every state change
+STATE_FIELDS = {"_started", "_synced", "_last_error", "_unhealthy_since", "_max_staleness"}
+
+
+def judged(informer: Informer[Any], clock: FakeClock) -> bool:
+    """The informer's kept verdict, against its clock, says what its state says; returns whether it serves."""
+    serves = serves_at(informer.serving, clock.now())
+    assert serves is (informer.state()[0] in ("current", "degraded")), (informer.serving, informer.state())
+    return serves
+
+
+def test_every_state_change_rebuilds_the_serving_verdict(clock):
+    """A cached get serves on ``Informer.serving`` without asking the policy: through start, sync,
+    a transient failure, staleness (the verdict's deadline passing), a changed max_staleness,
+    recovery, a hard failure and stop, the verdict says what the state says."""
+    source = FakeListWatch([pod("a")])
+    informer = make_informer(clock, source, backoff=100.0)
+    assert informer.serving is None and not judged(informer, clock)
+    started(informer, source)
+    try:
+        assert informer.serving is True and judged(informer, clock)
+        source.fail_next_watch(ServerError("503 Service Unavailable", code=503))
+        source.fail_next_watch(ServerError("503 Service Unavailable", code=503))
+        source.end_watches()
+        assert requests_made(source, 3) and clock.wait_for_sleepers(1)
+        assert judged(informer, clock) and informer.state()[0] == "degraded"
+        clock.advance(60)
+        assert judged(informer, clock)  # at max_staleness: still degraded
+        clock.advance(1)
+        assert not judged(informer, clock)  # stale: the same verdict, past its deadline
+        informer.max_staleness = None
+        assert judged(informer, clock)  # no limit: degraded for good
+        informer.max_staleness = 0
+        assert not judged(informer, clock)
+        informer.max_staleness = 1000
+        assert judged(informer, clock)
+        informer.max_staleness = 60
+        assert not judged(informer, clock)
+        clock.advance(40)  # the backoff ends: a relist works, the watch fails again
+        assert requests_made(source, 5) and clock.wait_for_sleepers(1)
+        assert not judged(informer, clock)
+        clock.advance(200)
+        assert requests_made(source, 7) and source.wait_for(lambda s: s.open_watches() == 1)
+        assert informer.serving is True and judged(informer, clock)  # current again
+        source.fail_next_list(Forbidden("403 forbidden", code=403))
+        source.break_watches(ServerError("gone", code=500))
+        assert clock.wait_for_sleepers(1)
+        clock.advance(200)
+        assert requests_made(source, 8) and clock.wait_for_sleepers(1)  # the relist got its 403
+        assert informer.state()[0] == "failing" and informer.serving is None and not judged(informer, clock)
+    finally:
+        informer.stop()
+    assert informer.serving is None and not judged(informer, clock)
+
+
+def test_every_method_that_changes_the_state_rebuilds_the_verdict():
+    """Structural guard: in ``Informer``, a method that assigns a field the verdict is built from
+    calls ``_judge_locked()`` after its last such assignment (``__init__`` starts it at None)."""
+    tree = ast.parse(inspect.getsource(informer_module))
+    informer_class = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Informer")
+    changers = []
+    for method in informer_class.body:
+        if not isinstance(method, ast.FunctionDef) or method.name == "__init__":
+            continue
+        assigned = [
+            target.lineno
+            for node in ast.walk(method)
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(target, ast.Attribute) and target.attr in STATE_FIELDS
+        ]
+        if not assigned:
+            continue
+        judged_at = [
+            node.lineno
+            for node in ast.walk(method)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "_judge_locked"
+        ]
+        assert judged_at and max(judged_at) > max(assigned), f"Informer.{method.name} changes the state unjudged"
+        changers.append(method.name)
+    assert sorted(changers) == ["error", "max_staleness", "replace", "signal_stop", "start"]
+    init = next(m for m in informer_class.body if isinstance(m, ast.FunctionDef) and m.name == "__init__")
+    assert "self.serving: Verdict = None" in ast.unparse(init)
