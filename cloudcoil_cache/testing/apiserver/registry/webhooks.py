@@ -1,0 +1,392 @@
+"""Admission webhooks: calling the url-configured webhooks of stored webhook configurations.
+
+kube-apiserver's MutatingAdmissionWebhook and ValidatingAdmissionWebhook plugins, for what tests
+need: the ``admissionregistration.k8s.io/v1`` configurations' ``rules`` (matchPolicy Exact),
+``namespaceSelector``, ``objectSelector``, ``failurePolicy``, ``timeoutSeconds``, ``sideEffects``
+on dry runs and ``clientConfig.url`` + ``caBundle``; mutating webhooks first (configurations in
+name order, webhooks in their listed order), then validating ones, one after another. Errors carry
+kube-apiserver's wordings. Nothing here holds the store's lock while a webhook is called.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from ..machinery import status as _status
+from ..machinery.patch import PatchError, json_patch
+from ..machinery.resources import ResourceRegistry, ResourceType
+from .webhook_client import WebhookCallError, post_review
+from .webhook_rules import Hook, Target, label_selector_matches, rules_match
+
+if TYPE_CHECKING:
+    from ..storage.store import Store
+
+__all__ = ["AdmissionAttributes", "WebhookCall", "Webhooks"]
+
+_GROUP = "admissionregistration.k8s.io"
+_CONFIGURATIONS = (("mutatingwebhookconfigurations", True), ("validatingwebhookconfigurations", False))
+# Requests on these are never sent to webhooks (kube-apiserver's rule: no lock-out by a webhook).
+_EXEMPT = frozenset(
+    {
+        "mutatingwebhookconfigurations",
+        "validatingwebhookconfigurations",
+        "validatingadmissionpolicies",
+        "validatingadmissionpolicybindings",
+        "mutatingadmissionpolicies",
+        "mutatingadmissionpolicybindings",
+    }
+)
+_OPTIONS_KIND = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
+_ADMIN = "system:admin"
+
+
+@dataclass(frozen=True)
+class AdmissionAttributes:
+    """What a write is, for the webhooks it calls."""
+
+    rtype: ResourceType
+    operation: str  # CREATE, UPDATE or DELETE
+    name: str  # "" for a create with generateName
+    namespace: str | None
+    subresource: str | None
+    user: str | None  # the authenticated user, None: the fake's admin
+    dry_run: bool
+    options: Mapping[str, Any] = field(default_factory=dict)  # the request's options (fieldManager, ...)
+
+    def target(self) -> Target:
+        rtype = self.rtype
+        namespace = self.namespace or ""
+        if rtype.group == "" and rtype.plural == "namespaces":
+            namespace = self.name  # a namespace request's namespace is the namespace itself
+        return Target(
+            group=rtype.group,
+            version=rtype.version,
+            resource=rtype.plural,
+            subresource=self.subresource or "",
+            operation=self.operation,
+            namespace=namespace,
+        )
+
+
+@dataclass(frozen=True)
+class WebhookCall:
+    """One webhook call: the review sent and the answer (``response``) or the failure (``error``)."""
+
+    webhook: str
+    configuration: str
+    mutating: bool
+    url: str
+    request: dict[str, Any]
+    response: dict[str, Any] | None
+    error: str | None
+    seconds: float
+
+
+class _CallFailed(Exception):
+    """A failure that ``failurePolicy`` decides on (kube-apiserver's ErrCallingWebhook)."""
+
+
+def internal_error(message: str) -> _status.StatusError:
+    """apierrors.NewInternalError."""
+    text = f"Internal error occurred: {message}"
+    return _status.StatusError(500, _status.status_body(500, "InternalError", text, {"causes": [{"message": message}]}))
+
+
+def _rejection(name: str, result: Any) -> _status.StatusError:
+    """webhookerrors.ToStatusErr: the webhook's Status, its message prefixed with who denied."""
+    result = dict(result) if isinstance(result, dict) else {}
+    code = result.get("code")
+    code = code if isinstance(code, int) and code >= 400 else 400
+    denied = f"admission webhook {_quote(name)} denied the request"
+    if result.get("message"):
+        message = f"{denied}: {result['message']}"
+    elif result.get("reason"):
+        message = f"{denied}: {result['reason']}"
+    else:
+        message = f"{denied} without explanation"
+    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
+    body["message"] = message
+    if result.get("reason"):
+        body["reason"] = result["reason"]
+    if isinstance(result.get("details"), dict):
+        body["details"] = result["details"]
+    body["code"] = code
+    return _status.StatusError(code, body)
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _labels(obj: Mapping[str, Any] | None) -> dict[str, str]:
+    meta = (obj or {}).get("metadata")
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    return labels if isinstance(labels, dict) else {}
+
+
+class Webhooks:
+    """Reads the stored configurations at each write and calls the webhooks that match.
+
+    ``calls`` records every call (``wait_for_calls`` waits for some). ``enabled`` (a callable
+    reading the server's setting) turns the whole plugin off.
+    """
+
+    def __init__(self, store: Store, registry: ResourceRegistry, enabled: Callable[[], bool]) -> None:
+        self._store = store
+        self._registry = registry
+        self._enabled = enabled
+        self._cond = threading.Condition()
+        self._calls: list[WebhookCall] = []
+
+    # -- the record ----------------------------------------------------------------------------
+
+    @property
+    def calls(self) -> list[WebhookCall]:
+        with self._cond:
+            return list(self._calls)
+
+    def clear_calls(self) -> None:
+        with self._cond:
+            self._calls.clear()
+
+    def wait_for_calls(self, count: int, timeout: float) -> list[WebhookCall]:
+        with self._cond:
+            self._cond.wait_for(lambda: len(self._calls) >= count, timeout)
+            return list(self._calls)
+
+    def _record(self, call: WebhookCall) -> None:
+        with self._cond:
+            self._calls.append(call)
+            self._cond.notify_all()
+
+    # -- matching ------------------------------------------------------------------------------
+
+    def configured(self) -> bool:
+        """Whether the plugin is on and any webhook configuration is stored (else writes skip it)."""
+        if not self._enabled():
+            return False
+        for plural, _ in _CONFIGURATIONS:
+            rtype = self._registry.get(_GROUP, "v1", plural)
+            if rtype is not None and self._store.all_objects(rtype):
+                return True
+        return False
+
+    def hooks(self, attrs: AdmissionAttributes) -> list[Hook]:
+        """The webhooks whose rules cover this write: mutating ones first, each kind's
+        configurations in name order (the selectors are checked at the call)."""
+        if not self._enabled() or (attrs.rtype.group == _GROUP and attrs.rtype.plural in _EXEMPT):
+            return []
+        target = attrs.target()
+        found: list[Hook] = []
+        for plural, mutating in _CONFIGURATIONS:
+            rtype = self._registry.get(_GROUP, "v1", plural)
+            if rtype is None:
+                continue
+            for entry in sorted(self._store.all_objects(rtype), key=lambda e: str(e.obj["metadata"].get("name", ""))):
+                config_name = str(entry.obj["metadata"].get("name", ""))
+                for spec in entry.obj.get("webhooks") or ():
+                    if isinstance(spec, dict) and rules_match(spec.get("rules"), target):
+                        found.append(Hook(config_name, mutating, spec))
+        return found
+
+    def _namespace_labels(self, attrs: AdmissionAttributes, target: Target, obj: Mapping[str, Any] | None) -> Any:
+        """The labels a namespaceSelector is matched against (None: cluster-scoped, always matches)."""
+        if target.resource == "namespaces" and target.group == "":
+            if attrs.operation in ("CREATE", "UPDATE") and not target.subresource and obj is not None:
+                return _labels(obj)
+        elif not target.namespace:
+            return None
+        ns_type = self._registry.get("", "v1", "namespaces")
+        if ns_type is None:
+            return {}
+        try:
+            return _labels(self._store.get(ns_type, target.namespace, None).obj)
+        except _status.StatusError:
+            return {}
+
+    def _selected(
+        self, hook: Hook, attrs: AdmissionAttributes, obj: Mapping[str, Any] | None, old: Mapping[str, Any] | None
+    ) -> bool:
+        ns_labels = self._namespace_labels(attrs, attrs.target(), obj)
+        if ns_labels is not None and not label_selector_matches(hook.spec.get("namespaceSelector"), ns_labels):
+            return False
+        selector = hook.spec.get("objectSelector")
+        if not isinstance(selector, dict) or not selector:
+            return True
+        return (obj is not None and label_selector_matches(selector, _labels(obj))) or (
+            old is not None and label_selector_matches(selector, _labels(old))
+        )
+
+    # -- dispatch ------------------------------------------------------------------------------
+
+    def admit(
+        self,
+        hooks: list[Hook],
+        mutating: bool,
+        attrs: AdmissionAttributes,
+        obj: dict[str, Any] | None,
+        old: dict[str, Any] | None,
+        warnings: list[str],
+    ) -> dict[str, Any] | None:
+        """Call the mutating (or validating) ``hooks`` that select this write, in order.
+
+        Returns the object as the mutating webhooks patched it (``obj`` when none did). Raises
+        ``StatusError``: a denial, a failed call under failurePolicy Fail (500), a dry run a
+        webhook with side effects cannot take (400).
+        """
+        for hook in hooks:
+            if hook.mutating != mutating or not self._selected(hook, attrs, obj, old):
+                continue
+            try:
+                self._check_dry_run(hook, attrs)
+                answer = self._call(hook, attrs, obj, old)
+                warnings.extend(str(w) for w in answer.get("warnings") or ())
+                if not answer.get("allowed"):
+                    raise _rejection(hook.name, answer.get("status"))
+                if mutating:
+                    obj = self._patched(hook, answer, obj)
+            except _CallFailed as exc:
+                if hook.spec.get("failurePolicy") == "Ignore":
+                    continue
+                raise internal_error(f"failed calling webhook {_quote(hook.name)}: {exc}") from None
+        return obj
+
+    @staticmethod
+    def _check_dry_run(hook: Hook, attrs: AdmissionAttributes) -> None:
+        if not attrs.dry_run:
+            return
+        effects = hook.spec.get("sideEffects")
+        if effects is None:
+            raise _CallFailed("Webhook SideEffects is nil")
+        if effects not in ("None", "NoneOnDryRun"):
+            raise _status.bad_request(f"admission webhook {_quote(hook.name)} does not support dry run")
+
+    def _review(
+        self, attrs: AdmissionAttributes, obj: dict[str, Any] | None, old: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        rtype = attrs.rtype
+        kind = {"group": rtype.group, "version": rtype.version, "kind": rtype.kind}
+        resource = {"group": rtype.group, "version": rtype.version, "resource": rtype.plural}
+        user = attrs.user or _ADMIN
+        groups = ["system:masters", "system:authenticated"] if user == _ADMIN else ["system:authenticated"]
+        request: dict[str, Any] = {"uid": str(uuid.uuid4()), "kind": kind, "resource": resource}
+        if attrs.subresource:
+            request["subResource"] = attrs.subresource
+        request["requestKind"] = dict(kind)
+        request["requestResource"] = dict(resource)
+        if attrs.subresource:
+            request["requestSubResource"] = attrs.subresource
+        if attrs.name:
+            request["name"] = attrs.name
+        if attrs.namespace:
+            request["namespace"] = attrs.namespace
+        request["operation"] = attrs.operation
+        request["userInfo"] = {"username": user, "groups": groups}
+        request["object"] = obj
+        request["oldObject"] = old
+        request["dryRun"] = attrs.dry_run
+        options = {"kind": _OPTIONS_KIND[attrs.operation], "apiVersion": "meta.k8s.io/v1", **attrs.options}
+        request["options"] = options
+        return {"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": request}
+
+    def _call(
+        self, hook: Hook, attrs: AdmissionAttributes, obj: dict[str, Any] | None, old: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """One call; the review's ``response`` (checked as VerifyAdmissionResponse does)."""
+        config = hook.spec.get("clientConfig") or {}
+        url = str(config.get("url") or "")
+        review = self._review(attrs, obj, old)
+        timeout = hook.spec.get("timeoutSeconds")
+        timeout = timeout if isinstance(timeout, int) and timeout > 0 else 10
+        started = time.monotonic()
+        answer: dict[str, Any] | None = None
+        error: str | None = None
+        try:
+            if not url:
+                raise WebhookCallError(
+                    "the fake calls url-configured webhooks only (clientConfig.service is not served)"
+                )
+            answer = post_review(url, config.get("caBundle"), review, timeout)
+            return _verified(hook, review["request"]["uid"], answer)
+        except WebhookCallError as exc:
+            error = f"failed to call webhook: {exc}"
+            raise _CallFailed(error) from None
+        except _CallFailed as exc:
+            error = str(exc)
+            raise
+        finally:
+            response = answer.get("response") if isinstance(answer, dict) else None
+            self._record(
+                WebhookCall(
+                    webhook=hook.name,
+                    configuration=hook.configuration,
+                    mutating=hook.mutating,
+                    url=url,
+                    request=review["request"],
+                    response=response if isinstance(response, dict) else None,
+                    error=error,
+                    seconds=time.monotonic() - started,
+                )
+            )
+
+    def _patched(self, hook: Hook, answer: dict[str, Any], obj: dict[str, Any] | None) -> dict[str, Any] | None:
+        """``obj`` with the answer's JSONPatch applied (500 when it does not apply)."""
+        patch = answer.get("patch")
+        if not patch:
+            return obj
+        if answer.get("patchType") != "JSONPatch":
+            raise _CallFailed(f"unsupported patch type {_quote(str(answer.get('patchType')))}")
+        try:
+            operations = json.loads(base64.b64decode(str(patch), validate=True))
+        except (binascii.Error, ValueError) as exc:
+            raise _CallFailed(f"received undecodable patch in webhook response: {exc}") from None
+        if not operations:
+            return obj
+        if obj is None:
+            raise internal_error(
+                f"admission webhook {_quote(hook.name)} attempted to modify the object, "
+                "which is not supported for this operation"
+            )
+        try:
+            patched = json_patch(obj, operations)
+        except PatchError as exc:
+            raise internal_error(str(exc)) from None
+        if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
+            raise internal_error("the patched object must keep its metadata")
+        return patched
+
+
+def _verified(hook: Hook, uid: str, answer: dict[str, Any]) -> dict[str, Any]:
+    """VerifyAdmissionResponse: a v1 AdmissionReview answering this uid, patch fields in pairs."""
+    response = answer.get("response")
+    if not isinstance(response, dict):
+        raise _CallFailed("received invalid webhook response: webhook response was absent")
+    if response.get("uid") != uid:
+        got = str(response.get("uid") or "")
+        raise _CallFailed(f"received invalid webhook response: expected response.uid={_quote(uid)}, got {_quote(got)}")
+    if answer.get("apiVersion") != "admission.k8s.io/v1" or answer.get("kind") != "AdmissionReview":
+        version = str(answer.get("apiVersion") or "")
+        group, _, ver = version.rpartition("/")
+        raise _CallFailed(
+            "received invalid webhook response: expected webhook response of admission.k8s.io/v1, "
+            f"Kind=AdmissionReview, got {group}/{ver}, Kind={answer.get('kind') or ''}"
+        )
+    has_patch, has_type = bool(response.get("patch")), bool(response.get("patchType"))
+    if hook.mutating and has_patch and not has_type:
+        raise _CallFailed(
+            "received invalid webhook response: webhook returned response.patch but not response.patchType"
+        )
+    if hook.mutating and has_type and not has_patch:
+        raise _CallFailed(
+            "received invalid webhook response: webhook returned response.patchType but not response.patch"
+        )
+    if not hook.mutating and has_type:
+        raise _CallFailed("received invalid webhook response: validating webhooks may not return response.patchType")
+    return response
