@@ -59,11 +59,13 @@ class Backend:
     def __init__(self, url: str, token: str | None, context: ssl.SSLContext | None) -> None:
         self.url, self.token, self.context = url, token, context
 
-    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any, list[str]]:
-        data = None if body is None else json.dumps(body).encode()
+    def call(
+        self, method: str, path: str, body: Any = None, content_type: str = "application/json"
+    ) -> tuple[int, Any, list[str]]:
+        data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
         request = urllib.request.Request(self.url + path, data=data, method=method)
         if data is not None:
-            request.add_header("Content-Type", "application/json")
+            request.add_header("Content-Type", content_type)
         if self.token:
             request.add_header("Authorization", f"Bearer {self.token}")
         try:
@@ -118,8 +120,10 @@ def _answer(status: int, body: Any, warnings: list[str]) -> dict[str, Any]:
 
 
 def _run_case(
-    backend: Backend, hook: AdmissionServer, namespace: str, config: dict[str, Any], dry_run: bool
+    backend: Backend, hook: AdmissionServer, namespace: str, config: dict[str, Any], dry_run: bool, keep: bool = False
 ) -> dict[str, Any]:
+    """Namespace, configuration (in effect), one create of ConfigMap ``c``; the answer. ``keep``: leave
+    the configuration in place."""
     status, body, _ = backend.call(
         "POST",
         "/api/v1/namespaces",
@@ -144,11 +148,16 @@ def _run_case(
     obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"a": "b"}}}
     answer = _answer(*backend.call("POST", cms + ("?dryRun=All" if dry_run else ""), obj))
     answer["stored"] = backend.call("GET", cms + "/c")[0]
-    status, body, _ = backend.call(
-        "DELETE", f"/apis/admissionregistration.k8s.io/v1/{plural}/{config['metadata']['name']}"
-    )
-    assert status == 200, body
+    if not keep:
+        _drop_configuration(backend, config)
     return answer
+
+
+def _drop_configuration(backend: Backend, config: dict[str, Any]) -> None:
+    plural = config["kind"].lower() + "s"
+    name = config["metadata"]["name"]
+    status, body, _ = backend.call("DELETE", f"/apis/admissionregistration.k8s.io/v1/{plural}/{name}")
+    assert status == 200, body
 
 
 @pytest.mark.parametrize(("case", "kind", "path", "where", "options", "dry_run"), CASES, ids=[c[0] for c in CASES])
@@ -180,3 +189,65 @@ def test_same_answer_on_fake_and_real(
     if case in KNOWN:
         return
     assert answers["fake"] == answers["real"], json.dumps(answers, indent=1)
+
+
+def _normal(request: dict[str, Any]) -> dict[str, Any]:
+    """A review request without what differs by run: uids, times, resourceVersions, generated names, the user."""
+    request = copy.deepcopy(request)
+    request["uid"] = "<uid>"
+    request.pop("userInfo", None)
+    if str(request.get("name", "")).startswith("g-"):
+        request["name"] = "g-<generated>"
+    for key in ("object", "oldObject"):
+        meta = (request.get(key) or {}).get("metadata")
+        if not isinstance(meta, dict):
+            continue
+        for field in ("uid", "creationTimestamp", "resourceVersion"):
+            if meta.get(field) is not None:
+                meta[field] = f"<{field}>"
+        for entry in meta.get("managedFields") or ():
+            entry["time"] = "<time>"
+        if str(meta.get("name", "")).startswith("g-"):
+            meta["name"] = "g-<generated>"
+    return request
+
+
+def _reviews_of_writes(backend: Backend, hook: AdmissionServer, namespace: str, config: dict[str, Any]) -> Any:
+    """Create (named and generateName), merge-patch, update and delete through ``config``; the reviews the
+    case's webhook got, normalised."""
+    first = len(hook.reviews)
+    answers = [_run_case(backend, hook, namespace, config, False, keep=True)]
+    cms = f"/api/v1/namespaces/{namespace}/configmaps"
+    generated = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "g-"}, "data": {"k": "v"}}
+    answers.append(backend.call("POST", cms + "?fieldManager=probe", generated)[0])
+    patch = json.dumps({"data": {"k": "w"}}).encode()
+    answers.append(backend.call("PATCH", cms + "/c", patch, "application/merge-patch+json")[0])
+    answers.append(backend.call("DELETE", cms + "/c")[0])
+    _drop_configuration(backend, config)
+    with hook.lock:
+        reviews = [
+            _normal(review["request"])
+            for path, review in hook.reviews[first:]
+            if path.startswith("/allow")
+            and review["request"].get("namespace") == namespace
+            and review["request"].get("name") != "sentinel"
+        ]
+    return answers, reviews
+
+
+@pytest.mark.parametrize("kind", [M, V])
+def test_same_reviews_on_fake_and_real(
+    real: RealAPIServer, fake: FakeAPIServer, hook: AdmissionServer, kind: str
+) -> None:
+    namespace = f"reviews-{kind[:1].lower()}"
+    config = _configuration(kind, namespace, hook, hook.url("/allow"), hook.ca_bundle, operations=("*",))
+    seen = {}
+    for name, backend in (
+        ("real", Backend(real.url, real.tokens["admin"], real.ssl_context())),
+        ("fake", Backend(fake.url, None, None)),
+    ):
+        seen[name] = _reviews_of_writes(backend, hook, namespace, copy.deepcopy(config))
+    answers, reviews = seen["real"]
+    assert answers == [{"status": 201, "labels": {"a": "b"}, "warnings": [], "stored": 200}, 201, 200, 200]
+    assert [r["operation"] for r in reviews] == ["CREATE", "CREATE", "UPDATE", "DELETE"]
+    assert seen["fake"] == seen["real"], json.dumps(seen, indent=1)

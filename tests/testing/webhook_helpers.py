@@ -53,7 +53,7 @@ class AdmissionServer:
         self.release = threading.Event()
         self.reviews: list[tuple[str, dict[str, Any]]] = []
         self.read_status: list[int] = []
-        self._lock = threading.Condition()
+        self.lock = threading.Condition()
         self._routes: dict[str, Callable[[dict[str, Any]], Answer]] = {
             "/allow": allowed,
             "/canary": allowed,
@@ -82,9 +82,9 @@ class AdmissionServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 review = json.loads(self.rfile.read(length))
                 route = self.path.split("?")[0]
-                with server._lock:
+                with server.lock:
                     server.reviews.append((self.path, review))
-                    server._lock.notify_all()
+                    server.lock.notify_all()
                 code, body, ctype = server._routes[route](review["request"])
                 self.send_response(code)
                 if ctype:
@@ -126,13 +126,13 @@ class AdmissionServer:
 
     def wait_for(self, predicate: Callable[[str, dict[str, Any]], bool], timeout: float) -> bool:
         """Wait until a review (path without query, request) matching ``predicate`` came."""
-        with self._lock:
-            return self._lock.wait_for(
+        with self.lock:
+            return self.lock.wait_for(
                 lambda: any(predicate(p.split("?")[0], r["request"]) for p, r in self.reviews), timeout
             )
 
     def paths(self) -> list[str]:
-        with self._lock:
+        with self.lock:
             return [path.split("?")[0] for path, _ in self.reviews]
 
     def _patch(self, request: dict[str, Any]) -> Answer:

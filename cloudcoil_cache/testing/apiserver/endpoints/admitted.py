@@ -169,6 +169,10 @@ def admitted_write(
     ``warnings``: the list sent as ``Warning`` headers (webhook warnings are added to it).
     """
     write = _Write(ctx, req, rtype, endpoint, webhooks)
+    operations = ("CREATE", "UPDATE") if req.verb == "patch" else (_OPERATIONS[req.verb],)
+    if not any(webhooks.hooks(write.attributes(op, "", dry_run)) for op in operations):
+        endpoint(ctx, req, out, rtype)  # no webhook's rules cover this write: no dry run first
+        return
     for _ in range(_ATTEMPTS):
         capture, old, preview_warnings = write.preview()
         operation = _OPERATIONS[req.verb]
