@@ -248,3 +248,27 @@ def test_dry_run(fake: FakeAPIServer, hook: AdmissionServer) -> None:
     assert call(fake, "GET", CMS + "/c")[0] == 404
     ((_, review),) = hook.reviews
     assert review["request"]["dryRun"] is True and review["request"]["options"]["dryRun"] == ["All"]
+
+
+def test_an_update_that_lost_a_race_during_the_webhook_call_is_tried_again(
+    fake: FakeAPIServer, hook: AdmissionServer
+) -> None:
+    assert call(fake, "POST", CMS, cm())[0] == 201
+    webhook(fake, hook, V, "/bump", operations=("UPDATE",))
+    status, body, _ = call(fake, "PATCH", CMS + "/c", {"data": {"k": "w"}}, "application/merge-patch+json")
+    assert status == 200, body
+    assert body["data"] == {"k": "w"} and body["metadata"]["annotations"] == {"probe/bumped": "true"}
+    assert hook.read_status == [200]
+    assert len(hook.reviews) == 3  # the first call, the bump's own, the call after the retry
+
+
+def test_an_update_with_a_resource_version_that_lost_the_race_conflicts(
+    fake: FakeAPIServer, hook: AdmissionServer
+) -> None:
+    assert call(fake, "POST", CMS, cm())[0] == 201
+    webhook(fake, hook, V, "/bump", operations=("UPDATE",))
+    current = call(fake, "GET", CMS + "/c")[1]
+    current["data"] = {"k": "w"}
+    status, body, _ = call(fake, "PUT", CMS + "/c", current)
+    assert (status, body["reason"]) == (409, "Conflict")
+    assert call(fake, "GET", CMS + "/c")[1]["data"] == {"k": "v"}

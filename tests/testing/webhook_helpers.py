@@ -1,11 +1,12 @@
 """A tiny stdlib HTTPS admission webhook for tests (trustme CA), and webhook configurations for it.
 
-``AdmissionServer`` serves one behaviour per path: ``/allow``, ``/deny`` (no status code),
-``/deny-403`` and ``/deny-422`` (code and reason set), ``/patch`` (adds a label), ``/warn`` (two warnings), ``/slow``
-(answers after ``release`` is set or the server stops), ``/500`` (empty body), ``/504``,
-``/garbage`` (200, not JSON), ``/canary`` (allows: tests wait for it to know a
-configuration is in effect), ``/uid`` (another uid), ``/read`` (GETs a ConfigMap from the fake
-first, then allows). Every review it gets is kept in ``reviews``.
+``AdmissionServer`` serves one behaviour per path: ``/allow``; ``/canary`` (allows: tests wait for it
+to know a configuration is in effect); ``/deny`` (no status code); ``/deny-403`` and ``/deny-422``
+(code and reason set); ``/patch`` (adds a label); ``/warn`` (two warnings); ``/slow`` (answers after
+``release`` is set or the server stops); ``/500`` (empty body); ``/504``; ``/garbage`` (200, not
+JSON); ``/uid`` (another uid); ``/read`` (GETs ConfigMaps from the fake first, then allows);
+``/bump`` (on its first UPDATE, annotates the object through the fake, then allows). Every review
+it gets is kept in ``reviews``.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class AdmissionServer:
         self.release = threading.Event()
         self.reviews: list[tuple[str, dict[str, Any]]] = []
         self.read_status: list[int] = []
+        self.bumped: list[str] = []
         self.lock = threading.Condition()
         self._routes: dict[str, Callable[[dict[str, Any]], Answer]] = {
             "/allow": allowed,
@@ -68,6 +70,7 @@ class AdmissionServer:
             "/garbage": lambda r: (200, b"not json", "application/json"),
             "/uid": lambda r: allowed({**r, "uid": "not-the-uid"}),
             "/read": self._read,
+            "/bump": self._bump,
         }
         leaf = self.ca.issue_cert("127.0.0.1")
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -148,6 +151,19 @@ class AdmissionServer:
         url = f"{self.read_url}/api/v1/namespaces/{request['namespace']}/configmaps"
         with urllib.request.urlopen(url, timeout=5) as answer:  # noqa: S310 (loopback http)
             self.read_status.append(answer.status)
+        return allowed(request)
+
+    def _bump(self, request: dict[str, Any]) -> Answer:
+        """On the first UPDATE: annotate the object being updated (through the fake), then allow."""
+        assert self.read_url is not None
+        if request["operation"] == "UPDATE" and not self.bumped:
+            self.bumped.append(request["name"])
+            url = f"{self.read_url}/api/v1/namespaces/{request['namespace']}/configmaps/{request['name']}"
+            patch = json.dumps({"metadata": {"annotations": {"probe/bumped": "true"}}}).encode()
+            bump = urllib.request.Request(url, data=patch, method="PATCH")
+            bump.add_header("Content-Type", "application/merge-patch+json")
+            with urllib.request.urlopen(bump, timeout=5) as answer:  # noqa: S310 (loopback http)
+                self.read_status.append(answer.status)
         return allowed(request)
 
 
