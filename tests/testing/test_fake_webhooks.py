@@ -272,3 +272,12 @@ def test_an_update_with_a_resource_version_that_lost_the_race_conflicts(
     status, body, _ = call(fake, "PUT", CMS + "/c", current)
     assert (status, body["reason"]) == (409, "Conflict")
     assert call(fake, "GET", CMS + "/c")[1]["data"] == {"k": "v"}
+
+
+def test_the_call_record_repr_leaves_out_the_objects(fake: FakeAPIServer, hook: AdmissionServer) -> None:
+    webhook(fake, hook, V, "/allow", resources=("secrets",))
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"password": "hunter2"}}
+    assert call(fake, "POST", "/api/v1/namespaces/default/secrets", secret)[0] == 201
+    (recorded,) = fake.webhook_calls
+    assert recorded.request["object"]["data"] == {"password": "aHVudGVyMg=="}
+    assert "aHVudGVyMg" not in repr(recorded) and "hunter2" not in repr(recorded)

@@ -77,14 +77,17 @@ class AdmissionAttributes:
 
 @dataclass(frozen=True)
 class WebhookCall:
-    """One webhook call: the review sent and the answer (``response``) or the failure (``error``)."""
+    """One webhook call: the review sent and the answer (``response``) or the failure (``error``).
+
+    Its repr leaves out the review and the answer: their objects may be Secrets.
+    """
 
     webhook: str
     configuration: str
     mutating: bool
     url: str
-    request: dict[str, Any]
-    response: dict[str, Any] | None
+    request: dict[str, Any] = field(repr=False)
+    response: dict[str, Any] | None = field(repr=False)
     error: str | None
     seconds: float
 
@@ -122,7 +125,8 @@ def _rejection(name: str, result: Any) -> _status.StatusError:
 
 
 def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """Go's ``%q`` for the names and uids quoted here."""
+    return json.dumps(text, ensure_ascii=False)
 
 
 def _labels(obj: Mapping[str, Any] | None) -> dict[str, str]:
