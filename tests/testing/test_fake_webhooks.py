@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import urllib.error
 import urllib.request
 from typing import Any, Iterator
@@ -281,3 +282,27 @@ def test_the_call_record_repr_leaves_out_the_objects(fake: FakeAPIServer, hook: 
     (recorded,) = fake.webhook_calls
     assert recorded.request["object"]["data"] == {"password": "aHVudGVyMg=="}
     assert "aHVudGVyMg" not in repr(recorded) and "hunter2" not in repr(recorded)
+
+
+def test_stopping_the_fake_cuts_a_webhook_call_in_flight(hook: AdmissionServer) -> None:
+    fake = FakeAPIServer().start()
+    try:
+        webhook(fake, hook, V, "/slow", timeout=30)
+        answers: list[Any] = []
+
+        def create() -> None:
+            try:
+                answers.append(call(fake, "POST", CMS, cm()))
+            except OSError as exc:  # the stopping server may cut the client's connection first
+                answers.append(exc)
+
+        client = threading.Thread(target=create, name="test-slow-create")
+        client.start()
+        assert hook.wait_for(lambda path, request: path == "/slow", 10)
+    finally:
+        fake.stop()
+    client.join(10)
+    assert not client.is_alive() and not hook.release.is_set()  # the webhook is still busy: the fake did not wait
+    assert len(answers) == 1
+    if isinstance(answers[0], tuple):
+        assert answers[0][0] == 500 and "failed to call webhook" in answers[0][1]["message"]

@@ -329,6 +329,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         if self._httpd is not None:
             raise RuntimeError("FakeAPIServer is already started")
         self._stopping.clear()
+        self._context.webhooks.resume()
         self._httpd = HTTPServer(("127.0.0.1", self._requested_port), self._context, self._log, self._note_tls_failure)
         if self._ssl_context is not None:
             self._httpd.socket = self._ssl_context.wrap_socket(
@@ -350,6 +351,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         if httpd is None or thread is None:
             return
         self._stopping.set()
+        self._context.webhooks.abort_calls()  # a slow webhook must not hold the request threads
         self._store.wake_waiters()
         self._close_watchers()
         httpd.shutdown()

@@ -8,13 +8,14 @@ import http.client
 import json
 import socket
 import ssl
+import threading
 import time
 import urllib.parse
 from typing import Any
 
 import yaml
 
-__all__ = ["WebhookCallError", "post_review"]
+__all__ = ["OpenCalls", "WebhookCallError", "post_review"]
 
 # client-go's rest.NewGenericServerResponse: the message for an answer that is not a Status.
 _GENERIC = {
@@ -33,6 +34,42 @@ _MAX_TEXT = 2048  # client-go's maxUnstructuredResponseTextBytes
 
 class WebhookCallError(Exception):
     """The call failed before a review came back; ``str()`` is what follows "failed to call webhook: "."""
+
+
+class OpenCalls:
+    """The connections of the calls in flight, so that a stopping server can cut them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: set[http.client.HTTPSConnection] = set()
+        self._closed = False
+
+    def add(self, conn: http.client.HTTPSConnection) -> None:
+        with self._lock:
+            if self._closed:
+                raise WebhookCallError("the server is stopping")
+            self._open.add(conn)
+
+    def discard(self, conn: http.client.HTTPSConnection) -> None:
+        with self._lock:
+            self._open.discard(conn)
+
+    def reopen(self) -> None:
+        with self._lock:
+            self._closed = False
+
+    def abort_all(self) -> None:
+        """Cut every call in flight (each fails as a broken connection) and refuse new ones."""
+        with self._lock:
+            self._closed = True
+            conns = list(self._open)
+        for conn in conns:
+            sock = conn.sock
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
 
 def _go_quote(text: str) -> str:
@@ -85,7 +122,9 @@ def _status_message(code: int, content_type: str, body: bytes) -> str:
     return f"the server responded with the status code {code} but did not return more information"
 
 
-def post_review(url: str, ca_bundle: str | None, review: dict[str, Any], timeout: int) -> dict[str, Any]:
+def post_review(
+    url: str, ca_bundle: str | None, review: dict[str, Any], timeout: int, calls: OpenCalls
+) -> dict[str, Any]:
     """POST ``review`` to ``url?timeout=Ns`` within ``timeout`` seconds; the decoded answer.
 
     Raises ``WebhookCallError`` with client-go's wording (``Post "<url>": ...`` for transport
@@ -103,6 +142,7 @@ def post_review(url: str, ca_bundle: str | None, review: dict[str, Any], timeout
     path = parts.path or "/"
     path += f"?{query}timeout={timeout}s"
     conn = http.client.HTTPSConnection(host, port, timeout=timeout, context=context)
+    calls.add(conn)
     try:
         try:
             conn.connect()
@@ -120,6 +160,7 @@ def post_review(url: str, ca_bundle: str | None, review: dict[str, Any], timeout
     except OSError as exc:
         raise WebhookCallError(f"{where}: {exc.strerror or exc}") from None
     finally:
+        calls.discard(conn)
         conn.close()
     content_type = (response.getheader("Content-Type") or "").split(";")[0].strip()
     if not 200 <= response.status <= 206:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from ..machinery import status as _status
 from ..machinery.patch import PatchError, json_patch
 from ..machinery.resources import ResourceRegistry, ResourceType
-from .webhook_client import WebhookCallError, post_review
+from .webhook_client import OpenCalls, WebhookCallError, post_review
 from .webhook_rules import Hook, Target, label_selector_matches, rules_match
 
 if TYPE_CHECKING:
@@ -148,6 +148,7 @@ class Webhooks:
         self._enabled = enabled
         self._cond = threading.Condition()
         self._calls: list[WebhookCall] = []
+        self._open = OpenCalls()
 
     # -- the record ----------------------------------------------------------------------------
 
@@ -169,6 +170,13 @@ class Webhooks:
         with self._cond:
             self._calls.append(call)
             self._cond.notify_all()
+
+    def abort_calls(self) -> None:
+        """The server is stopping: cut the calls in flight and refuse new ones until ``resume``."""
+        self._open.abort_all()
+
+    def resume(self) -> None:
+        self._open.reopen()
 
     # -- matching ------------------------------------------------------------------------------
 
@@ -317,7 +325,7 @@ class Webhooks:
                 raise WebhookCallError(
                     "the fake calls url-configured webhooks only (clientConfig.service is not served)"
                 )
-            answer = post_review(url, config.get("caBundle"), review, timeout)
+            answer = post_review(url, config.get("caBundle"), review, timeout, self._open)
             return _verified(hook, review["request"]["uid"], answer)
         except WebhookCallError as exc:
             error = f"failed to call webhook: {exc}"
