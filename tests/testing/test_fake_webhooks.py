@@ -12,6 +12,10 @@ import pytest
 import trustme
 from webhook_helpers import MUTATED_LABEL, AdmissionServer, configuration
 
+from cloudcoil_cache.apimachinery import ObjectMeta
+from cloudcoil_cache.client import Config
+from cloudcoil_cache.errors import Forbidden, ServerError
+from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap
 from cloudcoil_cache.testing import FakeAPIServer
 
 M, V = "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"
@@ -306,3 +310,29 @@ def test_stopping_the_fake_cuts_a_webhook_call_in_flight(hook: AdmissionServer) 
     assert len(answers) == 1
     if isinstance(answers[0], tuple):
         assert answers[0][0] == 500 and "failed to call webhook" in answers[0][1]["message"]
+
+
+def test_a_cloudcoil_cache_client_sees_mutation_denial_and_failure(fake: FakeAPIServer, hook: AdmissionServer) -> None:
+    """The client gets the patched object and typed errors; it does not surface ``Warning`` headers today
+    (no client code reads them), so the warning webhook only has to let the write through."""
+    webhook(fake, hook, M, "/patch")
+    webhook(fake, hook, V, "/warn")
+    config = Config(server=fake.url, namespace="default")
+    try:
+        client = ConfigMap.client(config)
+        created = client.create(ConfigMap(metadata=ObjectMeta(name="c")))
+        assert created.metadata.labels == {MUTATED_LABEL: "true"}
+        webhook(fake, hook, V, "/deny-403", name="deny.probe.io")
+        with pytest.raises(Forbidden) as denied:
+            client.create(ConfigMap(metadata=ObjectMeta(name="d")))
+        assert denied.value.message == 'admission webhook "deny.probe.io" denied the request: no thanks'
+        call(fake, "DELETE", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/deny.probe.io")
+        webhook(fake, hook, V, "/500", name="broken.probe.io")
+        with pytest.raises(ServerError) as failed:
+            client.create(ConfigMap(metadata=ObjectMeta(name="e")))
+        assert (
+            failed.value.reason == "InternalError"
+            and 'failed calling webhook "broken.probe.io"' in failed.value.message
+        )
+    finally:
+        config.close()

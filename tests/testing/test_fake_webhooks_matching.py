@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import urllib.request
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -266,3 +268,22 @@ def test_kubectl_prints_webhook_warnings(fake: FakeAPIServer, hook: AdmissionSer
     )
     assert done.returncode == 0, done.stderr
     assert "Warning: probe warning one" in done.stderr and "Warning: probe warning two" in done.stderr
+
+
+def test_user_info_is_the_authenticated_user(hook: AdmissionServer) -> None:
+    with FakeAPIServer(expected_token="secret-token") as fake:
+        config = configuration(V, "user.probe.io", hook.url("/allow"), hook.ca_bundle)
+        for path, body in (
+            ("/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", config),
+            (CMS, cm()),
+        ):
+            request = urllib.request.Request(fake.url + path, data=json.dumps(body).encode(), method="POST")
+            request.add_header("Content-Type", "application/json")
+            request.add_header("Authorization", "Bearer secret-token")
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                assert answer.status == 201
+    (_, review) = hook.reviews[0]
+    assert review["request"]["userInfo"] == {
+        "username": "token-user",
+        "groups": ["system:masters", "system:authenticated"],
+    }

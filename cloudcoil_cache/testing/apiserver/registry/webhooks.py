@@ -287,7 +287,7 @@ class Webhooks:
         kind = {"group": rtype.group, "version": rtype.version, "kind": rtype.kind}
         resource = {"group": rtype.group, "version": rtype.version, "resource": rtype.plural}
         user = attrs.user or _ADMIN
-        groups = ["system:masters", "system:authenticated"] if user == _ADMIN else ["system:authenticated"]
+        groups = ["system:masters", "system:authenticated"]  # the fake's one all-powerful user, by any name
         request: dict[str, Any] = {"uid": str(uuid.uuid4()), "kind": kind, "resource": resource}
         if attrs.subresource:
             request["subResource"] = attrs.subresource
