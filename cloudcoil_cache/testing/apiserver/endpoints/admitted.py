@@ -154,6 +154,44 @@ def _request_object(operation: str, preview: Any, generated: bool) -> dict[str, 
     return obj
 
 
+def _generated(req: Request, operation: str) -> bool:
+    """Whether a create names its object by ``generateName`` (the review then has no name)."""
+    if operation != "CREATE" or req.verb != "create":
+        return False
+    body = req.json_body()
+    meta = body.get("metadata") if isinstance(body, dict) else None
+    return isinstance(meta, dict) and not meta.get("name")
+
+
+def _round(write: _Write, warnings: list[str], dry_run: bool) -> _Capture | None:
+    """Dry run, webhooks, write: the answer, or None when the object changed meanwhile."""
+    req = write.req
+    capture, old, preview_warnings = write.preview()
+    operation = "CREATE" if req.verb == "patch" and capture.code == 201 else _OPERATIONS[req.verb]
+    generated = _generated(req, operation)
+    name = "" if generated else str(req.route.name or (capture.obj or {}).get("metadata", {}).get("name", ""))
+    attrs = write.attributes(operation, name, dry_run)
+    hooks = write.webhooks.hooks(attrs)
+    obj = _request_object(operation, capture.obj, generated)
+    mutated = write.webhooks.admit(hooks, True, attrs, obj, old, warnings) if hooks else obj
+    answer, changed = capture, mutated is not None and mutated != obj
+    if changed:
+        assert mutated is not None
+        result, preview_warnings = write.revalidate(operation, mutated, old)
+        answer = _Capture()
+        answer.send_obj(capture.code, result)
+    final_obj = answer.obj if operation != "DELETE" else None
+    if generated and isinstance(final_obj, dict):  # named by now, as validating webhooks see it
+        attrs = dataclasses.replace(attrs, name=str(final_obj["metadata"].get("name", "")))
+    if hooks:
+        write.webhooks.admit(hooks, False, attrs, final_obj, old, warnings)
+    if dry_run:
+        if write.validation != "Ignore":
+            warnings.extend(w for w in preview_warnings if w not in warnings)
+        return answer
+    return _commit(write, operation, old, mutated if changed else None, capture.code)
+
+
 def admitted_write(
     ctx: ServerContext,
     req: Request,
@@ -174,43 +212,12 @@ def admitted_write(
         endpoint(ctx, req, out, rtype)  # no webhook's rules cover this write: no dry run first
         return
     for _ in range(_ATTEMPTS):
-        capture, old, preview_warnings = write.preview()
-        operation = _OPERATIONS[req.verb]
-        if req.verb == "patch" and capture.code == 201:
-            operation = "CREATE"  # server-side apply of a missing object
-        body_meta = (req.json_body() or {}).get("metadata") if operation == "CREATE" and req.verb == "create" else None
-        generated = isinstance(body_meta, dict) and not body_meta.get("name")
-        name = "" if generated else str(req.route.name or (capture.obj or {}).get("metadata", {}).get("name", ""))
-        attrs = write.attributes(operation, name, dry_run)
-        hooks = webhooks.hooks(attrs)
-        if not hooks:
-            answer = capture if dry_run else None
-            break
-        obj = _request_object(operation, capture.obj, generated)
-        mutated = webhooks.admit(hooks, True, attrs, obj, old, warnings)
-        final, final_obj = capture, capture.obj if operation != "DELETE" else None
-        if mutated is not None and mutated != obj:
-            result, preview_warnings = write.revalidate(operation, mutated, old)
-            final, final_obj = _Capture(), result
-            final.send_obj(capture.code, result)
-        if generated and isinstance(final_obj, dict):  # named by now, as validating webhooks see it
-            attrs = dataclasses.replace(attrs, name=str(final_obj["metadata"].get("name", "")))
-        webhooks.admit(hooks, False, attrs, final_obj, old, warnings)
-        if dry_run:
-            answer = final
-            break
-        answer = _commit(write, operation, old, mutated if final is not capture else None, capture.code)
+        answer = _round(write, warnings, dry_run)
         if answer is not None:
-            break
-    else:
-        assert req.route.name is not None
-        raise _status.conflict(rtype, req.route.name)
-    if answer is None:  # no webhook applies: the plain write
-        endpoint(ctx, req, out, rtype)
-        return
-    if dry_run and req.query.get("fieldValidation", "") != "Ignore":
-        warnings.extend(w for w in preview_warnings if w not in warnings)
-    out.send_obj(answer.code, answer.obj)
+            out.send_obj(answer.code, answer.obj)
+            return
+    assert req.route.name is not None
+    raise _status.conflict(rtype, req.route.name)
 
 
 def _commit(
