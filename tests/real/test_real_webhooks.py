@@ -119,17 +119,21 @@ def _answer(status: int, body: Any, warnings: list[str]) -> dict[str, Any]:
     }
 
 
-def _run_case(
-    backend: Backend, hook: AdmissionServer, namespace: str, config: dict[str, Any], dry_run: bool, keep: bool = False
-) -> dict[str, Any]:
-    """Namespace, configuration (in effect), one create of ConfigMap ``c``; the answer. ``keep``: leave
-    the configuration in place."""
+def _setup(
+    backend: Backend, hook: AdmissionServer, namespace: str, config: dict[str, Any], before: tuple[Any, ...] = ()
+) -> str:
+    """The namespace, the ConfigMaps ``before``, then the configuration, in effect once a dry-run sentinel
+    reached its canary; the namespace's ConfigMaps path."""
+    since = len(hook.reviews)
     status, body, _ = backend.call(
         "POST",
         "/api/v1/namespaces",
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
     )
     assert status == 201, body
+    for obj in before:
+        status, body, _ = backend.call("POST", f"/api/v1/namespaces/{namespace}/configmaps", obj)
+        assert status == 201, body
     plural = config["kind"].lower() + "s"
     status, body, _ = backend.call("POST", f"/apis/admissionregistration.k8s.io/v1/{plural}", config)
     assert status == 201, body
@@ -141,10 +145,17 @@ def _run_case(
 
     for _ in range(100):  # configurations reach kube-apiserver's webhook plugins asynchronously
         backend.call("POST", cms + "?dryRun=All", sentinel)
-        if hook.wait_for(reached, 0.1):
-            break
-    else:
-        pytest.fail(f"the configuration for {namespace} did not take effect")
+        if hook.wait_for(reached, 0.1, since):
+            return cms
+    pytest.fail(f"the configuration for {namespace} did not take effect")
+
+
+def _run_case(
+    backend: Backend, hook: AdmissionServer, namespace: str, config: dict[str, Any], dry_run: bool, keep: bool = False
+) -> dict[str, Any]:
+    """Namespace, configuration (in effect), one create of ConfigMap ``c``; the answer. ``keep``: leave
+    the configuration in place."""
+    cms = _setup(backend, hook, namespace, config)
     obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"a": "b"}}}
     answer = _answer(*backend.call("POST", cms + ("?dryRun=All" if dry_run else ""), obj))
     answer["stored"] = backend.call("GET", cms + "/c")[0]
@@ -250,4 +261,61 @@ def test_same_reviews_on_fake_and_real(
     answers, reviews = seen["real"]
     assert answers == [{"status": 201, "labels": {"a": "b"}, "warnings": [], "stored": 200}, 201, 200, 200]
     assert [r["operation"] for r in reviews] == ["CREATE", "CREATE", "UPDATE", "DELETE"]
+    assert seen["fake"] == seen["real"], json.dumps(seen, indent=1)
+
+
+def _cm(name: str, **labels: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": labels}}
+
+
+def _selected_writes(backend: Backend, hook: AdmissionServer, namespace: str) -> list[Any]:
+    """An objectSelector (new or old object) and a ``pods/status`` rule, both denying: the answers."""
+    config = _configuration(
+        V,
+        namespace,
+        hook,
+        hook.url("/deny"),
+        hook.ca_bundle,
+        operations=("*",),
+        object_selector={"matchLabels": {"guard": "on"}},
+    )
+    status_hook = copy.deepcopy(config["webhooks"][1])
+    status_hook.update(name=f"status.{namespace}.probe.io", objectSelector={})
+    status_hook["rules"][0]["resources"] = ["pods/status"]
+    config["webhooks"].append(status_hook)
+    cms = _setup(backend, hook, namespace, config, before=(_cm("held", guard="on"),))
+    merge = "application/merge-patch+json"
+    unguard = json.dumps({"metadata": {"labels": {"guard": None}}}).encode()
+    guard = json.dumps({"metadata": {"labels": {"guard": "on"}}}).encode()
+    pods = f"/api/v1/namespaces/{namespace}/pods"
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "x"}]},
+    }
+    steps = [
+        backend.call("POST", cms, _cm("free")),
+        backend.call("POST", cms, _cm("new-held", guard="on")),
+        backend.call("POST", cms, _cm("later", guard="off")),
+        backend.call("PATCH", cms + "/later", guard, merge),
+        backend.call("PATCH", cms + "/held", unguard, merge),
+        backend.call("DELETE", cms + "/held"),
+        backend.call("DELETE", cms + "/free"),
+        backend.call("POST", pods, pod),
+        backend.call("PATCH", pods + "/p/status", json.dumps({"status": {"phase": "Running"}}).encode(), merge),
+    ]
+    _drop_configuration(backend, config)
+    return [(status, body.get("message") if status >= 300 else None) for status, body, _ in steps]
+
+
+def test_same_selection_on_fake_and_real(real: RealAPIServer, fake: FakeAPIServer, hook: AdmissionServer) -> None:
+    seen = {
+        name: _selected_writes(backend, hook, "selection")
+        for name, backend in (
+            ("real", Backend(real.url, real.tokens["admin"], real.ssl_context())),
+            ("fake", Backend(fake.url, None, None)),
+        )
+    }
+    assert [status for status, _ in seen["real"]] == [201, 400, 201, 400, 400, 400, 200, 201, 400]
     assert seen["fake"] == seen["real"], json.dumps(seen, indent=1)

@@ -127,11 +127,12 @@ class AdmissionServer:
         self._thread.join(5)
         self._thread = None
 
-    def wait_for(self, predicate: Callable[[str, dict[str, Any]], bool], timeout: float) -> bool:
-        """Wait until a review (path without query, request) matching ``predicate`` came."""
+    def wait_for(self, predicate: Callable[[str, dict[str, Any]], bool], timeout: float, since: int = 0) -> bool:
+        """Wait until a review (path without query, request) matching ``predicate`` came, among
+        those from index ``since`` on."""
         with self.lock:
             return self.lock.wait_for(
-                lambda: any(predicate(p.split("?")[0], r["request"]) for p, r in self.reviews), timeout
+                lambda: any(predicate(p.split("?")[0], r["request"]) for p, r in self.reviews[since:]), timeout
             )
 
     def paths(self) -> list[str]:
