@@ -22,7 +22,8 @@ from typing import Any, Callable
 from ..machinery import status as _status
 from ..machinery.resources import ResourceType
 from ..registry.admission import request_context
-from ..registry.webhooks import AdmissionAttributes, Webhooks
+from ..registry.webhook_review import AdmissionAttributes
+from ..registry.webhooks import Webhooks
 from .context import ServerContext
 from .request import Request, Responder
 

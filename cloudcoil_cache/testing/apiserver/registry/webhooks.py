@@ -10,25 +10,30 @@ kube-apiserver's wordings. Nothing here holds the store's lock while a webhook i
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import threading
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..machinery import status as _status
-from ..machinery.patch import PatchError, json_patch
-from ..machinery.resources import ResourceRegistry, ResourceType
+from ..machinery.resources import ResourceRegistry
 from .webhook_client import OpenCalls, WebhookCallError, post_review
+from .webhook_review import (
+    AdmissionAttributes,
+    CallFailed,
+    internal_error,
+    patched,
+    quote,
+    rejection,
+    review_of,
+    verified,
+)
 from .webhook_rules import Hook, Target, label_selector_matches, rules_match
 
 if TYPE_CHECKING:
     from ..storage.store import Store
 
-__all__ = ["AdmissionAttributes", "WebhookCall", "Webhooks"]
+__all__ = ["WebhookCall", "Webhooks"]
 
 _GROUP = "admissionregistration.k8s.io"
 _CONFIGURATIONS = (("mutatingwebhookconfigurations", True), ("validatingwebhookconfigurations", False))
@@ -43,36 +48,6 @@ _EXEMPT = frozenset(
         "mutatingadmissionpolicybindings",
     }
 )
-_OPTIONS_KIND = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
-_ADMIN = "system:admin"
-
-
-@dataclass(frozen=True)
-class AdmissionAttributes:
-    """What a write is, for the webhooks it calls."""
-
-    rtype: ResourceType
-    operation: str  # CREATE, UPDATE or DELETE
-    name: str  # "" for a create with generateName
-    namespace: str | None
-    subresource: str | None
-    user: str | None  # the authenticated user, None: the fake's admin
-    dry_run: bool
-    options: Mapping[str, Any] = field(default_factory=dict)  # the request's options (fieldManager, ...)
-
-    def target(self) -> Target:
-        rtype = self.rtype
-        namespace = self.namespace or ""
-        if rtype.group == "" and rtype.plural == "namespaces":
-            namespace = self.name  # a namespace request's namespace is the namespace itself
-        return Target(
-            group=rtype.group,
-            version=rtype.version,
-            resource=rtype.plural,
-            subresource=self.subresource or "",
-            operation=self.operation,
-            namespace=namespace,
-        )
 
 
 @dataclass(frozen=True)
@@ -90,43 +65,6 @@ class WebhookCall:
     response: dict[str, Any] | None = field(repr=False)
     error: str | None
     seconds: float
-
-
-class _CallFailed(Exception):
-    """A failure that ``failurePolicy`` decides on (kube-apiserver's ErrCallingWebhook)."""
-
-
-def internal_error(message: str) -> _status.StatusError:
-    """apierrors.NewInternalError."""
-    text = f"Internal error occurred: {message}"
-    return _status.StatusError(500, _status.status_body(500, "InternalError", text, {"causes": [{"message": message}]}))
-
-
-def _rejection(name: str, result: Any) -> _status.StatusError:
-    """webhookerrors.ToStatusErr: the webhook's Status, its message prefixed with who denied."""
-    result = dict(result) if isinstance(result, dict) else {}
-    code = result.get("code")
-    code = code if isinstance(code, int) and code >= 400 else 400
-    denied = f"admission webhook {_quote(name)} denied the request"
-    if result.get("message"):
-        message = f"{denied}: {result['message']}"
-    elif result.get("reason"):
-        message = f"{denied}: {result['reason']}"
-    else:
-        message = f"{denied} without explanation"
-    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
-    body["message"] = message
-    if result.get("reason"):
-        body["reason"] = result["reason"]
-    if isinstance(result.get("details"), dict):
-        body["details"] = result["details"]
-    body["code"] = code
-    return _status.StatusError(code, body)
-
-
-def _quote(text: str) -> str:
-    """Go's ``%q`` for the names and uids quoted here."""
-    return json.dumps(text, ensure_ascii=False)
 
 
 def _labels(obj: Mapping[str, Any] | None) -> dict[str, str]:
@@ -261,13 +199,13 @@ class Webhooks:
                 answer = self._call(hook, attrs, obj, old)
                 warnings.extend(str(w) for w in answer.get("warnings") or ())
                 if not answer.get("allowed"):
-                    raise _rejection(hook.name, answer.get("status"))
+                    raise rejection(hook.name, answer.get("status"))
                 if mutating:
-                    obj = self._patched(hook, answer, obj)
-            except _CallFailed as exc:
+                    obj = patched(hook.name, answer, obj)
+            except CallFailed as exc:
                 if hook.spec.get("failurePolicy") == "Ignore":
                     continue
-                raise internal_error(f"failed calling webhook {_quote(hook.name)}: {exc}") from None
+                raise internal_error(f"failed calling webhook {quote(hook.name)}: {exc}") from None
         return obj
 
     @staticmethod
@@ -276,37 +214,9 @@ class Webhooks:
             return
         effects = hook.spec.get("sideEffects")
         if effects is None:
-            raise _CallFailed("Webhook SideEffects is nil")
+            raise CallFailed("Webhook SideEffects is nil")
         if effects not in ("None", "NoneOnDryRun"):
-            raise _status.bad_request(f"admission webhook {_quote(hook.name)} does not support dry run")
-
-    def _review(
-        self, attrs: AdmissionAttributes, obj: dict[str, Any] | None, old: dict[str, Any] | None
-    ) -> dict[str, Any]:
-        rtype = attrs.rtype
-        kind = {"group": rtype.group, "version": rtype.version, "kind": rtype.kind}
-        resource = {"group": rtype.group, "version": rtype.version, "resource": rtype.plural}
-        user = attrs.user or _ADMIN
-        groups = ["system:masters", "system:authenticated"]  # the fake's one all-powerful user, by any name
-        request: dict[str, Any] = {"uid": str(uuid.uuid4()), "kind": kind, "resource": resource}
-        if attrs.subresource:
-            request["subResource"] = attrs.subresource
-        request["requestKind"] = dict(kind)
-        request["requestResource"] = dict(resource)
-        if attrs.subresource:
-            request["requestSubResource"] = attrs.subresource
-        if attrs.name:
-            request["name"] = attrs.name
-        if attrs.namespace:
-            request["namespace"] = attrs.namespace
-        request["operation"] = attrs.operation
-        request["userInfo"] = {"username": user, "groups": groups}
-        request["object"] = obj
-        request["oldObject"] = old
-        request["dryRun"] = attrs.dry_run
-        options = {"kind": _OPTIONS_KIND[attrs.operation], "apiVersion": "meta.k8s.io/v1", **attrs.options}
-        request["options"] = options
-        return {"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": request}
+            raise _status.bad_request(f"admission webhook {quote(hook.name)} does not support dry run")
 
     def _call(
         self, hook: Hook, attrs: AdmissionAttributes, obj: dict[str, Any] | None, old: dict[str, Any] | None
@@ -314,7 +224,7 @@ class Webhooks:
         """One call; the review's ``response`` (checked as VerifyAdmissionResponse does)."""
         config = hook.spec.get("clientConfig") or {}
         url = str(config.get("url") or "")
-        review = self._review(attrs, obj, old)
+        review = review_of(attrs, obj, old)
         timeout = hook.spec.get("timeoutSeconds")
         timeout = timeout if isinstance(timeout, int) and timeout > 0 else 10
         started = time.monotonic()
@@ -326,11 +236,11 @@ class Webhooks:
                     "the fake calls url-configured webhooks only (clientConfig.service is not served)"
                 )
             answer = post_review(url, config.get("caBundle"), review, timeout, self._open)
-            return _verified(hook, review["request"]["uid"], answer)
+            return verified(hook.mutating, review["request"]["uid"], answer)
         except WebhookCallError as exc:
             error = f"failed to call webhook: {exc}"
-            raise _CallFailed(error) from None
-        except _CallFailed as exc:
+            raise CallFailed(error) from None
+        except CallFailed as exc:
             error = str(exc)
             raise
         finally:
@@ -347,58 +257,3 @@ class Webhooks:
                     seconds=time.monotonic() - started,
                 )
             )
-
-    def _patched(self, hook: Hook, answer: dict[str, Any], obj: dict[str, Any] | None) -> dict[str, Any] | None:
-        """``obj`` with the answer's JSONPatch applied (500 when it does not apply)."""
-        patch = answer.get("patch")
-        if not patch:
-            return obj
-        if answer.get("patchType") != "JSONPatch":
-            raise _CallFailed(f"unsupported patch type {_quote(str(answer.get('patchType')))}")
-        try:
-            operations = json.loads(base64.b64decode(str(patch), validate=True))
-        except (binascii.Error, ValueError) as exc:
-            raise _CallFailed(f"received undecodable patch in webhook response: {exc}") from None
-        if not operations:
-            return obj
-        if obj is None:
-            raise internal_error(
-                f"admission webhook {_quote(hook.name)} attempted to modify the object, "
-                "which is not supported for this operation"
-            )
-        try:
-            patched = json_patch(obj, operations)
-        except PatchError as exc:
-            raise internal_error(str(exc)) from None
-        if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
-            raise internal_error("the patched object must keep its metadata")
-        return patched
-
-
-def _verified(hook: Hook, uid: str, answer: dict[str, Any]) -> dict[str, Any]:
-    """VerifyAdmissionResponse: a v1 AdmissionReview answering this uid, patch fields in pairs."""
-    response = answer.get("response")
-    if not isinstance(response, dict):
-        raise _CallFailed("received invalid webhook response: webhook response was absent")
-    if response.get("uid") != uid:
-        got = str(response.get("uid") or "")
-        raise _CallFailed(f"received invalid webhook response: expected response.uid={_quote(uid)}, got {_quote(got)}")
-    if answer.get("apiVersion") != "admission.k8s.io/v1" or answer.get("kind") != "AdmissionReview":
-        version = str(answer.get("apiVersion") or "")
-        group, _, ver = version.rpartition("/")
-        raise _CallFailed(
-            "received invalid webhook response: expected webhook response of admission.k8s.io/v1, "
-            f"Kind=AdmissionReview, got {group}/{ver}, Kind={answer.get('kind') or ''}"
-        )
-    has_patch, has_type = bool(response.get("patch")), bool(response.get("patchType"))
-    if hook.mutating and has_patch and not has_type:
-        raise _CallFailed(
-            "received invalid webhook response: webhook returned response.patch but not response.patchType"
-        )
-    if hook.mutating and has_type and not has_patch:
-        raise _CallFailed(
-            "received invalid webhook response: webhook returned response.patchType but not response.patch"
-        )
-    if not hook.mutating and has_type:
-        raise _CallFailed("received invalid webhook response: validating webhooks may not return response.patchType")
-    return response
