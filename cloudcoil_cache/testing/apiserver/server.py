@@ -189,6 +189,8 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
       <token>`` get 401 (change it to simulate credential rotation).
     - ``clock_skew`` (s, default 0.0): added to the ``Date`` response header.
     - ``max_history`` (events, default 100_000): older events are compacted away.
+    - ``webhooks`` (default True): HTTP writes call the stored configurations' admission
+      webhooks; False stores configurations without calling them.
     """
 
     def __init__(
