@@ -3,6 +3,7 @@
 from ._real import RealAPIServer
 from .apiserver.http.request_log import RecordedRequest
 from .apiserver.machinery.resources import ResourceType
+from .apiserver.registry.webhooks import WebhookCall
 from .apiserver.seed import seed_pods
 from .apiserver.server import FakeAPIServer
 from .data.objects import make_configmap, make_deployment, make_pod
@@ -17,6 +18,7 @@ __all__ = [
     "RealAPIServer",
     "RecordedRequest",
     "ResourceType",
+    "WebhookCall",
     "make_configmap",
     "make_deployment",
     "make_pod",

@@ -67,9 +67,9 @@ class ObjectAPI:
     ) -> dict[str, Any]:
         """Create an object (``resource``: "pods", "deployments.apps", "Pod"); returns a copy.
 
-        Validated, defaulted and admitted like an HTTP create; ``field_manager`` owns its fields
-        (an ``Update`` entry in ``managedFields``). Raises the ``cloudcoil_cache.errors`` class
-        of the Status the HTTP API would answer.
+        Validated, defaulted and admitted like an HTTP create (admission webhooks are not
+        called); ``field_manager`` owns its fields (an ``Update`` entry in ``managedFields``).
+        Raises the ``cloudcoil_cache.errors`` class of the Status the HTTP API would answer.
         """
         rtype = self._type(resource)
         try:

@@ -24,6 +24,7 @@ from .object_api import ObjectAPI
 from .registry.admission import Admission
 from .registry.bootstrap import preload_cluster
 from .registry.crds import commit_listener
+from .registry.webhooks import WebhookCall, Webhooks
 from .storage.store import Store
 from .storage.watchers import Watcher
 
@@ -92,6 +93,7 @@ def _assemble(settings: Settings, max_history: int) -> ServerContext:
     store.add_commit_listener(commit_listener(store, registry))
     preload_cluster(store, registry, namespaces=settings.namespace_lifecycle)
     stopping = threading.Event()
+    webhooks = Webhooks(store, registry, lambda: settings.webhooks)
     return ServerContext(
         settings=settings,
         store=store,
@@ -100,6 +102,7 @@ def _assemble(settings: Settings, max_history: int) -> ServerContext:
         faults=FaultState(),
         watches=OpenWatches(stopping),
         stopping=stopping,
+        webhooks=webhooks,
     )
 
 
@@ -145,6 +148,16 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
     status writes, MODIFIED events, accept its names and make it ``Established``, as
     kube-apiserver's controllers do). The ``default/kubernetes`` Service exists from the start.
     ``dryRun=All`` answers a write without storing it.
+
+    Admission webhooks (``webhooks=True``, the default, as kube-apiserver): creates, updates,
+    patches and deletes over HTTP call the ``clientConfig.url`` webhooks of the stored
+    ``admissionregistration.k8s.io/v1`` Mutating/ValidatingWebhookConfigurations that match
+    (rules, scope, ``namespaceSelector``, ``objectSelector``), over HTTPS verified against
+    ``caBundle``, with ``timeoutSeconds`` and ``failurePolicy``; mutating ones first (their
+    JSONPatch applied, the result validated again), then validating ones; denials, failures and
+    warnings come back with kube-apiserver's wordings. No webhook is called with the store's lock
+    held. ``webhook_calls`` records each call. The direct object API (``server.create()``, ...)
+    does not call them (it seeds state). ``webhooks=False`` stores configurations without calling.
     ``cloudcoil_cache/testing/KNOWN_DIFFERENCES.md`` lists what still differs, and why.
 
     Constructor options beyond the settings below: ``namespace_lifecycle`` (default False: objects
@@ -176,6 +189,8 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
       <token>`` get 401 (change it to simulate credential rotation).
     - ``clock_skew`` (s, default 0.0): added to the ``Date`` response header.
     - ``max_history`` (events, default 100_000): older events are compacted away.
+    - ``webhooks`` (default True): HTTP writes call the stored configurations' admission
+      webhooks; False stores configurations without calling them.
     """
 
     def __init__(
@@ -201,6 +216,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         require_client_cert: bool = False,
         namespace_lifecycle: bool = False,
         kubelet: bool = True,
+        webhooks: bool = True,
     ) -> None:
         if expired_watch_mode not in ("event", "http"):
             raise ValueError(f"expired_watch_mode must be 'event' or 'http', got {expired_watch_mode!r}")
@@ -220,6 +236,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
             namespace_lifecycle=namespace_lifecycle,
             ca_cert=_pem(ca_cert, "ca_cert"),
             client_ca=_pem(client_ca, "client_ca"),
+            webhooks=webhooks,
         )
         self._context = _assemble(settings, max_history)
         self.registry = self._context.registry
@@ -250,6 +267,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
     namespace_lifecycle = _Setting[bool]()
     ca_cert = _Setting["bytes | None"]()
     client_ca = _Setting["bytes | None"]()
+    webhooks = _Setting[bool]()
 
     @property
     def context(self) -> ServerContext:
@@ -313,6 +331,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         if self._httpd is not None:
             raise RuntimeError("FakeAPIServer is already started")
         self._stopping.clear()
+        self._context.webhooks.resume()
         self._httpd = HTTPServer(("127.0.0.1", self._requested_port), self._context, self._log, self._note_tls_failure)
         if self._ssl_context is not None:
             self._httpd.socket = self._ssl_context.wrap_socket(
@@ -334,6 +353,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         if httpd is None or thread is None:
             return
         self._stopping.set()
+        self._context.webhooks.abort_calls()  # a slow webhook must not hold the request threads
         self._store.wake_waiters()
         self._close_watchers()
         httpd.shutdown()
@@ -492,3 +512,21 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         Raises ``WaitTimeout``.
         """
         return self._log.wait_for(predicate, timeout)
+
+    # -- admission webhook calls ---------------------------------------------------------------
+
+    @property
+    def webhook_calls(self) -> list[WebhookCall]:
+        """Every admission webhook call so far (a copy), oldest first: the review's ``request``
+        sent, the ``response`` answered or the ``error`` of a failed call."""
+        return self._context.webhooks.calls
+
+    def clear_webhook_calls(self) -> None:
+        self._context.webhooks.clear_calls()
+
+    def wait_for_webhook_calls(self, count: int = 1, timeout: float = 5.0) -> list[WebhookCall]:
+        """Wait until ``count`` webhook calls are recorded (``WaitTimeout`` otherwise); all of them."""
+        calls = self._context.webhooks.wait_for_calls(count, timeout)
+        if len(calls) < count:
+            raise WaitTimeout(f"{len(calls)} webhook calls after {timeout} s, wanted {count}")
+        return calls

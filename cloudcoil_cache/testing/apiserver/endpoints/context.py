@@ -6,6 +6,7 @@ import threading
 from dataclasses import dataclass
 
 from ..machinery.resources import ResourceRegistry
+from ..registry.webhooks import Webhooks
 from ..storage.store import Store
 from ..storage.watchers import Watcher
 from .faults import FaultState
@@ -34,6 +35,7 @@ class Settings:
     namespace_lifecycle: bool = False
     ca_cert: bytes | None = None
     client_ca: bytes | None = None
+    webhooks: bool = True
 
 
 class OpenWatches:
@@ -82,3 +84,4 @@ class ServerContext:
     faults: FaultState
     watches: OpenWatches
     stopping: threading.Event
+    webhooks: Webhooks

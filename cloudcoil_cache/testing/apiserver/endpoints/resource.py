@@ -10,6 +10,7 @@ from ..machinery.resources import ResourceType
 from ..machinery.status import StatusError
 from ..registry.admission import request_context
 from ..storage.store import APPLY_PATCH
+from .admitted import admitted_write
 from .context import ServerContext
 from .list import list_body, parse_filters, parse_rv, wait_not_too_large
 from .request import Request, Responder, method_not_allowed
@@ -22,6 +23,8 @@ from .watch import serve_watch
 __all__ = ["serve_resource"]
 
 _WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
+# Writes admission webhooks are called for (deletecollection and /scale are not: KNOWN_DIFFERENCES.md).
+_WEBHOOK_VERBS = frozenset({"create", "update", "patch", "delete"})
 # Kinds whose registry answers a DELETE with the deleted object (others answer a Status).
 _RETURN_DELETED = frozenset({("", "Pod"), ("", "Service"), ("", "Namespace")})
 
@@ -44,12 +47,13 @@ def serve_resource(ctx: ServerContext, req: Request, out: Responder) -> None:
             f'fieldValidation parameter unsupported: "{validation}". Supported values are: "Ignore", "Warn", "Strict"'
         )
     with request_context(validation) as warnings:
-        out.set_warnings(warnings if validation != "Ignore" else [])
+        sent = warnings if validation != "Ignore" else []
+        out.set_warnings(sent)
         if dry_run and verb in _WRITES:
             with ctx.store.dry_run():
-                _route(ctx, req, out)
+                _route(ctx, req, out, sent, dry_run=True)
         else:
-            _route(ctx, req, out)
+            _route(ctx, req, out, sent, dry_run=False)
 
 
 def _check_body_type(req: Request) -> None:
@@ -81,8 +85,9 @@ def _dry_run(req: Request) -> bool:
     return bool(dry_run)
 
 
-def _route(ctx: ServerContext, req: Request, out: Responder) -> None:
-    """The verb table: a create-only kind's review, the scale subresource, else one endpoint per verb."""
+def _route(ctx: ServerContext, req: Request, out: Responder, warnings: list[str], *, dry_run: bool) -> None:
+    """The verb table: a create-only kind's review, the scale subresource, else one endpoint per
+    verb (writes through the admission webhooks when webhook configurations are stored)."""
     rtype = req.route.rtype
     assert rtype is not None
     if req.route.subresource is None and req.verb not in rtype.served_verbs:
@@ -96,6 +101,9 @@ def _route(ctx: ServerContext, req: Request, out: Responder) -> None:
     endpoint = _VERBS.get(req.verb)
     if endpoint is None:
         raise method_not_allowed()
+    if req.verb in _WEBHOOK_VERBS and ctx.webhooks.configured():
+        admitted_write(ctx, req, out, rtype, endpoint, ctx.webhooks, warnings, dry_run)
+        return
     endpoint(ctx, req, out, rtype)
 
 

@@ -238,7 +238,7 @@ class Store:
         self._watchers: dict[ResourceType, set[Watcher]] = {}
         self._snapshots: OrderedDict[tuple[ResourceType, int], Snapshot] = OrderedDict()
         self._max_snapshots = max_snapshots
-        self._dry_run = False
+        self._local = threading.local()  # per request thread: whether its writes are a dry run
         # Validation, defaulting and admission, passed down by the registry (None: store as given).
         self._admit: Admit | None = None
         self._listeners: list[CommitListener] = []
@@ -254,16 +254,19 @@ class Store:
 
     @contextlib.contextmanager
     def dry_run(self) -> Iterator[None]:
-        """Writes in the block are validated and answered but not stored (``dryRun=All``).
+        """Writes in the block, made by this thread, are validated and answered but not stored
+        (``dryRun=All``). The flag is the thread's own: the lock is not held for the block, so
+        the request may wait on others (an admission webhook reading the server back)."""
+        previous = self._dry_run
+        self._local.dry_run = True
+        try:
+            yield
+        finally:
+            self._local.dry_run = previous
 
-        The lock is held for the whole block, so no other thread sees the flag.
-        """
-        with self.lock:
-            self._dry_run = True
-            try:
-                yield
-            finally:
-                self._dry_run = False
+    @property
+    def _dry_run(self) -> bool:
+        return bool(getattr(self._local, "dry_run", False))
 
     # -- reads ---------------------------------------------------------------------------------
 
