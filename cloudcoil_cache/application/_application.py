@@ -50,6 +50,8 @@ class Application:
       ``webhooks``, also a Service and the Validating/MutatingWebhookConfigurations (last).
     - ``install()`` applies them (server-side apply, field manager = the application's name), the
       ``crds`` first.
+    - ``main()`` is the command line: ``run``, ``manifests`` and ``install``
+      (``if __name__ == "__main__": app.main()``).
 
     RBAC: informers LIST and WATCH; finalizers and status are guarded PATCHes (status through the
     ``status`` subresource); ``ctx.ensure`` server-side applies owned children (``create`` and
@@ -65,8 +67,6 @@ class Application:
     replica through the Manager. The configurations' caBundle comes from ``ca_bundle`` (PEM) or
     ``ca_file``; without one it is left out, to be injected (e.g. by cert-manager's CA injector).
     Webhooks add no RBAC: installing the configurations is an admin's step (``install()``).
-    - ``main()`` is the command line: ``run``, ``manifests`` and ``install``
-      (``if __name__ == "__main__": app.main()``).
 
     ``leader_election``: a ``LeaderElection``, or True for one on a Lease named after the application.
     ``module``: the module the Deployment runs (default: the module that created the Application).
@@ -124,7 +124,7 @@ class Application:
         self.module = module or _caller_module(1)
         self.crds = [crd_document(crd) for crd in crds]
         self.sync_timeout = sync_timeout
-        self.needs(DEFAULT_NAMESPACE)  # a kind whose RBAC cannot be computed (or a bad extra rule) fails here, named
+        self.needs(DEFAULT_NAMESPACE)  # a kind whose RBAC cannot be computed, or a bad extra rule, fails here
 
     def __repr__(self) -> str:
         return f"<Application {self.name!r} controllers={[c.name for c in self.controllers]}>"
