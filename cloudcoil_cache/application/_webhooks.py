@@ -46,7 +46,7 @@ class Webhooks:
                 raise TypeError("Application(webhooks=WebhookServer(...)) must serve an AdmissionWebhook")
             self.webhook: AdmissionWebhook = value.endpoint
             self._server: WebhookServer | None = value
-            self.port, self.service_port = value.port or WEBHOOK_PORT, value.service_port
+            self.port, self.service_port = value.port, value.service_port  # port 0: no manifests
             self.tls_secret = value.tls_secret or f"{name}-webhook-tls"
         elif isinstance(value, AdmissionWebhook):
             self.webhook, self._server = value, None
@@ -82,6 +82,11 @@ class Webhooks:
         """The Service, the Secret mount and the configurations for an install in ``namespace``.
         Without ``ca_bundle``/``ca_file`` the configurations have no caBundle: inject it (cert-manager's
         CA injector, or a patch) before the API server can call the webhooks."""
+        if self.port == 0:
+            raise ValueError(
+                "Application.manifests(): the WebhookServer listens on port 0 (any free one); the Deployment "
+                "and the Service need a fixed port: give WebhookServer(port=...)"
+            )
         service_name = f"{self.name}-webhook"
         configurations = self.webhook.configurations(
             name=f"{self.name}.{namespace}.cloudcoil.io",

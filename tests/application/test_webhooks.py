@@ -165,6 +165,8 @@ def test_run_serves_the_webhooks_with_the_controllers(fake_api_server: FakeAPISe
     application = Application(
         "widgets", Controller(ConfigMap, _noop), webhooks=server, config=config, health_port=None, sync_timeout=10
     )
+    with pytest.raises(ValueError, match="listens on port 0"):
+        application.manifests(image="img:1")
     manager = application.manager()  # what run() runs until SIGTERM/SIGINT or its stop Event
     assert manager.webhooks is server
     manager.start()
