@@ -85,7 +85,7 @@ def application(ctl: Controller, **options: Any) -> Application:
     """The operator packaged to deploy: ``manifests()`` grants exactly what it uses (the Widgets'
     list/watch and patch for the finalizer, ``widgets/status`` patch, ConfigMaps list/watch and
     create/patch by server-side apply, Events create/patch, the Lease)."""
-    return Application("widgets", ctl, crds=[WIDGET_CRD], module="operator", **options)
+    return Application("widgets", ctl, crds=[WIDGET_CRD], **options)
 
 
 def install_crd(config: Config) -> None:
