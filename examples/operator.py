@@ -3,9 +3,12 @@
 
     python examples/operator.py                                # the embedded fake API server
     KUBECONFIG=~/.kube/config python examples/operator.py      # a real cluster (creates the Widget CRD)
+    python examples/operator.py --manifests                    # the RBAC it needs, as YAML
 
 It creates a Widget, changes its size, deletes it, and prints what the operator did at each step.
-Without ``KUBECONFIG`` it starts the embedded fake API server.
+Without ``KUBECONFIG`` it starts the embedded fake API server. A Widget whose ``spec.size`` is not a
+whole number fails its reconcile: ``Ready=False`` with the error, a Warning Event (one series however
+often the key is retried) and retries with the queue's backoff.
 """
 
 from __future__ import annotations
@@ -13,11 +16,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import sys
 from typing import Any
 
-from _fake_cluster import cluster
+import yaml
 
 from cloudcoil_cache.apimachinery import ObjectMeta
+from cloudcoil_cache.application import Application
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.controller import Controller, get_condition
 from cloudcoil_cache.errors import ResourceConflict
@@ -49,17 +54,21 @@ WIDGET_CRD = {
 }
 
 
-def widget_operator(cleaned: list[str]) -> Controller:
-    """The operator: ``report_status=True`` keeps ``Ready`` from each pass's outcome."""
-    ctl = Controller(Widget, report_status=True).owns(ConfigMap)
+def widget_operator(cleaned: list[str], **options: Any) -> Controller:
+    """The operator: ``report_status=True`` keeps ``Ready`` from each pass's outcome. ``options`` go to
+    ``Controller()`` (``config``, ``label_selector``, ...)."""
+    ctl = Controller(Widget, report_status=True, **options).owns(ConfigMap)
 
     @ctl.reconcile()
     def reconcile(widget: Any, ctx: Any) -> None:
-        size = str(widget.spec.get("size", 1))
+        wanted = widget.spec.get("size", 1)
+        if isinstance(wanted, bool) or not isinstance(wanted, int) or wanted < 0:
+            raise ValueError(f"spec.size must be a whole number >= 0, got {wanted!r}")  # Ready=False, a Warning
+        size = str(wanted)
         before = ctx.cached(ConfigMap).get(widget.name)
         # server-side apply (field manager "widget"), owned by the widget; no write when it is as desired
         child = ctx.ensure(ConfigMap(metadata=ObjectMeta(name=widget.name), data={"size": size}))
-        ctx.set_status(size=int(size), configMap=child.name)  # one status write per pass, only on a change
+        ctx.set_status(size=wanted, configMap=child.name)  # one status write per pass, only on a change
         ctx.condition("Synced", True, reason="ChildApplied", message=f"ConfigMap {child.name} has size {size}")
         if before is None or (before.data or {}).get("size") != size:
             ctx.event("ChildApplied", f"ConfigMap {child.name} has size {size}")
@@ -70,6 +79,13 @@ def widget_operator(cleaned: list[str]) -> Controller:
         ctx.event("CleanedUp", "released the widget's resources")
 
     return ctl
+
+
+def application(ctl: Controller, **options: Any) -> Application:
+    """The operator packaged to deploy: ``manifests()`` grants exactly what it uses (the Widgets'
+    list/watch and patch for the finalizer, ``widgets/status`` patch, ConfigMaps list/watch and
+    create/patch by server-side apply, Events create/patch, the Lease)."""
+    return Application("widgets", ctl, crds=[WIDGET_CRD], **options)
 
 
 def install_crd(config: Config) -> None:
@@ -87,7 +103,14 @@ def _established(crd: Any) -> bool:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--namespace", default="default")
+    parser.add_argument("--manifests", action="store_true", help="print the manifests (RBAC) and exit")
     args = parser.parse_args(argv)
+    if args.manifests:
+        docs = application(widget_operator([]), leader_election=True).manifests(namespace=args.namespace)
+        sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False))
+        return {"manifests": docs}
+    from _fake_cluster import cluster  # the examples' folder is on sys.path when run as a script
+
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
     ns = args.namespace
     result: dict[str, Any] = {}

@@ -10,7 +10,8 @@ from typing import Any, Iterable, Sequence
 from cloudcoil_cache.application._command import main
 from cloudcoil_cache.application._install import apply_all, wait_available
 from cloudcoil_cache.application._manifests import Layout, build_manifests, crd_document
-from cloudcoil_cache.application._rbac import Need, controller_needs, lease_needs
+from cloudcoil_cache.application._rbac import Need, controller_needs, extra_needs, lease_needs
+from cloudcoil_cache.application._webhooks import CERT_DIR, Webhooks
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.controller import Controller, LeaderElection, Manager
 
@@ -43,13 +44,29 @@ class Application:
       ``health_port``) and runs it until SIGTERM/SIGINT or ``stop`` is set, as ``Manager.run``.
     - ``manifests()`` returns the objects to install, in apply order: the Namespace (with
       ``create_namespace=True``), the ServiceAccount, a ClusterRole + ClusterRoleBinding for
-      cluster-wide needs and a Role + RoleBinding per namespace with exactly the verbs the controllers
-      declare (informers, owned children, finalizers, status, Events, the Lease), and, given an
-      ``image``, the Deployment running ``python -m <module> run`` with probes on /healthz and /readyz.
+      cluster-wide needs and a Role + RoleBinding per namespace with exactly the verbs the controller
+      runtime uses for what the controllers declare (see ``needs()``), and, given an ``image``, the
+      Deployment running ``python -m <module> run`` with probes on /healthz and /readyz; with
+      ``webhooks``, also a Service and the Validating/MutatingWebhookConfigurations (last).
     - ``install()`` applies them (server-side apply, field manager = the application's name), the
       ``crds`` first.
     - ``main()`` is the command line: ``run``, ``manifests`` and ``install``
       (``if __name__ == "__main__": app.main()``).
+
+    RBAC: informers LIST and WATCH; finalizers and status are guarded PATCHes (status through the
+    ``status`` subresource); ``ctx.ensure`` server-side applies owned children (``create`` and
+    ``patch``); Events are created and patched; the Lease is read, created and updated. What your
+    own code does beyond that (a live ``ctx.get``, writes through ``ctx.client``, ``mutate``,
+    ``ensure`` of a kind not declared with ``owns()``) is yours to declare: ``extra_rules`` takes
+    PolicyRule dicts (``{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}``, granted
+    in the application's namespace) or ``Need`` objects (any namespace, or None: cluster-wide).
+
+    ``webhooks``: an ``AdmissionWebhook`` (served on ``0.0.0.0:9443`` with ``tls.crt``/``tls.key``
+    from ``webhook_cert_dir``, where the Deployment mounts the TLS Secret ``<name>-webhook-tls``) or a
+    ``WebhookServer`` (as given; its ``tls_secret`` names the Secret). ``run()`` serves it on every
+    replica through the Manager. The configurations' caBundle comes from ``ca_bundle`` (PEM) or
+    ``ca_file``; without one it is left out, to be injected (e.g. by cert-manager's CA injector).
+    Webhooks add no RBAC: installing the configurations is an admin's step (``install()``).
 
     ``leader_election``: a ``LeaderElection``, or True for one on a Lease named after the application.
     ``module``: the module the Deployment runs (default: the module that created the Application).
@@ -63,6 +80,10 @@ class Application:
         config: Config | None = None,
         leader_election: LeaderElection | bool | None = None,
         webhooks: Any = None,
+        extra_rules: Iterable[Any] = (),
+        ca_bundle: bytes | str | None = None,
+        ca_file: Any = None,
+        webhook_cert_dir: str = CERT_DIR,
         image: str | None = None,
         replicas: int = 1,
         health_port: int | None = 8081,
@@ -77,11 +98,14 @@ class Application:
             isinstance(health_port, bool) or not isinstance(health_port, int) or not 0 <= health_port <= 65535
         ):
             raise ValueError(f"Application(health_port=...) must be a port number or None, got {health_port!r}")
-        if webhooks is not None:
-            raise NotImplementedError(
-                "Application(webhooks=...) is not supported yet: cloudcoil_cache.admission has no AdmissionWebhook in "
-                "this version"
-            )
+        self.webhooks = (
+            None
+            if webhooks is None
+            else Webhooks(webhooks, name=name, cert_dir=webhook_cert_dir, ca_bundle=ca_bundle, ca_file=ca_file)
+        )
+        if self.webhooks is None and (ca_bundle is not None or ca_file is not None):
+            raise ValueError("Application(ca_bundle=/ca_file=...) is the webhooks' CA: give webhooks= too")
+        self.extra_rules = list(extra_rules) if not isinstance(extra_rules, (str, bytes, dict)) else extra_rules
         if namespace is not None:
             _check_label(namespace, "Application(namespace)")
         if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
@@ -100,7 +124,7 @@ class Application:
         self.module = module or _caller_module(1)
         self.crds = [crd_document(crd) for crd in crds]
         self.sync_timeout = sync_timeout
-        self.needs(DEFAULT_NAMESPACE)  # a kind whose RBAC cannot be computed fails here, named
+        self.needs(DEFAULT_NAMESPACE)  # a kind whose RBAC cannot be computed, or a bad extra rule, fails here
 
     def __repr__(self) -> str:
         return f"<Application {self.name!r} controllers={[c.name for c in self.controllers]}>"
@@ -109,9 +133,11 @@ class Application:
     def manager(
         self, config: Config | None = None, *, health_port: int | None = None, health_host: str | None = None
     ) -> Manager:
-        """A new ``Manager`` of the controllers, with the application's leader election and health server."""
+        """A new ``Manager`` of the controllers, with the application's leader election, health server
+        and webhook server."""
         return Manager(
             *self.controllers,
+            webhooks=self.webhooks.server() if self.webhooks is not None else None,
             config=config or self.config,
             leader_election=self.leader_election,
             health_port=self.health_port if health_port is None else health_port,
@@ -140,7 +166,7 @@ class Application:
         election = self.leader_election
         if election is not None:
             needs += lease_needs(election.name, election.namespace or namespace)
-        return needs
+        return needs + extra_needs(self.extra_rules, namespace)
 
     def manifests(
         self, namespace: str | None = None, image: str | None = None, *, create_namespace: bool = False
@@ -160,6 +186,7 @@ class Application:
             health_port=self.health_port,
             module=self.module,
             create_namespace=create_namespace,
+            webhooks=self.webhooks.layout(namespace) if self.webhooks is not None else None,
         )
         return build_manifests(layout)
 
@@ -174,18 +201,21 @@ class Application:
         timeout: float = 300.0,
     ) -> list[Any]:
         """Server-side apply the CRDs, then ``manifests()``, in order (field manager: the application's
-        name); with ``wait``, block until the Deployment's replicas are available. Returns the applied
-        objects as the server answered them."""
+        name); with ``wait``, block until the Deployment's replicas are available before the webhook
+        configurations are applied (admission enabled last). Returns the applied objects as the server
+        answered them. Use an admin's Config: it creates RBAC and webhook configurations."""
         docs = [*self.crds, *self.manifests(namespace, image, create_namespace=create_namespace)]
+        hooks = [d for d in docs if str(d["kind"]).endswith("WebhookConfiguration")]
         own = None if (config or self.config) is not None else Config()
         use = config or self.config or own
         assert use is not None
         try:
-            applied = apply_all(docs, use, field_manager=self.name)
+            applied = apply_all([d for d in docs if d not in hooks], use, field_manager=self.name)
             if wait:
                 for obj in applied:
                     if obj.kind == "Deployment":
                         wait_available(obj, use, replicas=self.replicas, timeout=timeout)
+            applied += apply_all(hooks, use, field_manager=self.name)
         finally:
             if own is not None:
                 own.close()

@@ -1,4 +1,4 @@
-"""The manifests of an Application, in apply order: Namespace, ServiceAccount, RBAC, Deployment."""
+"""The manifests of an Application, in apply order: Namespace, ServiceAccount, RBAC, Service, Deployment, webhooks."""
 
 from __future__ import annotations
 
@@ -7,9 +7,23 @@ from typing import Any, Sequence
 
 from cloudcoil_cache.application._rbac import Need, rules_by_target
 
-__all__ = ["Layout", "build_manifests", "crd_document"]
+__all__ = ["Layout", "WebhookLayout", "build_manifests", "crd_document"]
 
 RBAC = "rbac.authorization.k8s.io"
+TLS_VOLUME = "webhook-tls"
+
+
+@dataclasses.dataclass(frozen=True)
+class WebhookLayout:
+    """The webhook side of the manifests: the Service (``service_port`` → the container's ``port``),
+    the TLS Secret mounted at ``cert_dir`` and the configurations (built by the admission layer)."""
+
+    service_name: str
+    service_port: int
+    port: int
+    tls_secret: str
+    cert_dir: str
+    configurations: Sequence[dict[str, Any]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,6 +38,7 @@ class Layout:
     health_port: int | None
     module: str | None
     create_namespace: bool = False
+    webhooks: WebhookLayout | None = None
 
 
 def crd_document(crd: Any) -> dict[str, Any]:
@@ -103,6 +118,13 @@ def _deployment(layout: Layout, image: str, labels: dict[str, str]) -> dict[str,
         container["ports"] = [{"name": "health", "containerPort": port, "protocol": "TCP"}]
         container["livenessProbe"] = {"httpGet": {"path": "/healthz", "port": "health"}}
         container["readinessProbe"] = {"httpGet": {"path": "/readyz", "port": "health"}}
+    pod: dict[str, Any] = {"serviceAccountName": layout.name, "containers": [container]}
+    hooks = layout.webhooks
+    if hooks is not None:
+        webhook_port = {"name": "webhook", "containerPort": hooks.port, "protocol": "TCP"}
+        container["ports"] = [*container.get("ports", []), webhook_port]
+        container["volumeMounts"] = [{"name": TLS_VOLUME, "mountPath": hooks.cert_dir, "readOnly": True}]
+        pod["volumes"] = [{"name": TLS_VOLUME, "secret": {"secretName": hooks.tls_secret}}]
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -110,16 +132,28 @@ def _deployment(layout: Layout, image: str, labels: dict[str, str]) -> dict[str,
         "spec": {
             "replicas": layout.replicas,
             "selector": {"matchLabels": selector},
-            "template": {
-                "metadata": {"labels": dict(labels)},
-                "spec": {"serviceAccountName": layout.name, "containers": [container]},
-            },
+            "template": {"metadata": {"labels": dict(labels)}, "spec": pod},
+        },
+    }
+
+
+def _service(layout: Layout, hooks: WebhookLayout, labels: dict[str, str]) -> dict[str, Any]:
+    """The Service the webhook configurations call (HTTPS on ``service_port``)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": _meta(hooks.service_name, layout.namespace, labels),
+        "spec": {
+            "selector": {"app.kubernetes.io/name": layout.name},
+            "ports": [{"name": "webhook", "port": hooks.service_port, "targetPort": "webhook", "protocol": "TCP"}],
         },
     }
 
 
 def build_manifests(layout: Layout) -> list[dict[str, Any]]:
-    """Every object, in apply order. No Deployment without an image (RBAC only, e.g. to run locally)."""
+    """Every object, in apply order. No Deployment without an image (RBAC only, e.g. to run locally),
+    and then no webhook objects either (a configuration without its server would block writes). The
+    webhook configurations come last: admission is enabled once what serves it is applied."""
     labels = _labels(layout.name)
     docs: list[dict[str, Any]] = []
     if layout.create_namespace:
@@ -128,6 +162,11 @@ def build_manifests(layout: Layout) -> list[dict[str, Any]]:
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(layout.name, layout.namespace, labels)}
     )
     docs += _rbac(layout, labels)
-    if layout.image is not None:
-        docs.append(_deployment(layout, layout.image, labels))
+    if layout.image is None:
+        return docs
+    if layout.webhooks is not None:
+        docs.append(_service(layout, layout.webhooks, labels))
+    docs.append(_deployment(layout, layout.image, labels))
+    if layout.webhooks is not None:
+        docs += [dict(doc) for doc in layout.webhooks.configurations]
     return docs

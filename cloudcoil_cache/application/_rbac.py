@@ -5,19 +5,20 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterable, Sequence
 
-__all__ = ["Need", "controller_needs", "lease_needs", "rules_by_target", "verbs_granted"]
+__all__ = ["Need", "controller_needs", "extra_needs", "lease_needs", "rules_by_target", "verbs_granted"]
 
-#: Read verbs: the informers LIST and WATCH, reconciles GET live.
-READ = ("get", "list", "watch")
-#: Children are created, updated, or server-side applied (PATCH, which also needs create for a new object).
-WRITE = ("create", "get", "patch", "update")
-#: A finalizer is added and removed by a patch or an update of the primary.
-FINALIZE = ("patch", "update")
-#: Status written through the ``status`` subresource (PUT or PATCH).
-STATUS = ("patch", "update")
+# Each tuple is what the controller runtime itself sends (see cloudcoil_cache.controller), nothing more:
+#: Informers (primary, owned and watched kinds) LIST then WATCH; the runtime never GETs them.
+INFORMER = ("list", "watch")
+#: Finalizers are added and removed by a merge PATCH guarded by resourceVersion (``_finalizers.py``).
+FINALIZE = ("patch",)
+#: A pass's status is one guarded merge PATCH of the ``status`` subresource (``_operator.py``).
+STATUS = ("patch",)
+#: ``ctx.ensure`` server-side applies a child (PATCH); an apply that creates the child also needs create.
+APPLY = ("create", "patch")
 #: Events (events.k8s.io/v1) are created, then patched as a series when they repeat.
 EVENTS = ("create", "patch")
-#: Leader election: client-go's algorithm reads the Lease, creates it once, then updates it.
+#: Leader election: client-go's algorithm reads the Lease, creates it once, then updates (PUTs) it.
 LEASE = ("create", "get", "update")
 
 #: Where the Events of cluster-scoped objects go (client-go's recorder uses ``default``).
@@ -51,6 +52,13 @@ def _identity(kind: Any, what: str) -> tuple[str, str, bool]:
     return str(group), plural, bool(kind.namespaced)
 
 
+def _status_resource(kind: Any, plural: str) -> str:
+    """Where the runtime writes status: the ``status`` subresource, unless the class knows its
+    subresources and ``status`` is not one of them (then the object itself), as ``_operator.py`` does."""
+    known = getattr(kind, "subresources", None)
+    return plural if known is not None and "status" not in known else f"{plural}/status"
+
+
 def _target(namespaced: bool, namespace: str | None) -> str | None:
     return namespace if namespaced else None
 
@@ -61,18 +69,21 @@ def controller_needs(controller: Any, namespace: str) -> list[Need]:
     scope = None if controller.all_namespaces else (controller.namespace or namespace)
     group, plural, namespaced = _identity(controller.kind, f"controller {name!r}")
     primary = _target(namespaced, scope)
-    needs = [Need(primary, group, plural, READ, f"{name}: primary {controller.kind.kind} (informer, reads)")]
+    needs = [Need(primary, group, plural, INFORMER, f"{name}: primary {controller.kind.kind} (informer)")]
     finalizers = tuple(controller.finalizers)
     if finalizers:
         needs.append(Need(primary, group, plural, FINALIZE, f"{name}: finalizers {', '.join(finalizers)}"))
     if controller.status_updates:
-        needs.append(Need(primary, group, f"{plural}/status", STATUS, f"{name}: status updates"))
+        resource = _status_resource(controller.kind, plural)
+        needs.append(Need(primary, group, resource, STATUS, f"{name}: status updates"))
     for kind in controller.owned_kinds:
         g, p, ns = _identity(kind, f"controller {name!r} owns()")
-        needs.append(Need(_target(ns, scope), g, p, READ + WRITE, f"{name}: owns {kind.kind} (informer, writes)"))
+        target = _target(ns, scope)
+        needs.append(Need(target, g, p, INFORMER, f"{name}: owns {kind.kind} (informer)"))
+        needs.append(Need(target, g, p, APPLY, f"{name}: owns {kind.kind} (ctx.ensure: server-side apply)"))
     for kind in controller.watched_kinds:
         g, p, ns = _identity(kind, f"controller {name!r} watch()")
-        needs.append(Need(_target(ns, scope), g, p, READ, f"{name}: watches {kind.kind} (informer)"))
+        needs.append(Need(_target(ns, scope), g, p, INFORMER, f"{name}: watches {kind.kind} (informer)"))
     if controller.events:
         events_at = scope if namespaced else CLUSTER_EVENTS_NAMESPACE
         needs.append(Need(events_at, "events.k8s.io", "events", EVENTS, f"{name}: Events"))
@@ -82,6 +93,43 @@ def controller_needs(controller: Any, namespace: str) -> list[Need]:
 def lease_needs(lease_name: str, namespace: str) -> list[Need]:
     """What leader election on the Lease ``namespace/lease_name`` needs."""
     return [Need(namespace, "coordination.k8s.io", "leases", LEASE, f"leader election: Lease {lease_name}")]
+
+
+_RULE_KEYS = frozenset({"apiGroups", "resources", "verbs"})
+
+
+def _strings(rule: Any, key: str, where: str) -> list[str]:
+    value = rule.get(key)
+    if not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{where}: {key!r} must be a non-empty list of strings, got {value!r}")
+    if key != "apiGroups" and not all(value):
+        raise ValueError(f"{where}: {key!r} must not hold empty strings, got {value!r}")
+    return list(value)
+
+
+def extra_needs(rules: Iterable[Any], namespace: str) -> list[Need]:
+    """``Application(extra_rules=...)``: what the controllers' own code does beyond the runtime (a live
+    ``ctx.get``, writes through ``ctx.client``, ``mutate``). Each is a ``Need`` (its target: a
+    namespace, or None for the ClusterRole) or a PolicyRule dict (``apiGroups``, ``resources``,
+    ``verbs``) granted in the application's namespace."""
+    if isinstance(rules, (str, bytes, dict)):
+        raise TypeError("Application(extra_rules=...) takes a list of PolicyRule dicts or Needs")
+    needs: list[Need] = []
+    for index, rule in enumerate(rules):
+        where = f"Application(extra_rules[{index}])"
+        if isinstance(rule, Need):
+            needs.append(rule)
+            continue
+        if not isinstance(rule, dict):
+            raise TypeError(f"{where}: expected a PolicyRule dict or a Need, got {type(rule).__name__}")
+        unknown = sorted(set(rule) - _RULE_KEYS)
+        if unknown:
+            raise ValueError(f"{where}: only apiGroups, resources and verbs are supported, got {unknown}")
+        verbs = tuple(sorted(set(_strings(rule, "verbs", where))))
+        for group in _strings(rule, "apiGroups", where):
+            for resource in _strings(rule, "resources", where):
+                needs.append(Need(namespace, group, resource, verbs, f"extra_rules[{index}]"))
+    return needs
 
 
 def rules_by_target(needs: Iterable[Need]) -> dict[str | None, list[dict[str, Any]]]:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from cloudcoil_cache.admission import AdmissionWebhook
 from cloudcoil_cache.application import Application
 from cloudcoil_cache.controller import Controller
 from cloudcoil_cache.errors import WaitTimeout
@@ -96,3 +97,22 @@ def test_install_waits_for_the_deployment_when_asked(fake_api_server, config):
 def test_install_wait_times_out_with_a_typed_error(fake_api_server, config):
     with pytest.raises(WaitTimeout):
         app().install(config, namespace="ops", image="img:1", wait=True, timeout=0.5)
+
+
+def test_install_with_webhooks_applies_the_configurations_last(fake_api_server, config):
+    hooks = AdmissionWebhook()
+    hooks.validating(ConfigMap, path="/validate-configmaps")(lambda request: None)
+    applied = app(webhooks=hooks).install(config, namespace="default", image="example.com/widgets:1")
+    assert [obj.kind for obj in applied] == [
+        "CustomResourceDefinition",
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+        "Service",
+        "Deployment",
+        "ValidatingWebhookConfiguration",
+    ]
+    stored = fake_api_server.get(
+        "validatingwebhookconfigurations.admissionregistration.k8s.io", "widgets.default.cloudcoil.io", None
+    )
+    assert stored["webhooks"][0]["clientConfig"]["service"]["name"] == "widgets-webhook"

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from cloudcoil_cache.application import Application
+from cloudcoil_cache.application import Application, Need
 from cloudcoil_cache.application._rbac import verbs_granted
 from cloudcoil_cache.controller import Controller, LeaderElection
 from cloudcoil_cache.models.kubernetes.apps.v1 import Deployment
@@ -45,7 +45,9 @@ def table(*rows: tuple[str, str, str]) -> set[tuple[str, str, str]]:
     return {(group, resource, verb) for group, resource, verbs in rows for verb in verbs.split()}
 
 
-READ, OWNED, EVENTS = "get list watch", "create get list patch update watch", "create patch"
+# What the runtime sends: informers LIST/WATCH, ensure server-side applies (create + patch), Events
+# are created then patched as a series, status and finalizers are guarded PATCHes.
+READ, OWNED, EVENTS = "list watch", "create list patch watch", "create patch"
 
 
 def test_apply_order_and_names():
@@ -72,17 +74,53 @@ def test_namespaced_controller_rbac_is_exactly_its_declarations():
     assert role["metadata"]["namespace"] == "ops"
     assert grants(role) == table(
         ("example.com", "widgets", READ),
-        ("example.com", "widgets/status", "patch update"),
+        ("example.com", "widgets/status", "patch"),
         ("", "configmaps", OWNED),
         ("", "secrets", READ),
         ("events.k8s.io", "events", EVENTS),
     )
 
 
-def test_finalizers_add_patch_and_update_on_the_primary():
+def test_finalizers_add_patch_on_the_primary_and_nothing_else():
     docs = Application("widgets", finalizing()).manifests()
     (role,) = by_kind(docs, "Role")
-    assert {v for g, r, v in grants(role) if r == "widgets"} == {"get", "list", "watch", "patch", "update"}
+    assert {v for g, r, v in grants(role) if r == "widgets"} == {"list", "watch", "patch"}
+    without = Application("widgets", controller()).manifests()
+    assert {v for g, r, v in grants(by_kind(without, "Role")[0]) if r == "widgets"} == {"list", "watch"}
+
+
+def test_no_status_or_events_rules_when_the_controller_writes_neither():
+    docs = Application("widgets", controller(status_updates=False, events=False)).manifests()
+    assert grants(by_kind(docs, "Role")[0]) == table(("example.com", "widgets", READ))
+
+
+def test_extra_rules_add_what_the_reconcile_does_itself():
+    ctl = controller()
+    rules = [
+        {"apiGroups": [""], "resources": ["secrets", "services"], "verbs": ["get", "update"]},
+        Need(None, "", "nodes", ("get",), "reads nodes"),
+    ]
+    app = Application("widgets", ctl, extra_rules=rules)
+    docs = app.manifests(namespace="ops")
+    assert grants(by_kind(docs, "ClusterRole")[0]) == table(("", "nodes", "get"))
+    assert table(("", "secrets", "get update"), ("", "services", "get update")) <= grants(by_kind(docs, "Role")[0])
+    assert {n.why for n in app.needs("ops") if n.resource in ("secrets", "services")} == {"extra_rules[0]"}
+
+
+@pytest.mark.parametrize(
+    ("rules", "error", "text"),
+    [
+        ({"apiGroups": [""]}, TypeError, "takes a list"),
+        ([{"apiGroups": [""], "resources": ["pods"]}], ValueError, "'verbs' must be a non-empty list"),
+        ([{"apiGroups": [""], "resources": [""], "verbs": ["get"]}], ValueError, "must not hold empty strings"),
+        ([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"], "resourceNames": ["a"]}], ValueError, "only"),
+        (["get pods"], TypeError, "extra_rules[0]"),
+    ],
+)
+def test_bad_extra_rules_are_named(rules, error, text):
+    with pytest.raises(error) as info:
+        Application("widgets", controller(), extra_rules=rules)
+    assert text in str(info.value)
 
 
 def test_a_controller_in_its_own_namespace_gets_a_role_there():
@@ -112,11 +150,11 @@ def test_all_namespaces_and_cluster_kinds_go_to_a_cluster_role():
     assert cluster_role["metadata"] == {"name": "widgets.ops", "labels": cluster_role["metadata"]["labels"]}
     assert grants(cluster_role) == table(
         ("example.com", "widgets", READ),
-        ("example.com", "widgets/status", "patch update"),
+        ("example.com", "widgets/status", "patch"),
         ("", "configmaps", OWNED),
         ("events.k8s.io", "events", EVENTS),  # all namespaces: Events wherever the primaries are
         ("example.com", "clusters", READ),
-        ("example.com", "clusters/status", "patch update"),
+        ("example.com", "clusters/status", "patch"),
         ("", "namespaces", OWNED),
     )
     roles = {d["metadata"]["namespace"]: grants(d) for d in by_kind(docs, "Role")}
@@ -154,10 +192,11 @@ def test_every_granted_verb_maps_to_a_declared_need():
             assert (target, group, resource, verb) in declared, (target, group, resource, verb)
     whys = {need.why for need in app.needs("ops")}
     assert whys == {
-        "widget: primary Widget (informer, reads)",
+        "widget: primary Widget (informer)",
         "widget: finalizers example.com/cleanup",
         "widget: status updates",
-        "widget: owns ConfigMap (informer, writes)",
+        "widget: owns ConfigMap (informer)",
+        "widget: owns ConfigMap (ctx.ensure: server-side apply)",
         "widget: watches Secret (informer)",
         "widget: Events",
         "leader election: Lease lock",
@@ -226,7 +265,8 @@ def test_output_is_stable():
         ({"image": "has space"}, ValueError, "image"),
         ({"module": "not-a-module"}, ValueError, "module"),
         ({"leader_election": "yes"}, TypeError, "leader_election"),
-        ({"webhooks": object()}, NotImplementedError, "not supported yet"),
+        ({"webhooks": object()}, TypeError, "expects an AdmissionWebhook or a WebhookServer"),
+        ({"ca_bundle": b"-----BEGIN CERTIFICATE-----"}, ValueError, "give webhooks= too"),
         ({"health_port": 70000}, ValueError, "health_port"),
         ({"crds": [{"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "x"}}]}, ValueError, "crds"),
     ],
