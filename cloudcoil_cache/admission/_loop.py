@@ -33,10 +33,8 @@ class AcceptLoop:
         listener: socket.socket,
         dispatch: Callable[[Connection], None],
         clock: Clock,
-        generation: Callable[[], int],
     ) -> None:
         self._listener = listener
-        self._generation = generation
         self._dispatch = dispatch
         self._clock = clock
         self._poll = select.poll()
@@ -112,8 +110,6 @@ class AcceptLoop:
         if name == "unlisten":
             self._close_listener()
             self._close_parked()
-        elif name == "close_idle":
-            self._close_parked(stale_only=True)
         elif conn is None or conn.closed:
             return
         elif name == "park":
@@ -161,13 +157,9 @@ class AcceptLoop:
         self._listener.close()
         self.listener_closed.set()
 
-    def _close_parked(self, *, stale_only: bool = False) -> None:
-        """Close idle connections; ``stale_only``: only kept-alive ones made under an older certificate
-        (one that has not sent its first request yet gets that answered, with ``Connection: close``)."""
-        current = self._generation()
+    def _close_parked(self) -> None:
+        """Close idle connections."""
         for fd, conn in list(self._parked.items()):
-            if stale_only and (not conn.answered or conn.generation == current):
-                continue
             del self._parked[fd]
             self._forget(fd)
             conn.close()

@@ -46,7 +46,9 @@ class WebhookServer:
     ready, else 500 with why) are answered here; every other request goes to ``endpoint.answer``.
 
     Certificates: ``certfile``/``keyfile`` are read again every ``cert_check_interval`` seconds; a change
-    is used by new handshakes and idle keep-alive connections are then closed (clients re-handshake);
+    is used by new handshakes, and a connection made under the old one gets its next answer with
+    ``Connection: close`` (the client re-handshakes). Idle connections are not closed then: a client may be
+    sending its next request on one at that moment, which kube-apiserver reports as a failed call ("EOF");
     files that cannot be loaded keep the old certificate (``metrics.certificate_read(False)``). Without
     them, ``certificates`` (default ``SelfSignedCertificates(hostnames + (host,))``) makes and renews one
     (its names must cover ``host``: else ``ConfigError``); its CA
@@ -216,7 +218,7 @@ class WebhookServer:
         self._stop_certs.clear()
         self._work = queue.SimpleQueue()
         # Socket deadlines are real time, as the sockets' own timeouts: never the injected clock.
-        loop = AcceptLoop(listener, self._work.put, SYSTEM_CLOCK, lambda: self._tls.generation)
+        loop = AcceptLoop(listener, self._work.put, SYSTEM_CLOCK)
         threads = [threading.Thread(target=loop.run, name=f"webhook-{self._port}-accept", daemon=True)]
         threads += [
             threading.Thread(target=self._worker, name=f"webhook-{self._port}-worker-{i}", daemon=True)
@@ -300,10 +302,8 @@ class WebhookServer:
             except Exception:
                 log.exception("webhook server: checking the certificate failed")
                 continue
-            loop = self._loop
-            if changed and loop is not None:
-                log.info("webhook server: serving a new certificate; closing idle connections")
-                loop.command("close_idle")
+            if changed:  # connections made under the old one close after their next answer (_one_request)
+                log.info("webhook server: serving a new certificate")
 
     def _worker(self) -> None:
         while True:
