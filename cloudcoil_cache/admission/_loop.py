@@ -51,6 +51,7 @@ class AcceptLoop:
         self._poll.register(listener, select.POLLIN)
         self._poll.register(self._wake_r, select.POLLIN)
         self.listener_closed = threading.Event()
+        self.idle_closed = threading.Event()
 
     def command(self, name: str, conn: Connection | None = None) -> None:
         with self._pipe_lock:  # the pipe is closed when the loop ends: never write to a reused descriptor
@@ -109,6 +110,7 @@ class AcceptLoop:
     def _apply(self, name: str, conn: Connection | None) -> None:
         if name == "unlisten":
             self._close_listener()
+        elif name == "close_idle":
             self._close_parked()
         elif conn is None or conn.closed:
             return
@@ -163,6 +165,11 @@ class AcceptLoop:
             del self._parked[fd]
             self._forget(fd)
             conn.close()
+        self.idle_closed.set()
+
+    def idle(self) -> int:
+        """How many connections wait for bytes (a handshake's next step or their next request)."""
+        return len(self._parked)  # read from other threads: a snapshot
 
     def _next_idle_ms(self) -> int | None:
         deadlines = [c.deadline for c in self._parked.values()]

@@ -26,6 +26,7 @@ __all__ = ["WebhookServer"]
 log = logging.getLogger("cloudcoil_cache.admission.server")
 
 _READ_TIMEOUT = 30.0  # seconds between the bytes of one request
+_IDLE_GRACE = 1.0  # seconds stop() keeps answering requests on idle and new connections (Connection: close)
 _JOIN_GRACE = 5.0  # seconds stop() waits for its threads at least, even with shutdown_timeout=0
 _HEALTH = ("/healthz", "/readyz")
 
@@ -54,8 +55,10 @@ class WebhookServer:
     (its names must cover ``host``: else ``ConfigError``); its CA
     bundle is ``ca_bundle`` and ``add_ca_bundle_listener(fn)`` hears of its changes.
 
-    ``stop()``: close the listener, let requests in flight finish (up to ``shutdown_timeout``), close idle
-    connections, ``endpoint.stop``, join every thread. A stopped server can be started again.
+    ``stop()``: close the listener; for up to a second, answer requests arriving on idle keep-alive and
+    just-accepted connections (``Connection: close``) before closing the idle ones; let requests in flight
+    finish (up to ``shutdown_timeout``), ``endpoint.stop``, join every thread. A stopped server can be
+    started again.
     ``service_port`` and ``tls_secret`` are kept from cloudcoil 0.8's ``WebhookServer`` (for manifests).
     """
 
@@ -244,6 +247,15 @@ class WebhookServer:
             self._closing = True
         loop.command("unlisten")
         loop.listener_closed.wait(self.shutdown_timeout)
+        # A request already sent on an idle keep-alive (or just accepted) connection is answered, with
+        # ``Connection: close``, for up to _IDLE_GRACE: closing them at once fails a client sending on one
+        # (kube-apiserver: "use of closed network connection").
+        with self._lock:
+            self._drained.wait_for(
+                lambda: not self._in_flight and not loop.idle(), min(_IDLE_GRACE, self.shutdown_timeout)
+            )
+        loop.command("close_idle")
+        loop.idle_closed.wait(self.shutdown_timeout)
         with self._lock:
             drained = self._drained.wait_for(lambda: not self._in_flight, self.shutdown_timeout)
             stuck = list(self._in_flight)
@@ -319,7 +331,7 @@ class WebhookServer:
     def _serve(self, conn: Connection) -> None:
         loop = self._loop
         if not conn.tls:
-            if self._is_closing() or loop is None:
+            if loop is None:  # accepted before stop() closed the listener: served (Connection: close)
                 conn.close()
                 return
             try:  # one step, never blocking: a client that stalls its handshake holds no worker
