@@ -40,11 +40,13 @@ def test_failure_policy(cluster: scenarios.Cluster) -> None:
     scenarios.failure_policy(cluster)
 
 
+@pytest.mark.slow  # load: both files would add more than 30 s to the default run
 def test_certificate_rotation_under_load(cluster: scenarios.Cluster) -> None:
     figures = scenarios.rotation_under_load(cluster, per_phase=300)  # about 10 s of load
     print("rotation (real):", figures)
 
 
+@pytest.mark.slow  # load: both files would add more than 30 s to the default run
 def test_every_replica_serves_while_the_lease_moves(cluster: scenarios.Cluster) -> None:
     figures = scenarios.every_replica(cluster)
     print("every replica (real):", figures)
