@@ -331,7 +331,9 @@ class WebhookServer:
     def _serve(self, conn: Connection) -> None:
         loop = self._loop
         if not conn.tls:
-            if loop is None:  # accepted before stop() closed the listener: served (Connection: close)
+            # While stopping, a connection accepted before the listener closed is still served
+            # (its answer says Connection: close); only once stopped is it closed unanswered.
+            if loop is None:
                 conn.close()
                 return
             try:  # one step, never blocking: a client that stalls its handshake holds no worker
