@@ -33,10 +33,8 @@ class AcceptLoop:
         listener: socket.socket,
         dispatch: Callable[[Connection], None],
         clock: Clock,
-        generation: Callable[[], int],
     ) -> None:
         self._listener = listener
-        self._generation = generation
         self._dispatch = dispatch
         self._clock = clock
         self._poll = select.poll()
@@ -53,6 +51,7 @@ class AcceptLoop:
         self._poll.register(listener, select.POLLIN)
         self._poll.register(self._wake_r, select.POLLIN)
         self.listener_closed = threading.Event()
+        self.idle_closed = threading.Event()
 
     def command(self, name: str, conn: Connection | None = None) -> None:
         with self._pipe_lock:  # the pipe is closed when the loop ends: never write to a reused descriptor
@@ -111,9 +110,8 @@ class AcceptLoop:
     def _apply(self, name: str, conn: Connection | None) -> None:
         if name == "unlisten":
             self._close_listener()
-            self._close_parked()
         elif name == "close_idle":
-            self._close_parked(stale_only=True)
+            self._close_parked()
         elif conn is None or conn.closed:
             return
         elif name == "park":
@@ -161,16 +159,17 @@ class AcceptLoop:
         self._listener.close()
         self.listener_closed.set()
 
-    def _close_parked(self, *, stale_only: bool = False) -> None:
-        """Close idle connections; ``stale_only``: only kept-alive ones made under an older certificate
-        (one that has not sent its first request yet gets that answered, with ``Connection: close``)."""
-        current = self._generation()
+    def _close_parked(self) -> None:
+        """Close idle connections."""
         for fd, conn in list(self._parked.items()):
-            if stale_only and (not conn.answered or conn.generation == current):
-                continue
             del self._parked[fd]
             self._forget(fd)
             conn.close()
+        self.idle_closed.set()
+
+    def idle(self) -> int:
+        """How many connections wait for bytes (a handshake's next step or their next request)."""
+        return len(self._parked)  # read from other threads: a snapshot
 
     def _next_idle_ms(self) -> int | None:
         deadlines = [c.deadline for c in self._parked.values()]

@@ -26,6 +26,7 @@ __all__ = ["WebhookServer"]
 log = logging.getLogger("cloudcoil_cache.admission.server")
 
 _READ_TIMEOUT = 30.0  # seconds between the bytes of one request
+_IDLE_GRACE = 1.0  # seconds stop() keeps answering requests on idle and new connections (Connection: close)
 _JOIN_GRACE = 5.0  # seconds stop() waits for its threads at least, even with shutdown_timeout=0
 _HEALTH = ("/healthz", "/readyz")
 
@@ -46,14 +47,18 @@ class WebhookServer:
     ready, else 500 with why) are answered here; every other request goes to ``endpoint.answer``.
 
     Certificates: ``certfile``/``keyfile`` are read again every ``cert_check_interval`` seconds; a change
-    is used by new handshakes and idle keep-alive connections are then closed (clients re-handshake);
+    is used by new handshakes, and a connection made under the old one gets its next answer with
+    ``Connection: close`` (the client re-handshakes). Idle connections are not closed then: a client may be
+    sending its next request on one at that moment, which kube-apiserver reports as a failed call ("EOF");
     files that cannot be loaded keep the old certificate (``metrics.certificate_read(False)``). Without
     them, ``certificates`` (default ``SelfSignedCertificates(hostnames + (host,))``) makes and renews one
     (its names must cover ``host``: else ``ConfigError``); its CA
     bundle is ``ca_bundle`` and ``add_ca_bundle_listener(fn)`` hears of its changes.
 
-    ``stop()``: close the listener, let requests in flight finish (up to ``shutdown_timeout``), close idle
-    connections, ``endpoint.stop``, join every thread. A stopped server can be started again.
+    ``stop()``: close the listener; for up to a second, answer requests arriving on idle keep-alive and
+    just-accepted connections (``Connection: close``) before closing the idle ones; let requests in flight
+    finish (up to ``shutdown_timeout``), ``endpoint.stop``, join every thread. A stopped server can be
+    started again.
     ``service_port`` and ``tls_secret`` are kept from cloudcoil 0.8's ``WebhookServer`` (for manifests).
     """
 
@@ -216,7 +221,7 @@ class WebhookServer:
         self._stop_certs.clear()
         self._work = queue.SimpleQueue()
         # Socket deadlines are real time, as the sockets' own timeouts: never the injected clock.
-        loop = AcceptLoop(listener, self._work.put, SYSTEM_CLOCK, lambda: self._tls.generation)
+        loop = AcceptLoop(listener, self._work.put, SYSTEM_CLOCK)
         threads = [threading.Thread(target=loop.run, name=f"webhook-{self._port}-accept", daemon=True)]
         threads += [
             threading.Thread(target=self._worker, name=f"webhook-{self._port}-worker-{i}", daemon=True)
@@ -242,6 +247,15 @@ class WebhookServer:
             self._closing = True
         loop.command("unlisten")
         loop.listener_closed.wait(self.shutdown_timeout)
+        # A request already sent on an idle keep-alive (or just accepted) connection is answered, with
+        # ``Connection: close``, for up to _IDLE_GRACE: closing them at once fails a client sending on one
+        # (kube-apiserver: "use of closed network connection").
+        with self._lock:
+            self._drained.wait_for(
+                lambda: not self._in_flight and not loop.idle(), min(_IDLE_GRACE, self.shutdown_timeout)
+            )
+        loop.command("close_idle")
+        loop.idle_closed.wait(self.shutdown_timeout)
         with self._lock:
             drained = self._drained.wait_for(lambda: not self._in_flight, self.shutdown_timeout)
             stuck = list(self._in_flight)
@@ -300,10 +314,8 @@ class WebhookServer:
             except Exception:
                 log.exception("webhook server: checking the certificate failed")
                 continue
-            loop = self._loop
-            if changed and loop is not None:
-                log.info("webhook server: serving a new certificate; closing idle connections")
-                loop.command("close_idle")
+            if changed:  # connections made under the old one close after their next answer (_one_request)
+                log.info("webhook server: serving a new certificate")
 
     def _worker(self) -> None:
         while True:
@@ -319,7 +331,9 @@ class WebhookServer:
     def _serve(self, conn: Connection) -> None:
         loop = self._loop
         if not conn.tls:
-            if self._is_closing() or loop is None:
+            # While stopping, a connection accepted before the listener closed is still served
+            # (its answer says Connection: close); only once stopped is it closed unanswered.
+            if loop is None:
                 conn.close()
                 return
             try:  # one step, never blocking: a client that stalls its handshake holds no worker

@@ -192,6 +192,30 @@ def test_stop_drains_requests_in_flight_and_joins_every_thread(endpoint: Endpoin
     assert endpoint.stopped == 1 and not server.running
 
 
+def test_stop_answers_a_request_sent_on_an_idle_connection_with_connection_close(endpoint: Endpoint) -> None:
+    """Closing idle keep-alive connections at once at stop fails a client that is sending on one
+    (kube-apiserver: "use of closed network connection"); such a request is answered, then the
+    connection closes."""
+    server = WebhookServer(endpoint, port=0, max_concurrency=2, shutdown_timeout=WAIT).start()
+    idle = http.client.HTTPSConnection("127.0.0.1", server.port, context=client_context(server.ca_bundle))
+    stopper = threading.Thread(target=server.stop, name="test-stopper")
+    try:
+        idle.request("POST", "/echo", body=b"{}")
+        assert idle.getresponse().read()  # kept alive, now idle
+        stopper.start()
+        with pytest.raises((ConnectionRefusedError, ConnectionResetError)):
+            for _ in range(1000):  # until stop() closed the listener (bounded)
+                socket.create_connection(("127.0.0.1", server.port), timeout=WAIT).close()
+        idle.request("POST", "/echo", body=b"{}")
+        answer = idle.getresponse()
+        assert answer.status == 200 and answer.getheader("Connection") == "close"
+        answer.read()
+    finally:
+        stopper.join(WAIT)
+        idle.close()
+    assert not server.running
+
+
 def test_restart_and_double_start(endpoint: Endpoint) -> None:
     server = WebhookServer(endpoint, port=0)
     with server:
