@@ -7,7 +7,7 @@ import signal
 import threading
 from typing import Any
 
-from cloudcoil_cache.admission import WebhookServer
+from cloudcoil_cache.admission import AdmissionMetrics, WebhookServer
 from cloudcoil_cache.client import Config, current_config
 from cloudcoil_cache.controller._controller import Controller
 from cloudcoil_cache.controller._health import HealthServer
@@ -279,4 +279,8 @@ class Manager:
         if self.metrics is None:
             return 501, b"metrics need prometheus_client: pip install 'cloudcoil_cache[metrics]'\n", "text/plain"
         body, content_type = self.metrics.render()
+        webhook_metrics = self.webhooks.endpoint.metrics if self.webhooks is not None else None
+        if isinstance(webhook_metrics, AdmissionMetrics):  # the webhooks' series on the same /metrics
+            more, _ = webhook_metrics.render()
+            body += more
         return 200, body, content_type

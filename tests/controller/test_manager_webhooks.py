@@ -12,7 +12,7 @@ import urllib.request
 import pytest
 from _controller_support import Calls
 
-from cloudcoil_cache.admission import Answer, Exchange, WebhookServer
+from cloudcoil_cache.admission import AdmissionWebhook, Answer, Exchange, WebhookServer
 from cloudcoil_cache.controller import Controller, LeaderElection, Manager
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap
 
@@ -168,3 +168,21 @@ def test_losing_the_lease_stops_the_workers_not_admission(config, make_cm, fake_
             assert _get(manager.health_port, "/readyz") == (200, "ok\n")
         finally:
             fake_api_server.clear_faults()
+
+
+def test_the_managers_metrics_include_the_webhooks(config) -> None:
+    pytest.importorskip("prometheus_client")
+    webhook = AdmissionWebhook(config=config)
+
+    @webhook.validating(ConfigMap, path="/validate")
+    def allow(request):
+        return None
+
+    server = WebhookServer(webhook, port=0, max_concurrency=2)
+    with Manager(webhooks=server, config=config, health_port=0) as manager:
+        status, _ = _admit(server)  # no Content-Type: 415, counted on the route
+        assert status == 415
+        status, text = _get(manager.health_port, "/metrics")
+    assert status == 200
+    assert 'controller_runtime_webhook_requests_total{code="415",webhook="/validate"} 1.0' in text
+    assert "# HELP workqueue_adds_total" in text  # the Manager's own series are there too
