@@ -6,6 +6,7 @@ modules, and skips a column it cannot build, saying why)::
     .venv/bin/python benchmarks/run.py                          # this library at 10,000 pods
     .venv/bin/python benchmarks/run.py --peers --scale          # + peers, 1k/10k/30k curve, charts
     .venv/bin/python benchmarks/run.py --peers --scale --long   # + 100,000 pods (long: ~1 GB, minutes)
+    .venv/bin/python benchmarks/run.py --server real            # against kube-apiserver + etcd (~10 min)
 
 The API server is ``benchmarks/burst_server.py`` in a subprocess (its CPU and memory are not the
 client's): the fake API server, plus watch-event bursts the harness triggers. Figures:
@@ -31,6 +32,14 @@ client's): the fake API server, plus watch-event bursts the harness triggers. Fi
 - peers (``--peers``): ``peers.py`` runs the official client's ``SharedInformer`` and cloudcoil 0.6.0
   (in ``benchmarks/.build/peers-venv``, created here), client-go (``benchmarks/clientgo``, built
   into ``benchmarks/.build/``) and this library against the same server, one process each.
+
+- real (``--server real``; ``--long``: 100,000 pods instead of ``--pods``): ``real_server.py``
+  starts ``RealAPIServer`` (kube-apiserver + etcd; ``--assets`` or ``$KUBEBUILDER_ASSETS``) and
+  creates the pods from 16 threads; then every peer in a fresh process (``peers.py --fresh``: sync
+  first, RSS, then the floor in the same process) against it — this library, client-go with JSON and
+  with protobuf, the official client, cloudcoil 0.6.0 — bursts of ``--real-events`` real PATCHes sent
+  by ``real_server.py --drive`` (another process); and this library and client-go (JSON) against the
+  fake in the same run. Written to ``results/real.json`` and ``real.md``.
 
 Results: ``benchmarks/results/latest.json``, ``results.md`` (tables) and, with matplotlib (the
 ``bench`` extra), ``peers.png`` and ``scale.png``. The machine's load (``uptime``) is recorded.
@@ -846,7 +855,9 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=5_000, help="MODIFIED events per burst")
     parser.add_argument("--peers", action="store_true", help="client-go, kubernetes, cloudcoil 0.6.0 beside us")
     parser.add_argument("--scale", action="store_true", help="1,000 / 10,000 / 30,000 pods, each in a fresh process")
-    parser.add_argument("--long", action="store_true", help="with --scale: also 100,000 pods")
+    parser.add_argument(
+        "--long", action="store_true", help="with --scale: also 100,000 pods; with --server real: 100,000 pods"
+    )
     parser.add_argument("--no-main", action="store_true", help="skip the in-process main figures")
     parser.add_argument(
         "--server",
