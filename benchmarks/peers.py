@@ -23,6 +23,12 @@ Each run starts ``python -m cloudcoil_cache.testing serve --pods N`` with ``--se
 - full (cloudcoil only, whose cache keeps only the first LIST page): every page listed and kept
   with its own client, timed and traced, as a lower bound for a complete sync.
 
+Against a running server instead (``run.py --server real``): ``--kubeconfig KC`` measures against the
+server it names (authenticated from the kubeconfig), its bursts driven by ``real_server.py --drive``
+(real PATCHes from that process, ``prepare``/``fire`` as above); ``--fresh`` syncs before the floor
+runs in this process, so RSS per pod is what a new process sees. ``--library client-go-protobuf`` is
+client-go asking for protobuf (a real server only; ``client-go`` asks for JSON, client-go's default).
+
 The last line of output is ``RESULT {json}`` for collecting results.
 """
 
