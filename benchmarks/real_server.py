@@ -27,9 +27,11 @@ takes the writes (``<seconds>`` in the answer: the server's ceiling in the same 
 from __future__ import annotations
 
 import argparse
+import atexit
 import base64
 import json
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -58,7 +60,9 @@ class Session:
             self.headers["Authorization"] = f"Bearer {user['token']}"
         self.verify: str | bool = True
         if "certificate-authority-data" in cluster:
-            ca = Path(tempfile.mkdtemp(prefix="bench-ca-")) / "ca.crt"
+            folder = tempfile.mkdtemp(prefix="bench-ca-")
+            atexit.register(shutil.rmtree, folder, True)
+            ca = Path(folder) / "ca.crt"
             ca.write_bytes(base64.b64decode(cluster["certificate-authority-data"]))
             self.verify = str(ca)
         self._local = threading.local()
