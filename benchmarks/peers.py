@@ -23,6 +23,12 @@ Each run starts ``python -m cloudcoil_cache.testing serve --pods N`` with ``--se
 - full (cloudcoil only, whose cache keeps only the first LIST page): every page listed and kept
   with its own client, timed and traced, as a lower bound for a complete sync.
 
+Against a running server instead (``run.py --server real``): ``--kubeconfig KC`` measures against the
+server it names (authenticated from the kubeconfig), its bursts driven by ``real_server.py --drive``
+(real PATCHes from that process, ``prepare``/``fire`` as above); ``--fresh`` syncs before the floor
+runs in this process, so RSS per pod is what a new process sees. ``--library client-go-protobuf`` is
+client-go asking for protobuf (a real server only; ``client-go`` asks for JSON, client-go's default).
+
 The last line of output is ``RESULT {json}`` for collecting results.
 """
 
@@ -46,6 +52,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import requests
+from real_server import Session  # benchmarks/real_server.py: kubeconfig-authenticated sessions
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -89,6 +96,26 @@ def _start_server(server_python: str, pods: int, kubeconfig: Path) -> tuple[subp
             return proc, match.group(1)
     proc.kill()
     raise RuntimeError("the fake API server did not start")
+
+
+def _start_driver(server_python: str, kubeconfig: Path) -> tuple[subprocess.Popen[str], str]:
+    """``benchmarks/real_server.py --drive`` against the running server in ``kubeconfig``: the
+    burst server's protocol (``prepare``/``fire``), its events real PATCHes sent from that process."""
+    proc = subprocess.Popen(
+        [server_python, str(REPO / "benchmarks" / "real_server.py"), "--kubeconfig", str(kubeconfig), "--drive"],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        bufsize=1,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        match = re.search(r"^driving (https?://\S+)", line)
+        if match:
+            return proc, match.group(1)
+    proc.kill()
+    raise RuntimeError("the burst driver did not start")
 
 
 def stop_server(proc: subprocess.Popen[str], timeout: float = 30) -> None:
@@ -135,15 +162,17 @@ def drive_burst(proc: subprocess.Popen[str], events: int, counter: _Counter, tim
     }
 
 
-def bench_floor(url: str, names: list[tuple[str, str]] | None = None) -> float:
-    """One paginated LIST with requests + json.loads, nothing kept (collects names if asked)."""
+def bench_floor(url: str, names: list[tuple[str, str]] | None = None, http: requests.Session | None = None) -> float:
+    """One paginated LIST with requests + json.loads, nothing kept (collects names if asked;
+    ``http``: an authenticated session, for a real server)."""
+    get = (http or requests).get
     started = time.perf_counter()
     token = None
     while True:
         params = {"limit": "500"}
         if token:
             params["continue"] = token
-        body = json.loads(requests.get(f"{url}/api/v1/pods", params=params, timeout=60).content)
+        body = json.loads(get(f"{url}/api/v1/pods", params=params, timeout=60).content)
         if names is not None:
             names.extend((p["metadata"]["namespace"], p["metadata"]["name"]) for p in body["items"])
         token = body["metadata"].get("continue")
@@ -290,8 +319,9 @@ class _Cloudcoil(_Peer):
         super().__init__(kubeconfig, pods, counter, deletes)
         from importlib.metadata import version
 
+        import cloudcoil.client  # noqa: F401  (first: importing cloudcoil.caching first is circular)
         from cloudcoil.caching import Cache
-        from cloudcoil.client import Config  # before cloudcoil.caching: the reverse order is circular
+        from cloudcoil.client import Config
         from cloudcoil.models.kubernetes.core.v1 import Pod
 
         self.version = version("cloudcoil")
@@ -416,6 +446,7 @@ class _ClientGo(_Peer):
     """
 
     name = "client-go"
+    content_type = "json"
 
     def __init__(self, kubeconfig: Path, pods: int, counter: _Counter, deletes: _Counter) -> None:
         super().__init__(kubeconfig, pods, counter, deletes)
@@ -424,7 +455,7 @@ class _ClientGo(_Peer):
             raise RuntimeError(why)
         self.version = _clientgo_version()
         self.proc = subprocess.Popen(
-            [str(binary), "-kubeconfig", str(kubeconfig), "-pods", str(pods)],
+            [str(binary), "-kubeconfig", str(kubeconfig), "-pods", str(pods), "-content-type", self.content_type],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -502,6 +533,14 @@ class _ClientGo(_Peer):
         self.reader.join(10)
 
 
+class _ClientGoProtobuf(_ClientGo):
+    """client-go as Kubernetes' own components run it: protobuf (a real server only; client-go's
+    own default is JSON)."""
+
+    name = "client-go-protobuf"
+    content_type = "protobuf"
+
+
 def _clientgo_version() -> str:
     for line in (GO_DIR / "go.mod").read_text().splitlines():
         if "k8s.io/client-go " in line:
@@ -514,6 +553,7 @@ PEERS: dict[str, Callable[[Path, int, _Counter, _Counter], _Peer]] = {
     "cloudcoil": _Cloudcoil,
     "cloudcoil_cache": _CloudcoilCache,
     "client-go": _ClientGo,
+    "client-go-protobuf": _ClientGoProtobuf,
 }
 
 
@@ -605,15 +645,16 @@ def drive_deletes(url: str, names: list[tuple[str, str]], deletes: _Counter, tim
     }
 
 
-def _stop(peer: _Peer, url: str, names: list[tuple[str, str]]) -> float:
-    """Stop the peer; a watch thread blocked on an idle stream is woken by one PATCH once stopping."""
+def _stop(peer: _Peer, url: str, names: list[tuple[str, str]], http: Session | None = None) -> float:
+    """Stop the peer; a watch thread blocked on an idle stream is woken by one PATCH once stopping
+    (``http``: authenticated sessions, for a real server)."""
     event = peer.stop_event()
     waker = None
     if event is not None:
 
         def wake() -> None:
             if event.wait(60):
-                with requests.Session() as session:
+                with http.get() if http is not None else requests.Session() as session:
                     # a PATCH (an event) wakes the stream; after the delete burst, a create does
                     if not _patch(session, url, *names[0], -1):
                         namespace, name = names[0]
@@ -646,6 +687,16 @@ def _mutable(obj: Any) -> bool:
     return True
 
 
+def _floors(url: str, http: Session | None, result: dict[str, Any]) -> list[tuple[str, str]]:
+    """The floor (best of 2, after a pass that collects the pods' names) into ``result``; the names."""
+    session = http.get() if http is not None else None
+    names: list[tuple[str, str]] = []
+    bench_floor(url, names, session)
+    result["floor_s"] = min(bench_floor(url, http=session) for _ in range(2))
+    print(f"floor  {result['floor_s']:.2f} s (paginated GET + json.loads)", flush=True)
+    return names
+
+
 def run_one(
     library: str,
     pods: int,
@@ -655,17 +706,25 @@ def run_one(
     timeout: float,
     trace: bool,
     server_events: bool = False,
+    server_kubeconfig: Path | None = None,
+    fresh: bool = False,
 ) -> dict[str, Any]:
+    """One library against a fresh fake server, or (``server_kubeconfig``) against the running
+    server it names, its bursts driven by ``real_server.py --drive``. ``fresh``: sync first, in a
+    process that has not yet run the floor (whose freed pages would leave arenas behind: RSS as a
+    new process sees it), and the floor after."""
     counter, deletes = _Counter(), _Counter()
-    result: dict[str, Any] = {"library": library, "pods": pods, "python": sys.version.split()[0]}
+    result: dict[str, Any] = {"library": library, "pods": pods, "python": sys.version.split()[0], "fresh": fresh}
     with tempfile.TemporaryDirectory() as tmp:
-        kubeconfig = Path(tmp) / "kubeconfig"
-        proc, url = _start_server(server_python, pods, kubeconfig)
+        kubeconfig = server_kubeconfig or Path(tmp) / "kubeconfig"
+        if server_kubeconfig is not None:
+            proc, url = _start_driver(server_python, server_kubeconfig)
+            trace = server_events = False  # the server is shared: neither reseeded nor emptied
+        else:
+            proc, url = _start_server(server_python, pods, kubeconfig)
+        http = Session(kubeconfig) if server_kubeconfig is not None else None
         try:
-            names: list[tuple[str, str]] = []
-            bench_floor(url, names)
-            result["floor_s"] = min(bench_floor(url) for _ in range(2))
-            print(f"floor  {result['floor_s']:.2f} s (paginated GET + json.loads)", flush=True)
+            names: list[tuple[str, str]] = [] if fresh else _floors(url, http, result)
             if server_events:  # nobody watches yet: this times the server and the driver alone
                 baseline = drive_events(url, names, events, threads, None, timeout)
                 result["server_patch_per_s"] = events / baseline["patch_s"]
@@ -687,6 +746,8 @@ def run_one(
                 result["heap_kb_per_pod"] = own["heap_kb_per_pod"]
                 result["runtime"] = f"{own['go']}, GOMAXPROCS={own['gomaxprocs']}"
             result["held"] = peer.held()
+            if fresh:
+                names = _floors(url, http, result)
             print(
                 f"sync   {result['sync_s']:.2f} s ({result['sync_s'] / result['floor_s']:.1f}x floor), "
                 f"{result['held']} pods held, RSS +{result['rss_kb_per_pod']:.1f} KB/pod",
@@ -749,7 +810,7 @@ def run_one(
                     "(getrusage over the burst)",
                     flush=True,
                 )
-            result["stop_s"] = _stop(peer, url, names)
+            result["stop_s"] = _stop(peer, url, names, http)
             del peer
             gc.collect()
 
@@ -805,6 +866,14 @@ def main() -> None:
         help="also PATCH --events pods and delete every pod through the server (slow: the "
         "fake server handles ~1,000 PATCH/s)",
     )
+    parser.add_argument(
+        "--kubeconfig",
+        type=Path,
+        help="measure against the running server this names (run.py --server real) instead of a fresh fake",
+    )
+    parser.add_argument(
+        "--fresh", action="store_true", help="sync before the floor runs in this process (RSS of a fresh process)"
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally that stops the server
     print(
@@ -821,6 +890,8 @@ def main() -> None:
         args.timeout,
         not args.no_trace,
         args.server_events,
+        args.kubeconfig,
+        args.fresh,
     )
     os.environ.pop("KUBECONFIG", None)
     print("RESULT " + json.dumps(result), flush=True)

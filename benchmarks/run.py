@@ -6,6 +6,7 @@ modules, and skips a column it cannot build, saying why)::
     .venv/bin/python benchmarks/run.py                          # this library at 10,000 pods
     .venv/bin/python benchmarks/run.py --peers --scale          # + peers, 1k/10k/30k curve, charts
     .venv/bin/python benchmarks/run.py --peers --scale --long   # + 100,000 pods (long: ~1 GB, minutes)
+    .venv/bin/python benchmarks/run.py --server real            # against kube-apiserver + etcd (~10 min)
 
 The API server is ``benchmarks/burst_server.py`` in a subprocess (its CPU and memory are not the
 client's): the fake API server, plus watch-event bursts the harness triggers. Figures:
@@ -31,6 +32,14 @@ client's): the fake API server, plus watch-event bursts the harness triggers. Fi
 - peers (``--peers``): ``peers.py`` runs the official client's ``SharedInformer`` and cloudcoil 0.6.0
   (in ``benchmarks/.build/peers-venv``, created here), client-go (``benchmarks/clientgo``, built
   into ``benchmarks/.build/``) and this library against the same server, one process each.
+
+- real (``--server real``; ``--long``: 100,000 pods instead of ``--pods``): ``real_server.py``
+  starts ``RealAPIServer`` (kube-apiserver + etcd; ``--assets`` or ``$KUBEBUILDER_ASSETS``) and
+  creates the pods from 16 threads; then every peer in a fresh process (``peers.py --fresh``: sync
+  first, RSS, then the floor in the same process) against it — this library, client-go with JSON and
+  with protobuf, the official client, cloudcoil 0.6.0 — bursts of ``--real-events`` real PATCHes sent
+  by ``real_server.py --drive`` (another process); and this library and client-go (JSON) against the
+  fake in the same run. Written to ``results/real.json`` and ``real.md``.
 
 Results: ``benchmarks/results/latest.json``, ``results.md`` (tables) and, with matplotlib (the
 ``bench`` extra), ``peers.png`` and ``scale.png``. The machine's load (``uptime``) is recorded.
@@ -518,6 +527,155 @@ def run_peers(pods: int, events: int) -> list[dict[str, Any]]:
     return rows
 
 
+# -------------------------------------------------------------------------------- the real server
+#: MODIFIED events per burst against the real server: real PATCHes, at the server's write rate
+REAL_EVENTS = 1_000
+#: (library, servers it runs against): client-go's protobuf needs a real server; the Python peers
+#: (minutes against the fake, measured by ``--peers``) run against the real one only
+REAL_PLAN: list[tuple[str, tuple[str, ...]]] = [
+    ("cloudcoil_cache", ("fake", "real")),
+    ("client-go", ("fake", "real")),
+    ("client-go-protobuf", ("real",)),
+    ("kubernetes", ("real",)),
+    ("cloudcoil", ("real",)),
+]
+
+
+def _start_real(pods: int, kubeconfig: Path, assets: str | None) -> tuple[subprocess.Popen[str], dict[str, Any]]:
+    """``real_server.py`` (kube-apiserver + etcd, ``pods`` pods created) in a subprocess."""
+    command = [sys.executable, str(HERE / "real_server.py"), "--kubeconfig", str(kubeconfig), "--pods", str(pods)]
+    proc = subprocess.Popen(
+        command + (["--assets", assets] if assets else []),
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        bufsize=1,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        words = line.split()
+        if len(words) == 5 and words[1] == "seeded":
+            seconds = float(words[3])
+            seeded = {"url": words[0], "seed_s": seconds, "seed_per_s": pods / seconds, "seed_failures": int(words[4])}
+            return proc, seeded
+    proc.wait(60)
+    raise RuntimeError(f"the real API server did not start (exit {proc.returncode}; its stderr is above)")
+
+
+def _stop_real(proc: subprocess.Popen[str]) -> None:
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write("quit\n")
+        proc.stdin.close()
+        proc.wait(120)
+    except (OSError, subprocess.TimeoutExpired):
+        peers.stop_server(proc)
+
+
+def _peer_row(python: str, library: str, pods: int, events: int, kubeconfig: Path | None) -> dict[str, Any]:
+    """One peer in a fresh process (``peers.py --fresh``: sync first, RSS, then the floor)."""
+    command = [python, str(HERE / "peers.py"), "--library", library, "--pods", str(pods), "--events", str(events)]
+    command += ["--server-python", sys.executable, "--fresh", "--no-trace"]
+    command += ["--kubeconfig", str(kubeconfig)] if kubeconfig else []
+    row = _subprocess_json(command, timeout=3600)
+    row.setdefault("library", library)
+    row["server"] = "real" if kubeconfig else "fake"
+    words = str(row.get("burst_server", "")).split()
+    if row["server"] == "real" and len(words) == 4:  # "sent N failures seconds": the server's write rate
+        row["patch_per_s"] = int(words[1]) / float(words[3])
+        row["patch_failures"] = int(words[2])
+    return row
+
+
+def _print_peer(row: dict[str, Any]) -> None:
+    name = f"{row['library']} ({row['server']})"
+    if "error" in row or "skipped" in row:
+        print(f"peer    {name}: {row.get('skipped') or 'failed: ' + str(row.get('error'))}", flush=True)
+        return
+    server = f" (the server took the PATCHes at {row['patch_per_s']:,.0f}/s)" if "patch_per_s" in row else ""
+    print(
+        f"peer    {name} {row.get('version', '')}: sync {row['sync_s']:.2f} s ({row['sync_s'] / row['floor_s']:.2f}x "
+        f"floor {row['floor_s']:.2f} s), RSS {row['rss_kb_per_pod']:.1f} KB/pod, {row['burst_per_s']:,.0f} "
+        f"events/s{server}, {row['burst_cpu_us_per_event']:.0f} µs CPU/event",
+        flush=True,
+    )
+
+
+def _run_peers_on(server: str, pods: int, events: int, kubeconfig: Path | None, rows: list[dict[str, Any]]) -> None:
+    py_peers, why = _peers_python()
+    binary, go_why = peers.build_clientgo()
+    for library, servers in REAL_PLAN:
+        if server not in servers:
+            continue
+        python, reason = (py_peers, why) if library in ("kubernetes", "cloudcoil") else (sys.executable, "")
+        if library.startswith("client-go") and binary is None:
+            python, reason = None, go_why
+        if python is None:
+            rows.append({"library": library, "server": server, "skipped": reason})
+        else:
+            rows.append(_peer_row(python, library, pods, events, kubeconfig))
+        _print_peer(rows[-1])
+
+
+def run_real(pods: int, events: int, real_events: int, assets: str | None, out: dict[str, Any]) -> None:
+    """Each peer in a fresh process against one seeded real server; this library and client-go
+    (JSON) against the fake in the same run."""
+    rows: list[dict[str, Any]] = out.setdefault("rows", [])
+    _run_peers_on("fake", pods, events, None, rows)
+    with tempfile.TemporaryDirectory() as tmp:
+        kubeconfig = Path(tmp) / "kubeconfig"
+        print(f"real    starting kube-apiserver + etcd and creating {pods:,} pods", flush=True)
+        proc, seeded = _start_real(pods, kubeconfig, assets)
+        out.update(seeded)
+        print(
+            f"real    {seeded['url']}: {pods:,} pods created (and their status set) in {seeded['seed_s']:.1f} s "
+            f"({seeded['seed_per_s']:,.0f} pods/s, {seeded['seed_failures']} failed requests)",
+            flush=True,
+        )
+        try:
+            _run_peers_on("real", pods, real_events, kubeconfig, rows)
+        finally:
+            _stop_real(proc)
+
+
+def write_real_markdown(data: dict[str, Any], path: Path) -> None:
+    real = data["real"]
+    lines = [
+        f"# Against the real API server ({data['when']})",
+        "",
+        f"`{data['command']}` — python {data['python']}, orjson {data['orjson']}, {data['cpus']} CPUs, "
+        f"load before/after: {data['load_before']} / {data['load_after']}",
+        "",
+        f"{real['pods']:,} pods; the real server (kube-apiserver + etcd, `RealAPIServer`) was seeded in "
+        f"{_fmt(real.get('seed_s'), '.0f')} s ({_fmt(real.get('seed_per_s'), ',.0f')} pods/s, a create and a status "
+        f"patch each). Bursts: {real['fake_events']:,} MODIFIED events queued at once by the fake; "
+        f"{real['real_events']:,} real PATCHes from another process against the real server (events/s is then "
+        "bounded by the server's write rate, given in brackets). Every row is a fresh process; RSS per pod "
+        "is read after the sync, before the floor runs in it.",
+        "",
+        "| library | server | sync | sync / floor | RSS KB/pod | events/s | CPU µs/event | namespace list |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in real.get("rows", []):
+        name = f"{row['library']} {row.get('version', '')}".strip()
+        if "skipped" in row or "error" in row:
+            lines.append(f"| {name} | {row['server']} | {row.get('skipped') or row.get('error')} | | | | | |")
+            continue
+        rss = f"{row['rss_kb_per_pod']:.1f}"
+        if "heap_kb_per_pod" in row:
+            rss += f" (Go heap {row['heap_kb_per_pod']:.1f})"
+        held = f" (holds {row['held']:,})" if row.get("held", row["pods"]) < row["pods"] else ""
+        server = f" ({row['patch_per_s']:,.0f})" if "patch_per_s" in row else ""
+        lines.append(
+            f"| {name} | {row['server']} | {row['sync_s']:.2f} s{held} | {row['sync_s'] / row['floor_s']:.2f}× "
+            f"({row['floor_s']:.2f} s) | {rss} | {row['burst_per_s']:,.0f}{server} | "
+            f"{row['burst_cpu_us_per_event']:.0f} | {row['list_ns_ms']:.2f} ms |"
+        )
+    lines.append("")
+    path.write_text("\n".join(lines))
+
+
 # ---------------------------------------------------------------------------------------- reports
 def _fmt(value: Any, spec: str) -> str:
     return "–" if value is None else format(value, spec)
@@ -697,8 +855,19 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=5_000, help="MODIFIED events per burst")
     parser.add_argument("--peers", action="store_true", help="client-go, kubernetes, cloudcoil 0.6.0 beside us")
     parser.add_argument("--scale", action="store_true", help="1,000 / 10,000 / 30,000 pods, each in a fresh process")
-    parser.add_argument("--long", action="store_true", help="with --scale: also 100,000 pods")
+    parser.add_argument(
+        "--long", action="store_true", help="with --scale: also 100,000 pods; with --server real: 100,000 pods"
+    )
     parser.add_argument("--no-main", action="store_true", help="skip the in-process main figures")
+    parser.add_argument(
+        "--server",
+        choices=("fake", "real"),
+        default="fake",
+        help="real: every peer against kube-apiserver + etcd (RealAPIServer), beside this library and "
+        "client-go against the fake, in one run (results/real.md)",
+    )
+    parser.add_argument("--real-events", type=int, default=REAL_EVENTS, help="PATCHes per burst on the real server")
+    parser.add_argument("--assets", help="with --server real: folder with kube-apiserver and etcd")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument(
         "--render", action="store_true", help="only rewrite results.md and the charts from OUT/latest.json"
@@ -716,6 +885,9 @@ def main() -> None:
     if args.one:
         print("RESULT " + json.dumps(run_one(args.one, args.transform, args.traced)), flush=True)
         return
+    if args.render and args.server == "real":
+        write_real_markdown(json.loads((args.out / "real.json").read_text()), args.out / "real.md")
+        return
     if args.render:
         data = json.loads((args.out / "latest.json").read_text())
         write_markdown(data, args.out / "results.md")
@@ -732,6 +904,16 @@ def main() -> None:
     print(
         f"python {data['python']}, orjson={data['orjson']}, {data['cpus']} CPUs, load {data['load_before']}", flush=True
     )
+    if args.server == "real":
+        pods = 100_000 if args.long else args.pods
+        data["real"] = {"pods": pods, "fake_events": args.events, "real_events": args.real_events}
+        run_real(pods, args.events, args.real_events, args.assets, data["real"])
+        data["load_after"] = _load()
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "real.json").write_text(json.dumps(data, indent=1))
+        write_real_markdown(data, args.out / "real.md")
+        print(f"wrote {args.out}/real.json, real.md; load after {data['load_after']}", flush=True)
+        return
     if not args.no_main:
         data["main"] = {"pods": args.pods}
         run_main(args.pods, args.events, data["main"])

@@ -123,9 +123,12 @@ func (c *counter) hit() {
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the server to watch")
 	pods := flag.Int("pods", 0, "pods the server holds (for the per-pod figures)")
+	contentType := flag.String("content-type", "json",
+		"json: application/json (client-go's own default; the fake server speaks JSON only); "+
+			"protobuf: application/vnd.kubernetes.protobuf, as Kubernetes' components ask for")
 	flag.Parse()
 	if *kubeconfig == "" {
-		fmt.Fprintln(os.Stderr, "usage: clientgo -kubeconfig FILE -pods N")
+		fmt.Fprintln(os.Stderr, "usage: clientgo -kubeconfig FILE -pods N [-content-type json|protobuf]")
 		os.Exit(2)
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
@@ -133,7 +136,18 @@ func main() {
 		fmt.Fprintln(os.Stderr, "kubeconfig:", err)
 		os.Exit(1)
 	}
-	cfg.ContentType = "application/json" // the fake server speaks JSON only (as the Python peers do)
+	switch *contentType {
+	case "json":
+		cfg.ContentType = "application/json" // the fake server speaks JSON only (as the Python peers do)
+	case "protobuf":
+		// client-go itself defaults to JSON (rest.Config.ContentType "" means application/json);
+		// protobuf is what Kubernetes' own components ask for (--kube-api-content-type)
+		cfg.ContentType = "application/vnd.kubernetes.protobuf"
+		cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	default:
+		fmt.Fprintln(os.Stderr, "-content-type must be json or protobuf, got", *contentType)
+		os.Exit(2)
+	}
 	cfg.QPS = 1000
 	cfg.Burst = 1000
 	client, err := kubernetes.NewForConfig(cfg)
@@ -183,6 +197,7 @@ func main() {
 		"rss_kb_released_per_pod": float64(rssReleased-rss0) / n,
 		"heap_kb_per_pod":         float64(heap-heap0) / n,
 		"go":                      runtime.Version(), "gomaxprocs": runtime.GOMAXPROCS(0),
+		"content_type": *contentType,
 	})
 
 	lister := informer.Lister()
