@@ -7,7 +7,7 @@ import select
 import socket
 import ssl
 import threading
-from typing import Mapping
+from typing import Callable, Mapping
 from urllib.parse import parse_qsl
 
 from cloudcoil_cache.admission._exchange import Answer, Exchange
@@ -46,6 +46,7 @@ class Connection:
         self.wants = select.POLLIN  # what the accept loop waits for while it holds this connection
         self.deadline = 0.0  # when the accept loop closes it if nothing came (clock seconds)
         self.disconnected = threading.Event()
+        self.on_close: Callable[[Connection], None] | None = None  # the server's count of open connections
         self._buffer = bytearray()
         self._closed = False
 
@@ -170,6 +171,8 @@ class Connection:
             self.sock.close()
         except OSError:
             pass
+        if self.on_close is not None:
+            self.on_close(self)
 
 
 def _safe_header(name: str, value: str) -> bool:

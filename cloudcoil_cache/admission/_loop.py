@@ -154,6 +154,10 @@ class AcceptLoop:
             self._dispatch(conn)
 
     def _close_listener(self) -> None:
+        if self._listening and self._accept_resume is None:
+            # the kernel's backlog first: clients (a proxy, kube-apiserver) see those connections as open,
+            # so they are accepted and answered (with Connection: close) rather than reset by close()
+            self._accept()
         self._listening = False
         self._forget(self._listener.fileno())
         self._listener.close()

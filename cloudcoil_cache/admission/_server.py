@@ -138,6 +138,7 @@ class WebhookServer:
         self._work: queue.SimpleQueue[Connection | None] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
         self._in_flight: set[Connection] = set()
+        self._open: set[Connection] = set()  # accepted and not closed yet
         self._stop_certs = threading.Event()
 
     def __repr__(self) -> str:
@@ -221,7 +222,7 @@ class WebhookServer:
         self._stop_certs.clear()
         self._work = queue.SimpleQueue()
         # Socket deadlines are real time, as the sockets' own timeouts: never the injected clock.
-        loop = AcceptLoop(listener, self._work.put, SYSTEM_CLOCK)
+        loop = AcceptLoop(listener, self._dispatch, SYSTEM_CLOCK)
         threads = [threading.Thread(target=loop.run, name=f"webhook-{self._port}-accept", daemon=True)]
         threads += [
             threading.Thread(target=self._worker, name=f"webhook-{self._port}-worker-{i}", daemon=True)
@@ -247,12 +248,18 @@ class WebhookServer:
             self._closing = True
         loop.command("unlisten")
         loop.listener_closed.wait(self.shutdown_timeout)
-        # A request already sent on an idle keep-alive (or just accepted) connection is answered, with
+        # A request already sent on an idle keep-alive (or just accepted, or queued) connection is answered, with
         # ``Connection: close``, for up to _IDLE_GRACE: closing them at once fails a client sending on one
         # (kube-apiserver: "use of closed network connection").
         with self._lock:
-            self._drained.wait_for(
-                lambda: not self._in_flight and not loop.idle(), min(_IDLE_GRACE, self.shutdown_timeout)
+            self._drained.wait_for(  # none in flight, parked, queued, or accepted and not answered yet
+                lambda: (
+                    not self._in_flight
+                    and not loop.idle()
+                    and self._work.empty()
+                    and not any(c.answered == 0 for c in self._open)
+                ),
+                min(_IDLE_GRACE, self.shutdown_timeout),
             )
         loop.command("close_idle")
         loop.idle_closed.wait(self.shutdown_timeout)
@@ -316,6 +323,19 @@ class WebhookServer:
                 continue
             if changed:  # connections made under the old one close after their next answer (_one_request)
                 log.info("webhook server: serving a new certificate")
+
+    def _dispatch(self, conn: Connection) -> None:
+        """The accept loop hands a connection to the workers (new, or woken from the loop's poll)."""
+        if conn.on_close is None:
+            with self._lock:
+                self._open.add(conn)
+            conn.on_close = self._closed
+        self._work.put(conn)
+
+    def _closed(self, conn: Connection) -> None:
+        with self._lock:
+            self._open.discard(conn)
+            self._drained.notify_all()
 
     def _worker(self) -> None:
         while True:
