@@ -78,7 +78,10 @@ class Context:
         retries: int = 0,
         *,
         fence: Fence | None = None,
+        unowned_warned: set[str] | None = None,
     ) -> None:
+        """``unowned_warned``: the controller's kinds already warned about in ``ensure()`` without
+        ``.owns()`` (shared by its passes, so the warning is logged once per kind)."""
         self.controller = controller
         self.key = key
         self.namespace, self.name = split_key(key)
@@ -86,6 +89,7 @@ class Context:
         self.retries = retries
         self._sources = sources
         self._fence = fence
+        self._unowned_warned = unowned_warned
         self.logger: logging.LoggerAdapter[logging.Logger] = _KeyLogger(logger, {"controller": controller, "key": key})
         self._resource: Any = None
         self._writes: PassWrites | None = None
@@ -148,6 +152,8 @@ class Context:
             raise RuntimeError("ensure() needs a reconcile pass's Context")
         self.check_leadership()
         source = self._sources.get(type(desired))
+        if source is None:
+            self._warn_unowned(type(desired))
 
         def read(cls: Any, name: str, namespace: str | None) -> Any:
             if source is not None:
@@ -155,6 +161,20 @@ class Context:
             return live_read(self.config)(cls, name, namespace)
 
         return ensure_child(parent, desired, config=self.config, field_manager=self._field_manager, read=read)
+
+    def _warn_unowned(self, cls: Any) -> None:
+        warned = self._unowned_warned
+        kind = str(getattr(cls, "kind", None) or cls.__name__)
+        if warned is None or kind in warned:
+            return
+        warned.add(kind)  # shared by worker threads: a race logs it twice at worst
+        self.logger.warning(
+            "controller %s: ensure(%s) of a kind not declared with .owns(%s): each pass reads the child live "
+            "to check it, and changes to it do not reconcile the owner (logged once per kind)",
+            self.controller,
+            kind,
+            kind,
+        )
 
     def cached(self, cls: type[T]) -> CachedKind[T]:
         """Reads of ``cls`` from the controller's informers (primary, owned and watched kinds only)."""

@@ -86,6 +86,7 @@ class Workers:
         self._active = 0
         self.queue = WorkQueue(name, hooks=observer().queue_hooks())
         self.fence = Fence(name)  # set when this run's leadership is lost
+        self._unowned_warned: set[str] = set()  # kinds ensure()d without .owns(), warned about once
         self.counts = counts if counts is not None else ReconcileCounts()
         self.deadline = (
             None
@@ -190,7 +191,14 @@ class Workers:
                 result = ""
                 return
             ctx = Context(
-                self.name, key, primary.config, sources, self.logger, queue.num_requeues(key), fence=self.fence
+                self.name,
+                key,
+                primary.config,
+                sources,
+                self.logger,
+                queue.num_requeues(key),
+                fence=self.fence,
+                unowned_warned=self._unowned_warned,
             )
             self._count_active(+1)
             try:

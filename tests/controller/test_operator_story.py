@@ -240,3 +240,31 @@ def test_ready_says_waiting_or_terminal_error_with_the_reason(widgets: FakeAPISe
     assert ready("broken") == ("False", "TerminalError", "TerminalError: spec.size must be positive")
     [event] = widgets.list(EVENTS, "default")  # a Wait is not a failure: no Warning
     assert (event["type"], event["reason"], event["regarding"]["name"]) == ("Warning", "TerminalError", "broken")
+
+
+def test_ensure_of_a_kind_not_declared_with_owns_warns_once(
+    widgets: FakeAPIServer, config: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    ctl = Controller(Widget, config=config)  # no .owns(ConfigMap)
+    ctl.observer = passes = Passes()
+
+    @ctl.reconcile()
+    def reconcile(widget: Any, ctx: Any) -> None:
+        ctx.ensure(ConfigMap(metadata=ObjectMeta(name=widget.name), data={"size": str(widget.spec["size"])}))
+
+    make_widget(widgets, "w1", size=1)
+    make_widget(widgets, "w2", size=2)
+    with caplog.at_level("WARNING"), ctl.start():
+        passes.wait_for(lambda: child_data(widgets, "w1") == {"size": "1"} and child_data(widgets, "w2") is not None)
+        widgets.patch(WIDGETS, "w1", {"spec": {"size": 3}}, "default")
+        passes.wait_for(lambda: child_data(widgets, "w1") == {"size": "3"})
+    unowned = [r.getMessage() for r in caplog.records if ".owns(ConfigMap)" in r.getMessage()]
+    assert len(unowned) == 1, unowned
+    assert "ensure(ConfigMap)" in unowned[0] and "reads the child live" in unowned[0]
+
+
+def child_data(server: FakeAPIServer, name: str) -> dict[str, Any] | None:
+    try:
+        return dict(server.get("configmaps", name, "default")["data"])
+    except ResourceNotFound:
+        return None
