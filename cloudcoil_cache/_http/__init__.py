@@ -4,6 +4,7 @@ from ._auth import ClientCertificateSource, Credentials, MergedRefresh
 from ._retry import RetryPolicy, parse_retry_after
 from ._tls import TLSConfig, build_ssl_context
 from ._transport import DEFAULT_USER_AGENT, MAX_LINE_BYTES, LineStream, Response, Transport, normalise_server
+from ._warnings import WarningHandler, WarningLog, parse_warnings
 
 __all__ = [
     "DEFAULT_USER_AGENT",
@@ -16,7 +17,10 @@ __all__ = [
     "RetryPolicy",
     "TLSConfig",
     "Transport",
+    "WarningHandler",
+    "WarningLog",
     "build_ssl_context",
     "normalise_server",
     "parse_retry_after",
+    "parse_warnings",
 ]

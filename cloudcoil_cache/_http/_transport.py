@@ -41,6 +41,7 @@ from ._chunked import ChunkedBody, Piece
 from ._interrupt import Interrupter, interruptible
 from ._retry import RetryPolicy, StaleConnectionRetry, parse_retry_after
 from ._tls import PlainAdapter, TLSAdapter, TLSConfig, build_ssl_context
+from ._warnings import WarningHandler, WarningLog, parse_warnings
 
 __all__ = ["DEFAULT_USER_AGENT", "MAX_LINE_BYTES", "LineStream", "Response", "Transport", "normalise_server"]
 
@@ -435,6 +436,8 @@ class Transport:
     ``errors.APIError``; a 429 or 5xx with ``Retry-After`` is retried per ``RetryPolicy`` (one
     without it is raised at once, as client-go does), waiting on ``stop_event`` so that setting
     it (or ``close()``) ends the wait; a 401 calls ``credentials.refresh()`` once and retries if it returned True.
+    The texts of the server's ``Warning: 299`` headers go to ``warning_handler`` (default: each distinct
+    text logged once at WARNING on the ``cloudcoil_cache.warnings`` logger).
     """
 
     def __init__(
@@ -451,6 +454,7 @@ class Transport:
         stop_event: threading.Event | None = None,
         pool_maxsize: int = 32,
         max_line_bytes: int = MAX_LINE_BYTES,
+        warning_handler: WarningHandler | None = None,
     ) -> None:
         self.server = normalise_server(server)
         for name, value in (
@@ -475,6 +479,7 @@ class Transport:
         self._owns_stop_event = stop_event is None  # close() sets only an event of our own
         self._stop_event = stop_event if stop_event is not None else threading.Event()
         self._pool_maxsize = pool_maxsize
+        self._warning_handler: WarningHandler = warning_handler if warning_handler is not None else WarningLog()
         self._lock = threading.Lock()  # guards _session, _client_cert and _closed
         self._closed = False
         self._client_cert: tuple[bytes, bytes] | None = None
@@ -646,7 +651,7 @@ class Transport:
         timeout = (self._connect_timeout, read_timeout or self._read_timeout)
         log.debug("%s %s", method, path)
         with _error_catcher(method, path):
-            return session.request(
+            response = session.request(
                 method,
                 self.server + path,
                 params=params,
@@ -657,6 +662,18 @@ class Transport:
                 verify=not self._tls.insecure_skip_verify,
                 allow_redirects=False,
             )
+        warning = response.headers.get("Warning")
+        if warning:
+            self._warn(method, path, warning)
+        return response
+
+    def _warn(self, method: str, path: str, header: str) -> None:
+        """Hand each 299 warning of a response to the warning handler (user code: its error is logged)."""
+        for text in parse_warnings(header):
+            try:
+                self._warning_handler(text)
+            except Exception:
+                log.exception("%s %s: the warning handler raised (the response is used as usual)", method, path)
 
     def _current_session(self, method: str, path: str) -> requests.Session:
         cert = self._cert_source.client_certificate() if self._cert_source is not None else None

@@ -190,7 +190,12 @@ class Config:
         context: str | None = None,
         skip_verify: bool | None = None,
         cache: Cache | bool = False,
+        *,
+        warning_handler: Callable[[str], None] | None = None,
     ) -> None:
+        """``warning_handler(text)`` gets each warning the API server sends (``Warning: 299`` headers:
+        admission webhooks' warnings, deprecated APIs); by default each distinct text is logged once at
+        WARNING on the ``cloudcoil_cache.warnings`` logger, as kubectl prints them."""
         args: dict[str, Any] = dict(
             kubeconfig=kubeconfig,
             server=server,
@@ -204,10 +209,17 @@ class Config:
         )
         chosen = _chosen_cache(cache)
         checked = check_connection(**args)  # None: in-cluster or nothing, found at first use
-        self._setup(args, chosen, checked)
+        self._setup(args, chosen, checked, warning_handler)
 
-    def _setup(self, args: dict[str, Any], chosen: Cache | None, checked: Connection | None = None) -> None:
+    def _setup(
+        self,
+        args: dict[str, Any],
+        chosen: Cache | None,
+        checked: Connection | None = None,
+        warning_handler: Callable[[str], None] | None = None,
+    ) -> None:
         self._args = args
+        self._warning_handler = warning_handler
         self._cache: Cache | None = chosen
         # what this Config drives of its cache (the owner interface, caching._owner): nothing else
         self._cache_scopes: Scopes | None = None if chosen is None else chosen._adopt(self)
@@ -238,7 +250,7 @@ class Config:
             if self._transport is None:
                 if self._closed:
                     raise CloudcoilError("this Config was closed")
-                self._transport = build_transport(self._discovered())
+                self._transport = build_transport(self._discovered(), warning_handler=self._warning_handler)
                 if self._cache_scopes is not None:
                     self._cache_scopes.bind(self._transport)
         return self
@@ -322,10 +334,10 @@ class Config:
         if connection is not None and (not changed or (changed == {"namespace"} and overrides["namespace"])):
             # The same connection: adopted as it is, the kubeconfig is neither checked nor read again.
             new = Config.__new__(Config)
-            new._setup(args, _chosen_cache(cache))
+            new._setup(args, _chosen_cache(cache), warning_handler=self._warning_handler)
             new._connection = connection
             return new
-        return Config(**args, cache=cache)
+        return Config(**args, cache=cache, warning_handler=self._warning_handler)
 
     def with_cache(self, cache: Cache | bool) -> Config:
         """A new Config with the same connection settings (and credentials) and ``cache``.
