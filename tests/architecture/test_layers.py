@@ -20,6 +20,7 @@ LAYERS = {
     "_gc": 0,
     "_clock": 0,
     "_threads": 0,
+    "_deadline": 0,
     "models": 0,
     "apimachinery": 0,
     "resources": 0,
