@@ -4,8 +4,9 @@ Both read the same pod from the same informer's store; the ratio is the price of
 (client, read policy, serving) over the bare store read. Target: at most 3x. Reports the median
 of several rounds of each (interleaved, so load on the machine hits both alike).
 
-Run: .venv/bin/python benchmarks/cached_get.py [--pods 1000] [--reads 20000] [--rounds 7] [--calls]
-(``--calls``: also count the Python and C calls of one read of each, with ``sys.setprofile``.)
+Run: .venv/bin/python benchmarks/cached_get.py [--pods 1000] [--reads 20000] [--rounds 7] [--calls] [--default]
+(``--calls``: also count the Python and C calls of one read of each, with ``sys.setprofile``;
+``--default``: read through ``config.set_default()``, as a web app does, instead of ``with config:``.)
 
 Measured on 2 shared cores (load 2-9), three interleaved runs each: 10.6-11.6x at 5fa5209 (before
 issue 21's one read path), 10.1-11.1x after it; 10.0-11.0x at 98b22bf, 9.2-9.7x once the client
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import statistics
 import sys
 import tempfile
@@ -79,13 +81,16 @@ def main() -> None:
     parser.add_argument("--reads", type=int, default=20000)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--calls", action="store_true", help="also count the calls of one read of each")
+    parser.add_argument(
+        "--default", action="store_true", help="read through config.set_default() (a web app) instead of `with config:`"
+    )
     args = parser.parse_args()
     with FakeAPIServer() as server, tempfile.TemporaryDirectory() as tmp:
         seed_pods(server, args.pods)
         kubeconfig = server.write_kubeconfig(Path(tmp) / "kubeconfig")
         cache = Cache(resources=[Pod], mode="strict")
         config = Config(kubeconfig=str(kubeconfig), cache=cache)
-        with config:
+        with contextlib.closing(config.set_default()) if args.default else config:
             informer = cache.get_informer(Pod, sync=True)
             assert informer is not None
             some = Pod.list(all_namespaces=True).items[0]

@@ -62,6 +62,8 @@ class _Scope:
 _active: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar("cloudcoil_cache_config", default=None)
 _default_lock = threading.Lock()
 _default: Config | None = None  # set_default(): the process-wide config
+# the default's cached clients (as a scope keeps its own): module -> clients -> config, no cycle
+_default_scope: _Scope | None = None
 _implicit: Config | None = None  # discovered from the environment on first use without any config
 
 # Scopes open in any thread or task (pushed, not yet popped). current_config() reads it without
@@ -94,10 +96,11 @@ def client_in_scope(cls: type, config: Config | None, cached: bool, is_async: bo
     through ``config``, else through ``current_config()``.
 
     A cached sync client of the innermost scope's Config (``Pod.get``, ``Pod.list``) is made once
-    per scope and class: the scope keeps it (clients hold no state but their class and Config).
+    per scope and class: the scope keeps it (clients hold no state but their class and Config); so
+    is one of the process default's (``set_default()``), outside every scope.
     """
     if config is None and cached and not is_async:
-        scope = _active.get()
+        scope = _active.get() or _default_scope
         if scope is not None:
             client = scope.clients.get(cls)
             if client is None:
@@ -549,7 +552,7 @@ class Config:
         If it has a cache, the cache is started now (waiting for sync as a scope would) and
         stopped by ``close()``, which also runs at interpreter exit.
         """
-        global _default
+        global _default, _default_scope
         with self._default_start:  # request threads calling it at once: the others wait for the first
             with _default_lock:
                 if _default is self:
@@ -562,6 +565,7 @@ class Config:
                 raise
             with _default_lock:
                 previous, _default = _default, self
+                _default_scope = _Scope(self)
             self._is_default = True
         if previous is not None and previous is not self:
             previous._release_default()
@@ -580,7 +584,7 @@ class Config:
         Raises:
             RuntimeError: ``with``/``async with`` scopes of this config are still open.
         """
-        global _default
+        global _default, _default_scope
         with self._lock:
             open_scopes = self._refcount - (1 if self._is_default else 0)
         if open_scopes > 0:
@@ -588,6 +592,7 @@ class Config:
         with _default_lock:
             if _default is self:
                 _default = None
+                _default_scope = None
         self._release_default()
         with self._lock:
             self._closed = True

@@ -117,3 +117,30 @@ def test_a_cache_whose_config_was_not_kept_still_starts_and_a_dropped_one_stops_
     for thread in reflectors:
         thread.join(10)
     assert not any(t.is_alive() for t in reflectors)
+
+
+def test_the_process_default_keeps_one_cached_client_per_class_and_is_freed_when_closed(
+    server: FakeAPIServer, kubeconfig: str
+) -> None:
+    """``set_default()`` (web apps): ``Pod.get`` outside every scope reuses one cached client, as a
+    scope does; ``close()`` drops it, and reference counting alone frees the Config."""
+    from cloudcoil_cache.client import _config
+    from cloudcoil_cache.client._config import client_in_scope
+
+    seed(server, 3)
+    config = _cached(kubeconfig).set_default()
+    try:
+        first = client_in_scope(Pod, None, True, False)
+        assert client_in_scope(Pod, None, True, False) is first and first.config is config
+        assert len(Pod.list()) == 3
+    finally:
+        config.close()
+    assert _config._default is None and _config._default_scope is None
+    refs = _refs(config)
+    del config, first
+    gc.disable()
+    try:
+        alive = [type(obj).__name__ for ref in refs if (obj := ref()) is not None]
+    finally:
+        gc.enable()
+    assert alive == []
