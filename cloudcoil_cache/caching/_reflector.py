@@ -17,6 +17,7 @@ from cloudcoil_cache._clock import SYSTEM_CLOCK, Clock
 from cloudcoil_cache._listwatch import ListPage, WatchEvent, WatchStream
 from cloudcoil_cache._listwatch._listwatch import ListerWatcher
 from cloudcoil_cache.caching._backoff import Backoff
+from cloudcoil_cache.caching._page_size import PageSizer
 from cloudcoil_cache.errors import (
     APIError,
     CloudcoilError,
@@ -67,7 +68,9 @@ class Tuning:
             one C call that holds the GIL (~10 ms for 200 realistic pods with orjson, 2.5 times that
             with 500), and every other thread and event loop of the program waits that long
             (``benchmarks/relist.py``: the longest pause during a 4,000-pod relist is 42 ms at 200,
-            50-57 ms at 250).
+            50-57 ms at 250). The most a page asks for: pages of big objects ask for fewer, so
+            that the buffer a page is parsed in, which stays in the process as free memory,
+            stays small (``caching._page_size``: ~90 realistic pods a page).
         min_watch_duration: a watch that ends this fast without an event is "very short" (an error).
         max_list_restarts: consecutive expired-continue restarts of one paginated LIST before failing.
         max_list_pages: the most pages one paginated LIST may take (4,000: a million objects at
@@ -235,6 +238,7 @@ class Reflector:
         #: clock time the thread's backoff wait ends (None: not waiting), for status()
         self.next_retry_at: float | None = None
         self._dropped_bookmarks = 0
+        self._page_sizer = PageSizer(tuning.page_size)  # kept across lists: a relist starts sized
 
     # --------------------------------------------------------------- lifecycle
     def start(self) -> None:
@@ -385,16 +389,18 @@ class Reflector:
         while True:
             items: list[Any] = []
             continue_: str | None = None
-            pages = _Pages(self._tuning.page_size, self._tuning.max_list_pages)
+            sizer = self._page_sizer
+            pages = _Pages(sizer.limit, self._tuning.max_list_pages)
             try:
                 while True:
                     self._check_stop()
                     page: ListPage[Any] = self._source.list_page(
                         resource_version=resource_version if continue_ is None else None,
-                        limit=self._tuning.page_size,
+                        limit=sizer.limit,
                         continue_=continue_,
                     )
-                    pages.check(page)
+                    sizer.observe(len(page.items), getattr(page, "body_bytes", 0))
+                    pages.check(page, sizer.limit)
                     items.extend(page.items)
                     if self._tuning.freeze_gc:
                         # Each page is decoded with collection paused (ListWatch); freezing it now
@@ -606,8 +612,15 @@ class _Pages:
         self._budget: int | None = None  # the most pages remainingItemCount allows (+1: short pages)
         self._tokens: set[str] = set()
 
-    def check(self, page: ListPage[Any]) -> None:
+    def check(self, page: ListPage[Any], next_limit: int) -> None:
+        """``next_limit``: the ``limit`` the next page asks for (a smaller one allows more pages)."""
         self._count += 1
+        next_limit = max(1, next_limit)
+        if next_limit != self._limit:  # the pages the budget leaves, at the new size
+            if self._budget is not None:
+                left = max(0, self._budget - self._count)
+                self._budget = self._count + -(-left * self._limit // next_limit)
+            self._limit = next_limit
         token = page.continue_
         if not token:
             return
