@@ -803,8 +803,15 @@ def _floors(url: str, http: Session | None, result: dict[str, Any]) -> list[tupl
     session = http.get() if http is not None else None
     names: list[tuple[str, str]] = []
     bench_floor(url, names, session)
-    result["floor_s"] = min(bench_floor(url, http=session) for _ in range(2))
-    print(f"floor  {result['floor_s']:.2f} s (paginated GET + json.loads)", flush=True)
+    walls, cpus = [], []
+    for _ in range(2):
+        cpu0 = _cpu_us()
+        walls.append(bench_floor(url, http=session))
+        cpus.append((_cpu_us() - cpu0) / 1e6)
+    result["floor_s"], result["floor_cpu_s"] = min(walls), min(cpus)
+    print(
+        f"floor  {result['floor_s']:.2f} s (paginated GET + json.loads; CPU {result['floor_cpu_s']:.2f} s)", flush=True
+    )
     return names
 
 
@@ -848,23 +855,28 @@ def run_one(
             result["version"] = peer.version
             gc.collect()
             rss0, heap0 = _rss_kb(), heap_kb()
+            cpu0 = _cpu_us()
             started = time.perf_counter()
             peer.start_and_sync(timeout)
             result["sync_s"] = time.perf_counter() - started
+            result["sync_cpu_s"] = (_cpu_us() - cpu0) / 1e6  # this process: not a peer's own (client-go)
             result.update(_memory(rss0, heap0, pods))
             own = peer.self_measured()
             if own is not None:  # the peer runs in its own process: its figures, not ours
                 result["rss_kb_per_pod"] = own["rss_kb_per_pod"]
                 result["rss_kb_released_per_pod"] = own["rss_kb_released_per_pod"]
                 result["heap_kb_per_pod"] = own["heap_kb_per_pod"]
+                result["sync_cpu_s"] = own.get("sync_cpu_s")
                 result["runtime"] = f"{own['go']}, GOMAXPROCS={own['gomaxprocs']}"
             result["held"] = peer.held()
             if churn and server_kubeconfig is None:  # before the floor: its freed pages are not the library's
                 result.update(drive_churn(proc, peer, counter, churn, churn_rate, (rss0, heap0), pods, timeout))
             if fresh:
                 names = _floors(url, http, result)
+            cpu = result.get("sync_cpu_s")
+            cpu_ratio = f", CPU {cpu:.2f} s = {cpu / result['floor_cpu_s']:.2f}x floor's" if cpu else ""
             print(
-                f"sync   {result['sync_s']:.2f} s ({result['sync_s'] / result['floor_s']:.1f}x floor), "
+                f"sync   {result['sync_s']:.2f} s ({result['sync_s'] / result['floor_s']:.1f}x floor{cpu_ratio}), "
                 f"{result['held']} pods held, RSS +{result['rss_kb_per_pod']:.1f} KB/pod, heap "
                 f"+{_fmt_kb(result.get('heap_kb_per_pod'))} KB/pod",
                 flush=True,
