@@ -6,38 +6,31 @@ serves the first such buffer with mmap and, when it is freed, raises its mmap th
 size; every later buffer then comes from the reflector thread's malloc arena, and the objects a
 page keeps that are bigger than pymalloc's 512 bytes (sharing keys, tuples, dict tables) land in
 the room it leaves, so the arena never shrinks again. After a 10,000-pod sync it held ~22 MB of
-free memory, ~10 MB of it resident: a third of the RSS over the heap (``benchmarks/README.md``,
-"RSS and the heap"). The room a parse needs is what stays, so it is bounded by the page's bytes.
+free memory, ~10 MB of it resident: most of the RSS over the heap (``benchmarks/README.md``,
+"RSS and the heap"). The room a parse needs is what stays, so it is bounded by a page's bytes.
 
 Each page's body length over its item count estimates the bytes per object, and the next page
-asks for as many objects as fit in ``TARGET_BODY_BYTES`` (a ~7 MB parse buffer; orjson versions
-with a pooled 8 MiB parse buffer use theirs below that and take nothing from malloc), never
-fewer than a tenth of ``page_size``. The estimate is kept across lists (a relist starts at the
-size the last list ended with); pages of small objects keep ``page_size``. The cost is requests:
-~90 realistic pods a page instead of 200 (``benchmarks/README.md`` gives the CPU it costs).
+asks for as many objects as fit in ``Tuning.page_bytes`` (default 1.5 MB: a parse buffer of at
+most ~18 MB), never fewer than a tenth of ``page_size``. Pages of 200 realistic pods keep their
+size; pages of objects of 50 KB ask for 30. The estimate is kept across lists (a relist starts at
+the size the last list ended with). Smaller pages leave less memory behind and cost requests:
+``page_bytes=600_000`` (~90 realistic pods a page) took RSS from 6.1 to 5.5 KB per pod at 10,000
+pods, for ~10% more sync CPU.
 """
 
 from __future__ import annotations
 
-from cloudcoil_cache import _json
-
-__all__ = ["TARGET_BODY_BYTES", "PageSizer"]
-
-#: The JSON a page is sized to: 12 times this plus orjson's 256 bytes stay under 8 MiB.
-TARGET_BODY_BYTES = 600_000
+__all__ = ["PageSizer"]
 
 
 class PageSizer:
     """Chooses the ``limit`` of each LIST page from the sizes of the pages before it (one reflector)."""
 
-    def __init__(self, page_size: int, target_bytes: int | None = None) -> None:
-        """``target_bytes``: the body a page is sized to (default: ``TARGET_BODY_BYTES`` where the
-        parser takes a buffer per document, else none: every page asks for ``page_size``)."""
+    def __init__(self, page_size: int, page_bytes: int | None) -> None:
+        """``page_bytes``: the JSON a page is sized to; None: every page asks for ``page_size``."""
         self._most = max(1, page_size)
         self._least = max(1, self._most // 10)
-        if target_bytes is None and _json.PARSE_BUFFER_FACTOR is not None:
-            target_bytes = TARGET_BODY_BYTES
-        self._target = target_bytes or None
+        self._target = page_bytes if page_bytes and page_bytes > 0 else None
         self.limit = self._most
 
     def observe(self, items: int, body_bytes: int) -> None:
