@@ -18,11 +18,9 @@ except ImportError:  # pragma: no cover
 
 HAVE_ORJSON = _orjson is not None
 
-#: Bytes of transient buffer ``loads`` takes from malloc per byte of document, for the call's
-#: length (orjson's parser: 12, measured with orjson 3.13, whose source asks for ``12 * len + 256``;
-#: versions that parse documents whose buffer fits 8 MiB in a buffer of their own take none then).
-#: A 1.3 MB LIST page took a 15.8 MB buffer; see ``caching._page_size`` for what that left behind.
-#: None: the standard library parses, with no such buffer.
+#: Bytes of buffer ``loads`` takes from malloc per byte of document, for the length of the call
+#: (orjson's parser: 12, measured with orjson 3.13; a 1.3 MB LIST page took 15.8 MB). See
+#: ``caching._page_size`` for what such buffers left behind. None: the standard library parses.
 PARSE_BUFFER_FACTOR: int | None = 12 if _orjson is not None else None
 
 
