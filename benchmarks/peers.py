@@ -12,7 +12,10 @@ Each run starts ``python -m cloudcoil_cache.testing serve --pods N`` with ``--se
 
 - floor: paginated LIST (limit 500) with requests + json.loads, nothing kept (as ``run.py``);
 - sync: seconds until the library's informer/cache holds its initial list, and pods actually held;
-- memory: tracemalloc bytes held after sync per pod (a second, traced sync) and RSS growth per pod;
+- memory: tracemalloc bytes held after sync per pod (a second, traced sync) and RSS growth per pod,
+  beside the heap in use per pod in the same process (``heap_kb``: pymalloc's allocated blocks +
+  glibc malloc's in-use bytes, free to read; client-go: Go's HeapInuse); with ``--churn SECONDS``
+  both again after that long a trickle of MODIFIED events (``--churn-rate``, default 100/s);
 - events: a thread pool PATCHes (JSON merge patch, one label) ``--events`` existing pods over HTTP
   while the library watches; events/s is ``--events`` over the time from the first PATCH sent
   until the library's update handler has seen them all (the server is in the loop, so this is an
@@ -35,6 +38,7 @@ The last line of output is ``RESULT {json}`` for collecting results.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import gc
 import json
 import logging
@@ -63,6 +67,56 @@ def _rss_kb() -> int:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks")
+    ] + [("keepcost", ctypes.c_size_t)]
+
+
+def _mallinfo2() -> Callable[[], _MallInfo2] | None:
+    try:
+        function = ctypes.CDLL(None).mallinfo2  # glibc 2.33+
+    except (AttributeError, OSError):
+        return None
+    function.restype = _MallInfo2
+    return function  # type: ignore[no-any-return]
+
+
+_MALLINFO2 = _mallinfo2()
+
+
+def _pymalloc_kb() -> int | None:
+    """Bytes in pymalloc's allocated blocks (``sys._debugmallocstats``, which writes to fd 2: read
+    back through a temporary file), in KB; None where it says nothing (another allocator)."""
+    saved = os.dup(2)
+    try:
+        with tempfile.TemporaryFile("w+") as out:
+            os.dup2(out.fileno(), 2)
+            try:
+                sys._debugmallocstats()
+            finally:
+                os.dup2(saved, 2)
+            out.seek(0)
+            match = re.search(r"# bytes in allocated blocks\s*=\s*([\d,]+)", out.read())
+    finally:
+        os.close(saved)
+    return int(match.group(1).replace(",", "")) // 1024 if match else None
+
+
+def heap_kb() -> int | None:
+    """The process's heap in use, in KB, at no cost to what it measures (unlike tracemalloc): the
+    bytes of pymalloc's allocated blocks (objects up to 512 bytes) plus glibc malloc's in-use bytes
+    (``mallinfo2``: ``uordblks`` + ``hblkhd``, the larger objects and buffers; pymalloc's own arenas
+    are mmap'd, outside it). What RSS would be without fragmentation or free memory kept by the
+    allocators: the analogue of Go's HeapInuse. None without glibc 2.33+ or pymalloc."""
+    py = _pymalloc_kb()
+    if py is None or _MALLINFO2 is None:
+        return None
+    info = _MALLINFO2()
+    return py + (info.uordblks + info.hblkhd) // 1024
 
 
 def _cpu_us() -> float:
@@ -162,6 +216,55 @@ def drive_burst(proc: subprocess.Popen[str], events: int, counter: _Counter, tim
     }
 
 
+def _memory(rss0: int, heap0: int | None, pods: int, prefix: str = "") -> dict[str, Any]:
+    """RSS and heap growth per pod since (``rss0``, ``heap0``), after a ``gc.collect()``."""
+    gc.collect()
+    rss, heap = _rss_kb(), heap_kb()
+    out: dict[str, Any] = {prefix + "rss_kb_per_pod": (rss - rss0) / pods}
+    if heap is not None and heap0 is not None:
+        out[prefix + "heap_kb_per_pod"] = (heap - heap0) / pods
+    return out
+
+
+def _fmt_kb(value: float | None) -> str:
+    return "?" if value is None else f"{value:.1f}"
+
+
+def drive_churn(
+    proc: subprocess.Popen[str],
+    peer: _Peer,
+    counter: _Counter,
+    seconds: float,
+    rate: float,
+    base: tuple[int, int | None],
+    pods: int,
+    timeout: float,
+) -> dict[str, Any]:
+    """A trickle of MODIFIED events (``rate`` per second for ``seconds``, the burst server's
+    ``trickle``) once synced; RSS and heap per pod (over the same base as the sync's) once the
+    library's handler has seen them all: what a minute of churn leaves."""
+    events = int(rate * seconds)
+    counter.arm(events)
+    answer = server_command(proc, f"trickle {rate:g} {seconds:g}")
+    complete = counter.done.wait(timeout)
+    counter.armed = False
+    out: dict[str, Any] = {
+        "churn_s": seconds,
+        "churn_rate": rate,
+        "churn_events": events,
+        "churn_seen": counter.seen,
+        "churn_complete": complete,
+        "churn_server": answer,
+    }
+    own = peer.remeasured()
+    if own is None:
+        out.update(_memory(*base, pods, prefix="churn_"))
+    else:
+        out["churn_rss_kb_per_pod"] = own["rss_kb_per_pod"]
+        out["churn_heap_kb_per_pod"] = own["heap_kb_per_pod"]
+    return out
+
+
 def bench_floor(url: str, names: list[tuple[str, str]] | None = None, http: requests.Session | None = None) -> float:
     """One paginated LIST with requests + json.loads, nothing kept (collects names if asked;
     ``http``: an authenticated session, for a real server)."""
@@ -238,6 +341,10 @@ class _Peer:
 
     def self_measured(self) -> dict[str, Any] | None:
         """Figures a peer in another process measured itself after sync (RSS...); None here."""
+        return None
+
+    def remeasured(self) -> dict[str, Any] | None:
+        """A peer in another process measures its memory again (after churn); None here."""
         return None
 
     def sample(self) -> Any:
@@ -506,6 +613,10 @@ class _ClientGo(_Peer):
     def self_measured(self) -> dict[str, Any]:
         return self.synced
 
+    def remeasured(self) -> dict[str, Any]:
+        self._send("mem")
+        return self._wait("mem", 60)
+
     def arm(self, kind: str, target: int) -> None:
         self._send(f"arm {kind} {target}")
         self._wait("armed", 30)
@@ -692,8 +803,15 @@ def _floors(url: str, http: Session | None, result: dict[str, Any]) -> list[tupl
     session = http.get() if http is not None else None
     names: list[tuple[str, str]] = []
     bench_floor(url, names, session)
-    result["floor_s"] = min(bench_floor(url, http=session) for _ in range(2))
-    print(f"floor  {result['floor_s']:.2f} s (paginated GET + json.loads)", flush=True)
+    walls, cpus = [], []
+    for _ in range(2):
+        cpu0 = _cpu_us()
+        walls.append(bench_floor(url, http=session))
+        cpus.append((_cpu_us() - cpu0) / 1e6)
+    result["floor_s"], result["floor_cpu_s"] = min(walls), min(cpus)
+    print(
+        f"floor  {result['floor_s']:.2f} s (paginated GET + json.loads; CPU {result['floor_cpu_s']:.2f} s)", flush=True
+    )
     return names
 
 
@@ -708,11 +826,14 @@ def run_one(
     server_events: bool = False,
     server_kubeconfig: Path | None = None,
     fresh: bool = False,
+    churn: float = 0,
+    churn_rate: float = 100,
 ) -> dict[str, Any]:
     """One library against a fresh fake server, or (``server_kubeconfig``) against the running
     server it names, its bursts driven by ``real_server.py --drive``. ``fresh``: sync first, in a
     process that has not yet run the floor (whose freed pages would leave arenas behind: RSS as a
-    new process sees it), and the floor after."""
+    new process sees it), and the floor after. ``churn``: seconds of ``churn_rate`` MODIFIED
+    events per second after the sync, then RSS and heap per pod again (a fake server only)."""
     counter, deletes = _Counter(), _Counter()
     result: dict[str, Any] = {"library": library, "pods": pods, "python": sys.version.split()[0], "fresh": fresh}
     with tempfile.TemporaryDirectory() as tmp:
@@ -733,26 +854,40 @@ def run_one(
             peer = PEERS[library](kubeconfig, pods, counter, deletes)
             result["version"] = peer.version
             gc.collect()
-            rss0 = _rss_kb()
+            rss0, heap0 = _rss_kb(), heap_kb()
+            cpu0 = _cpu_us()
             started = time.perf_counter()
             peer.start_and_sync(timeout)
             result["sync_s"] = time.perf_counter() - started
-            gc.collect()
-            result["rss_kb_per_pod"] = (_rss_kb() - rss0) / pods
+            result["sync_cpu_s"] = (_cpu_us() - cpu0) / 1e6  # this process: not a peer's own (client-go)
+            result.update(_memory(rss0, heap0, pods))
             own = peer.self_measured()
             if own is not None:  # the peer runs in its own process: its figures, not ours
                 result["rss_kb_per_pod"] = own["rss_kb_per_pod"]
                 result["rss_kb_released_per_pod"] = own["rss_kb_released_per_pod"]
                 result["heap_kb_per_pod"] = own["heap_kb_per_pod"]
+                result["sync_cpu_s"] = own.get("sync_cpu_s")
                 result["runtime"] = f"{own['go']}, GOMAXPROCS={own['gomaxprocs']}"
             result["held"] = peer.held()
+            if churn and server_kubeconfig is None:  # before the floor: its freed pages are not the library's
+                result.update(drive_churn(proc, peer, counter, churn, churn_rate, (rss0, heap0), pods, timeout))
             if fresh:
                 names = _floors(url, http, result)
+            cpu = result.get("sync_cpu_s")
+            cpu_ratio = f", CPU {cpu:.2f} s = {cpu / result['floor_cpu_s']:.2f}x floor's" if cpu else ""
             print(
-                f"sync   {result['sync_s']:.2f} s ({result['sync_s'] / result['floor_s']:.1f}x floor), "
-                f"{result['held']} pods held, RSS +{result['rss_kb_per_pod']:.1f} KB/pod",
+                f"sync   {result['sync_s']:.2f} s ({result['sync_s'] / result['floor_s']:.1f}x floor{cpu_ratio}), "
+                f"{result['held']} pods held, RSS +{result['rss_kb_per_pod']:.1f} KB/pod, heap "
+                f"+{_fmt_kb(result.get('heap_kb_per_pod'))} KB/pod",
                 flush=True,
             )
+            if "churn_events" in result:
+                print(
+                    f"churn  {result['churn_seen']}/{result['churn_events']} MODIFIED over {churn:.0f} s "
+                    f"({churn_rate:.0f}/s): RSS +{result['churn_rss_kb_per_pod']:.1f} KB/pod, heap "
+                    f"+{_fmt_kb(result.get('churn_heap_kb_per_pod'))} KB/pod",
+                    flush=True,
+                )
             result["list_ns_ms"], result["list_ns_items"] = peer.timed_list("default")
             # client-go's listers hand out the cache's own pointers (mutating them is documented misuse)
             result["mutable"] = True if own is not None else _mutable(peer.sample())
@@ -874,6 +1009,15 @@ def main() -> None:
     parser.add_argument(
         "--fresh", action="store_true", help="sync before the floor runs in this process (RSS of a fresh process)"
     )
+    parser.add_argument(
+        "--churn",
+        type=float,
+        default=0,
+        metavar="SECONDS",
+        help="after the sync, a trickle of MODIFIED events for SECONDS (the burst server's trickle), "
+        "then RSS and heap per pod again (default 0: none)",
+    )
+    parser.add_argument("--churn-rate", type=float, default=100, help="MODIFIED events per second of --churn")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally that stops the server
     print(
@@ -892,6 +1036,8 @@ def main() -> None:
         args.server_events,
         args.kubeconfig,
         args.fresh,
+        args.churn,
+        args.churn_rate,
     )
     os.environ.pop("KUBECONFIG", None)
     print("RESULT " + json.dumps(result), flush=True)

@@ -31,7 +31,10 @@ client's): the fake API server, plus watch-event bursts the harness triggers. Fi
 - scale: each size in a fresh process (clean RSS): sync/floor, sync µs per pod, RSS per pod, peak;
 - peers (``--peers``): ``peers.py`` runs the official client's ``SharedInformer`` and cloudcoil 0.6.0
   (in ``benchmarks/.build/peers-venv``, created here), client-go (``benchmarks/clientgo``, built
-  into ``benchmarks/.build/``) and this library against the same server, one process each.
+  into ``benchmarks/.build/``) and this library against the same server, each in a fresh process:
+  RSS per pod beside the heap per pod in the same process (Go's HeapInuse; Python: pymalloc's
+  allocated blocks + glibc malloc's in-use bytes), after the sync and, with ``--churn SECONDS``,
+  after that long a trickle of MODIFIED events (100/s).
 
 - real (``--server real``; ``--long``: 100,000 pods instead of ``--pods``): ``real_server.py``
   starts ``RealAPIServer`` (kube-apiserver + etcd; ``--assets`` or ``$KUBEBUILDER_ASSETS``) and
@@ -157,7 +160,7 @@ def measure_sync(kubeconfig: Path, pods: int, **cache: Any) -> tuple[Config, dic
     gc.collect()
     config = _config(kubeconfig, **cache)
     _reset_peak()
-    rss0 = _status_kb("VmRSS")
+    rss0, heap0 = _status_kb("VmRSS"), peers.heap_kb()
     cpu0 = _cpu_s()
     with PauseProbe() as probe:
         started = time.perf_counter()
@@ -167,10 +170,12 @@ def measure_sync(kubeconfig: Path, pods: int, **cache: Any) -> tuple[Config, dic
     gc.collect()
     rss = _status_kb("VmRSS") - rss0
     peak = _status_kb("VmHWM") - rss0
+    heap = peers.heap_kb()
     return config, {
         "sync_s": elapsed,
         "sync_cpu_s": cpu,
         "rss_kb_per_pod": rss / pods,
+        "heap_kb_per_pod": None if heap is None or heap0 is None else (heap - heap0) / pods,
         "peak_over_steady": peak / max(1, rss),
         "sync_pause_ms": probe.longest * 1000,
     }
@@ -329,7 +334,7 @@ def run_main(pods: int, events: int, out: dict[str, Any]) -> None:
             print(
                 f"sync    {out['sync_s']:.2f} s ({out['sync_s'] / out['floor_s']:.2f}x the floor; CPU "
                 f"{out['sync_cpu_s']:.2f} s = {out['sync_cpu_s'] / out['floor_cpu_s']:.2f}x), "
-                f"RSS +{out['rss_kb_per_pod']:.1f} KB/pod, peak/steady "
+                f"RSS +{out['rss_kb_per_pod']:.1f} KB/pod (heap {_fmt(out['heap_kb_per_pod'], '.1f')}), peak/steady "
                 f"{out['peak_over_steady']:.2f}, longest pause {out['sync_pause_ms']:.0f} ms",
                 flush=True,
             )
@@ -483,7 +488,9 @@ def _peers_python() -> tuple[str | None, str]:
     return str(python), ""
 
 
-def run_peers(pods: int, events: int) -> list[dict[str, Any]]:
+def run_peers(pods: int, events: int, churn: float = 0) -> list[dict[str, Any]]:
+    """Each peer in a fresh process (``peers.py --fresh``: RSS and heap per pod after the sync,
+    before the floor runs in it; ``churn``: again after that many seconds of MODIFIED events)."""
     rows = []
     py_peers, why = _peers_python()
     binary, go_why = peers.build_clientgo()
@@ -510,6 +517,9 @@ def run_peers(pods: int, events: int) -> list[dict[str, Any]]:
                 str(events),
                 "--server-python",
                 sys.executable,
+                "--fresh",
+                "--churn",
+                str(churn),
             ],
             timeout=3600,
         )
@@ -520,7 +530,8 @@ def run_peers(pods: int, events: int) -> list[dict[str, Any]]:
         else:
             print(
                 f"peer    {library} {row.get('version', '')}: sync {row['sync_s']:.2f} s "
-                f"({row['sync_s'] / row['floor_s']:.1f}x floor), RSS {row['rss_kb_per_pod']:.1f} KB/pod, burst "
+                f"({row['sync_s'] / row['floor_s']:.1f}x floor), RSS {row['rss_kb_per_pod']:.1f} KB/pod (heap "
+                f"{_fmt(row.get('heap_kb_per_pod'), '.1f')}{_churned(row)}), burst "
                 f"{row['burst_per_s']:,.0f} events/s, {row['burst_cpu_us_per_event']:.0f} µs CPU/event",
                 flush=True,
             )
@@ -573,10 +584,13 @@ def _stop_real(proc: subprocess.Popen[str]) -> None:
         peers.stop_server(proc)
 
 
-def _peer_row(python: str, library: str, pods: int, events: int, kubeconfig: Path | None) -> dict[str, Any]:
-    """One peer in a fresh process (``peers.py --fresh``: sync first, RSS, then the floor)."""
+def _peer_row(
+    python: str, library: str, pods: int, events: int, kubeconfig: Path | None, churn: float = 0
+) -> dict[str, Any]:
+    """One peer in a fresh process (``peers.py --fresh``: sync first, RSS, then the floor;
+    ``churn``: seconds of MODIFIED events after the sync, against the fake only)."""
     command = [python, str(HERE / "peers.py"), "--library", library, "--pods", str(pods), "--events", str(events)]
-    command += ["--server-python", sys.executable, "--fresh", "--no-trace"]
+    command += ["--server-python", sys.executable, "--fresh", "--no-trace", "--churn", str(churn)]
     command += ["--kubeconfig", str(kubeconfig)] if kubeconfig else []
     row = _subprocess_json(command, timeout=3600)
     row.setdefault("library", library)
@@ -596,13 +610,35 @@ def _print_peer(row: dict[str, Any]) -> None:
     server = f" (the server took the PATCHes at {row['patch_per_s']:,.0f}/s)" if "patch_per_s" in row else ""
     print(
         f"peer    {name} {row.get('version', '')}: sync {row['sync_s']:.2f} s ({row['sync_s'] / row['floor_s']:.2f}x "
-        f"floor {row['floor_s']:.2f} s), RSS {row['rss_kb_per_pod']:.1f} KB/pod, {row['burst_per_s']:,.0f} "
+        f"floor {row['floor_s']:.2f} s), RSS {row['rss_kb_per_pod']:.1f} KB/pod (heap "
+        f"{_fmt(row.get('heap_kb_per_pod'), '.1f')}{_churned(row)}), {row['burst_per_s']:,.0f} "
         f"events/s{server}, {row['burst_cpu_us_per_event']:.0f} µs CPU/event",
         flush=True,
     )
 
 
-def _run_peers_on(server: str, pods: int, events: int, kubeconfig: Path | None, rows: list[dict[str, Any]]) -> None:
+def _churned(row: dict[str, Any]) -> str:
+    """``; after N s of churn: RSS r, heap h`` when the row has churn figures, else ``""``."""
+    if "churn_rss_kb_per_pod" not in row:
+        return ""
+    return (
+        f"; after {row['churn_s']:.0f} s of churn: RSS {row['churn_rss_kb_per_pod']:.1f}, heap "
+        f"{_fmt(row.get('churn_heap_kb_per_pod'), '.1f')}"
+    )
+
+
+def _memory_cells(row: dict[str, Any]) -> str:
+    """Table cells: RSS KB/pod | heap KB/pod | RSS / heap after churn."""
+    heap = row.get("heap_kb_per_pod")
+    churn = "–"
+    if "churn_rss_kb_per_pod" in row:
+        churn = f"{row['churn_rss_kb_per_pod']:.1f} / {_fmt(row.get('churn_heap_kb_per_pod'), '.1f')}"
+    return f"{row['rss_kb_per_pod']:.1f} | {_fmt(heap, '.1f')} | {churn}"
+
+
+def _run_peers_on(
+    server: str, pods: int, events: int, kubeconfig: Path | None, rows: list[dict[str, Any]], churn: float = 0
+) -> None:
     py_peers, why = _peers_python()
     binary, go_why = peers.build_clientgo()
     for library, servers in REAL_PLAN:
@@ -614,15 +650,17 @@ def _run_peers_on(server: str, pods: int, events: int, kubeconfig: Path | None, 
         if python is None:
             rows.append({"library": library, "server": server, "skipped": reason})
         else:
-            rows.append(_peer_row(python, library, pods, events, kubeconfig))
+            rows.append(_peer_row(python, library, pods, events, kubeconfig, churn if kubeconfig is None else 0))
         _print_peer(rows[-1])
 
 
-def run_real(pods: int, events: int, real_events: int, assets: str | None, out: dict[str, Any]) -> None:
+def run_real(
+    pods: int, events: int, real_events: int, assets: str | None, out: dict[str, Any], churn: float = 0
+) -> None:
     """Each peer in a fresh process against one seeded real server; this library and client-go
     (JSON) against the fake in the same run."""
     rows: list[dict[str, Any]] = out.setdefault("rows", [])
-    _run_peers_on("fake", pods, events, None, rows)
+    _run_peers_on("fake", pods, events, None, rows, churn)
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = Path(tmp) / "kubeconfig"
         print(f"real    starting kube-apiserver + etcd and creating {pods:,} pods", flush=True)
@@ -652,24 +690,24 @@ def write_real_markdown(data: dict[str, Any], path: Path) -> None:
         f"patch each). Bursts: {real['fake_events']:,} MODIFIED events queued at once by the fake; "
         f"{real['real_events']:,} real PATCHes from another process against the real server (events/s is then "
         "bounded by the server's write rate, given in brackets). Every row is a fresh process; RSS per pod "
-        "is read after the sync, before the floor runs in it.",
+        "is read after the sync, before the floor runs in it; heap: in use by the allocators in the same "
+        "process (Go's HeapInuse; Python: pymalloc's allocated blocks + glibc malloc's in-use bytes); after "
+        "churn: both again after `--churn` seconds of MODIFIED events (the fake only).",
         "",
-        "| library | server | sync | sync / floor | RSS KB/pod | events/s | CPU µs/event | namespace list |",
-        "|---|---|---|---|---|---|---|---|",
+        "| library | server | sync | sync / floor | RSS KB/pod | heap KB/pod | after churn: RSS / heap | events/s "
+        "| CPU µs/event | namespace list |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in real.get("rows", []):
         name = f"{row['library']} {row.get('version', '')}".strip()
         if "skipped" in row or "error" in row:
-            lines.append(f"| {name} | {row['server']} | {row.get('skipped') or row.get('error')} | | | | | |")
+            lines.append(f"| {name} | {row['server']} | {row.get('skipped') or row.get('error')} | | | | | | | |")
             continue
-        rss = f"{row['rss_kb_per_pod']:.1f}"
-        if "heap_kb_per_pod" in row:
-            rss += f" (Go heap {row['heap_kb_per_pod']:.1f})"
         held = f" (holds {row['held']:,})" if row.get("held", row["pods"]) < row["pods"] else ""
         server = f" ({row['patch_per_s']:,.0f})" if "patch_per_s" in row else ""
         lines.append(
             f"| {name} | {row['server']} | {row['sync_s']:.2f} s{held} | {row['sync_s'] / row['floor_s']:.2f}× "
-            f"({row['floor_s']:.2f} s) | {rss} | {row['burst_per_s']:,.0f}{server} | "
+            f"({row['floor_s']:.2f} s) | {_memory_cells(row)} | {row['burst_per_s']:,.0f}{server} | "
             f"{row['burst_cpu_us_per_event']:.0f} | {row['list_ns_ms']:.2f} ms |"
         )
     lines.append("")
@@ -705,6 +743,8 @@ def write_markdown(data: dict[str, Any], path: Path) -> None:
             "| figure | value | target |",
             "|---|---|---|",
             f"| RSS per cached pod | {main['rss_kb_per_pod']:.1f} KB | ≤ 12 KB, below client-go |",
+            f"| heap per cached pod (pymalloc + malloc in use, same process) | "
+            f"{_fmt(main.get('heap_kb_per_pod'), '.1f')} KB | RSS ≤ 1.5× |",
             f"| traced (tracemalloc) per pod | {_fmt(main.get('traced_kb_per_pod'), '.1f')} KB | |",
             f"| sync / floor | {main['sync_s']:.2f} s / {main['floor_s']:.2f} s = "
             f"{main['sync_s'] / main['floor_s']:.2f}× (CPU: {_cpu_ratio(main)}), in this process | ≤ 1.5× |",
@@ -734,24 +774,26 @@ def write_markdown(data: dict[str, Any], path: Path) -> None:
     if rows:
         lines += [
             f"## Peers, same server, same run ({data['peer_pods']:,} pods, burst of "
-            f"{data['peer_events']:,} MODIFIED events)",
+            f"{data['peer_events']:,} MODIFIED events; each in a fresh process: RSS and heap per pod after the "
+            "sync, before the floor runs in it; heap: Go's HeapInuse, Python's pymalloc + malloc in use)",
             "",
-            "| library | sync (× floor) | RSS KB/pod | burst events/s | CPU µs/event | namespace list |",
-            "|---|---|---|---|---|---|",
+            "| library | sync (× floor) | RSS KB/pod | heap KB/pod | after churn: RSS / heap | burst events/s "
+            "| CPU µs/event | namespace list |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for row in rows:
             name = f"{row['library']} {row.get('version', '')}".strip()
             if "skipped" in row or "error" in row:
-                lines.append(f"| {name} | {row.get('skipped') or row.get('error')} | | | | |")
+                lines.append(f"| {name} | {row.get('skipped') or row.get('error')} | | | | | | |")
                 continue
             sync = f"{row['sync_s']:.2f} s ({row['sync_s'] / row['floor_s']:.1f}×)"
-            rss = f"{row['rss_kb_per_pod']:.1f}"
+            rss = _memory_cells(row)
             if row.get("held", row["pods"]) < row["pods"]:
                 sync += f" — holds {row['held']:,} of {row['pods']:,} (first page only)"
                 if "full_list_s" in row:
                     full = row["full_list_s"]
                     sync += f"; every page listed: {full:.2f} s ({full / row['floor_s']:.1f}×)"
-                rss += " (of the first page)"
+                rss = rss.replace(" | ", " (of the first page) | ", 1)
             lines.append(
                 f"| {name} | {sync} | {rss} | {row['burst_per_s']:,.0f} | "
                 f"{row['burst_cpu_us_per_event']:.0f} | {row['list_ns_ms']:.2f} ms |"
@@ -870,6 +912,13 @@ def main() -> None:
     parser.add_argument("--assets", help="with --server real: folder with kube-apiserver and etcd")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument(
+        "--churn",
+        type=float,
+        default=0,
+        metavar="SECONDS",
+        help="peers: after the sync, SECONDS of MODIFIED events (100/s), then RSS and heap per pod again",
+    )
+    parser.add_argument(
         "--render", action="store_true", help="only rewrite results.md and the charts from OUT/latest.json"
     )
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
@@ -907,7 +956,7 @@ def main() -> None:
     if args.server == "real":
         pods = 100_000 if args.long else args.pods
         data["real"] = {"pods": pods, "fake_events": args.events, "real_events": args.real_events}
-        run_real(pods, args.events, args.real_events, args.assets, data["real"])
+        run_real(pods, args.events, args.real_events, args.assets, data["real"], args.churn)
         data["load_after"] = _load()
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "real.json").write_text(json.dumps(data, indent=1))
@@ -919,7 +968,7 @@ def main() -> None:
         run_main(args.pods, args.events, data["main"])
     if args.peers:
         data["peer_pods"], data["peer_events"] = args.pods, args.events
-        data["peers"] = run_peers(args.pods, args.events)
+        data["peers"] = run_peers(args.pods, args.events, args.churn)
     if args.scale:
         sizes = [1_000, 10_000, 30_000] + ([100_000] if args.long else [])
         data["scale"] = run_scale(sizes, transform_at=10_000)

@@ -9,6 +9,8 @@
 //	<- arm update 5000     (count the next 5000 update events)
 //	-> {"event":"armed","kind":"update"}
 //	-> {"event":"done","kind":"update","seen":5000,"cpu_us":...,"cpu_us_per_event":...}
+//	<- mem                 (RSS and HeapInuse again, after runtime.GC(): after churn)
+//	-> {"event":"mem","rss_kb_per_pod":...,"heap_kb_per_pod":...}
 //	<- list default        (list one namespace from the indexer, median of 10)
 //	-> {"event":"list","items":...,"list_ns_ms":...}
 //	<- stop
@@ -226,6 +228,12 @@ func main() {
 			}
 			sort.Float64s(times)
 			emit(map[string]any{"event": "list", "items": len(items), "list_ns_ms": times[len(times)/2]})
+		case "mem":
+			runtime.GC()
+			emit(map[string]any{
+				"event": "mem", "rss_kb_per_pod": float64(rssKB()-rss0) / n,
+				"heap_kb_per_pod": float64(heapInuseKB()-heap0) / n,
+			})
 		case "stop":
 			close(stop)
 			factory.Shutdown()

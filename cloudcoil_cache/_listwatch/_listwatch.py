@@ -47,13 +47,15 @@ class _Transport(Protocol):
 
 @attrs.frozen(slots=True)
 class ListPage(Generic[T]):
-    """One page of a LIST: its objects, the snapshot's resourceVersion, the continue token, and
-    the server's ``remainingItemCount`` (None when it sent none)."""
+    """One page of a LIST: its objects, the snapshot's resourceVersion, the continue token, the
+    server's ``remainingItemCount`` (None when it sent none), and the length of the response body
+    in bytes (0: not known), from which the reflector sizes its next page."""
 
     items: list[T]
     resource_version: str
     continue_: str | None
     remaining_item_count: int | None = None
+    body_bytes: int = 0
 
 
 class WatchStream(Generic[T]):
@@ -228,6 +230,7 @@ class ListWatch(Generic[T]):
         finally:
             self._done(stream)
             stream.close()
+        body_bytes = len(raw)
         with _gc.paused():  # parsing + structuring a page: see _gc for the numbers
             body = _json.loads(raw)
             del raw
@@ -257,6 +260,7 @@ class ListWatch(Generic[T]):
             str(metadata.get("resourceVersion") or ""),
             metadata.get("continue") or None,
             remaining if remaining.__class__ is int and remaining >= 0 else None,
+            body_bytes,
         )
 
     def watch(

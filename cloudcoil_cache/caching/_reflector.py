@@ -12,11 +12,12 @@ from typing import Any, Callable, Protocol
 
 import attrs
 
-from cloudcoil_cache import _gc
+from cloudcoil_cache import _gc, _json
 from cloudcoil_cache._clock import SYSTEM_CLOCK, Clock
 from cloudcoil_cache._listwatch import ListPage, WatchEvent, WatchStream
 from cloudcoil_cache._listwatch._listwatch import ListerWatcher
 from cloudcoil_cache.caching._backoff import Backoff
+from cloudcoil_cache.caching._page_size import PageSizer
 from cloudcoil_cache.errors import (
     APIError,
     CloudcoilError,
@@ -67,7 +68,14 @@ class Tuning:
             one C call that holds the GIL (~10 ms for 200 realistic pods with orjson, 2.5 times that
             with 500), and every other thread and event loop of the program waits that long
             (``benchmarks/relist.py``: the longest pause during a 4,000-pod relist is 42 ms at 200,
-            50-57 ms at 250).
+            50-57 ms at 250). The most a page asks for: see ``page_bytes``.
+        page_bytes: the JSON a LIST page is sized to: each page asks for as many objects as fit
+            this many bytes at the bytes per object of the pages before it (at most
+            ``page_size``, at least a tenth of it). orjson parses a page in a buffer 12 times its
+            length, which stays in the process as free malloc memory (``caching._page_size``):
+            the default bounds it to ~18 MB and leaves 200 realistic pods (6.6 KB each) a page.
+            600_000 (~90 such pods) cut RSS by 0.6 KB per pod at 10,000 pods and cost ~10% more
+            sync CPU (``benchmarks/README.md``, "RSS and the heap"). None: always ``page_size``.
         min_watch_duration: a watch that ends this fast without an event is "very short" (an error).
         max_list_restarts: consecutive expired-continue restarts of one paginated LIST before failing.
         max_list_pages: the most pages one paginated LIST may take (4,000: a million objects at
@@ -91,6 +99,7 @@ class Tuning:
     watch_timeout: float = 300.0
     read_timeout: float = 90.0
     page_size: int = 200
+    page_bytes: int | None = 1_500_000
     min_watch_duration: float = 1.0
     max_list_restarts: int = 3
     max_list_pages: int = 4_000
@@ -235,6 +244,9 @@ class Reflector:
         #: clock time the thread's backoff wait ends (None: not waiting), for status()
         self.next_retry_at: float | None = None
         self._dropped_bookmarks = 0
+        # Kept across lists. The standard library's parser takes no buffer per document: no sizing.
+        page_bytes = tuning.page_bytes if _json.PARSE_BUFFER_FACTOR is not None else None
+        self._page_sizer = PageSizer(tuning.page_size, page_bytes)
 
     # --------------------------------------------------------------- lifecycle
     def start(self) -> None:
@@ -385,16 +397,18 @@ class Reflector:
         while True:
             items: list[Any] = []
             continue_: str | None = None
-            pages = _Pages(self._tuning.page_size, self._tuning.max_list_pages)
+            sizer = self._page_sizer
+            pages = _Pages(sizer.limit, self._tuning.max_list_pages)
             try:
                 while True:
                     self._check_stop()
                     page: ListPage[Any] = self._source.list_page(
                         resource_version=resource_version if continue_ is None else None,
-                        limit=self._tuning.page_size,
+                        limit=sizer.limit,
                         continue_=continue_,
                     )
-                    pages.check(page)
+                    sizer.observe(len(page.items), getattr(page, "body_bytes", 0))
+                    pages.check(page, sizer.limit)
                     items.extend(page.items)
                     if self._tuning.freeze_gc:
                         # Each page is decoded with collection paused (ListWatch); freezing it now
@@ -606,8 +620,15 @@ class _Pages:
         self._budget: int | None = None  # the most pages remainingItemCount allows (+1: short pages)
         self._tokens: set[str] = set()
 
-    def check(self, page: ListPage[Any]) -> None:
+    def check(self, page: ListPage[Any], next_limit: int) -> None:
+        """``next_limit``: the ``limit`` the next page asks for (a smaller one allows more pages)."""
         self._count += 1
+        next_limit = max(1, next_limit)
+        if next_limit != self._limit:  # the pages the budget leaves, at the new size
+            if self._budget is not None:
+                left = max(0, self._budget - self._count)
+                self._budget = self._count + -(-left * self._limit // next_limit)
+            self._limit = next_limit
         token = page.continue_
         if not token:
             return
