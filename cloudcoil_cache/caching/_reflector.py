@@ -19,6 +19,7 @@ from cloudcoil_cache._listwatch._listwatch import ListerWatcher
 from cloudcoil_cache.caching._backoff import Backoff
 from cloudcoil_cache.errors import (
     APIError,
+    BodyTooLarge,
     CloudcoilError,
     ConnectError,
     LineTooLong,
@@ -49,6 +50,9 @@ __all__ = [
 #: The longest Retry-After the reflector honours, in seconds.
 MAX_RETRY_AFTER = 60.0
 
+#: The page size of an unpaginated informer (``Tuning(page_size=0)``) once a body was too large.
+_FALLBACK_PAGE_SIZE = 200
+
 log = logging.getLogger(__name__)
 
 
@@ -67,7 +71,14 @@ class Tuning:
             one C call that holds the GIL (~10 ms for 200 realistic pods with orjson, 2.5 times that
             with 500), and every other thread and event loop of the program waits that long
             (``benchmarks/relist.py``: the longest pause during a 4,000-pod relist is 42 ms at 200,
-            50-57 ms at 250).
+            50-57 ms at 250). ``0``: every LIST unpaginated, client-go's choice against a watch
+            cache: kube-apiserver (1.31+, ConsistentListFromCache) serves it from its watch cache,
+            still consistent, where the continued pages of a paginated one are read from etcd
+            (``benchmarks/list_requests.py``). It costs one parse of the whole collection: a
+            10,000-pod sync against kube-apiserver 1.33 was ~30% faster and 2 CPU-s cheaper,
+            but peaked at 1,008 MB RSS against 223 MB, and the GIL is held for the whole body's
+            parse. A body over ``max_list_bytes`` falls back to pages of 200 for the informer's
+            life.
         min_watch_duration: a watch that ends this fast without an event is "very short" (an error).
         max_list_restarts: consecutive expired-continue restarts of one paginated LIST before failing.
         max_list_pages: the most pages one paginated LIST may take (4,000: a million objects at
@@ -235,6 +246,7 @@ class Reflector:
         #: clock time the thread's backoff wait ends (None: not waiting), for status()
         self.next_retry_at: float | None = None
         self._dropped_bookmarks = 0
+        self._page_size = tuning.page_size  # 0: unpaginated, until a body is over max_list_bytes
 
     # --------------------------------------------------------------- lifecycle
     def start(self) -> None:
@@ -380,18 +392,20 @@ class Reflector:
             self._next_resync = self._clock.now() + self._resync_period
 
     def _paginated_list(self, resource_version: str = "") -> tuple[list[Any], str]:
-        """A consistent paginated LIST. An expired continue token restarts it: never mix snapshots."""
+        """A consistent paginated LIST (unpaginated at ``page_size=0``). An expired continue token
+        restarts it: never mix snapshots."""
         restarts = 0
         while True:
             items: list[Any] = []
             continue_: str | None = None
-            pages = _Pages(self._tuning.page_size, self._tuning.max_list_pages)
+            page_size = self._page_size
+            pages = _Pages(page_size, self._tuning.max_list_pages)
             try:
                 while True:
                     self._check_stop()
                     page: ListPage[Any] = self._source.list_page(
                         resource_version=resource_version if continue_ is None else None,
-                        limit=self._tuning.page_size,
+                        limit=page_size or None,
                         continue_=continue_,
                     )
                     pages.check(page)
@@ -404,6 +418,16 @@ class Reflector:
                     if not page.continue_:
                         return items, page.resource_version
                     continue_ = page.continue_
+            except BodyTooLarge:
+                if page_size:
+                    raise
+                self._page_size = _FALLBACK_PAGE_SIZE
+                log.warning(
+                    "%s: an unpaginated LIST is over max_list_bytes (%s); listing in pages of %d from now on",
+                    self.name,
+                    self._tuning.max_list_bytes,
+                    _FALLBACK_PAGE_SIZE,
+                )
             except APIError as exc:
                 if not (is_expired(exc) and continue_ is not None):
                     raise
