@@ -75,10 +75,10 @@ class Tuning:
             cache: kube-apiserver (1.31+, ConsistentListFromCache) serves it from its watch cache,
             still consistent, where the continued pages of a paginated one are read from etcd
             (``benchmarks/list_requests.py``). It costs one parse of the whole collection: a
-            10,000-pod sync against kube-apiserver 1.33 was ~30% faster and 2 CPU-s cheaper,
-            but peaked at 1,008 MB RSS against 223 MB, and the GIL is held for the whole body's
-            parse. A body over ``max_list_bytes`` falls back to pages of 200 for the informer's
-            life.
+            10,000-pod sync against kube-apiserver 1.33 took 12.6 s and 8.9 CPU-s instead of
+            18.8 s and 10.1, but peaked at 1,009 MB RSS instead of 224 MB, and the GIL is held
+            for the whole body's parse. A body over ``max_list_bytes`` falls back to pages of
+            200 for the informer's life.
         min_watch_duration: a watch that ends this fast without an event is "very short" (an error).
         max_list_restarts: consecutive expired-continue restarts of one paginated LIST before failing.
         max_list_pages: the most pages one paginated LIST may take (4,000: a million objects at
