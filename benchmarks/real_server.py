@@ -108,11 +108,12 @@ def seed(session: Session, pods: int, threads: int) -> tuple[float, int]:
     return time.perf_counter() - started, failures
 
 
-def serve(kubeconfig: Path, pods: int, threads: int, assets: str | None) -> None:
+def serve(kubeconfig: Path, pods: int, threads: int, assets: str | None, flags: list[str]) -> None:
     from cloudcoil_cache.testing import RealAPIServer
 
-    with RealAPIServer(assets, startup_timeout=300) as server:
+    with RealAPIServer(assets, startup_timeout=300, apiserver_flags=flags) as server:
         server.write_kubeconfig(kubeconfig)
+        print(f"pids {server.pids}", file=sys.stderr, flush=True)  # list_requests.py --apiserver-pid
         seconds, failures = seed(Session(kubeconfig), pods, threads)
         print(f"{server.url} seeded {pods} {seconds:.2f} {failures}", flush=True)
         for line in sys.stdin:
@@ -176,13 +177,19 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=16, help="HTTP threads creating pods / sending patches")
     parser.add_argument("--assets", help="folder with kube-apiserver and etcd (default: RealAPIServer's lookup)")
     parser.add_argument("--drive", action="store_true", help="drive bursts against the server in --kubeconfig")
+    parser.add_argument(
+        "--apiserver-flag",
+        action="append",
+        default=[],
+        help="an extra kube-apiserver flag (repeatable), e.g. --apiserver-flag=--feature-gates=WatchList=true",
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # run RealAPIServer's stop (and the finally)
     sys.path.insert(0, str(REPO))
     if args.drive:
         drive(args.kubeconfig, args.threads)
     else:
-        serve(args.kubeconfig, args.pods, args.threads, args.assets)
+        serve(args.kubeconfig, args.pods, args.threads, args.assets, args.apiserver_flag)
     os.environ.pop("KUBECONFIG", None)
 
 

@@ -20,6 +20,7 @@ from cloudcoil_cache.caching._backoff import Backoff
 from cloudcoil_cache.caching._page_size import PageSizer
 from cloudcoil_cache.errors import (
     APIError,
+    BodyTooLarge,
     CloudcoilError,
     ConnectError,
     LineTooLong,
@@ -50,6 +51,9 @@ __all__ = [
 #: The longest Retry-After the reflector honours, in seconds.
 MAX_RETRY_AFTER = 60.0
 
+#: The page size of an unpaginated informer (``Tuning(page_size=0)``) once a body was too large.
+_FALLBACK_PAGE_SIZE = 200
+
 log = logging.getLogger(__name__)
 
 
@@ -68,7 +72,14 @@ class Tuning:
             one C call that holds the GIL (~10 ms for 200 realistic pods with orjson, 2.5 times that
             with 500), and every other thread and event loop of the program waits that long
             (``benchmarks/relist.py``: the longest pause during a 4,000-pod relist is 42 ms at 200,
-            50-57 ms at 250). The most a page asks for: see ``page_bytes``.
+            50-57 ms at 250). ``0``: every LIST unpaginated, client-go's choice against a watch
+            cache: kube-apiserver (1.31+, ConsistentListFromCache) serves it from its watch cache,
+            still consistent, where the continued pages of a paginated one are read from etcd
+            (``benchmarks/list_requests.py``). It costs one parse of the whole collection: a
+            10,000-pod sync against kube-apiserver 1.33 took 12.6 s and 8.9 CPU-s instead of
+            18.8 s and 10.1, but peaked at 1,009 MB RSS instead of 224 MB, and the GIL is held
+            for the whole body's parse. A body over ``max_list_bytes`` falls back to pages of
+            200 for the informer's life.
         page_bytes: the JSON a LIST page is sized to: each page asks for as many objects as fit
             this many bytes at the bytes per object of the pages before it (at most
             ``page_size``, at least a tenth of it). orjson parses a page in a buffer 12 times its
@@ -244,9 +255,10 @@ class Reflector:
         #: clock time the thread's backoff wait ends (None: not waiting), for status()
         self.next_retry_at: float | None = None
         self._dropped_bookmarks = 0
+        self._page_size = tuning.page_size  # 0: unpaginated, until a body is over max_list_bytes
         # Kept across lists. The standard library's parser takes no buffer per document: no sizing.
         page_bytes = tuning.page_bytes if _json.PARSE_BUFFER_FACTOR is not None else None
-        self._page_sizer = PageSizer(tuning.page_size, page_bytes)
+        self._page_sizer = PageSizer(tuning.page_size or _FALLBACK_PAGE_SIZE, page_bytes)
 
     # --------------------------------------------------------------- lifecycle
     def start(self) -> None:
@@ -392,23 +404,28 @@ class Reflector:
             self._next_resync = self._clock.now() + self._resync_period
 
     def _paginated_list(self, resource_version: str = "") -> tuple[list[Any], str]:
-        """A consistent paginated LIST. An expired continue token restarts it: never mix snapshots."""
+        """A consistent paginated LIST (unpaginated at ``page_size=0``). An expired continue token
+        restarts it: never mix snapshots."""
         restarts = 0
         while True:
             items: list[Any] = []
             continue_: str | None = None
+            page_size = self._page_size
             sizer = self._page_sizer
-            pages = _Pages(sizer.limit, self._tuning.max_list_pages)
+            limit = sizer.limit if page_size else 0
+            pages = _Pages(limit, self._tuning.max_list_pages)
             try:
                 while True:
                     self._check_stop()
                     page: ListPage[Any] = self._source.list_page(
                         resource_version=resource_version if continue_ is None else None,
-                        limit=sizer.limit,
+                        limit=limit or None,
                         continue_=continue_,
                     )
-                    sizer.observe(len(page.items), getattr(page, "body_bytes", 0))
-                    pages.check(page, sizer.limit)
+                    if page_size:
+                        sizer.observe(len(page.items), getattr(page, "body_bytes", 0))
+                        limit = sizer.limit
+                    pages.check(page, limit)
                     items.extend(page.items)
                     if self._tuning.freeze_gc:
                         # Each page is decoded with collection paused (ListWatch); freezing it now
@@ -418,6 +435,16 @@ class Reflector:
                     if not page.continue_:
                         return items, page.resource_version
                     continue_ = page.continue_
+            except BodyTooLarge:
+                if page_size:
+                    raise
+                self._page_size = _FALLBACK_PAGE_SIZE
+                log.warning(
+                    "%s: an unpaginated LIST is over max_list_bytes (%s); listing in pages of %d from now on",
+                    self.name,
+                    self._tuning.max_list_bytes,
+                    _FALLBACK_PAGE_SIZE,
+                )
             except APIError as exc:
                 if not (is_expired(exc) and continue_ is not None):
                     raise

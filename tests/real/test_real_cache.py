@@ -179,6 +179,37 @@ def test_paginated_initial_sync_with_a_small_page_size(
     assert len(pages) == 4 and pages[0] == (None, 3) and all(c for c, _ in pages[1:])
 
 
+def test_unpaginated_lists_sync_from_the_watch_cache_and_the_watch_continues(
+    real: RealAPIServer, namespace: str, make_config: Callable[..., Config], live: Config
+) -> None:
+    """``Tuning(page_size=0)``: one unpaginated consistent LIST (kube-apiserver serves it from its
+    watch cache, ``apiserver_cache_list_total``), then the watch from its resourceVersion."""
+    create_pods(live, namespace, *(f"p{i}" for i in range(5)))
+    served_from_cache = _cache_lists(real)
+    config = make_config(tuning=attrs.evolve(FAST, page_size=0), resources=[Pod], namespaces=[namespace])
+    informer = config.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
+    assert informer is not None
+    recorder = Recorder()
+    recorder.hook(informer)
+    with config:
+        assert names(Pod.list(namespace=namespace).items) == {f"p{i}" for i in range(5)}
+        assert _cache_lists(real) > served_from_cache
+        create_pods(live, namespace, "late")
+        recorder.wait(lambda ev: "late" in recorder.names("add"))
+        assert informer_status(config).relist_count == 1
+
+
+def _cache_lists(real: RealAPIServer) -> float:
+    """kube-apiserver's count of pod LISTs its watch cache served."""
+    status, body = real.request("GET", "/metrics")
+    assert status == 200
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in str(body).splitlines()
+        if line.startswith("apiserver_cache_list_total{") and 'resource_prefix="/pods"' in line
+    )
+
+
 def test_an_expired_continue_token_restarts_the_list_without_mixing_snapshots(
     real: RealAPIServer,
     namespace: str,
