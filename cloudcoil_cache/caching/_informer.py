@@ -366,14 +366,13 @@ class Informer(Generic[T]):
         Like ``cls.from_dict_sealed``, plus: the transform's work done on the JSON when it is a
         shipped one (``strip_managed_fields``), and the top-level values the stored version of the
         object already has with the same JSON shared instead of decoded again (``models._reuse``).
-        Objects of a run's first list get no fingerprints (its bulk decode stays as fast as it can
-        be): their first update is decoded in full, later ones share. Runs on the reflector thread
-        (which also sets ``_synced``), before the object is applied.
+        Objects of a run's first list get their fingerprints too (they cost ~5% of structuring
+        an object, and spare its first update most of its decoding). Runs on the reflector thread,
+        before the object is applied.
         """
         reuse = reusing(self.key.cls)
         prepare = raw_step(self._transform)
         peek = self._writer.peek
-        this = weakref.ref(self)  # held by the source, held by the reflector: no cycle back to us
 
         def structure(raw: dict[str, Any]) -> T:
             meta = raw.get("metadata") if raw.__class__ is dict else None
@@ -384,8 +383,7 @@ class Informer(Generic[T]):
                 name = meta.get("name")
                 if name.__class__ is str:
                     previous = peek((meta.get("namespace") or "", name))
-            informer = this()
-            result: T = reuse(raw, previous, informer is not None and informer._synced)
+            result: T = reuse(raw, previous)
             return result
 
         return structure

@@ -32,8 +32,8 @@ def reusing(cls: type[Resource]) -> Callable[..., Any]:
     """``structure(data, previous, fingerprint=True)``: the sealed ``cls`` object of wire dict
     ``data`` (exactly what ``cls.from_dict_sealed(data)`` builds) that shares with ``previous``,
     the version it replaces (or None), every top-level value but ``metadata`` whose JSON did not
-    change. With ``fingerprint`` False and no ``previous``, the object gets no fingerprints (a bulk
-    first list: they cost about a sixth of its decoding), so its next version is decoded in full.
+    change. With ``fingerprint`` False and no ``previous``, the object gets no fingerprints (they
+    cost ~5% of its structuring), so its next version is decoded in full.
 
     An update usually changes one part of an object (a pod's status, a label) and leaves its spec
     as it was: sharing the unchanged parts skips structuring them, and keeps one copy of them.

@@ -41,10 +41,11 @@ def test_updates_share_the_stored_spec_and_equal_the_servers_object(server, make
     view = config.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
     seen, cond = _updates(view)
     with config:
-        # the first list's objects have no fingerprints: their first update is decoded in full
+        # the first list's objects have their fingerprints: their first update shares already
         first = _patch_status(server, "pod-1", "Failed")
         _wait(cond, lambda: seen)
-        assert seen[0][1] == Pod.from_dict_sealed(first) and seen[0][1].spec == seen[0][0].spec
+        assert seen[0][1] == Pod.from_dict_sealed(first) and seen[0][1].spec is seen[0][0].spec
+        assert seen[0][1].status is not seen[0][0].status
         second = _patch_status(server, "pod-1", "Succeeded")
         _wait(cond, lambda: len(seen) == 2)
         old, new = seen[1]
@@ -88,7 +89,7 @@ def test_a_relist_keeps_the_values_of_unchanged_objects(server, make_config, wit
     view = config.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
     seen, cond = _updates(view)
     with config:
-        _relist(server, cond, seen, "pod-2", "Failed")  # the objects get their fingerprints
+        _relist(server, cond, seen, "pod-2", "Failed")
         before = {p.metadata.name: p for p in Pod.list(namespace="default").items}
         _relist(server, cond, seen, "pod-1", "Failed")
         after = {p.metadata.name: p for p in Pod.list(namespace="default").items}
