@@ -132,3 +132,26 @@ def test_a_transform_that_changes_the_spec_sees_every_version_as_the_server_sent
         _patch_status(server, "pod-0", "Failed")
         _wait(cond, lambda: seen)
         assert seen[0][1].spec.node_name == f"{node}+tag" and seen[0][1].status.phase == "Failed"
+
+
+def test_an_update_shares_the_managed_fields_entries_of_the_managers_that_did_not_write(
+    server, make_config, without_content_sharing
+):
+    seed(server, 2)
+    server.patch("pods", "pod-0", {"metadata": {"labels": {"team": "a"}}}, "default", field_manager="labeller")
+    config = make_config(resources=[Pod])
+    view = config.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
+    seen, cond = _updates(view)
+    with config:
+        updated = server.patch(
+            "pods", "pod-0", {"status": {"phase": "Failed"}}, "default", subresource="status", field_manager="kubelet"
+        )
+        _wait(cond, lambda: seen)
+        old, new = seen[0]
+        assert new == Pod.from_dict_sealed(updated) and Pod.get("pod-0", namespace="default") is new
+        before = {e.manager: e for e in old.metadata.managed_fields}
+        after = {e.manager: e for e in new.metadata.managed_fields}
+        assert set(after) == set(before) and len(after) >= 3
+        for manager, entry in after.items():  # only the kubelet wrote: every other entry is shared
+            assert (entry is before[manager]) == (manager != "kubelet")
+        assert after["kubelet"].time != before["kubelet"].time
