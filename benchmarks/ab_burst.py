@@ -142,8 +142,8 @@ def main() -> None:
     if args.client:
         client(args.client[0], args.client[1], args.client[2] == "handler")
         return
-    if len(args.revisions) < 2:
-        parser.error("give at least two revisions")
+    if len(args.revisions) < (1 if args.both else 2):
+        parser.error("give at least two revisions (one with --both)")
     trees = {rev: checkout(rev) for rev in args.revisions}
     modes = [True, False] if args.both else [not args.no_handler]
     runs = [(rev, handler) for rev in trees for handler in modes]
