@@ -198,3 +198,17 @@ def test_managed_fields_that_are_not_plain_json_or_not_objects_are_decoded_as_us
     many["metadata"]["managedFields"] = [{"manager": f"m{i}", "operation": "Update"} for i in range(40)]
     big = decode(copy.deepcopy(many), old)  # more entries than fingerprinted: decoded in full
     assert big == Pod.from_dict_sealed(many) and decode(copy.deepcopy(many), big) == big
+
+
+def test_a_bulk_first_version_without_entry_fingerprints_shares_its_entries_from_its_next_version(
+    without_content_sharing,
+):
+    raw = make_pod("a", "default")
+    bulk = decode(copy.deepcopy(raw), None, True, False)  # a first list's object
+    assert bulk == Pod.from_dict_sealed(raw)
+    first = decode(_next(raw, 7), bulk, True, False)  # an update fingerprints its entries
+    assert first.spec is bulk.spec and first == Pod.from_dict_sealed(_next(raw, 7))
+    assert not any(a is b for a, b in zip(first.metadata.managed_fields, bulk.metadata.managed_fields))
+    second = decode(_next(raw, 8), first, True, False)
+    assert all(a is b for a, b in zip(second.metadata.managed_fields, first.metadata.managed_fields))
+    assert second == Pod.from_dict_sealed(_next(raw, 8))

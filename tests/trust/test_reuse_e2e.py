@@ -142,16 +142,25 @@ def test_an_update_shares_the_managed_fields_entries_of_the_managers_that_did_no
     config = make_config(resources=[Pod])
     view = config.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
     seen, cond = _updates(view)
-    with config:
-        updated = server.patch(
-            "pods", "pod-0", {"status": {"phase": "Failed"}}, "default", subresource="status", field_manager="kubelet"
+
+    def kubelet(status: dict[str, Any]) -> dict[str, Any]:
+        return server.patch(
+            "pods", "pod-0", {"status": status}, "default", subresource="status", field_manager="kubelet"
         )
+
+    with config:
+        # the first list's entries have no fingerprints: its first update decodes them in full
+        kubelet({"phase": "Failed"})
         _wait(cond, lambda: seen)
-        old, new = seen[0]
+        first = {id(e) for e in seen[0][1].metadata.managed_fields}
+        assert not first & {id(e) for e in seen[0][0].metadata.managed_fields}
+        updated = kubelet({"message": "the kubelet's entry now owns one more field"})
+        _wait(cond, lambda: len(seen) == 2)
+        old, new = seen[1]
         assert new == Pod.from_dict_sealed(updated) and Pod.get("pod-0", namespace="default") is new
-        before = {e.manager: e for e in old.metadata.managed_fields}
-        after = {e.manager: e for e in new.metadata.managed_fields}
-        assert set(after) == set(before) and len(after) >= 3
-        for manager, entry in after.items():  # only the kubelet wrote: every other entry is shared
-            assert (entry is before[manager]) == (manager != "kubelet")
-        assert after["kubelet"].time != before["kubelet"].time
+        before = {(e.manager, e.subresource): e for e in old.metadata.managed_fields}
+        after = {(e.manager, e.subresource): e for e in new.metadata.managed_fields}
+        assert after.keys() == before.keys() >= {("kubelet", "status"), ("labeller", None)} and len(after) >= 3
+        for owner, entry in after.items():  # only the kubelet wrote: every other entry is shared
+            assert (entry is before[owner]) == (owner != ("kubelet", "status")), owner
+        assert after["kubelet", "status"] != before["kubelet", "status"]
