@@ -358,8 +358,8 @@ def run_main(pods: int, events: int, out: dict[str, Any]) -> None:
                 f"{out['burst_pause_ms']:.0f} ms",
                 flush=True,
             )
-            # The same pods again: a second update of each (the first shares nothing with the
-            # version from the initial list, which carries no fingerprints; see models/_reuse.py).
+            # The same pods again: a second update of each (both share the unchanged spec and
+            # status with the version they replace; see models/_reuse.py).
             again = peers.drive_burst(proc, events, counter, 300)
             out["burst2_per_s"] = again["burst_per_s"]
             out["burst2_cpu_us_per_event"] = again["burst_cpu_us_per_event"]

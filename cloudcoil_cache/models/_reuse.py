@@ -9,7 +9,7 @@ from cloudcoil_cache import _json
 from cloudcoil_cache.models import _codegen
 from cloudcoil_cache.models._base import Resource
 from cloudcoil_cache.models._convert import converter
-from cloudcoil_cache.models._frozen import keyed_digest
+from cloudcoil_cache.models._frozen import FrozenList, keyed_digest
 
 __all__ = ["reusing"]
 
@@ -26,14 +26,20 @@ def _seeded_hash(data: bytes) -> int:
 _fingerprint: Callable[[bytes], int] = hash if os.environ.get("PYTHONHASHSEED", "random") == "random" else _seeded_hash
 _setattr = object.__setattr__
 _COMPOSITE = ("model", "list", "dict")
+_MANAGED = ("managed_fields", "managedFields")
+#: managedFields entries fingerprinted (and shared when unchanged) per object: a few are usual.
+MAX_ENTRIES = 16
 
 
 def reusing(cls: type[Resource]) -> Callable[..., Any]:
-    """``structure(data, previous, fingerprint=True)``: the sealed ``cls`` object of wire dict
-    ``data`` (exactly what ``cls.from_dict_sealed(data)`` builds) that shares with ``previous``,
-    the version it replaces (or None), every top-level value but ``metadata`` whose JSON did not
-    change. With ``fingerprint`` False and no ``previous``, the object gets no fingerprints (a bulk
-    first list: they cost about a sixth of its decoding), so its next version is decoded in full.
+    """``structure(data, previous, fingerprint=True, entries=True)``: the sealed ``cls`` object of
+    wire dict ``data`` (exactly what ``cls.from_dict_sealed(data)`` builds) that shares with
+    ``previous``, the version it replaces (or None), every top-level value but ``metadata`` whose
+    JSON did not change, and every ``metadata.managedFields`` entry whose JSON did not change. With
+    ``fingerprint`` False and no ``previous``, the object gets no fingerprints, so its next version
+    is decoded in full. With ``entries`` False and no ``previous`` (a bulk first list: the spec's
+    and status' fingerprints cost ~3-5% of structuring a pod, its entries' as much again), its
+    managedFields entries get none: its next version decodes them in full.
 
     An update usually changes one part of an object (a pod's status, a label) and leaves its spec
     as it was: sharing the unchanged parts skips structuring them, and keeps one copy of them.
@@ -46,7 +52,7 @@ def reusing(cls: type[Resource]) -> Callable[..., Any]:
     """
     sealed: Any = getattr(cls, "__sealed_class__", None)
     if sealed is None or not issubclass(cls, Resource):
-        return lambda data, previous, fingerprint=True: cls.from_dict_sealed(data)
+        return lambda data, previous, fingerprint=True, entries=True: cls.from_dict_sealed(data)
     hook = converter.get_structure_hook(sealed)
     fields = tuple(
         (attr, wire, 64 * i)
@@ -55,18 +61,23 @@ def reusing(cls: type[Resource]) -> Callable[..., Any]:
         )
     )
     if not fields:
-        return lambda data, previous, fingerprint=True: hook(data, sealed)
-    return _reusing_structure(hook, sealed, fields)
+        return lambda data, previous, fingerprint=True, entries=True: hook(data, sealed)
+    return _reusing_structure(hook, sealed, fields, _managed_fields(cls, 64 * len(fields)))
 
 
 def _reusing_structure(
-    hook: Callable[[Any, Any], Any], sealed: Any, fields: tuple[tuple[str, str, int], ...]
+    hook: Callable[[Any, Any], Any],
+    sealed: Any,
+    fields: tuple[tuple[str, str, int], ...],
+    managed: Callable[[Any, int | None, Any], tuple[int, Any]] | None = None,
 ) -> Callable[..., Any]:
-    """The ``structure`` of ``reusing``: ``fields`` are (attribute, wire name, bit shift of its fingerprint)."""
+    """The ``structure`` of ``reusing``: ``fields`` are (attribute, wire name, bit shift of its
+    fingerprint); ``managed``, when the kind has ``metadata.managedFields``, fingerprints its entries
+    and builds the metadata reusing the unchanged ones (see ``_managed_fields``)."""
     key = _json.key
     digest_of = _fingerprint
 
-    def structure(data: Any, previous: Any = None, fingerprint: bool = True) -> Any:
+    def structure(data: Any, previous: Any = None, fingerprint: bool = True, entries: bool = True) -> Any:
         if data.__class__ is not dict or (previous is None and not fingerprint):
             return hook(data, sealed)  # (raises the usual error for a non-dict)
         old = getattr(previous, "_cc_digest", None) if previous.__class__ is sealed else None
@@ -87,16 +98,100 @@ def _reusing_structure(
                     if kept is None:
                         kept = []
                     kept.append((attr, wire, same))
-        if kept is None:
-            obj = hook(data, sealed)
-        else:
-            rest = dict(data)
-            for _attr, wire, _same in kept:
-                del rest[wire]
-            obj = hook(rest, sealed)
-            for attr, _wire, same in kept:
-                _setattr(obj, attr, same)
+        if managed is not None and (entries or previous is not None):
+            prints, metadata = managed(data.get("metadata"), old, previous)
+            digest |= prints
+            if metadata is not None:
+                kept = [*(kept or ()), ("metadata", "metadata", metadata)]
+        obj = _assemble(hook, sealed, data, kept)
         _setattr(obj, "_cc_digest", digest)
         return obj
 
     return structure
+
+
+def _assemble(hook: Callable[[Any, Any], Any], sealed: Any, data: dict[str, Any], kept: list[Any] | None) -> Any:
+    """``hook``'s object of ``data``, its ``kept`` values (attribute, wire name, value) not decoded but set."""
+    if kept is None:
+        return hook(data, sealed)
+    rest = dict(data)
+    for _attr, wire, _same in kept:
+        del rest[wire]
+    obj = hook(rest, sealed)
+    for attr, _wire, same in kept:
+        _setattr(obj, attr, same)
+    return obj
+
+
+def _managed_fields(cls: type, first: int) -> Callable[[Any, int | None, Any], tuple[int, Any]] | None:
+    """``managed(metadata, old, previous) -> (fingerprints, metadata object or None)`` for a kind
+    whose ``metadata`` has ``managedFields`` (None for any other).
+
+    Each entry of ``metadata["managedFields"]`` (up to ``MAX_ENTRIES`` of them) gets a fingerprint
+    of its JSON (bit shift ``first + 64 * index``): an entry whose fingerprint is one of the
+    entries of ``previous`` (whose packed fingerprints are ``old``) is that entry object, shared,
+    wherever it was in the list (the API server keeps them sorted by time). An update changes the
+    entry of the manager that made it (its ``time``, its fields) and leaves the others as they were.
+    When one is shared, the metadata object is built here: the rest of it decoded as usual, but not
+    through its sharing table (that would file an object under the JSON of a metadata without its
+    managedFields), then its ``managed_fields`` set; else None (the caller decodes it as usual).
+    """
+    meta_shape = next((shape for attr, _wire, shape in _codegen._fields(cls) if attr == "metadata"), None)
+    if meta_shape is None or meta_shape[0] != "model":
+        return None
+    entry_shape = next(
+        (shape for attr, wire, shape in _codegen._fields(meta_shape[1]) if (attr, wire) == _MANAGED), None
+    )
+    if entry_shape is None or entry_shape[0] != "list" or entry_shape[1][0] != "model":
+        return None
+    meta_sealed: Any = meta_shape[1].__sealed_class__
+    entry_sealed: Any = entry_shape[1][1].__sealed_class__
+    # the builder beneath the sharing table (interning included): exactly what the table would build
+    build_meta = getattr(converter.get_structure_hook(meta_sealed), "__wrapped__", None)
+    build_entry = converter.get_structure_hook(entry_sealed)
+    if build_meta is None:
+        return None
+    key = _json.key
+    digest_of = _fingerprint
+
+    def with_entries(metadata: dict[str, Any], entries: list[Any], same: list[Any]) -> Any:
+        rest = dict(metadata)
+        del rest["managedFields"]
+        obj = build_meta(rest)
+        built = [s if s is not None else build_entry(e, entry_sealed) for e, s in zip(entries, same)]
+        _setattr(obj, "managed_fields", FrozenList(built))
+        return obj
+
+    def managed(metadata: Any, old: int | None, previous: Any) -> tuple[int, Any]:
+        entries = metadata.get("managedFields") if metadata.__class__ is dict else None
+        if entries.__class__ is not list or not entries or len(entries) > MAX_ENTRIES:
+            return 0, None
+        known = _entry_prints(old >> first) if old is not None else None
+        before = getattr(previous.metadata, "managed_fields", None) if known else None
+        prints = 0
+        same: list[Any] | None = None
+        for index, entry in enumerate(entries):
+            try:
+                print_ = (digest_of(key(entry)) & _MASK) or 1
+            except TypeError:
+                return 0, None  # not plain JSON: decoded (and checked) as usual
+            prints |= print_ << (first + 64 * index)
+            at = known.get(print_) if known else None
+            if at is not None and before is not None and at < len(before):
+                if same is None:
+                    same = [None] * len(entries)
+                same[index] = before[at]
+        return prints, None if same is None else with_entries(metadata, entries, same)
+
+    return managed
+
+
+def _entry_prints(packed: int) -> dict[int, int]:
+    """``{fingerprint: index}`` of the managedFields entries packed in ``packed`` (64 bits each, none 0)."""
+    known = {}
+    index = 0
+    while packed:
+        known[packed & _MASK] = index
+        packed >>= 64
+        index += 1
+    return known

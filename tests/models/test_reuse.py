@@ -131,3 +131,84 @@ def test_with_a_fixed_hash_seed_fingerprints_use_a_keyed_hash_and_sharing_still_
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+def _entries(raw: dict[str, Any]) -> list[dict[str, Any]]:
+    return raw["metadata"]["managedFields"]  # type: ignore[no-any-return]
+
+
+def test_unchanged_managed_fields_entries_are_shared_wherever_they_moved(without_content_sharing):
+    old_raw = make_pod("a", "default")
+    old = decode(copy.deepcopy(old_raw), None)
+    assert len(_entries(old_raw)) == 2
+    new_raw = _next(old_raw, 8)
+    entry = next(e for e in _entries(new_raw) if e["manager"] == "kubelet")
+    entry["time"] = "2030-01-01T00:00:00Z"  # the kubelet's entry changed: it moves to the end
+    moved = [e for e in _entries(new_raw) if e is not entry]
+    new_raw["metadata"]["managedFields"] = [*moved, entry, {"manager": "kubectl", "operation": "Update"}]
+    new = decode(copy.deepcopy(new_raw), old)
+    full = Pod.from_dict_sealed(new_raw)
+    assert new == full and new.to_dict() == full.to_dict() and is_sealed(new.metadata)
+    assert new.metadata is not old.metadata and new.metadata.resource_version == "8"
+    (controller,) = (e for e in old.metadata.managed_fields if e.manager != "kubelet")
+    assert new.metadata.managed_fields[0] is controller  # shared, from index 1 to index 0
+    assert new.metadata.managed_fields[1] not in old.metadata.managed_fields
+    assert new.metadata.managed_fields[1].time == full.metadata.managed_fields[1].time
+    assert new.metadata.managed_fields[2].manager == "kubectl"
+    again = decode(_next(new_raw, 9), new)  # everything unchanged but the resourceVersion
+    assert all(a is b for a, b in zip(again.metadata.managed_fields, new.metadata.managed_fields))
+    assert again == Pod.from_dict_sealed(_next(new_raw, 9))
+
+
+def test_managed_fields_entries_share_only_equal_json_and_nothing_leaks_into_other_metadata():
+    old_raw = make_pod("a", "default")
+    old = decode(copy.deepcopy(old_raw), None)
+    changes: list[Any] = [
+        lambda entries: entries[0].__setitem__("apiVersion", "v2"),  # one value inside
+        lambda entries: entries[1]["fieldsV1"].__setitem__("f:extra", {}),  # deep inside
+        lambda entries: entries.reverse(),  # only the order: every entry shared
+        lambda entries: entries.clear(),  # none left
+        lambda entries: entries.__setitem__(0, {**entries[0], "time": None}),  # a null
+    ]
+    shared = []
+    for change in changes:
+        new_raw = _next(old_raw, 3)
+        change(_entries(new_raw))
+        new = decode(copy.deepcopy(new_raw), old)
+        full = Pod.from_dict_sealed(new_raw)
+        assert new == full and new.to_dict() == full.to_dict()
+        olds = {id(e) for e in old.metadata.managed_fields}
+        shared.append(sum(id(e) in olds for e in new.metadata.managed_fields or ()))
+    assert shared == [1, 1, 2, 0, 1]
+    # the metadata built around shared entries is filed in no sharing table under its other values
+    bare = copy.deepcopy(old_raw)
+    del bare["metadata"]["managedFields"]
+    assert Pod.from_dict_sealed(bare).metadata.managed_fields is None
+    assert decode(copy.deepcopy(bare), old).metadata.managed_fields is None
+
+
+def test_managed_fields_that_are_not_plain_json_or_not_objects_are_decoded_as_usual():
+    old_raw = make_pod("a", "default")
+    old = decode(copy.deepcopy(old_raw), None)
+    new_raw = _next(old_raw, 4)
+    _entries(new_raw).append("not an entry")
+    with pytest.raises(TypeError, match="expects a JSON object"):
+        decode(new_raw, old)
+    many = _next(old_raw, 5)
+    many["metadata"]["managedFields"] = [{"manager": f"m{i}", "operation": "Update"} for i in range(40)]
+    big = decode(copy.deepcopy(many), old)  # more entries than fingerprinted: decoded in full
+    assert big == Pod.from_dict_sealed(many) and decode(copy.deepcopy(many), big) == big
+
+
+def test_a_bulk_first_version_without_entry_fingerprints_shares_its_entries_from_its_next_version(
+    without_content_sharing,
+):
+    raw = make_pod("a", "default")
+    bulk = decode(copy.deepcopy(raw), None, True, False)  # a first list's object
+    assert bulk == Pod.from_dict_sealed(raw)
+    first = decode(_next(raw, 7), bulk, True, False)  # an update fingerprints its entries
+    assert first.spec is bulk.spec and first == Pod.from_dict_sealed(_next(raw, 7))
+    assert not any(a is b for a, b in zip(first.metadata.managed_fields, bulk.metadata.managed_fields))
+    second = decode(_next(raw, 8), first, True, False)
+    assert all(a is b for a, b in zip(second.metadata.managed_fields, first.metadata.managed_fields))
+    assert second == Pod.from_dict_sealed(_next(raw, 8))

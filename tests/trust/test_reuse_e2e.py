@@ -41,10 +41,11 @@ def test_updates_share_the_stored_spec_and_equal_the_servers_object(server, make
     view = config.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
     seen, cond = _updates(view)
     with config:
-        # the first list's objects have no fingerprints: their first update is decoded in full
+        # the first list's objects have their fingerprints: their first update shares already
         first = _patch_status(server, "pod-1", "Failed")
         _wait(cond, lambda: seen)
-        assert seen[0][1] == Pod.from_dict_sealed(first) and seen[0][1].spec == seen[0][0].spec
+        assert seen[0][1] == Pod.from_dict_sealed(first) and seen[0][1].spec is seen[0][0].spec
+        assert seen[0][1].status is not seen[0][0].status
         second = _patch_status(server, "pod-1", "Succeeded")
         _wait(cond, lambda: len(seen) == 2)
         old, new = seen[1]
@@ -88,7 +89,7 @@ def test_a_relist_keeps_the_values_of_unchanged_objects(server, make_config, wit
     view = config.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
     seen, cond = _updates(view)
     with config:
-        _relist(server, cond, seen, "pod-2", "Failed")  # the objects get their fingerprints
+        _relist(server, cond, seen, "pod-2", "Failed")
         before = {p.metadata.name: p for p in Pod.list(namespace="default").items}
         _relist(server, cond, seen, "pod-1", "Failed")
         after = {p.metadata.name: p for p in Pod.list(namespace="default").items}
@@ -131,3 +132,35 @@ def test_a_transform_that_changes_the_spec_sees_every_version_as_the_server_sent
         _patch_status(server, "pod-0", "Failed")
         _wait(cond, lambda: seen)
         assert seen[0][1].spec.node_name == f"{node}+tag" and seen[0][1].status.phase == "Failed"
+
+
+def test_an_update_shares_the_managed_fields_entries_of_the_managers_that_did_not_write(
+    server, make_config, without_content_sharing
+):
+    seed(server, 2)
+    server.patch("pods", "pod-0", {"metadata": {"labels": {"team": "a"}}}, "default", field_manager="labeller")
+    config = make_config(resources=[Pod])
+    view = config.cache.get_informer(Pod, sync=True)  # type: ignore[union-attr]
+    seen, cond = _updates(view)
+
+    def kubelet(status: dict[str, Any]) -> dict[str, Any]:
+        return server.patch(
+            "pods", "pod-0", {"status": status}, "default", subresource="status", field_manager="kubelet"
+        )
+
+    with config:
+        # the first list's entries have no fingerprints: its first update decodes them in full
+        kubelet({"phase": "Failed"})
+        _wait(cond, lambda: seen)
+        first = {id(e) for e in seen[0][1].metadata.managed_fields}
+        assert not first & {id(e) for e in seen[0][0].metadata.managed_fields}
+        updated = kubelet({"message": "the kubelet's entry now owns one more field"})
+        _wait(cond, lambda: len(seen) == 2)
+        old, new = seen[1]
+        assert new == Pod.from_dict_sealed(updated) and Pod.get("pod-0", namespace="default") is new
+        before = {(e.manager, e.subresource): e for e in old.metadata.managed_fields}
+        after = {(e.manager, e.subresource): e for e in new.metadata.managed_fields}
+        assert after.keys() == before.keys() >= {("kubelet", "status"), ("labeller", None)} and len(after) >= 3
+        for owner, entry in after.items():  # only the kubelet wrote: every other entry is shared
+            assert (entry is before[owner]) == (owner != ("kubelet", "status")), owner
+        assert after["kubelet", "status"] != before["kubelet", "status"]
