@@ -29,9 +29,20 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     each subprocess compiles every module it imports again: about a second of CPU apiece. Python
     still reads ``.pyc`` files that exist, so writing them here once (up to date ones are skipped)
     spares that work; without the variable Python would have written the same files itself.
+    Under pytest-xdist the controller does it before it starts the workers.
     """
+    if hasattr(session.config, "workerinput"):  # an xdist worker
+        return
     for folder in ("cloudcoil_cache", "examples"):
         compileall.compile_dir(_ROOT / folder, quiet=2)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``--dist loadgroup``) the tests of the session's real API server share one worker,
+    so one kube-apiserver + etcd serves them all, as in a run without xdist."""
+    for item in items:
+        if "real_api_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("real-api-server"))
 
 
 @pytest.fixture(autouse=True)
