@@ -20,7 +20,9 @@ def _env(**extra: str) -> dict[str, str]:
 
 def test_the_example_mirrors_the_labelled_configmaps_of_its_embedded_fake_cluster():
     done = subprocess.run(
-        [sys.executable, str(EXAMPLE), "--duration", "2", "--health-port", "0"],
+        # 5 s of running: lease, sync and two reconciles need well under 1 s, but 2 s was once too
+        # short on 2 cores shared by two test workers and other processes
+        [sys.executable, str(EXAMPLE), "--duration", "5", "--health-port", "0"],
         capture_output=True,
         text=True,
         timeout=120,

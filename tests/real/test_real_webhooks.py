@@ -197,6 +197,10 @@ def test_same_answer_on_fake_and_real(
         ("fake", Backend(fake.url, None, None)),
     ):
         answers[name] = _run_case(backend, hook, namespace, copy.deepcopy(config), dry_run)
+    if path == "/slow":
+        # Both servers gave up after 1 s: free the webhook's handlers still holding their calls (for
+        # 10 s) rather than leave them to the leaked-thread check. No other case calls /slow.
+        hook.release.set()
     if case in KNOWN:
         return
     assert answers["fake"] == answers["real"], json.dumps(answers, indent=1)

@@ -110,7 +110,10 @@ class AdmissionServer:
         return f"https://127.0.0.1:{self._httpd.server_address[1]}{path}"
 
     def __enter__(self) -> AdmissionServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="test-admission-webhook", daemon=True)
+        # shutdown() waits for serve_forever's next poll: 0.05 s, not the default 0.5 s, per stop
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(0.05,), name="test-admission-webhook", daemon=True
+        )
         self._thread.start()
         return self
 
