@@ -108,6 +108,7 @@ class DeadlinePool:
                 raise PoolBusy(f"{self.name}: all {self.size} threads are busy")
             if self._closed or (stopping is not None and stopping.is_set()):
                 raise PoolClosed(f"{self.name}: closed")
+            call.started = time.monotonic()  # not the wait for a slot
             self._busy += 1
             self._work.append(call)
             self._cond.notify_all()
@@ -157,17 +158,18 @@ class DeadlinePool:
             with call._lock:
                 call._finished = True
                 abandoned = call.abandoned
-            if abandoned and self._on_abandoned_end is not None:
-                try:
+            try:
+                if abandoned and self._on_abandoned_end is not None:
                     self._on_abandoned_end(call)
-                except Exception:
-                    log.exception("%s: the end of an abandoned call could not be handled", self.name)
-            with self._cond:
-                self._busy -= 1
-                if abandoned:
-                    self._abandoned -= 1
-                self._cond.notify_all()
-            call.done.set()
+            except Exception:
+                log.exception("%s: the end of an abandoned call could not be handled", self.name)
+            finally:  # the slot is freed whatever the callback did
+                with self._cond:
+                    self._busy -= 1
+                    if abandoned:
+                        self._abandoned -= 1
+                    self._cond.notify_all()
+                call.done.set()
 
     def close(self) -> None:
         """Refuse new calls, wake waiting submitters, and end idle threads (busy ones end after their call)."""

@@ -6,7 +6,7 @@ import logging
 import threading
 from typing import Callable
 
-__all__ = ["WarningHandler", "WarningLog", "parse_warnings"]
+__all__ = ["MAX_TEXT", "WarningHandler", "WarningLog", "parse_warnings"]
 
 log = logging.getLogger("cloudcoil_cache.warnings")
 
@@ -17,30 +17,53 @@ WarningHandler = Callable[[str], None]
 _REMEMBERED = 1024
 
 
+#: The longest warning text handed on (kube-apiserver caps an admission warning at 256 characters
+#: after escaping; a longer one from elsewhere is cut, so a hostile server cannot flood a log line).
+MAX_TEXT = 1024
+
+
 def parse_warnings(value: str) -> list[str]:
     """The texts of the ``299`` warnings in a ``Warning`` header value (several, comma-joined, may be
-    in one): ``299 - "text"[ "date"]``. Other codes and malformed entries are skipped, as client-go does."""
+    in one): ``299 - "text"[ "date"]``. Other codes and malformed entries are skipped, as client-go
+    does. ``value`` is as ``http.client`` gives it (bytes read as Latin-1): the API server sends
+    UTF-8, which is decoded here. Texts over ``MAX_TEXT`` characters are cut."""
+    value = value.encode("latin-1", "replace").decode("utf-8", "replace")
     texts: list[str] = []
     pos, end = 0, len(value)
     while pos < end:
         while pos < end and value[pos] in " \t,":
             pos += 1
+        if pos >= end:
+            break
         code_end = _token_end(value, pos)
         code = value[pos:code_end]
         agent_start = _skip_spaces(value, code_end)
         agent_end = _token_end(value, agent_start)
         text_start = _skip_spaces(value, agent_end)
-        text, pos = _quoted(value, text_start)
+        text, after = _quoted(value, text_start) if agent_end > agent_start else (None, text_start)
         if text is not None:
-            date_start = _skip_spaces(value, pos)
+            date_start = _skip_spaces(value, after)
             if date_start < end and value[date_start] == '"':
-                _date, pos = _quoted(value, date_start)
-            if code == "299" and agent_end > agent_start:
-                texts.append(text)
-        pos = max(pos, code_end + 1)  # never loop in place on malformed input
-        comma = value.find(",", pos) if text is None else pos
-        pos = end if comma < 0 else comma
+                _date, after = _quoted(value, date_start)
+            if code == "299" and _skip_spaces(value, after) in (end, value.find(",", after)):
+                texts.append(text[:MAX_TEXT])
+        # the next entry starts after the next comma outside a quoted string
+        pos = _next_entry(value, max(after, code_end + 1) if text is not None else code_end)
     return texts
+
+
+def _next_entry(value: str, pos: int) -> int:
+    """The position after the next comma outside a quoted string, at or after ``pos`` (or the end)."""
+    end = len(value)
+    while pos < end:
+        char = value[pos]
+        if char == ",":
+            return pos + 1
+        if char == '"':
+            _text, pos = _quoted(value, pos)
+            continue
+        pos += 1
+    return end
 
 
 def _skip_spaces(value: str, pos: int) -> int:

@@ -110,7 +110,6 @@ class Tuning:
     watch_timeout: float = 300.0
     read_timeout: float = 90.0
     page_size: int = 200
-    page_bytes: int | None = 1_500_000
     min_watch_duration: float = 1.0
     max_list_restarts: int = 3
     max_list_pages: int = 4_000
@@ -119,6 +118,7 @@ class Tuning:
     clock: Clock | None = None
     rng: Callable[[], float] = random.random
     stop_timeout: float = 10.0
+    page_bytes: int | None = 1_500_000  # last: a field added later never moves positional arguments
 
 
 class ReflectorSink(Protocol):
@@ -654,7 +654,11 @@ class _Pages:
         if next_limit != self._limit:  # the pages the budget leaves, at the new size
             if self._budget is not None:
                 left = max(0, self._budget - self._count)
-                self._budget = self._count + -(-left * self._limit // next_limit)
+                # the objects left fill ceil(left * old / new) pages; the spare page (a short one)
+                # stays a whole page when the limit grows
+                full = -(-left * self._limit // next_limit)
+                spare = -(-(left - 1) * self._limit // next_limit) + 1 if left else 0
+                self._budget = self._count + max(full, spare)
             self._limit = next_limit
         token = page.continue_
         if not token:

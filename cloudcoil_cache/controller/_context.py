@@ -151,9 +151,10 @@ class Context:
         if parent is None:
             raise RuntimeError("ensure() needs a reconcile pass's Context")
         self.check_leadership()
-        source = self._sources.get(type(desired))
+        kind_class = getattr(type(desired), "__editable_class__", type(desired))  # a sealed object: its class
+        source = self._sources.get(kind_class)
         if source is None:
-            self._warn_unowned(type(desired))
+            self._warn_unowned(kind_class)
 
         def read(cls: Any, name: str, namespace: str | None) -> Any:
             if source is not None:
@@ -165,9 +166,10 @@ class Context:
     def _warn_unowned(self, cls: Any) -> None:
         warned = self._unowned_warned
         kind = str(getattr(cls, "kind", None) or cls.__name__)
-        if warned is None or kind in warned:
+        seen = f"{getattr(cls, 'api_version', '')}/{kind}"  # a group's kind apart from the core one
+        if warned is None or seen in warned:
             return
-        warned.add(kind)  # shared by worker threads: a race logs it twice at worst
+        warned.add(seen)  # shared by worker threads: a race logs it twice at worst
         self.logger.warning(
             "controller %s: ensure(%s) of a kind not declared with .owns(%s): each pass reads the child live "
             "to check it, and changes to it do not reconcile the owner (logged once per kind)",

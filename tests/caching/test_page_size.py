@@ -6,8 +6,10 @@ import attrs
 from cluster_support import FAST
 
 from cloudcoil_cache import _json
+from cloudcoil_cache._listwatch import ListPage
 from cloudcoil_cache.caching import Tuning
 from cloudcoil_cache.caching._page_size import PageSizer
+from cloudcoil_cache.caching._reflector import _Pages
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap
 
 TARGET = 600_000
@@ -71,3 +73,35 @@ def test_a_list_of_big_objects_is_paged_smaller_and_complete_within_the_servers_
     if _json.PARSE_BUFFER_FACTOR is not None:  # orjson: 60 objects of 20 KB are over the target
         assert len(limits) > 3 and all(limit < 60 for limit in limits[2:])
     assert "ListPagingError" not in str(status)
+
+
+def test_a_short_page_after_the_limit_grew_stays_within_the_remaining_count_budget():
+    """Pages of big objects, then small ones (the limit grows back), with one short page: the spare
+    page the remainingItemCount budget allows stays a whole page at the new size."""
+    sizer = PageSizer(500, 1_500_000)
+    limit = sizer.limit
+    pages = _Pages(limit, 4_000)
+    sequence = [(500, 30_000), (50, 2_000), (400, 2_000), (500, 2_000), (500, 2_000), (50, 2_000)]
+    total, served = sum(count for count, _ in sequence), 0
+    for n, (count, size) in enumerate(sequence):
+        assert count <= limit
+        served += count
+        token = f"t{n}" if served < total else None
+        page = ListPage([0] * count, "1", token, total - served if token else None, count * size + 150)
+        sizer.observe(count, page.body_bytes)
+        limit = sizer.limit
+        pages.check(page, limit)  # ListPagingError at the fifth page before the fix
+    assert served == total
+
+
+def test_page_bytes_comes_last_so_positional_tunings_keep_their_meaning():
+    names = [f.name for f in attrs.fields(Tuning)]
+    assert names[-1] == "page_bytes"
+    assert names[:6] == [
+        "backoff",
+        "watch_timeout",
+        "read_timeout",
+        "page_size",
+        "min_watch_duration",
+        "max_list_restarts",
+    ]

@@ -9,6 +9,7 @@ import pytest
 from _client_support import pod
 
 from cloudcoil_cache._http import WarningLog, parse_warnings
+from cloudcoil_cache._http._warnings import MAX_TEXT
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import FakeAPIServer
@@ -58,6 +59,10 @@ def test_a_handler_that_raises_is_logged_and_the_write_succeeds(
         ('299 - "one", 299 - "two, with a comma" "Wed, 21 Oct 2015 07:28:00 GMT"', ["one", "two, with a comma"]),
         ('199 agent "not a 299", 299 kube-apiserver "kept"', ["kept"]),
         ('299 - unquoted, 299 - "after the bad one"', ["after the bad one"]),
+        ('299 - "x" junk, 299 - "y"', ["y"]),  # an entry with garbage after its text is malformed
+        ('299 a"b "c"', []),
+        (",,, ", []),
+        ('299 - "Gr\u00c3\u00b6\u00c3\u009fe"', ["Gr\u00f6\u00dfe"]),  # UTF-8 bytes as http.client hands them on
         ('299 "no agent"', []),
         ('299 - "unterminated', []),
         ("", []),
@@ -66,6 +71,19 @@ def test_a_handler_that_raises_is_logged_and_the_write_succeeds(
 )
 def test_warning_headers_are_parsed_as_client_go_does(header: str, texts: list[str]) -> None:
     assert parse_warnings(header) == texts
+
+
+def test_a_long_warning_is_cut() -> None:
+    assert parse_warnings('299 - "' + "x" * 5000 + '"') == ["x" * MAX_TEXT]
+
+
+def test_a_non_ascii_warning_from_a_server_arrives_intact(kubeconfig: str, server: FakeAPIServer) -> None:
+    seen: list[str] = []
+    with Config(kubeconfig=kubeconfig, warning_handler=seen.append) as config:
+        data = pod("a").to_dict()
+        data["spec"]["größe"] = 1
+        Pod.client(config).create(Pod.from_dict(data))
+    assert seen == ['unknown field "spec.größe"']
 
 
 def test_the_default_log_remembers_a_bounded_number_of_texts(caplog: pytest.LogCaptureFixture) -> None:

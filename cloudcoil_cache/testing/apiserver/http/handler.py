@@ -78,7 +78,9 @@ class Handler(BaseHTTPRequestHandler):
     ) -> None:
         self.send_response(code)
         for warning in getattr(self, "warnings", ()):
-            self.send_header("Warning", '299 - "' + warning.replace('"', '\\"') + '"')
+            quoted = warning.replace("\\", "\\\\").replace('"', '\\"')
+            # UTF-8 on the wire, as kube-apiserver sends it (send_header writes Latin-1: one byte per char)
+            self.send_header("Warning", ('299 - "' + quoted + '"').encode("utf-8").decode("latin-1"))
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-cache, private")
