@@ -12,9 +12,9 @@ from cluster_support import FAST, seed
 from cloudcoil_cache._http import Transport
 from cloudcoil_cache._listwatch import ListWatch, WatchEvent
 from cloudcoil_cache.caching._reflector import Reflector
-from cloudcoil_cache.errors import APIError, WaitTimeout
+from cloudcoil_cache.errors import APIError, BodyTooLarge, WaitTimeout
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
-from cloudcoil_cache.testing import FakeAPIServer, RecordedRequest
+from cloudcoil_cache.testing import FakeAPIServer, RecordedRequest, make_pod
 
 TUNING = attrs.evolve(FAST, page_size=2, page_bytes=None)
 
@@ -139,6 +139,20 @@ def test_an_error_on_a_prefetched_page_fails_the_list_and_is_reported(server, tr
     run(reflector, sink.listed)  # after the failure: backoff, then a relist that succeeds
     assert len(sink.errors) == 1 and isinstance(sink.errors[0], APIError) and sink.errors[0].code == 403
     assert sink.lists == [[f"pod-{i}" for i in range(5)]]
+
+
+def test_a_prefetched_page_over_max_list_bytes_fails_the_list(server, transport):
+    seed(server, 2)
+    big = make_pod("pod-2", "default")
+    big["metadata"]["annotations"] = {"note": "x" * 50_000}
+    server.create("pods", big, "default")
+    sink = Sink()
+    source = ListWatch(transport, Pod, max_list_bytes=40_000)
+    reflector = Reflector("pods", source, sink, tuning=TUNING)
+    run(reflector, sink.failed)  # the first page fits; the one requested ahead does not
+    assert isinstance(sink.errors[0], BodyTooLarge)
+    assert not sink.lists
+    assert any(continued_list(r) for r in server.requests)
 
 
 def test_stop_during_a_prefetch_aborts_it_and_joins_its_thread(server, transport):
