@@ -1,7 +1,7 @@
 """The list/watch protocol: request paths and options, LIST pages, and the watch event decoder."""
 
 from cloudcoil_cache._listwatch._decode import WatchEvent, decode_event
-from cloudcoil_cache._listwatch._listwatch import ListPage, ListWatch, WatchStream
+from cloudcoil_cache._listwatch._listwatch import ListPage, ListWatch, ParsedPage, WatchStream
 from cloudcoil_cache._listwatch._request import (
     ListOptions,
     check_path_segment,
@@ -27,6 +27,7 @@ __all__ = [
     "ListOptions",
     "ListPage",
     "ListWatch",
+    "ParsedPage",
     "WatchEvent",
     "WatchStream",
     "collection_path",

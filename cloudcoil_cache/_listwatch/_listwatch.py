@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable, Generic, Iterator, Protocol, TypeVar
+from typing import Any, Callable, Generic, Iterator, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
@@ -15,7 +15,7 @@ from cloudcoil_cache._listwatch._decode import Refused, WatchEvent, decode_event
 from cloudcoil_cache._listwatch._request import collection_path, list_params, watch_params
 from cloudcoil_cache.errors import DecodeError, ProtocolError
 
-__all__ = ["ListPage", "ListWatch", "ListerWatcher", "WatchStream"]
+__all__ = ["ListPage", "ListWatch", "ListerWatcher", "ParsedPage", "PrefetchingListerWatcher", "WatchStream"]
 
 T = TypeVar("T")
 
@@ -56,6 +56,23 @@ class ListPage(Generic[T]):
     continue_: str | None
     remaining_item_count: int | None = None
     body_bytes: int = 0
+
+
+@attrs.define(slots=True)
+class ParsedPage:
+    """One LIST body parsed but not yet structured (``ListWatch.parse_page``): what decides the
+    next page's request is known before the items are structured."""
+
+    raw_items: list[Any]
+    resource_version: str
+    continue_: str | None
+    remaining_item_count: int | None
+    body_bytes: int
+
+    @property
+    def count(self) -> int:
+        """Items in the page (after refusals)."""
+        return len(self.raw_items) if self.raw_items.__class__ is list else 0
 
 
 class WatchStream(Generic[T]):
@@ -128,6 +145,16 @@ class ListerWatcher(Protocol[T]):
         allow_bookmarks: bool = True,
         line_timeout: float | None = None,
     ) -> WatchStream[T]: ...
+
+
+@runtime_checkable
+class PrefetchingListerWatcher(ListerWatcher[T], Protocol):
+    """A source whose LIST pages split into request, parse and structuring (the real ``ListWatch``):
+    the reflector requests the next page while it structures this one."""
+
+    def fetch_page(self, *, resource_version: str | None, limit: int | None, continue_: str | None) -> bytes: ...
+    def parse_page(self, raw: bytes) -> ParsedPage: ...
+    def structure_page(self, parsed: ParsedPage) -> ListPage[T]: ...
 
 
 class ListWatch(Generic[T]):
@@ -212,7 +239,17 @@ class ListWatch(Generic[T]):
                 self._inflight = None
 
     def list_page(self, *, resource_version: str | None, limit: int | None, continue_: str | None) -> ListPage[T]:
-        """One LIST request. A continued page carries no resourceVersion (kubernetes#85221)."""
+        """One LIST request: ``fetch_page``, then ``parse_page`` and ``structure_page``."""
+        raw = self.fetch_page(resource_version=resource_version, limit=limit, continue_=continue_)
+        with _gc.paused():  # parsing + structuring a page: see _gc for the numbers
+            parsed = self.parse_page(raw)
+            del raw
+            return self.structure_page(parsed)
+
+    def fetch_page(self, *, resource_version: str | None, limit: int | None, continue_: str | None) -> bytes:
+        """The body of one LIST request, unparsed (may run on another thread than the parse: at
+        most one request of a ListWatch is in flight at a time). A continued page carries no
+        resourceVersion (kubernetes#85221)."""
         params = list_params(
             label_selector=self.label_selector,
             field_selector=self.field_selector,
@@ -226,42 +263,52 @@ class ListWatch(Generic[T]):
             params["resourceVersionMatch"] = "NotOlderThan"
         stream = self._open(params, None)
         try:
-            raw = stream.read_all(self.max_list_bytes) if self.max_list_bytes is not None else stream.read_all()
+            raw: bytes = stream.read_all(self.max_list_bytes) if self.max_list_bytes is not None else stream.read_all()
+            return raw
         finally:
             self._done(stream)
             stream.close()
-        body_bytes = len(raw)
-        with _gc.paused():  # parsing + structuring a page: see _gc for the numbers
-            body = _json.loads(raw)
-            del raw
-            try:
-                metadata = body.get("metadata") or {}
-                raw_items = body.get("items") or []
-            except AttributeError as exc:
-                raise DecodeError(f"LIST {self.path}: the response is not a list object") from exc
-            structure, admit = self._structure, self._admit
-            if admit is not None and raw_items.__class__ is list:
-                admitted = []
-                for item in raw_items:
-                    reason = admit(item) if item.__class__ is dict else None  # not an object: a DecodeError below
-                    if reason is None:
-                        admitted.append(item)
-                    else:
-                        self._refuse(f"list item refused: {reason}")
-                raw_items = admitted
-            try:
-                items = [structure(item) for item in raw_items]
-            except Exception as exc:
-                raise DecodeError(f"LIST {self.path}: cannot structure an item: {exc}") from exc
-            del body, raw_items  # freed now, before the collection that re-enabling triggers walks it
+
+    def parse_page(self, raw: bytes) -> ParsedPage:
+        """Parse a LIST body (collection paused by the caller): its metadata, and its items still
+        as JSON, the refused ones (``refuse_mismatched``) left out."""
+        body = _json.loads(raw)
+        try:
+            metadata = body.get("metadata") or {}
+            raw_items = body.get("items") or []
+        except AttributeError as exc:
+            raise DecodeError(f"LIST {self.path}: the response is not a list object") from exc
+        admit = self._admit
+        if admit is not None and raw_items.__class__ is list:
+            admitted = []
+            for item in raw_items:
+                reason = admit(item) if item.__class__ is dict else None  # not an object: a DecodeError later
+                if reason is None:
+                    admitted.append(item)
+                else:
+                    self._refuse(f"list item refused: {reason}")
+            raw_items = admitted
         remaining = metadata.get("remainingItemCount")
-        return ListPage(
-            items,
+        return ParsedPage(
+            raw_items,
             str(metadata.get("resourceVersion") or ""),
             metadata.get("continue") or None,
             remaining if remaining.__class__ is int and remaining >= 0 else None,
-            body_bytes,
+            len(raw),
         )
+
+    def structure_page(self, parsed: ParsedPage) -> ListPage[T]:
+        """The page's objects, structured (collection paused by the caller)."""
+        structure = self._structure
+        try:
+            items = [structure(item) for item in parsed.raw_items]
+        except Exception as exc:
+            raise DecodeError(f"LIST {self.path}: cannot structure an item: {exc}") from exc
+        page = ListPage(
+            items, parsed.resource_version, parsed.continue_, parsed.remaining_item_count, parsed.body_bytes
+        )
+        parsed.raw_items = []  # freed now, before the collection that re-enabling triggers walks it
+        return page
 
     def watch(
         self,

@@ -166,13 +166,13 @@ def test_paginated_initial_sync_with_a_small_page_size(
 ) -> None:
     create_pods(live, namespace, *(f"p{i}" for i in range(11)))
     pages: list[tuple[str | None, int | None]] = []
-    original = ListWatch.list_page
+    original = ListWatch.fetch_page
 
     def spy(self: Any, **kw: Any) -> Any:
         pages.append((kw.get("continue_"), kw.get("limit")))
         return original(self, **kw)
 
-    monkeypatch.setattr(ListWatch, "list_page", spy)
+    monkeypatch.setattr(ListWatch, "fetch_page", spy)
     config = make_config(tuning=attrs.evolve(FAST, page_size=3), resources=[Pod], namespaces=[namespace], mode="strict")
     with config:
         assert names(Pod.list(namespace=namespace).items) == {f"p{i}" for i in range(11)}
@@ -220,7 +220,7 @@ def test_an_expired_continue_token_restarts_the_list_without_mixing_snapshots(
     create_pods(live, namespace, *(f"p{i}" for i in range(7)))
     calls: list[str | None] = []
     errors: list[str] = []
-    original = ListWatch.list_page
+    original = ListWatch.fetch_page
 
     def compact_before_the_second_page(self: Any, **kw: Any) -> Any:
         calls.append(kw.get("continue_"))
@@ -237,7 +237,7 @@ def test_an_expired_continue_token_restarts_the_list_without_mixing_snapshots(
                 raise
         return original(self, **kw)
 
-    monkeypatch.setattr(ListWatch, "list_page", compact_before_the_second_page)
+    monkeypatch.setattr(ListWatch, "fetch_page", compact_before_the_second_page)
     config = make_config(tuning=attrs.evolve(FAST, page_size=3), resources=[Pod], namespaces=[namespace], mode="strict")
     with config:
         listed = names(Pod.list(namespace=namespace).items)
