@@ -218,3 +218,29 @@ def test_a_sampling_table_does_not_hold_what_a_few_dozen_deleted_objects_left() 
     gc.collect()
     assert stats.enabled
     assert stats.entries <= 2 * _frozen._SWEEP_AT
+
+
+def _share_owner_references(repeat: Any) -> Any:
+    conv = make_converter()
+    sealed = OwnerReference.__sealed_class__
+    for i in range(_frozen.SHARE_SAMPLE + 10):
+        name = "shared" if repeat(i) else f"n-{i}"
+        conv.structure({"apiVersion": "v1", "kind": "X", "name": name, "uid": f"u-{name}"}, sealed)
+    return conv, [s for s in _frozen.sharing_stats() if s.name == "OwnerReference"][-1]
+
+
+def test_a_table_with_a_quarter_or_more_repeats_stays_on() -> None:
+    """kube-apiserver's fresh pods: one managedFields entry repeats across a ReplicaSet, the other
+    names the pod's IP, so just under half the values repeat: the table must stay on."""
+    conv, stats = _share_owner_references(lambda i: i % 5 in (1, 3))  # 40%; the 4,096th a miss
+    assert stats.enabled and not stats.sampling
+    sealed = OwnerReference.__sealed_class__
+    again = [
+        conv.structure({"apiVersion": "v1", "kind": "X", "name": "shared", "uid": "u-shared"}, sealed) for _ in range(2)
+    ]
+    assert again[0] is again[1]
+
+
+def test_the_sample_is_judged_even_when_its_last_input_is_a_repeat() -> None:
+    _conv, stats = _share_owner_references(lambda i: i % 10 == 5)  # 10%; the 4,096th (i=4095) a repeat
+    assert not stats.enabled and stats.entries == 0
