@@ -126,50 +126,39 @@ def _cpu_us() -> float:
     return (usage.ru_utime + usage.ru_stime) * 1e6
 
 
-def _start_server(server_python: str, pods: int, kubeconfig: Path) -> tuple[subprocess.Popen[str], str]:
-    """``benchmarks/burst_server.py`` (the fake API server + a triggered burst) in a subprocess."""
-    proc = subprocess.Popen(
-        [
-            server_python,
-            str(REPO / "benchmarks" / "burst_server.py"),
-            "--kubeconfig",
-            str(kubeconfig),
-            "--pods",
-            str(pods),
-        ],
-        cwd=REPO,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        bufsize=1,
-    )
+def start_until(command: list[str], found: Callable[[str], Any]) -> tuple[subprocess.Popen[str], Any]:
+    """Start ``command`` (stdin and stdout piped, line-buffered text) and read its stdout until
+    ``found(line)`` returns something: the process and that. None if its stdout ended first (the
+    process is then killed)."""
+    proc = subprocess.Popen(command, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
     assert proc.stdout is not None
     for line in proc.stdout:
-        match = re.search(r"(http://127\.0\.0\.1:\d+)", line)
-        if match:
-            return proc, match.group(1)
+        result = found(line)
+        if result is not None:
+            return proc, result
     proc.kill()
-    raise RuntimeError("the fake API server did not start")
+    proc.wait(60)
+    return proc, None
+
+
+def _start_server(server_python: str, pods: int, kubeconfig: Path) -> tuple[subprocess.Popen[str], str]:
+    """``benchmarks/burst_server.py`` (the fake API server + a triggered burst) in a subprocess."""
+    script = str(REPO / "benchmarks" / "burst_server.py")
+    command = [server_python, script, "--kubeconfig", str(kubeconfig), "--pods", str(pods)]
+    proc, match = start_until(command, lambda line: re.search(r"(http://127\.0\.0\.1:\d+)", line))
+    if match is None:
+        raise RuntimeError("the fake API server did not start")
+    return proc, match.group(1)
 
 
 def _start_driver(server_python: str, kubeconfig: Path) -> tuple[subprocess.Popen[str], str]:
     """``benchmarks/real_server.py --drive`` against the running server in ``kubeconfig``: the
     burst server's protocol (``prepare``/``fire``), its events real PATCHes sent from that process."""
-    proc = subprocess.Popen(
-        [server_python, str(REPO / "benchmarks" / "real_server.py"), "--kubeconfig", str(kubeconfig), "--drive"],
-        cwd=REPO,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        bufsize=1,
-    )
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        match = re.search(r"^driving (https?://\S+)", line)
-        if match:
-            return proc, match.group(1)
-    proc.kill()
-    raise RuntimeError("the burst driver did not start")
+    command = [server_python, str(REPO / "benchmarks" / "real_server.py"), "--kubeconfig", str(kubeconfig), "--drive"]
+    proc, match = start_until(command, lambda line: re.search(r"^driving (https?://\S+)", line))
+    if match is None:
+        raise RuntimeError("the burst driver did not start")
+    return proc, match.group(1)
 
 
 def stop_server(proc: subprocess.Popen[str], timeout: float = 30) -> None:

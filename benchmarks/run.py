@@ -555,22 +555,17 @@ REAL_PLAN: list[tuple[str, tuple[str, ...]]] = [
 def _start_real(pods: int, kubeconfig: Path, assets: str | None) -> tuple[subprocess.Popen[str], dict[str, Any]]:
     """``real_server.py`` (kube-apiserver + etcd, ``pods`` pods created) in a subprocess."""
     command = [sys.executable, str(HERE / "real_server.py"), "--kubeconfig", str(kubeconfig), "--pods", str(pods)]
-    proc = subprocess.Popen(
-        command + (["--assets", assets] if assets else []),
-        cwd=REPO,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        bufsize=1,
-    )
-    assert proc.stdout is not None
-    for line in proc.stdout:
+
+    def seeded(line: str) -> dict[str, Any] | None:
         words = line.split()
         if len(words) == 5 and words[1] == "seeded":
             seconds = float(words[3])
-            seeded = {"url": words[0], "seed_s": seconds, "seed_per_s": pods / seconds, "seed_failures": int(words[4])}
-            return proc, seeded
-    proc.wait(60)
+            return {"url": words[0], "seed_s": seconds, "seed_per_s": pods / seconds, "seed_failures": int(words[4])}
+        return None
+
+    proc, found = peers.start_until(command + (["--assets", assets] if assets else []), seeded)
+    if found is not None:
+        return proc, found
     raise RuntimeError(f"the real API server did not start (exit {proc.returncode}; its stderr is above)")
 
 
