@@ -482,7 +482,13 @@ class _CloudcoilCache(_Peer):
         from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 
         self.version = getattr(cloudcoil_cache, "__version__", "dev")
-        self.config = Config(kubeconfig=str(kubeconfig), cache=Cache(resources=[Pod], sync_timeout=600))
+        from cloudcoil_cache.caching import Tuning
+
+        # $BENCH_PAGE_SIZE: Tuning.page_size (0: one unpaginated LIST, decoded while it is read)
+        page_size = os.environ.get("BENCH_PAGE_SIZE")
+        tuning = Tuning(page_size=int(page_size)) if page_size else None
+        cache = Cache(resources=[Pod], sync_timeout=600, tuning=tuning)
+        self.config = Config(kubeconfig=str(kubeconfig), cache=cache)
         self.config.initialize()
         self.informer = self.config.cache.get_informer(Pod, sync=True)
         self.informer.on_update(counter.hit)

@@ -328,6 +328,34 @@ class LineStream:
             raise self._cut_off()
         return parts[0] if len(parts) == 1 and isinstance(parts[0], bytes) else b"".join(parts)
 
+    def iter_body(self) -> Iterator[bytes | memoryview]:
+        """The remaining body piece by piece as it arrives (a LIST decoded while it is read,
+        ``_listwatch._split``); each piece stays valid after the next is read. Ends at the end of
+        the body; the stream is then closed.
+
+        Raises:
+            ProtocolError: ``close()`` was called before the body was complete, or it broke off.
+        """
+        if self._iterated:
+            raise RuntimeError("a LineStream can be read only once")
+        self._iterated = True
+        body = self._chunked_body()
+        try:
+            if body is not None:
+                for data, start, end in body.pieces():
+                    yield memoryview(data)[start:end]
+            else:
+                for chunk, _start, _end in self._urllib3_pieces():
+                    yield chunk
+        except ProtocolError:
+            self.close()
+            raise
+        if self._closed:
+            raise ProtocolError(f"{self._method} {self._path}: closed while the body was read")
+        self.close()
+        if body is not None and not body.complete:
+            raise self._cut_off()
+
     def _bounded(self, pieces: Iterator[bytes | memoryview], max_bytes: int | None) -> list[bytes | memoryview]:
         if max_bytes is None:
             return list(pieces)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable, Generic, Iterator, Protocol, TypeVar, runtime_checkable
+from typing import Any, Callable, Generator, Generic, Iterator, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
@@ -13,9 +13,18 @@ from cloudcoil_cache._http._interrupt import Interrupter
 from cloudcoil_cache._listwatch._admit import Admit, identity_check
 from cloudcoil_cache._listwatch._decode import Refused, WatchEvent, decode_event
 from cloudcoil_cache._listwatch._request import collection_path, list_params, watch_params
+from cloudcoil_cache._listwatch._split import ListSplitter
 from cloudcoil_cache.errors import DecodeError, ProtocolError
 
-__all__ = ["ListPage", "ListWatch", "ListerWatcher", "ParsedPage", "PrefetchingListerWatcher", "WatchStream"]
+__all__ = [
+    "ListPage",
+    "ListWatch",
+    "ListerWatcher",
+    "ParsedPage",
+    "PrefetchingListerWatcher",
+    "StreamingListerWatcher",
+    "WatchStream",
+]
 
 T = TypeVar("T")
 
@@ -157,6 +166,14 @@ class PrefetchingListerWatcher(ListerWatcher[T], Protocol):
     def structure_page(self, parsed: ParsedPage) -> ListPage[T]: ...
 
 
+@runtime_checkable
+class StreamingListerWatcher(ListerWatcher[T], Protocol):
+    """A source that decodes an unpaginated LIST while it reads it (the real ``ListWatch``)."""
+
+    def stream_list(self, *, resource_version: str | None, batch_bytes: int) -> Generator[ParsedPage, None, None]: ...
+    def structure_page(self, parsed: ParsedPage) -> ListPage[T]: ...
+
+
 class ListWatch(Generic[T]):
     """LIST and WATCH one resource class, in one namespace (or all), with fixed server-side selectors."""
 
@@ -278,6 +295,10 @@ class ListWatch(Generic[T]):
             raw_items = body.get("items") or []
         except AttributeError as exc:
             raise DecodeError(f"LIST {self.path}: the response is not a list object") from exc
+        return self._parsed(raw_items, metadata, len(raw))
+
+    def _parsed(self, raw_items: Any, metadata: Any, body_bytes: int) -> ParsedPage:
+        """A ``ParsedPage`` of ``raw_items`` (the refused ones left out) and the list's ``metadata``."""
         admit = self._admit
         if admit is not None and raw_items.__class__ is list:
             admitted = []
@@ -288,14 +309,47 @@ class ListWatch(Generic[T]):
                 else:
                     self._refuse(f"list item refused: {reason}")
             raw_items = admitted
+        if metadata.__class__ is not dict:
+            raise DecodeError(f"LIST {self.path}: the list's metadata is not an object")
         remaining = metadata.get("remainingItemCount")
         return ParsedPage(
             raw_items,
             str(metadata.get("resourceVersion") or ""),
             metadata.get("continue") or None,
             remaining if remaining.__class__ is int and remaining >= 0 else None,
-            len(raw),
+            body_bytes,
         )
+
+    def stream_list(self, *, resource_version: str | None, batch_bytes: int) -> Generator[ParsedPage, None, None]:
+        """One unpaginated LIST, decoded while it is read (``_split``): ``ParsedPage``s of its items
+        in order, each about ``batch_bytes`` of JSON, parsed as soon as it has arrived; only the
+        last carries the list's metadata (resourceVersion, continue). Collection should be paused
+        by the caller around each ``next()``. Closing the iterator early closes the request.
+        ``max_list_bytes`` bounds the bytes held unparsed, not the body (it is never held whole).
+
+        Raises:
+            DecodeError: the body is not a list object; BodyTooLarge: see ``ListSplitter``.
+        """
+        params = list_params(
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
+            resource_version=resource_version,
+            limit=None,
+            continue_=None,
+        )
+        where = f"LIST {self.path}"
+        splitter = ListSplitter(where, batch_bytes=batch_bytes, max_buffer=self.max_list_bytes)
+        stream = self._open(params, None)
+        try:
+            for piece in stream.iter_body():
+                if splitter.feed(piece):
+                    # not kept here: structure_page frees the raw items as soon as they are structured
+                    yield self._parsed(splitter.take(), {}, 0)
+            items, rest = splitter.finish()
+        finally:
+            self._done(stream)
+            stream.close()
+        yield self._parsed(items, rest.get("metadata") or {}, splitter.bytes_read)
 
     def structure_page(self, parsed: ParsedPage) -> ListPage[T]:
         """The page's objects, structured (collection paused by the caller)."""

@@ -22,6 +22,9 @@ from __future__ import annotations
 
 __all__ = ["PageSizer"]
 
+#: The batch of a streamed LIST when pages are not sized by bytes (``page_bytes=None``).
+_DEFAULT_BATCH_BYTES = 1_500_000
+
 
 class PageSizer:
     """Chooses the ``limit`` of each LIST page from the sizes of the pages before it (one reflector)."""
@@ -32,6 +35,11 @@ class PageSizer:
         self._least = max(1, self._most // 10)
         self._target = page_bytes if page_bytes and page_bytes > 0 else None
         self.limit = self._most
+
+    @property
+    def batch_bytes(self) -> int:
+        """The JSON a batch of a streamed (unpaginated) LIST is cut at: ``page_bytes``, or 1.5 MB."""
+        return self._target or _DEFAULT_BATCH_BYTES
 
     def observe(self, items: int, body_bytes: int) -> None:
         """A page of ``items`` objects took ``body_bytes`` of JSON: size the next one."""

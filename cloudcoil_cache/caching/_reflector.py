@@ -15,7 +15,12 @@ import attrs
 from cloudcoil_cache import _gc, _json
 from cloudcoil_cache._clock import SYSTEM_CLOCK, Clock
 from cloudcoil_cache._listwatch import ListPage, WatchEvent, WatchStream
-from cloudcoil_cache._listwatch._listwatch import ListerWatcher, ParsedPage, PrefetchingListerWatcher
+from cloudcoil_cache._listwatch._listwatch import (
+    ListerWatcher,
+    ParsedPage,
+    PrefetchingListerWatcher,
+    StreamingListerWatcher,
+)
 from cloudcoil_cache.caching._backoff import Backoff
 from cloudcoil_cache.caching._page_size import PageSizer
 from cloudcoil_cache.caching._prefetch import PagePrefetch
@@ -69,19 +74,19 @@ class Tuning:
             stall), and how long past its own ``timeoutSeconds`` a watch may stay open without the
             server ending it (kube-apiserver keeps a quiet resource's watch silent until then): past
             either, ``StalledWatchError`` (python client #1148).
-        page_size: ``limit`` of a paginated LIST. Well under client-go's 500: a page is parsed by
-            one C call that holds the GIL (~10 ms for 200 realistic pods with orjson, 2.5 times that
-            with 500), and every other thread and event loop of the program waits that long
-            (``benchmarks/relist.py``: the longest pause during a 4,000-pod relist is 42 ms at 200,
-            50-57 ms at 250). ``0``: every LIST unpaginated, client-go's choice against a watch
-            cache: kube-apiserver (1.31+, ConsistentListFromCache) serves it from its watch cache,
-            still consistent, where the continued pages of a paginated one are read from etcd
-            (``benchmarks/list_requests.py``). It costs one parse of the whole collection: a
-            10,000-pod sync against kube-apiserver 1.33 took 12.6 s and 8.9 CPU-s instead of
-            18.8 s and 10.1, but peaked at 1,009 MB RSS instead of 224 MB, and the GIL is held
-            for the whole body's parse. A body over ``max_list_bytes`` falls back to pages of
-            200 for the informer's life.
-        page_bytes: the JSON a LIST page is sized to: each page asks for as many objects as fit
+        page_size: ``0`` (the default): every LIST unpaginated, decoded while it is read. It is
+            consistent (no ``resourceVersion``, or "not older than" the last one on a relist), and
+            kube-apiserver 1.31+ (ConsistentListFromCache) serves it from its watch cache, where the
+            continued pages of a paginated list are read from etcd (``benchmarks/list_requests.py``:
+            1.9 s of server CPU for 10,000 pods instead of 5.4). The body is cut into batches of
+            about ``page_bytes`` of items as it arrives (``_listwatch._split``) and each batch is
+            parsed and structured on its own: memory and GIL pauses are those of a page, whatever
+            the collection's size. ``N``: paginated LISTs of at most N objects (client-go's pager
+            asks for 500), for servers before 1.31, whose unpaginated consistent list is one read
+            of the whole collection from etcd. A page is parsed by one C call that holds the GIL
+            (~10 ms for 200 realistic pods with orjson; ``benchmarks/relist.py``).
+        page_bytes: the JSON a batch of an unpaginated LIST is cut at, and a paginated LIST's page
+            is sized to: each page asks for as many objects as fit
             this many bytes at the bytes per object of the pages before it (at most
             ``page_size``, at least a tenth of it). orjson parses a page in a buffer 12 times its
             length, which stays in the process as free malloc memory (``caching._page_size``):
@@ -94,9 +99,11 @@ class Tuning:
             250 a page); past it, or past what the server's ``remainingItemCount`` allows, or at a
             repeated continue token, the LIST fails with ``ListPagingError`` (a server whose
             ``continue`` never ends must not grow the program without bound).
-        max_list_bytes: the longest LIST response body read (512 MiB: above a page of 250
-            objects at etcd's 1.5 MiB limit each); a longer one is refused while it is read
-            (``errors.BodyTooLarge``), never read whole first. None: no bound.
+        max_list_bytes: the most bytes of one LIST held unparsed (512 MiB: above a page of 250
+            objects at etcd's 1.5 MiB limit each): a paginated page longer than that, or an
+            unpaginated body that cannot be cut into items within it, is refused while it is read
+            (``errors.BodyTooLarge``), never read whole first; an unpaginated informer then lists in
+            pages of 200 for its life. None: no bound.
         freeze_gc: after each (re)list and every few hundred watch events, move the objects alive
             into the collector's permanent generation so collections skip the cache (see
             ``cloudcoil_cache._gc`` for the policy).
@@ -110,7 +117,7 @@ class Tuning:
     backoff: Backoff = Backoff()
     watch_timeout: float = 300.0
     read_timeout: float = 90.0
-    page_size: int = 200
+    page_size: int = 0
     min_watch_duration: float = 1.0
     max_list_restarts: int = 3
     max_list_pages: int = 4_000
@@ -263,6 +270,8 @@ class Reflector:
         # A source that splits a page into request, parse and structuring gets the next page
         # requested while this one is structured; any other (a test double) is listed serially.
         self._prefetch = PagePrefetch(name) if isinstance(source, PrefetchingListerWatcher) else None
+        # An unpaginated LIST is decoded while it is read where the source can (the real ListWatch).
+        self._streaming = source if isinstance(source, StreamingListerWatcher) else None
         self._list_continue: str | None = None  # the continue token of the LIST request in flight
 
     # --------------------------------------------------------------- lifecycle
@@ -381,10 +390,10 @@ class Reflector:
         rv = "" if rv_unavailable or self.last_rv is None else self.last_rv
         if rv and not resync:
             try:
-                # Paginated from the last RV (client-go's pager): one page at a time is parsed, so a
+                # From the last RV ("not older than"): one batch or page at a time is parsed, so a
                 # relist neither holds the GIL for the whole collection in one C call nor holds a
                 # second decoded copy of it as JSON (benchmarks/relist.py: 170 ms, +128 MB at 4,000
-                # pods unpaginated). An RV that is gone (410) relists at the latest.
+                # pods parsed whole). An RV that is gone (410) relists at the latest.
                 items, list_rv = self._paginated_list(rv)
             except APIError as exc:
                 if not (is_expired(exc) or is_too_large_resource_version(exc) or _is_invalid_rv(exc)):
@@ -394,8 +403,9 @@ class Reflector:
                 log.info("%s: relist at resourceVersion %s failed (%s); listing at the latest", self.name, rv, exc)
                 items, list_rv = self._paginated_list()
         else:
-            # The first list, and periodic resyncs: a consistent paginated LIST, so no single
-            # parse holds the GIL for the whole collection (a resync must not pause the program).
+            # The first list, and periodic resyncs: a consistent LIST, parsed a batch or page at a
+            # time, so no single parse holds the GIL for the whole collection (a resync must not
+            # pause the program).
             items, list_rv = self._paginated_list()
         self._check_stop()
         self._sink.replace(items, list_rv, resync=resync, started_at=started_at)
@@ -409,8 +419,8 @@ class Reflector:
             self._next_resync = self._clock.now() + self._resync_period
 
     def _paginated_list(self, resource_version: str = "") -> tuple[list[Any], str]:
-        """A consistent paginated LIST (unpaginated at ``page_size=0``). An expired continue token
-        restarts it: never mix snapshots."""
+        """A consistent LIST: unpaginated and streamed (``page_size=0``), or paginated. An expired
+        continue token restarts it: never mix snapshots."""
         restarts = 0
         while True:
             self._list_continue = None
@@ -440,7 +450,8 @@ class Reflector:
                 log.info("%s: continue token expired on a later page; restarting the list at the latest", self.name)
 
     def _serial_list(self, resource_version: str) -> tuple[list[Any], str]:
-        """The pages of one LIST, one request after the other (a source that cannot prefetch)."""
+        """One LIST: unpaginated (decoded while it is read where the source can), or its pages one
+        request after the other (a source that cannot prefetch)."""
         items: list[Any] = []
         page_size = self._page_size
         sizer = self._page_sizer
@@ -449,11 +460,15 @@ class Reflector:
         continue_: str | None = None
         while True:
             self._check_stop()
-            page: ListPage[Any] = self._source.list_page(
-                resource_version=resource_version if continue_ is None else None,
-                limit=limit or None,
-                continue_=continue_,
-            )
+            page: ListPage[Any]
+            if not limit and continue_ is None and self._streaming is not None:
+                page = self._streamed_page(resource_version, self._streaming)
+            else:
+                page = self._source.list_page(
+                    resource_version=resource_version if continue_ is None else None,
+                    limit=limit or None,
+                    continue_=continue_,
+                )
             if page_size:
                 sizer.observe(len(page.items), getattr(page, "body_bytes", 0))
                 limit = sizer.limit
@@ -463,6 +478,30 @@ class Reflector:
             if not page.continue_:
                 return items, page.resource_version
             continue_ = self._list_continue = page.continue_
+
+    def _streamed_page(self, resource_version: str, source: StreamingListerWatcher[Any]) -> ListPage[Any]:
+        """An unpaginated LIST as one page, its items structured batch by batch as they arrive:
+        neither the body nor all its parsed JSON is held at once, and no parse holds the GIL for
+        the whole collection."""
+        items: list[Any] = []
+        batch_bytes = self._page_sizer.batch_bytes
+        if self._tuning.max_list_bytes is not None:  # a batch must fit well within the bound on unparsed bytes
+            batch_bytes = max(1, min(batch_bytes, self._tuning.max_list_bytes // 2))
+        batches = source.stream_list(resource_version=resource_version, batch_bytes=batch_bytes)
+        try:
+            while True:
+                with _gc.paused():  # parsing + structuring a batch: see _gc for the numbers
+                    parsed = next(batches, None)
+                    if parsed is None:
+                        break
+                    page = source.structure_page(parsed)
+                    del parsed
+                items.extend(page.items)
+                self._freeze_page()
+                self._check_stop()
+        finally:
+            batches.close()
+        return ListPage(items, page.resource_version, page.continue_, page.remaining_item_count, page.body_bytes)
 
     def _pipelined_list(self, resource_version: str, prefetch: PagePrefetch) -> tuple[list[Any], str]:
         """The pages of one paginated LIST, each next one requested (on ``prefetch``'s thread) as
