@@ -7,8 +7,8 @@ Run (a fresh client process; the API server runs in a child process, so its memo
 The child is the fake API server seeded with ``--pods`` realistic pods (``seed_pods``). The client
 enters ``Config(cache=Cache(resources=[Pod]))`` with the default ``Tuning`` (GC freeze on) and waits
 for the sync; then, ``--relists`` times, the child compacts its history and ends every watch with an
-ERROR event carrying a 410 Expired Status, so the informer relists (paginated, from its last
-resourceVersion). Meanwhile a ticker thread wakes every millisecond, records the longest gap between
+ERROR event carrying a 410 Expired Status, so the informer relists (from its last resourceVersion:
+unpaginated and decoded a batch at a time by default). Meanwhile a ticker thread wakes every millisecond, records the longest gap between
 two wake-ups (a pause of every other thread: a long C call holding the GIL, or a collection) and
 samples VmRSS.
 
@@ -58,6 +58,7 @@ def serve(pods: int, kubeconfig: str) -> None:
         print(server.url, flush=True)
         for line in sys.stdin:
             if line.strip() == "gone":  # what an API server does when a watch fell out of its history
+                server.wait_for_watches(1, timeout=60)  # the informer's watch opens just after its sync
                 server.compact()
                 print(f"expired {server.send_error_event(EXPIRED)}", flush=True)
             elif line.strip() == "quit":
