@@ -136,6 +136,8 @@ func main() {
 	flag.IntVar(&seed.workers, "seed-workers", 4, "seed mode: goroutines writing transactions")
 	flag.IntVar(&seed.txnOps, "seed-txn-ops", 100, "seed mode: puts per transaction (etcd's --max-txn-ops: 128)")
 	flag.IntVar(&seed.txnMax, "seed-txn-bytes", 1<<20, "seed mode: value bytes per transaction (etcd takes 1.5 MiB)")
+	flag.Float64Var(&seed.rate, "seed-rate", 100,
+		"seed mode: the clones' creationTimestamps go back from now at this many pods/s (the API path's pace)")
 	flag.DurationVar(&seed.timeout, "seed-timeout", 30*time.Minute, "seed mode: give up after this long")
 	flag.Parse()
 	if *kubeconfig == "" {

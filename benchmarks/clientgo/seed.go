@@ -12,8 +12,10 @@
 // and node, which seeded_pod derives from i mod 4/8/2/16, are the ones pod i has), and every field
 // that seeded_pod (cloudcoil_cache/testing/data/objects.py) derives from the index itself is
 // recomputed for i: the name's suffix, podIP(s), hostIP(s) (also where managedFields key podIPs by
-// IP), the image tags, imageIDs, containerIDs, restart counts and timestamps. The server-set fields get new values: a random uid, creationTimestamp
-// now (and the API-request managedFields entries' time), no resourceVersion (etcd's mod revision is
+// IP), the image tags, imageIDs, containerIDs, restart counts and timestamps. The server-set
+// fields get new values: a random uid, a creationTimestamp (also the time of the API requests'
+// managedFields entries) going back from now at -seed-rate pods/s (the API path's pace, so they
+// are spread over seconds as that path's are), no resourceVersion (etcd's mod revision is
 // the resourceVersion). The pods are the same pods the API path makes, value for value; the seeder
 // checks that by re-indexing template j to every other template's index and comparing (so a change
 // to seeded_pod that the re-indexing misses fails the seeding instead of skewing the benchmark).
@@ -69,6 +71,7 @@ type seedOptions struct {
 	workers int
 	txnOps  int
 	txnMax  int // bytes of values per transaction (etcd's --max-request-bytes: 1.5 MiB)
+	rate    float64
 	timeout time.Duration
 }
 
@@ -327,8 +330,13 @@ func seedEtcd(client *kubernetes.Clientset, opt seedOptions) int {
 	}
 	templatesS := time.Since(started).Seconds()
 
-	// 4. write pods contiguous..N-1
-	created := metav1.NewTime(time.Now().Truncate(time.Second))
+	// 4. write pods contiguous..N-1, created (as far as their timestamps tell) at -seed-rate pods/s
+	// up to now, as the API path would have, not all in one second
+	now := time.Now()
+	createdAt := func(i int) metav1.Time {
+		back := time.Duration(float64(opt.pods-1-i) / opt.rate * float64(time.Second))
+		return metav1.NewTime(now.Add(-back).Truncate(time.Second))
+	}
 	type item struct {
 		key   string
 		value []byte
@@ -375,7 +383,7 @@ func seedEtcd(client *kubernetes.Clientset, opt seedOptions) int {
 			size := 0
 			for start := range jobs {
 				for i := start; i < min(start+batchSize, opt.pods); i++ {
-					pod := reindex(templates[i%t], i, types.UID(uuid.New().String()), created)
+					pod := reindex(templates[i%t], i, types.UID(uuid.New().String()), createdAt(i))
 					value, err := encode(pod)
 					if err != nil {
 						failures.Add(1)
@@ -439,6 +447,7 @@ func seedEtcd(client *kubernetes.Clientset, opt seedOptions) int {
 	}
 	sort.Ints(samples)
 	for _, i := range samples {
+		created := createdAt(i)
 		want := reindex(templates[i%t], i, "", created)
 		got, err := client.CoreV1().Pods(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
 		if err != nil {
