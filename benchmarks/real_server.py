@@ -179,15 +179,26 @@ def serve(
 
 
 def pod_names(session: Session) -> list[tuple[str, str]]:
+    """Every pod's (namespace, name), sorted: each namespace's pods as a Table without the objects
+    (the names alone; 100,000 pods as JSON take the server and this process minutes, 7 s this way)."""
+    http = session.get()
+    table = {"Accept": "application/json;as=Table;g=meta.k8s.io;v=v1,application/json"}
+    namespaces = http.get(f"{session.url}/api/v1/namespaces", timeout=120).json()["items"]
     names: list[tuple[str, str]] = []
-    token = ""
-    while True:
-        params = {"limit": "500", **({"continue": token} if token else {})}
-        body = session.get().get(f"{session.url}/api/v1/pods", params=params, timeout=120).json()
-        names.extend((p["metadata"]["namespace"], p["metadata"]["name"]) for p in body["items"])
-        token = body["metadata"].get("continue", "")
-        if not token:
-            return sorted(names)
+    for namespace in (item["metadata"]["name"] for item in namespaces):
+        token = ""
+        while True:
+            params = {"limit": "5000", "includeObject": "None", **({"continue": token} if token else {})}
+            url = f"{session.url}/api/v1/namespaces/{namespace}/pods"
+            body = http.get(url, params=params, headers=table, timeout=300).json()
+            if "rows" in body:  # a Table: the first cell is the name
+                names.extend((namespace, row["cells"][0]) for row in body["rows"])
+            else:  # a server without Tables answers a PodList
+                names.extend((namespace, pod["metadata"]["name"]) for pod in body["items"])
+            token = body["metadata"].get("continue", "")
+            if not token:
+                break
+    return sorted(names)
 
 
 def drive(kubeconfig: Path, threads: int) -> None:
