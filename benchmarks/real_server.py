@@ -18,7 +18,7 @@ seeds ``--pods`` realistic pods (the fake mode's ``seeded_pod``: ~6.9 KB of JSON
   ``peers.py`` builds the client-go peer): clones of those pods as kube-apiserver stores them
   (protobuf, with every field ``seeded_pod`` derives from the index recomputed, a new uid and
   creationTimestamp), checked against the templates; it returns once a consistent LIST counts
-  ``--pods``, i.e. the watch cache has caught up. Thousands of pods/s.
+  ``--pods``, i.e. the watch cache has caught up. 1,000-2,000 pods/s (README: "Seeding the real server").
 
 Drive: against the server in ``--kubeconfig``, lists the pods' names and reads commands on stdin
 with ``burst_server.py``'s protocol, so ``peers.drive_burst`` works unchanged:
