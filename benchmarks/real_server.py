@@ -6,11 +6,19 @@ Run (by ``run.py --server real`` and ``peers.py --kubeconfig``)::
     .venv/bin/python benchmarks/real_server.py --kubeconfig /tmp/kc --drive         # drive bursts
 
 Serve: starts ``cloudcoil_cache.testing.RealAPIServer`` (binaries from ``--assets``,
-``$KUBEBUILDER_ASSETS`` or ``tools/real-apiserver/build``'s cache folder), creates ``--pods``
-realistic pods (the fake mode's ``seeded_pod``: ~6.9 KB of JSON) from ``--threads`` threads over
-keep-alive HTTPS connections, each create followed by a merge patch of its ``status`` subresource
-(kube-apiserver resets a created pod's status to Pending), writes an admin kubeconfig and prints
-``<url> seeded <N> <seconds>``, then waits for ``quit`` (or EOF) on stdin.
+``$KUBEBUILDER_ASSETS`` or ``tools/real-apiserver/build``'s cache folder), writes an admin kubeconfig,
+seeds ``--pods`` realistic pods (the fake mode's ``seeded_pod``: ~6.9 KB of JSON), prints
+``<url> seeded <N> <seconds> <failed requests>``, then waits for ``quit`` (or EOF) on stdin.
+
+- ``--seed api``: every pod through the API from ``--threads`` threads over keep-alive HTTPS
+  connections, each create followed by a merge patch of its ``status`` subresource (kube-apiserver
+  resets a created pod's status to Pending); ~20-140 pods/s on a 2-core machine.
+- ``--seed etcd`` (the default when ``go`` is on PATH): the first ``--templates`` pods the same way,
+  then the rest written straight into etcd by ``benchmarks/clientgo -seed-etcd`` (built as
+  ``peers.py`` builds the client-go peer): clones of those pods as kube-apiserver stores them
+  (protobuf, with every field ``seeded_pod`` derives from the index recomputed, a new uid and
+  creationTimestamp), checked against the templates; it returns once a consistent LIST counts
+  ``--pods``, i.e. the watch cache has caught up. 1,000-2,000 pods/s (README: "Seeding the real server").
 
 Drive: against the server in ``--kubeconfig``, lists the pods' names and reads commands on stdin
 with ``burst_server.py``'s protocol, so ``peers.drive_burst`` works unchanged:
@@ -33,12 +41,14 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import requests
 import yaml
@@ -97,24 +107,71 @@ def _create(session: Session, index: int) -> int:
     return int(patched.status_code != 200)
 
 
-def seed(session: Session, pods: int, threads: int) -> tuple[float, int]:
-    """Create the namespaces and ``pods`` pods; (seconds, failed requests)."""
+def seed(session: Session, pods: int, threads: int, start: int = 0) -> tuple[float, int]:
+    """Create the namespaces and pods ``start``..``pods - 1`` through the API; (seconds, failed requests)."""
     http = session.get()
     for namespace in NAMESPACES:
         http.post(f"{session.url}/api/v1/namespaces", json={"metadata": {"name": namespace}}, timeout=60)
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="seed") as pool:
-        failures = sum(pool.map(lambda k: _create(session, k), range(pods), chunksize=64))
+        failures = sum(pool.map(lambda k: _create(session, k), range(start, pods), chunksize=64))
     return time.perf_counter() - started, failures
 
 
-def serve(kubeconfig: Path, pods: int, threads: int, assets: str | None, flags: list[str]) -> None:
+def _go() -> str | None:
+    return shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)
+
+
+def seed_etcd(server: Any, kubeconfig: Path, pods: int, threads: int, templates: int) -> tuple[float, int]:
+    """The first ``templates`` pods through the API, the rest cloned into etcd by ``clientgo -seed-etcd``
+    (falls back to the API when the Go program cannot be built); (seconds, failed requests)."""
+    from peers import GO_BINARY, GO_DIR, build_clientgo  # benchmarks/peers.py (imports this module: not at the top)
+
+    binary, why = None, ""
+    if pods > templates:  # built before the clock starts (a first build takes minutes)
+        if GO_BINARY.exists() and GO_BINARY.stat().st_mtime < (GO_DIR / "seed.go").stat().st_mtime:
+            GO_BINARY.unlink()  # build_clientgo() looks at main.go, go.mod and go.sum only
+        binary, why = build_clientgo()
+    session = Session(kubeconfig)
+    started = time.perf_counter()
+    api_s, failures = seed(session, min(pods, templates), threads)
+    print(f"seed: {min(pods, templates):,} template pods through the API in {api_s:.1f} s", file=sys.stderr, flush=True)
+    if pods <= templates:
+        return time.perf_counter() - started, failures
+    if binary is None:
+        print(f"seed: {why}; the rest through the API", file=sys.stderr, flush=True)
+        _, more = seed(session, pods, threads, start=templates)
+        return time.perf_counter() - started, failures + more
+    command = [str(binary), "-seed-etcd", server.etcd_url, "-kubeconfig", str(kubeconfig), "-pods", str(pods)]
+    done = subprocess.run(command + ["-content-type", "protobuf"], stdout=subprocess.PIPE, text=True, check=False)
+    report = next((json.loads(line) for line in done.stdout.splitlines() if '"seeded"' in line), None)
+    if done.returncode != 0 or report is None:
+        raise RuntimeError(f"clientgo -seed-etcd failed (exit {done.returncode}); its stderr is above")
+    seconds = time.perf_counter() - started
+    print(
+        f"seed: {report['written']:,} pods into etcd in {report['write_s']:.1f} s "
+        f"({report['write_per_s']:,.0f} pods/s, {report['value_bytes_avg'] / 1024:.1f} KB each), "
+        f"the API server caught up in {report['catchup_s']:.1f} s; {report['pods']:,} pods in {seconds:.1f} s "
+        f"({report['pods'] / seconds:,.0f} pods/s overall)",
+        file=sys.stderr,
+        flush=True,
+    )
+    return seconds, failures + int(report["failures"])
+
+
+def serve(
+    kubeconfig: Path, pods: int, threads: int, assets: str | None, flags: list[str], mode: str, templates: int
+) -> None:
     from cloudcoil_cache.testing import RealAPIServer
 
     with RealAPIServer(assets, startup_timeout=300, apiserver_flags=flags) as server:
         server.write_kubeconfig(kubeconfig)
         print(f"pids {server.pids}", file=sys.stderr, flush=True)  # list_requests.py --apiserver-pid
-        seconds, failures = seed(Session(kubeconfig), pods, threads)
+        if mode == "etcd":
+            seconds, failures = seed_etcd(server, kubeconfig, pods, threads, templates)
+        else:
+            seconds, failures = seed(Session(kubeconfig), pods, threads)
+            print(f"seed: {pods:,} pods through the API ({pods / seconds:,.0f} pods/s)", file=sys.stderr, flush=True)
         print(f"{server.url} seeded {pods} {seconds:.2f} {failures}", flush=True)
         for line in sys.stdin:
             if line.strip() == "quit":
@@ -122,15 +179,26 @@ def serve(kubeconfig: Path, pods: int, threads: int, assets: str | None, flags: 
 
 
 def pod_names(session: Session) -> list[tuple[str, str]]:
+    """Every pod's (namespace, name), sorted: each namespace's pods as a Table without the objects
+    (the names alone; 100,000 pods as JSON take the server and this process minutes, 7 s this way)."""
+    http = session.get()
+    table = {"Accept": "application/json;as=Table;g=meta.k8s.io;v=v1,application/json"}
+    namespaces = http.get(f"{session.url}/api/v1/namespaces", timeout=120).json()["items"]
     names: list[tuple[str, str]] = []
-    token = ""
-    while True:
-        params = {"limit": "500", **({"continue": token} if token else {})}
-        body = session.get().get(f"{session.url}/api/v1/pods", params=params, timeout=120).json()
-        names.extend((p["metadata"]["namespace"], p["metadata"]["name"]) for p in body["items"])
-        token = body["metadata"].get("continue", "")
-        if not token:
-            return sorted(names)
+    for namespace in (item["metadata"]["name"] for item in namespaces):
+        token = ""
+        while True:
+            params = {"limit": "5000", "includeObject": "None", **({"continue": token} if token else {})}
+            url = f"{session.url}/api/v1/namespaces/{namespace}/pods"
+            body = http.get(url, params=params, headers=table, timeout=300).json()
+            if "rows" in body:  # a Table: the first cell is the name
+                names.extend((namespace, row["cells"][0]) for row in body["rows"])
+            else:  # a server without Tables answers a PodList
+                names.extend((namespace, pod["metadata"]["name"]) for pod in body["items"])
+            token = body["metadata"].get("continue", "")
+            if not token:
+                break
+    return sorted(names)
 
 
 def drive(kubeconfig: Path, threads: int) -> None:
@@ -178,6 +246,15 @@ def main() -> None:
     parser.add_argument("--assets", help="folder with kube-apiserver and etcd (default: RealAPIServer's lookup)")
     parser.add_argument("--drive", action="store_true", help="drive bursts against the server in --kubeconfig")
     parser.add_argument(
+        "--seed",
+        choices=("api", "etcd"),
+        help="api: every pod through the API; etcd: --templates through the API, the rest cloned into etcd "
+        "by benchmarks/clientgo -seed-etcd (default: etcd when `go` is on PATH, else api)",
+    )
+    parser.add_argument(
+        "--templates", type=int, default=208, help="--seed etcd: pods created through the API first (>= 16)"
+    )
+    parser.add_argument(
         "--apiserver-flag",
         action="append",
         default=[],
@@ -189,7 +266,8 @@ def main() -> None:
     if args.drive:
         drive(args.kubeconfig, args.threads)
     else:
-        serve(args.kubeconfig, args.pods, args.threads, args.assets, args.apiserver_flag)
+        mode = args.seed or ("etcd" if _go() else "api")
+        serve(args.kubeconfig, args.pods, args.threads, args.assets, args.apiserver_flag, mode, args.templates)
     os.environ.pop("KUBECONFIG", None)
 
 

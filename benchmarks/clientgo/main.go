@@ -19,6 +19,8 @@
 // RSS is VmRSS from /proc/self/status after runtime.GC(), minus a baseline measured the same way
 // before the informer starts; rss_kb_released is the same after debug.FreeOSMemory() (heap
 // returned to the kernel). CPU is user+system time from getrusage(RUSAGE_SELF).
+//
+// With -seed-etcd it is instead the real server's fast seeder (seed.go).
 package main
 
 import (
@@ -128,9 +130,20 @@ func main() {
 	contentType := flag.String("content-type", "json",
 		"json: application/json (client-go's own default; the fake server speaks JSON only); "+
 			"protobuf: application/vnd.kubernetes.protobuf, as Kubernetes' components ask for")
+	var seed seedOptions
+	flag.StringVar(&seed.etcd, "seed-etcd", "",
+		"seed mode (seed.go): write pods up to -pods into the etcd at this URL, cloned from the pods on the server")
+	flag.IntVar(&seed.workers, "seed-workers", 16, "seed mode: goroutines writing transactions")
+	flag.IntVar(&seed.txnOps, "seed-txn-ops", 1,
+		"seed mode: puts per transaction (etcd's --max-txn-ops: 128); above 1 about twice as fast, but the "+
+			"pods of a transaction share its revision, i.e. their resourceVersion (through the API every pod has its own)")
+	flag.IntVar(&seed.txnMax, "seed-txn-bytes", 1<<20, "seed mode: value bytes per transaction (etcd takes 1.5 MiB)")
+	flag.Float64Var(&seed.rate, "seed-rate", 100,
+		"seed mode: the clones' creationTimestamps go back from now at this many pods/s (the API path's pace)")
+	flag.DurationVar(&seed.timeout, "seed-timeout", 30*time.Minute, "seed mode: give up after this long")
 	flag.Parse()
 	if *kubeconfig == "" {
-		fmt.Fprintln(os.Stderr, "usage: clientgo -kubeconfig FILE -pods N [-content-type json|protobuf]")
+		fmt.Fprintln(os.Stderr, "usage: clientgo -kubeconfig FILE -pods N [-content-type json|protobuf] [-seed-etcd URL]")
 		os.Exit(2)
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
@@ -156,6 +169,10 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "client:", err)
 		os.Exit(1)
+	}
+	if seed.etcd != "" {
+		seed.pods = *pods
+		os.Exit(seedEtcd(client, seed))
 	}
 	updates := &counter{kind: "update"}
 	deletes := &counter{kind: "delete"}
