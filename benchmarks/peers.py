@@ -520,7 +520,7 @@ def build_clientgo(timeout: float = 1800) -> tuple[Path | None, str]:
     older than the binary). Returns (binary, "") or (None, why it was skipped)."""
     import shutil
 
-    sources = [GO_DIR / name for name in ("main.go", "go.mod", "go.sum")]
+    sources = [*GO_DIR.glob("*.go"), GO_DIR / "go.mod", GO_DIR / "go.sum"]
     if GO_BINARY.exists() and GO_BINARY.stat().st_mtime >= max(p.stat().st_mtime for p in sources):
         return GO_BINARY, ""
     go = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)

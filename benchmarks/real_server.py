@@ -125,12 +125,10 @@ def _go() -> str | None:
 def seed_etcd(server: Any, kubeconfig: Path, pods: int, threads: int, templates: int) -> tuple[float, int]:
     """The first ``templates`` pods through the API, the rest cloned into etcd by ``clientgo -seed-etcd``
     (falls back to the API when the Go program cannot be built); (seconds, failed requests)."""
-    from peers import GO_BINARY, GO_DIR, build_clientgo  # benchmarks/peers.py (imports this module: not at the top)
+    from peers import build_clientgo  # benchmarks/peers.py (imports this module: not at the top)
 
     binary, why = None, ""
     if pods > templates:  # built before the clock starts (a first build takes minutes)
-        if GO_BINARY.exists() and GO_BINARY.stat().st_mtime < (GO_DIR / "seed.go").stat().st_mtime:
-            GO_BINARY.unlink()  # build_clientgo() looks at main.go, go.mod and go.sum only
         binary, why = build_clientgo()
     session = Session(kubeconfig)
     started = time.perf_counter()

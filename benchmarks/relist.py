@@ -8,9 +8,9 @@ The child is the fake API server seeded with ``--pods`` realistic pods (``seed_p
 enters ``Config(cache=Cache(resources=[Pod]))`` with the default ``Tuning`` (GC freeze on) and waits
 for the sync; then, ``--relists`` times, the child compacts its history and ends every watch with an
 ERROR event carrying a 410 Expired Status, so the informer relists (from its last resourceVersion:
-unpaginated and decoded a batch at a time by default). Meanwhile a ticker thread wakes every millisecond, records the longest gap between
-two wake-ups (a pause of every other thread: a long C call holding the GIL, or a collection) and
-samples VmRSS.
+unpaginated and decoded a batch at a time by default). Meanwhile a ticker thread wakes every
+millisecond, records the longest gap between two wake-ups (a pause of every other thread: a long C
+call holding the GIL, or a collection) and samples VmRSS.
 
 Figures: ``synced`` (RSS after the sync and a ``gc.collect()``), ``peak`` (the highest RSS sampled
 during the relists; VmHWM too), ``after`` (after the last relist and a ``gc.collect()``), the ratios of

@@ -155,9 +155,8 @@ class ListSplitter:
             at = buf.rfind(marker, 0, end)
             if at <= 0:
                 break
-            batch = bytearray(b"[")
-            batch += buf[: at + 1]
-            batch += b"]"
+            # one allocation of the exact size (the view is released with the join's argument tuple)
+            batch = b"".join((b"[", memoryview(buf)[: at + 1], b"]"))
             try:
                 items = _json.loads(batch)
             except (ValueError, DecodeError):
