@@ -151,10 +151,12 @@ class ListSplitter:
         if not marker:
             return []
         end = len(buf)
+        tried = False
         for _ in range(_TRIES_PER_BATCH):
             at = buf.rfind(marker, 0, end)
             if at <= 0:
                 break
+            tried = True
             # one allocation of the exact size (the view is released with the join's argument tuple)
             batch = b"".join((b"[", memoryview(buf)[: at + 1], b"]"))
             try:
@@ -166,6 +168,7 @@ class ListSplitter:
             del buf[: at + 2]
             self._next_try = self._batch_bytes
             return items if items.__class__ is list else []
-        self._failed_batches += 1
+        if tried:  # no boundary yet (an item longer than a batch) is no failure: wait for it
+            self._failed_batches += 1
         self._next_try = len(buf) + self._batch_bytes
         return []

@@ -114,3 +114,10 @@ def test_bytes_that_cannot_be_cut_past_max_buffer_are_refused() -> None:
     # cut in time, the same bound is never reached
     _batches, got, _head = _split(_body([_pod(i) for i in range(200)]), 1_000, batch_bytes=5_000, max_buffer=20_000)
     assert len(got) == 200
+
+
+def test_items_longer_than_a_batch_do_not_stop_the_cutting() -> None:
+    items = [_pod(i, {"blob": "x" * 3_000}) for i in range(40)]
+    batches, got, _head = _split(_body(items), 500, batch_bytes=1_000)
+    assert got == items
+    assert len(batches) > 30  # every boundary cut, though each item is three batches long

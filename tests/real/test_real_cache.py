@@ -353,3 +353,18 @@ def test_the_restricted_user_fails_wait_for_sync_at_once_with_403(
         with config:
             pytest.fail("the scope must not be entered")  # pragma: no cover
     assert time.monotonic() - started < 5
+
+
+def test_a_streamed_list_cut_into_batches_of_two_pods_equals_one_parse_of_the_body(
+    real: RealAPIServer, namespace: str, live: Config
+) -> None:
+    """kube-apiserver's own LIST bodies (its streaming JSON encoder, its item shape) cut by
+    ``_listwatch._split`` at every other pod: the same pods, in the same order, as one parse."""
+    create_pods(live, namespace, *(f"s{i}" for i in range(9)))
+    lw: ListWatch[Any] = ListWatch(live.transport, Pod, namespace=namespace, structure=lambda d: d)
+    whole = json.loads(lw.fetch_page(resource_version=None, limit=None, continue_=None))
+    two_pods = 2 * len(json.dumps(whole["items"][0]))
+    batches = [lw.structure_page(p) for p in lw.stream_list(resource_version=None, batch_bytes=two_pods)]
+    assert len(batches) >= 4  # cut while it was read, not parsed at the end
+    assert [item for b in batches for item in b.items] == whole["items"]
+    assert batches[-1].resource_version and batches[-1].continue_ is None
