@@ -263,10 +263,7 @@ class ListWatch(Generic[T]):
             del raw
             return self.structure_page(parsed)
 
-    def fetch_page(self, *, resource_version: str | None, limit: int | None, continue_: str | None) -> bytes:
-        """The body of one LIST request, unparsed (may run on another thread than the parse: at
-        most one request of a ListWatch is in flight at a time). A continued page carries no
-        resourceVersion (kubernetes#85221)."""
+    def _list_params(self, resource_version: str | None, limit: int | None, continue_: str | None) -> dict[str, str]:
         params = list_params(
             label_selector=self.label_selector,
             field_selector=self.field_selector,
@@ -278,7 +275,13 @@ class ListWatch(Generic[T]):
             # A relist from the last RV, paginated: "not older than" (with a limit and no match
             # the API server would read exactly that RV, from etcd, often 410 by now).
             params["resourceVersionMatch"] = "NotOlderThan"
-        stream = self._open(params, None)
+        return params
+
+    def fetch_page(self, *, resource_version: str | None, limit: int | None, continue_: str | None) -> bytes:
+        """The body of one LIST request, unparsed (may run on another thread than the parse: at
+        most one request of a ListWatch is in flight at a time). A continued page carries no
+        resourceVersion (kubernetes#85221)."""
+        stream = self._open(self._list_params(resource_version, limit, continue_), None)
         try:
             raw: bytes = stream.read_all(self.max_list_bytes) if self.max_list_bytes is not None else stream.read_all()
             return raw
@@ -330,16 +333,9 @@ class ListWatch(Generic[T]):
         Raises:
             DecodeError: the body is not a list object; BodyTooLarge: see ``ListSplitter``.
         """
-        params = list_params(
-            label_selector=self.label_selector,
-            field_selector=self.field_selector,
-            resource_version=resource_version,
-            limit=None,
-            continue_=None,
-        )
         where = f"LIST {self.path}"
         splitter = ListSplitter(where, batch_bytes=batch_bytes, max_buffer=self.max_list_bytes)
-        stream = self._open(params, None)
+        stream = self._open(self._list_params(resource_version, None, None), None)
         try:
             for piece in stream.iter_body():
                 if splitter.feed(piece):
