@@ -75,15 +75,14 @@ class ListSplitter:
         self.bytes_read += len(piece)
         if self._state == _HEAD:
             self._read_head()
-        if self._max_buffer is not None and len(buf) > self._max_buffer:
+        if self._state == _ITEMS_OPEN and len(buf) >= self._next_try and self.cutting:
+            self._items = self._cut()
+        if self._max_buffer is not None and len(buf) > self._max_buffer:  # what is left uncut
             raise BodyTooLarge(
                 f"{self._where}: more than {self._max_buffer} bytes of the LIST body could not be cut "
                 "into items (max_list_bytes): refused",
                 limit=self._max_buffer,
             )
-        if self._state != _ITEMS_OPEN or len(buf) < self._next_try or not self.cutting:
-            return False
-        self._items = self._cut()
         return bool(self._items)
 
     def finish(self) -> tuple[list[Any], dict[str, Any]]:
