@@ -302,30 +302,17 @@ class LineStream:
             ProtocolError: ``close()`` was called before the body was complete, or it broke off.
             BodyTooLarge: the body is longer than ``max_bytes`` (the stream is closed).
         """
-        if self._iterated:
-            raise RuntimeError("a LineStream can be read only once")
-        self._iterated = True
+        self._take()
         body = self._chunked_body()
-        parts: list[bytes | memoryview] = []
-        if body is not None:
-            try:
-                parts = self._bounded((memoryview(data)[start:end] for data, start, end in body.pieces()), max_bytes)
-            except ProtocolError:
-                self.close()
-                raise
-        elif self._identity() and self._raw.length_remaining is not None:
+        if body is None and self._identity() and self._raw.length_remaining is not None:
             if max_bytes is not None and self._raw.length_remaining > max_bytes:
                 self._too_large(self._raw.length_remaining, max_bytes, declared=True)
             # Content-Length: one read of the whole body into one bytes object, with its length
             # checked (http.client's IncompleteRead); the connection goes back to the pool.
-            parts = [self._read(functools.partial(self._raw.read, decode_content=True))]
+            parts: list[bytes | memoryview] = [self._read(functools.partial(self._raw.read, decode_content=True))]
+            self._end(None)
         else:
-            parts = self._bounded((chunk for chunk, _start, _end in self._urllib3_pieces()), max_bytes)
-        if self._closed:
-            raise ProtocolError(f"{self._method} {self._path}: closed while the body was read")
-        self.close()
-        if body is not None and not body.complete:
-            raise self._cut_off()
+            parts = self._bounded(self._pieces(body), max_bytes)
         return parts[0] if len(parts) == 1 and isinstance(parts[0], bytes) else b"".join(parts)
 
     def iter_body(self) -> Iterator[bytes | memoryview]:
@@ -336,10 +323,16 @@ class LineStream:
         Raises:
             ProtocolError: ``close()`` was called before the body was complete, or it broke off.
         """
+        self._take()
+        return self._pieces(self._chunked_body())
+
+    def _take(self) -> None:
         if self._iterated:
             raise RuntimeError("a LineStream can be read only once")
         self._iterated = True
-        body = self._chunked_body()
+
+    def _pieces(self, body: ChunkedBody | None) -> Iterator[bytes | memoryview]:
+        """The body's pieces (de-chunked here when ``body``, else by urllib3), then ``_end``."""
         try:
             if body is not None:
                 for data, start, end in body.pieces():
@@ -350,6 +343,10 @@ class LineStream:
         except ProtocolError:
             self.close()
             raise
+        self._end(body)
+
+    def _end(self, body: ChunkedBody | None) -> None:
+        """The body was read to its end: close the stream, or raise if it was closed or cut off."""
         if self._closed:
             raise ProtocolError(f"{self._method} {self._path}: closed while the body was read")
         self.close()

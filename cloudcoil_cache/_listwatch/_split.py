@@ -54,6 +54,7 @@ class ListSplitter:
         self._marker = b""
         self._next_try = batch_bytes
         self._failed_batches = 0
+        self._cutting = True  # False: the rest is parsed at the end
         self._items: list[Any] = []
         #: body bytes fed so far
         self.bytes_read = 0
@@ -61,7 +62,7 @@ class ListSplitter:
     @property
     def cutting(self) -> bool:
         """Whether items are still cut into batches (False: the rest is parsed at the end)."""
-        return self._state != _WHOLE and self._failed_batches < _MAX_FAILED_BATCHES
+        return self._state != _WHOLE and self._cutting
 
     def take(self) -> list[Any]:
         """The items the last ``feed`` cut (handed over once)."""
@@ -134,12 +135,12 @@ class ListSplitter:
         buf = self._buf
         if buf[:2] != b'{"':
             if len(buf) >= 2:
-                self._failed_batches = _MAX_FAILED_BATCHES  # whitespace, or no objects: parse at the end
+                self._cutting = False  # whitespace, or no objects: parse at the end
             return b""
         colon = buf.find(b'":', 2, _MAX_ITEM_PREFIX)
         if colon < 0:
             if len(buf) >= _MAX_ITEM_PREFIX:
-                self._failed_batches = _MAX_FAILED_BATCHES
+                self._cutting = False
             return b""
         self._marker = b"}," + bytes(buf[: colon + 2])
         return self._marker
@@ -169,5 +170,6 @@ class ListSplitter:
             return items if items.__class__ is list else []
         if tried:  # no boundary yet (an item longer than a batch) is no failure: wait for it
             self._failed_batches += 1
+            self._cutting = self._failed_batches < _MAX_FAILED_BATCHES
         self._next_try = len(buf) + self._batch_bytes
         return []
