@@ -9,6 +9,13 @@ A connect is made non-blocking and waited for with ``select``: shutting a socket
 connect in progress (Linux disconnects a SYN_SENT socket and wakes the wait), and the connecting
 thread checks the ``interrupted`` flag after starting the connect, so an interrupt can never fall
 in a gap between the two.
+
+Each use of a pooled connection is a ``Lease``, from its request until urllib3 puts the connection
+back in the pool. A shutdown from another thread (``interrupt()``, ``LineStream.close()``) goes through
+the lease: once the connection is back in the pool, and perhaps taken by another request, it is left
+alone; a connection whose socket was shut down during its lease is closed instead of pooled. (Without
+this, a stop cut whatever request held the connection next: over TLS it read raw TLS records as its
+status line, ``BadStatusLine('\\x17\\x03\\x03…')``.)
 """
 
 from __future__ import annotations
@@ -28,9 +35,61 @@ from urllib3 import connectionpool as _connectionpool
 from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
 from urllib3.util.connection import allowed_gai_family
 
-__all__ = ["Interrupter", "install", "interruptible"]
+__all__ = ["Interrupter", "Lease", "install", "interruptible", "lease_of"]
 
 _local = threading.local()
+_lease_lock = threading.Lock()  # guards every Lease and connection's ``_lease``: a few field updates
+
+
+class Lease:
+    """One use of a pooled connection, from its request until it goes back to the pool."""
+
+    __slots__ = ("conn", "ended", "shut")
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.ended = False
+        self.shut = False
+
+    def shutdown(self, how: int) -> None:
+        """Shut the connection's socket down (``how``: ``socket.SHUT_*``), unless the lease has ended
+        (the connection is back in the pool: another request may hold it)."""
+        with _lease_lock:
+            if self.ended:
+                return
+            self.shut = True
+            sock = getattr(self.conn, "sock", None)
+            if sock is not None:
+                # SSLSocket.shutdown drops its TLS state before the system call: no I/O, no wait
+                with contextlib.suppress(OSError):
+                    sock.shutdown(how)
+
+
+def lease_of(conn: Any) -> Lease | None:
+    """The current lease of one of our pools' connections (None: not ours, or not in use)."""
+    lease: Lease | None = getattr(conn, "_cc_lease", None)
+    return lease
+
+
+def _new_lease(conn: Any) -> Lease:
+    lease = Lease(conn)
+    with _lease_lock:
+        previous = getattr(conn, "_cc_lease", None)
+        if previous is not None:
+            previous.ended = True
+        conn._cc_lease = lease
+    return lease
+
+
+def _end_lease(conn: Any) -> bool:
+    """End the connection's lease (it goes back to the pool); True if its socket was shut down meanwhile."""
+    with _lease_lock:
+        lease: Lease | None = getattr(conn, "_cc_lease", None)
+        if lease is None:
+            return False
+        conn._cc_lease = None
+        lease.ended = True
+        return lease.shut
 
 
 class Interrupter:
@@ -38,18 +97,18 @@ class Interrupter:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._conn: Any = None
+        self._lease: Lease | None = None
         # A duplicate of the socket being connected: TLS wraps the original (which detaches it
         # from its file descriptor), so only a duplicate can still shut down a TLS handshake.
         self._sock: socket.socket | None = None
         self.interrupted = False
 
-    def attach(self, conn: Any) -> None:
+    def attach(self, lease: Lease) -> None:
         with self._lock:
             if not self.interrupted:
-                self._conn = conn
+                self._lease = lease
                 return
-        _shutdown(conn)
+        lease.shutdown(socket.SHUT_RDWR)
 
     def attach_socket(self, sock: socket.socket) -> bool:
         """Register a socket about to connect; False (and nothing registered) once interrupted."""
@@ -64,9 +123,17 @@ class Interrupter:
             previous.close()
         return registered
 
+    def connected(self) -> None:
+        """The socket registered by ``attach_socket`` is connected and in use: from now on only its
+        lease may shut it down (the duplicate would reach it even back in the pool)."""
+        with self._lock:
+            sock, self._sock = self._sock, None
+        if sock is not None:
+            sock.close()
+
     def detach(self) -> None:
         with self._lock:
-            self._conn = None
+            self._lease = None
             sock, self._sock = self._sock, None
         if sock is not None:
             sock.close()
@@ -74,21 +141,14 @@ class Interrupter:
     def interrupt(self) -> None:
         with self._lock:
             self.interrupted = True
-            conn, self._conn = self._conn, None
+            lease, self._lease = self._lease, None
             sock, self._sock = self._sock, None
-        if conn is not None:
-            _shutdown(conn)
+        if lease is not None:
+            lease.shutdown(socket.SHUT_RDWR)
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
             sock.close()
-
-
-def _shutdown(conn: Any) -> None:
-    sock = getattr(conn, "sock", None)
-    if sock is not None:
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
 
 
 @contextlib.contextmanager
@@ -183,15 +243,27 @@ class _Tracking:
         return sock
 
     def request(self, *args: Any, **kwargs: Any) -> Any:
+        lease = _new_lease(self)
         interrupter = getattr(_local, "interrupter", None)
-        if interrupter is not None:
-            interrupter.attach(self)
-        result = super().request(*args, **kwargs)  # type: ignore[misc]
+        if interrupter is None:
+            return super().request(*args, **kwargs)  # type: ignore[misc]
+        interrupter.attach(lease)
+        try:
+            result = super().request(*args, **kwargs)  # type: ignore[misc]
+        finally:
+            interrupter.connected()
         # A new connection has no socket until request() connects: an interrupt() that came
         # before that could not shut anything down, so look again before waiting for the response.
-        if interrupter is not None and interrupter.interrupted:
-            _shutdown(self)
+        if interrupter.interrupted:
+            lease.shutdown(socket.SHUT_RDWR)
         return result
+
+
+class _Leasing:
+    def _put_conn(self, conn: Any) -> None:
+        if conn is not None and _end_lease(conn):
+            conn.close()  # shut down during its lease: never to be used again
+        super()._put_conn(conn)  # type: ignore[misc]
 
 
 # Named like urllib3's own classes: their repr appears in connection error messages.
@@ -203,11 +275,11 @@ class HTTPSConnection(_Tracking, _connection.HTTPSConnection):
     pass
 
 
-class _TrackingHTTPConnectionPool(_connectionpool.HTTPConnectionPool):
+class _TrackingHTTPConnectionPool(_Leasing, _connectionpool.HTTPConnectionPool):
     ConnectionCls = HTTPConnection
 
 
-class _TrackingHTTPSConnectionPool(_connectionpool.HTTPSConnectionPool):
+class _TrackingHTTPSConnectionPool(_Leasing, _connectionpool.HTTPSConnectionPool):
     ConnectionCls = HTTPSConnection
 
 

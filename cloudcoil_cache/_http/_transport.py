@@ -12,6 +12,7 @@ import http.client
 import io
 import logging
 import re
+import socket
 import ssl
 import threading
 import time
@@ -38,7 +39,7 @@ from ..errors import (
 )
 from ._auth import ClientCertificateSource, Credentials
 from ._chunked import ChunkedBody, Piece
-from ._interrupt import Interrupter, interruptible
+from ._interrupt import Interrupter, interruptible, lease_of
 from ._retry import RetryPolicy, StaleConnectionRetry, parse_retry_after
 from ._tls import PlainAdapter, TLSAdapter, TLSConfig, build_ssl_context
 from ._warnings import WarningHandler, WarningLog, parse_warnings
@@ -186,6 +187,8 @@ class LineStream:
         self.headers: Mapping[str, str] = response.headers
         self._response = response
         self._raw: urllib3.HTTPResponse = response.raw
+        # what close() shuts down: this use of the connection only, never it once back in the pool
+        self._lease = lease_of(getattr(self._raw, "_connection", None))
         self._method = method
         self._path = path
         self._closed = False
@@ -430,8 +433,11 @@ class LineStream:
             if self._closed:
                 return
             self._closed = True
-        with contextlib.suppress(ValueError, RuntimeError, OSError, AttributeError):
-            self._raw.shutdown()  # urllib3 >= 2.3: SHUT_RD, so a blocked read returns at once
+        if self._lease is not None:
+            self._lease.shutdown(socket.SHUT_RD)  # so that a blocked read returns at once
+        else:  # not one of our pools' connections
+            with contextlib.suppress(ValueError, RuntimeError, OSError, AttributeError):
+                self._raw.shutdown()  # urllib3 >= 2.3: SHUT_RD
         with contextlib.suppress(Exception):
             self._response.close()  # also closes a connection whose body was de-chunked here
 

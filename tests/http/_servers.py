@@ -29,6 +29,7 @@ class Exchange:
         self.query: dict[str, str] = dict(parse_qsl(urlsplit(req.path).query))
         self.headers = req.headers
         conn = req.connection
+        self.client_port: int = req.client_address[1]  # tells one client connection from another
         self.peer_cert = conn.getpeercert() if isinstance(conn, ssl.SSLSocket) else None
 
     def reply(
