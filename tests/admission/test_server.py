@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import socket
 import threading
+import time
 
 import pytest
 from _server_support import WAIT, Endpoint, client_context, request
@@ -160,6 +161,15 @@ def test_a_client_that_goes_away_sets_disconnected(server: WebhookServer, endpoi
     assert endpoint.disconnect_seen.wait(WAIT)
 
 
+def _connect_until_refused(port: int, stopper: threading.Thread) -> None:
+    """Connect until ``stop()`` (running in ``stopper``) has closed the listener: raises the refusal.
+    Bounded by time, not by tries: under load, stop() may start well after the first connects."""
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline and stopper.is_alive():
+        socket.create_connection(("127.0.0.1", port), timeout=WAIT).close()
+    socket.create_connection(("127.0.0.1", port), timeout=WAIT).close()  # stop() has closed it by now
+
+
 def test_stop_drains_requests_in_flight_and_joins_every_thread(endpoint: Endpoint) -> None:
     before = _webhook_threads()
     server = WebhookServer(endpoint, port=0, max_concurrency=3, shutdown_timeout=WAIT).start()
@@ -178,10 +188,7 @@ def test_stop_drains_requests_in_flight_and_joins_every_thread(endpoint: Endpoin
     try:
         # the listener closes at once, while the request in flight is still being answered
         with pytest.raises((ConnectionRefusedError, ConnectionResetError)):  # (reset: closed with it queued)
-            for _ in range(100):  # until the accept loop has closed it (bounded)
-                socket.create_connection(("127.0.0.1", server.port), timeout=WAIT).close()
-                if not stopper.is_alive():
-                    break
+            _connect_until_refused(server.port, stopper)
     finally:
         endpoint.release.set()
         blocked.join(WAIT)
@@ -204,8 +211,7 @@ def test_stop_answers_a_request_sent_on_an_idle_connection_with_connection_close
         assert idle.getresponse().read()  # kept alive, now idle
         stopper.start()
         with pytest.raises((ConnectionRefusedError, ConnectionResetError)):
-            for _ in range(1000):  # until stop() closed the listener (bounded)
-                socket.create_connection(("127.0.0.1", server.port), timeout=WAIT).close()
+            _connect_until_refused(server.port, stopper)
         idle.request("POST", "/echo", body=b"{}")
         answer = idle.getresponse()
         assert answer.status == 200 and answer.getheader("Connection") == "close"
