@@ -344,6 +344,10 @@ class _Peer:
         client and keep the objects (what a complete sync would at least cost); None otherwise."""
         return None
 
+    def diagnostics(self) -> dict[str, Any] | None:
+        """What the library says of its own informer (relists, last error), for the RESULT; None here."""
+        return None
+
     def stop_event(self) -> threading.Event | None:
         """An Event set when stopping starts, if the watch thread needs a wake-up event to exit."""
         return None
@@ -487,7 +491,9 @@ class _CloudcoilCache(_Peer):
         # $BENCH_PAGE_SIZE: Tuning.page_size (0: one unpaginated LIST, decoded while it is read)
         page_size = os.environ.get("BENCH_PAGE_SIZE")
         tuning = Tuning(page_size=int(page_size)) if page_size else None
-        cache = Cache(resources=[Pod], sync_timeout=600, tuning=tuning)
+        # No periodic resync during the run (cloudcoil's peer: 3600 s; client-go's: none): the
+        # default (300 s) relists every pod, which at 100,000 pods fell inside the burst.
+        cache = Cache(resources=[Pod], sync_timeout=600, tuning=tuning, resync_period=None)
         self.config = Config(kubeconfig=str(kubeconfig), cache=cache)
         self.config.initialize()
         self.informer = self.config.cache.get_informer(Pod, sync=True)
@@ -505,6 +511,16 @@ class _CloudcoilCache(_Peer):
 
     def sample(self) -> Any:
         return self.informer.list()[0]
+
+    def diagnostics(self) -> dict[str, Any]:
+        status = self.informer.status()
+        return {
+            "relist_count": status.relist_count,
+            "last_error": status.last_error,
+            "state": status.state,
+            "resource_version": status.resource_version,
+            "handler_backlogs": status.handler_backlogs,
+        }
 
     def stop(self) -> None:
         self.config.deactivate()
@@ -908,6 +924,10 @@ def run_one(
             if own_cpu:
                 burst["burst_cpu_us_per_event"] = own_cpu["cpu_us_per_event"]
             result.update(burst)
+            diagnostics = peer.diagnostics()
+            if diagnostics is not None:
+                result["informer"] = diagnostics
+                print(f"status {diagnostics}", flush=True)
             print(
                 f"burst  {result['burst_seen']}/{events} MODIFIED seen in {result['burst_s']:.2f} s "
                 f"({result['burst_per_s']:,.0f}/s; {result['burst_cpu_us_per_event']:.0f} µs client CPU/event)",
@@ -1013,7 +1033,12 @@ def main() -> None:
         "then RSS and heap per pod again (default 0: none)",
     )
     parser.add_argument("--churn-rate", type=float, default=100, help="MODIFIED events per second of --churn")
+    parser.add_argument(
+        "--log", metavar="LEVEL", help="log the library's own messages at LEVEL (DEBUG, INFO) to stderr, timestamped"
+    )
     args = parser.parse_args()
+    if args.log:
+        logging.basicConfig(format="%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s", level=args.log)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally that stops the server
     print(
         f"{args.library}: python {sys.version.split()[0]}, pods={args.pods}, events={args.events}, "

@@ -406,6 +406,8 @@ class Reflector:
             # The first list, and periodic resyncs: a consistent LIST, parsed a batch or page at a
             # time, so no single parse holds the GIL for the whole collection (a resync must not
             # pause the program).
+            if resync:
+                log.debug("%s: resync_period (%gs) passed; relisting", self.name, self._resync_period)
             items, list_rv = self._paginated_list()
         self._check_stop()
         self._sink.replace(items, list_rv, resync=resync, started_at=started_at)
