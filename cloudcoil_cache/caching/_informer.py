@@ -371,9 +371,15 @@ class Informer(Generic[T]):
         their managedFields entries (as much again, for less): those are shared from an object's
         second update on. Runs on the reflector thread (which also sets ``_synced``), before the
         object is applied.
+
+        Without a transform, JSON whose uid and resourceVersion are the stored version's is that
+        stored object, not decoded at all: a periodic resync or a relist decodes only what changed
+        (the API server gives every change a new resourceVersion). A transform's result is stored,
+        and the transform runs on every listed object, so with one every object is decoded.
         """
         reuse = reusing(self.key.cls)
         prepare = raw_step(self._transform)
+        same_is_stored = self._transform is None
         peek = self._writer.peek
         this = weakref.ref(self)  # held by the source, held by the reflector: no cycle back to us
 
@@ -386,6 +392,8 @@ class Informer(Generic[T]):
                 name = meta.get("name")
                 if name.__class__ is str:
                     previous = peek((meta.get("namespace") or "", name))
+                    if same_is_stored and _is_stored_version(meta, previous):
+                        return previous  # type: ignore[return-value]
             informer = this()
             result: T = reuse(raw, previous, True, informer is not None and informer._synced)
             return result
@@ -477,6 +485,18 @@ class Informer(Generic[T]):
             refused_events=reflector.refused_events if reflector else 0,
             next_retry_in=_retry_in(reflector, self._clock),
         )
+
+
+def _is_stored_version(meta: dict[str, Any], stored: Any) -> bool:
+    """``meta`` (an object's JSON metadata) names the very version ``stored`` is: same uid and resourceVersion."""
+    stored_meta = getattr(stored, "metadata", None)
+    rv = meta.get("resourceVersion")
+    return (
+        bool(rv)
+        and stored_meta is not None
+        and rv == stored_meta.resource_version
+        and meta.get("uid") == stored_meta.uid
+    )
 
 
 def _retry_in(reflector: Reflector | None, clock: Clock) -> float | None:

@@ -290,9 +290,41 @@ def test_periodic_resync_relists_and_redelivers_every_object_to_on_update(server
     updates = [v for k, v in rec.events if k == "update"][:3]
     assert sorted(new.metadata.name for _, new in updates) == ["pod-0", "pod-1", "pod-2"]
     assert all(old.metadata.resource_version == new.metadata.resource_version for old, new in updates)
+    # an unchanged object (same uid and resourceVersion) is the stored one, not decoded again
+    assert all(old is new for old, new in updates)
     assert rec.count("add") == 3 and rec.count("delete") == 0
     assert status.relist_count >= 2
 
+
+def test_a_resync_decodes_only_what_changed_and_every_object_again_under_a_transform(server, make_config):
+    seed(server, 2)
+    calls: list[str] = []
+
+    def keep(pod: Any) -> Any:
+        calls.append(pod.metadata.name)
+        return pod
+
+    recs = {"plain": Recorder(), "transformed": Recorder()}
+    plain = make_config(resources=[Pod], resync_period=1)
+    transformed = make_config(resources=[Pod], resync_period=1, transform=keep)
+    recs["plain"].hook(plain.cache.get_informer(Pod))  # type: ignore[union-attr]
+    recs["transformed"].hook(transformed.cache.get_informer(Pod))  # type: ignore[union-attr]
+
+    def updates(rec: Recorder, name: str) -> list[tuple[Any, Any]]:
+        return [v for k, v in rec.events if k == "update" and v[1].metadata.name == name]
+
+    with plain, transformed:
+        for rec in recs.values():
+            rec.wait(lambda ev: len(ev) >= 2)
+        server.patch("pods", "pod-1", {"metadata": {"labels": {"changed": "yes"}}})
+        for rec in recs.values():  # the patch's update, and a resync's of the unchanged pod-0
+            rec.wait(lambda ev, rec=rec: bool(updates(rec, "pod-0")) and bool(updates(rec, "pod-1")), timeout=5)
+    changed = [(old, new) for old, new in updates(recs["plain"], "pod-1") if "changed" not in old.metadata.labels]
+    assert changed and changed[0][1].metadata.labels["changed"] == "yes"  # a change is decoded
+    assert all(old is new for old, new in updates(recs["plain"], "pod-0"))  # unchanged: the stored object
+    # under a transform, the resync's objects are decoded and transformed again
+    assert all(old is not new for old, new in updates(recs["transformed"], "pod-0"))
+    assert calls.count("pod-0") >= 2
 
 def test_one_handler_receives_the_updates_of_an_object_in_the_order_they_happened(server, make_config):
     seed(server, 1)
