@@ -681,8 +681,9 @@ def write_real_markdown(data: dict[str, Any], path: Path) -> None:
         f"load before/after: {data['load_before']} / {data['load_after']}",
         "",
         f"{real['pods']:,} pods; the real server (kube-apiserver + etcd, `RealAPIServer`) was seeded in "
-        f"{_fmt(real.get('seed_s'), '.0f')} s ({_fmt(real.get('seed_per_s'), ',.0f')} pods/s, a create and a status "
-        f"patch each). Bursts: {real['fake_events']:,} MODIFIED events queued at once by the fake; "
+        f"{_fmt(real.get('seed_s'), '.0f')} s ({_fmt(real.get('seed_per_s'), ',.0f')} pods/s: "
+        "`real_server.py`'s default seeding, templates through the API and clones into etcd where `go` is on PATH). "
+        f"Bursts: {real['fake_events']:,} MODIFIED events queued at once by the fake; "
         f"{real['real_events']:,} real PATCHes from another process against the real server (events/s is then "
         "bounded by the server's write rate, given in brackets). Every row is a fresh process; RSS per pod "
         "is read after the sync, before the floor runs in it; heap: in use by the allocators in the same "
