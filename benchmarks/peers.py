@@ -205,6 +205,25 @@ def drive_burst(proc: subprocess.Popen[str], events: int, counter: _Counter, tim
     }
 
 
+def _burst(peer: _Peer, proc: subprocess.Popen[str], events: int, counter: _Counter, timeout: float) -> dict[str, Any]:
+    """``drive_burst``, with the CPU a peer in another process measured itself and what the library
+    says of its informer afterwards (relists, last error), printed."""
+    burst = drive_burst(proc, events, counter, timeout)
+    own_cpu = getattr(peer, "replies", {}).get("cpu_update")
+    if own_cpu:
+        burst["burst_cpu_us_per_event"] = own_cpu["cpu_us_per_event"]
+    diagnostics = peer.diagnostics()
+    if diagnostics is not None:
+        burst["informer"] = diagnostics
+        print(f"status {diagnostics}", flush=True)
+    print(
+        f"burst  {burst['burst_seen']}/{events} MODIFIED seen in {burst['burst_s']:.2f} s "
+        f"({burst['burst_per_s']:,.0f}/s; {burst['burst_cpu_us_per_event']:.0f} µs client CPU/event)",
+        flush=True,
+    )
+    return burst
+
+
 def _memory(rss0: int, heap0: int | None, pods: int, prefix: str = "") -> dict[str, Any]:
     """RSS and heap growth per pod since (``rss0``, ``heap0``), after a ``gc.collect()``."""
     gc.collect()
@@ -919,20 +938,7 @@ def run_one(
                     f"{result['full_list_s']:.2f} s ({result['full_list_s'] / result['floor_s']:.1f}x floor)",
                     flush=True,
                 )
-            burst = drive_burst(proc, events, counter, timeout)
-            own_cpu = getattr(peer, "replies", {}).get("cpu_update")
-            if own_cpu:
-                burst["burst_cpu_us_per_event"] = own_cpu["cpu_us_per_event"]
-            result.update(burst)
-            diagnostics = peer.diagnostics()
-            if diagnostics is not None:
-                result["informer"] = diagnostics
-                print(f"status {diagnostics}", flush=True)
-            print(
-                f"burst  {result['burst_seen']}/{events} MODIFIED seen in {result['burst_s']:.2f} s "
-                f"({result['burst_per_s']:,.0f}/s; {result['burst_cpu_us_per_event']:.0f} µs client CPU/event)",
-                flush=True,
-            )
+            result.update(_burst(peer, proc, events, counter, timeout))
             if server_events:
                 result.update(drive_events(url, names, events, threads, counter, timeout, generation=10_000_000))
                 print(

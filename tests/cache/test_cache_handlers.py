@@ -326,6 +326,7 @@ def test_a_resync_decodes_only_what_changed_and_every_object_again_under_a_trans
     assert all(old is not new for old, new in updates(recs["transformed"], "pod-0"))
     assert calls.count("pod-0") >= 2
 
+
 def test_one_handler_receives_the_updates_of_an_object_in_the_order_they_happened(server, make_config):
     seed(server, 1)
     config = make_config(resources=[Pod])
