@@ -13,7 +13,8 @@ in a gap between the two.
 Each use of a pooled connection is a ``Lease``, from its request until urllib3 puts the connection
 back in the pool. A shutdown from another thread (``interrupt()``, ``LineStream.close()``) goes through
 the lease: once the connection is back in the pool, and perhaps taken by another request, it is left
-alone; a connection whose socket was shut down during its lease is closed instead of pooled. (Without
+alone; a connection whose socket was shut down during its lease is closed, and a fresh connection
+object takes its place in the pool. (Without
 this, a stop cut whatever request held the connection next: over TLS it read raw TLS records as its
 status line, ``BadStatusLine('\\x17\\x03\\x03…')``.)
 """
@@ -51,18 +52,19 @@ class Lease:
         self.ended = False
         self.shut = False
 
-    def shutdown(self, how: int) -> None:
+    def shutdown(self, how: int) -> bool:
         """Shut the connection's socket down (``how``: ``socket.SHUT_*``), unless the lease has ended
-        (the connection is back in the pool: another request may hold it)."""
+        (the connection is back in the pool: another request may hold it). False if it had."""
         with _lease_lock:
             if self.ended:
-                return
+                return False
             self.shut = True
             sock = getattr(self.conn, "sock", None)
             if sock is not None:
                 # SSLSocket.shutdown drops its TLS state before the system call: no I/O, no wait
                 with contextlib.suppress(OSError):
                     sock.shutdown(how)
+        return True
 
 
 def lease_of(conn: Any) -> Lease | None:
@@ -262,7 +264,10 @@ class _Tracking:
 class _Leasing:
     def _put_conn(self, conn: Any) -> None:
         if conn is not None and _end_lease(conn):
-            conn.close()  # shut down during its lease: never to be used again
+            # Shut down during its lease: closed, and a fresh connection object takes its slot (its
+            # stream may still close this one from another thread: no other request may hold it).
+            conn.close()
+            conn = None
         super()._put_conn(conn)  # type: ignore[misc]
 
 

@@ -434,7 +434,10 @@ class LineStream:
                 return
             self._closed = True
         if self._lease is not None:
-            self._lease.shutdown(socket.SHUT_RD)  # so that a blocked read returns at once
+            if not self._lease.shutdown(socket.SHUT_RD):  # so that a blocked read returns at once
+                # The body was read to its end and urllib3 put the connection back in the pool
+                # (another request may hold it now): closing the response would close it.
+                return
         else:  # not one of our pools' connections
             with contextlib.suppress(ValueError, RuntimeError, OSError, AttributeError):
                 self._raw.shutdown()  # urllib3 >= 2.3: SHUT_RD

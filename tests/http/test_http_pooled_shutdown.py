@@ -109,6 +109,8 @@ def test_closing_a_finished_stream_leaves_alone_its_connection_once_pooled(serve
             closer = threading.Thread(target=stream.close, name="test-closer")  # the reflector's stop
             closer.start()
             closer.join(WAIT)
+            # the second request's connection is still open (closing the response closed it too)
+            second.append(conn.sock is not None)
 
         monkeypatch.setattr(pool, "_put_conn", put_then_race)
         with pytest.raises(ProtocolError, match="closed while the body was read"):
@@ -116,6 +118,7 @@ def test_closing_a_finished_stream_leaves_alone_its_connection_once_pooled(serve
         monkeypatch.undo()
         assert held.ports["/slow"] == held.ports["/first"]
         held.release.set()
-        thread, outcome = second[0]
+        (thread, outcome), still_open = second
         thread.join(WAIT)
+        assert still_open
         assert outcome == [{"path": "/slow"}]
