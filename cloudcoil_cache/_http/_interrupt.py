@@ -39,18 +39,23 @@ from urllib3.util.connection import allowed_gai_family
 __all__ = ["Interrupter", "Lease", "install", "interruptible", "lease_of"]
 
 _local = threading.local()
-_lease_lock = threading.Lock()  # guards every Lease and connection's ``_lease``: a few field updates
+# Guards every Lease and each connection's ``_cc_lease`` (a few field updates, no I/O); re-entrant, so
+# that a collection running a finalizer that stops an informer inside it cannot deadlock.
+_lease_lock = threading.RLock()
 
 
 class Lease:
     """One use of a pooled connection, from its request until it goes back to the pool."""
 
-    __slots__ = ("conn", "ended", "shut")
+    __slots__ = ("conn", "ended", "shut", "sock")
 
     def __init__(self, conn: Any) -> None:
         self.conn = conn
         self.ended = False
         self.shut = False
+        # The socket, kept once the request is sent: http.client hands it over to a response that
+        # ends with the connection (``Connection: close``) and sets ``conn.sock`` to None.
+        self.sock: Any = None
 
     def shutdown(self, how: int) -> bool:
         """Shut the connection's socket down (``how``: ``socket.SHUT_*``), unless the lease has ended
@@ -58,12 +63,12 @@ class Lease:
         with _lease_lock:
             if self.ended:
                 return False
-            self.shut = True
-            sock = getattr(self.conn, "sock", None)
-            if sock is not None:
-                # SSLSocket.shutdown drops its TLS state before the system call: no I/O, no wait
-                with contextlib.suppress(OSError):
-                    sock.shutdown(how)
+            self.shut = True  # from now on the connection is closed, never pooled (``_Leasing``)
+            sock = self.sock if self.sock is not None else getattr(self.conn, "sock", None)
+        if sock is not None:
+            # SSLSocket.shutdown drops its TLS state before the system call: no I/O, no wait
+            with contextlib.suppress(OSError):
+                sock.shutdown(how)
         return True
 
 
@@ -83,12 +88,13 @@ def _new_lease(conn: Any) -> Lease:
     return lease
 
 
-def _end_lease(conn: Any) -> bool:
-    """End the connection's lease (it goes back to the pool); True if its socket was shut down meanwhile."""
+def _end_lease(conn: Any) -> bool | None:
+    """End the connection's lease (it goes back to the pool): True if its socket was shut down
+    meanwhile, False if not, None if it had no lease (it is back in the pool already)."""
     with _lease_lock:
         lease: Lease | None = getattr(conn, "_cc_lease", None)
         if lease is None:
-            return False
+            return None
         conn._cc_lease = None
         lease.ended = True
         return lease.shut
@@ -248,10 +254,13 @@ class _Tracking:
         lease = _new_lease(self)
         interrupter = getattr(_local, "interrupter", None)
         if interrupter is None:
-            return super().request(*args, **kwargs)  # type: ignore[misc]
+            result = super().request(*args, **kwargs)  # type: ignore[misc]
+            lease.sock = getattr(self, "sock", None)
+            return result
         interrupter.attach(lease)
         try:
             result = super().request(*args, **kwargs)  # type: ignore[misc]
+            lease.sock = getattr(self, "sock", None)
         finally:
             interrupter.connected()
         # A new connection has no socket until request() connects: an interrupt() that came
@@ -263,11 +272,17 @@ class _Tracking:
 
 class _Leasing:
     def _put_conn(self, conn: Any) -> None:
-        if conn is not None and _end_lease(conn):
-            # Shut down during its lease: closed, and a fresh connection object takes its slot (its
-            # stream may still close this one from another thread: no other request may hold it).
-            conn.close()
-            conn = None
+        if conn is not None:
+            shut = _end_lease(conn)
+            if shut is None:
+                # Released twice (requests' Response.close() racing urllib3's own release): it is
+                # in the pool already, and twice there two requests could take it at once.
+                return
+            if shut:
+                # Shut down during its lease: closed, and a fresh connection object takes its slot
+                # (its stream may still close this one from another thread).
+                conn.close()
+                conn = None
         super()._put_conn(conn)  # type: ignore[misc]
 
 

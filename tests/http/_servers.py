@@ -49,10 +49,13 @@ class Exchange:
         self._req.wfile.write(body)
         self._req.wfile.flush()
 
-    def start_chunked(self, status: int = 200) -> None:
+    def start_chunked(self, status: int = 200, *, close: bool = False) -> None:
+        """Headers for a chunked body; ``close``: with ``Connection: close`` (the connection ends with it)."""
         self._req.send_response(status)
         self._req.send_header("Content-Type", "application/json")
         self._req.send_header("Transfer-Encoding", "chunked")
+        if close:
+            self._req.send_header("Connection", "close")
         self._req.end_headers()
         self._req.wfile.flush()
 

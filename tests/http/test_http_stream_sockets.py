@@ -171,11 +171,20 @@ def test_a_silent_server_makes_request_raise_read_timeout(serve):
 
 
 @pytest.mark.parametrize("first_line", [True, False], ids=["after-a-line", "before-any-line"])
-def test_close_from_another_thread_unblocks_a_blocked_read_within_a_second(serve, first_line):
+@pytest.mark.parametrize("ending", ["keep-alive", "connection-close", "until-close"])
+def test_close_from_another_thread_unblocks_a_blocked_read_within_a_second(serve, first_line, ending):
+    """Also when the response ends its connection (http.client then hands the socket over to the
+    response and forgets it on the connection)."""
+
     def handler(ex: Exchange) -> None:
-        ex.start_chunked()
-        if first_line:
-            ex.chunk(b'{"a":1}\n{"partial')
+        if ending == "until-close":
+            ex.start_until_close()
+            if first_line:
+                ex.write(b'{"a":1}\n{"partial')
+        else:
+            ex.start_chunked(close=ending == "connection-close")
+            if first_line:
+                ex.chunk(b'{"a":1}\n{"partial')
         ex.hold()
 
     with transport_for(serve(handler), read_timeout=30) as t:
