@@ -21,7 +21,7 @@ from cloudcoil_cache.caching._store import Added, Store, Writer, drain
 from cloudcoil_cache.caching._transform import raw_step, transformed
 from cloudcoil_cache.caching._writes import WriteTracker
 from cloudcoil_cache.errors import is_hard_failure
-from cloudcoil_cache.models._reuse import reusing
+from cloudcoil_cache.models._reuse import reusing, same_values
 
 __all__ = ["Decoder", "DecodingSource", "Informer", "InformerKey", "InformerStatus"]
 
@@ -372,12 +372,16 @@ class Informer(Generic[T]):
         second update on. Runs on the reflector thread (which also sets ``_synced``), before the
         object is applied.
 
-        Without a transform, JSON whose uid and resourceVersion are the stored version's is that
-        stored object, not decoded at all: a periodic resync or a relist decodes only what changed
-        (the API server gives every change a new resourceVersion). A transform's result is stored,
-        and the transform runs on every listed object, so with one every object is decoded.
+        Without a transform, JSON with the stored version's uid and resourceVersion, and the JSON of
+        each of its other top-level values the stored version was decoded from (their fingerprints
+        match), is that stored object: a periodic resync or a relist does not build again what did
+        not change. The fingerprints still catch what is served differently under one
+        resourceVersion (a CRD's new defaults, a conversion webhook, an upgraded API server), so a
+        resync still repairs that. A transform's result is stored, and the transform runs on every
+        listed object, so with one every object is decoded.
         """
         reuse = reusing(self.key.cls)
+        same = same_values(self.key.cls)
         prepare = raw_step(self._transform)
         same_is_stored = self._transform is None
         peek = self._writer.peek
@@ -392,7 +396,7 @@ class Informer(Generic[T]):
                 name = meta.get("name")
                 if name.__class__ is str:
                     previous = peek((meta.get("namespace") or "", name))
-                    if same_is_stored and _is_stored_version(meta, previous):
+                    if same_is_stored and _is_stored_version(meta, previous) and same(raw, previous):
                         return previous  # type: ignore[return-value]
             informer = this()
             result: T = reuse(raw, previous, True, informer is not None and informer._synced)

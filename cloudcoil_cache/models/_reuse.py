@@ -11,7 +11,7 @@ from cloudcoil_cache.models._base import Resource
 from cloudcoil_cache.models._convert import converter
 from cloudcoil_cache.models._frozen import FrozenList, keyed_digest
 
-__all__ = ["reusing"]
+__all__ = ["reusing", "same_values"]
 
 _MASK = (1 << 64) - 1
 
@@ -54,15 +54,54 @@ def reusing(cls: type[Resource]) -> Callable[..., Any]:
     if sealed is None or not issubclass(cls, Resource):
         return lambda data, previous, fingerprint=True, entries=True: cls.from_dict_sealed(data)
     hook = converter.get_structure_hook(sealed)
-    fields = tuple(
+    fields = _fingerprinted(cls)
+    if not fields:
+        return lambda data, previous, fingerprint=True, entries=True: hook(data, sealed)
+    return _reusing_structure(hook, sealed, fields, _managed_fields(cls, 64 * len(fields)))
+
+
+def _fingerprinted(cls: type) -> tuple[tuple[str, str, int], ...]:
+    """(attribute, wire name, bit shift of its fingerprint) of each top-level value but ``metadata``
+    that ``reusing`` fingerprints: the composite ones (spec, status, data...)."""
+    return tuple(
         (attr, wire, 64 * i)
         for i, (attr, wire) in enumerate(
             (attr, wire) for attr, wire, shape in _codegen._fields(cls) if shape[0] in _COMPOSITE and attr != "metadata"
         )
     )
+
+
+def same_values(cls: type) -> Callable[[Any, Any], bool]:
+    """``same(data, stored)``: whether each top-level value but ``metadata`` of wire dict ``data``
+    has the JSON whose fingerprint ``stored`` (an object ``reusing`` decoded) keeps. With the same uid
+    and resourceVersion too, ``stored`` is then what decoding ``data`` gives: a CRD's new defaults, a
+    conversion webhook or an upgraded API server can change what is served without a new
+    resourceVersion, and then this says False. False as well for a stored object without
+    fingerprints (a transform's result, a copy) and a kind ``reusing`` does not fingerprint."""
+    sealed: Any = getattr(cls, "__sealed_class__", None)
+    fields = _fingerprinted(cls) if sealed is not None and issubclass(cls, Resource) else ()
     if not fields:
-        return lambda data, previous, fingerprint=True, entries=True: hook(data, sealed)
-    return _reusing_structure(hook, sealed, fields, _managed_fields(cls, 64 * len(fields)))
+        return lambda data, stored: False
+    key = _json.key
+    digest_of = _fingerprint
+
+    def same(data: Any, stored: Any) -> bool:
+        old = getattr(stored, "_cc_digest", None) if stored.__class__ is sealed else None
+        if old is None:
+            return False
+        for _attr, wire, shift in fields:
+            value = data.get(wire)
+            print_ = 0  # what ``reusing`` records for an absent value
+            if value is not None:
+                try:
+                    print_ = (digest_of(key(value)) & _MASK) or 1
+                except TypeError:
+                    return False
+            if (old >> shift) & _MASK != print_:
+                return False
+        return True
+
+    return same
 
 
 def _reusing_structure(

@@ -15,7 +15,7 @@ import pytest
 from cloudcoil_cache.caching import strip_managed_fields
 from cloudcoil_cache.models import is_sealed
 from cloudcoil_cache.models._convert import evolve_sealed
-from cloudcoil_cache.models._reuse import reusing
+from cloudcoil_cache.models._reuse import reusing, same_values
 from cloudcoil_cache.models.kubernetes.apps.v1 import Deployment
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
 from cloudcoil_cache.testing import make_pod
@@ -212,3 +212,20 @@ def test_a_bulk_first_version_without_entry_fingerprints_shares_its_entries_from
     second = decode(_next(raw, 8), first, True, False)
     assert all(a is b for a, b in zip(second.metadata.managed_fields, first.metadata.managed_fields))
     assert second == Pod.from_dict_sealed(_next(raw, 8))
+
+
+def test_same_values_tells_a_version_served_unchanged_from_one_served_differently():
+    """What a relist uses to hand back the stored object: every top-level value but metadata as the
+    stored version was decoded from (a CRD's new default or a conversion can change what is served
+    under one resourceVersion)."""
+    same = same_values(Pod)
+    raw = make_pod("a", "default")
+    stored = decode(copy.deepcopy(raw), None)
+    assert same(copy.deepcopy(raw), stored)
+    defaulted = copy.deepcopy(raw)
+    defaulted["spec"]["containers"][0]["imagePullPolicy"] = "Always"  # same resourceVersion
+    assert not same(defaulted, stored)
+    without_status = {k: v for k, v in copy.deepcopy(raw).items() if k != "status"}
+    assert not same(without_status, stored)
+    assert not same(copy.deepcopy(raw), Pod.from_dict_sealed(raw))  # built another way: no fingerprints
+    assert not same_values(ConfigMap)({"metadata": {"name": "c"}, "data": {"n": "1"}}, None)
