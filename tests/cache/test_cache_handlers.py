@@ -318,7 +318,7 @@ def test_a_resync_decodes_only_what_changed_and_every_object_again_under_a_trans
             rec.wait(lambda ev: len(ev) >= 2)
         server.patch("pods", "pod-1", {"metadata": {"labels": {"changed": "yes"}}})
         for rec in recs.values():  # the patch's update, and a resync's of the unchanged pod-0
-            rec.wait(lambda ev, rec=rec: bool(updates(rec, "pod-0")) and bool(updates(rec, "pod-1")), timeout=5)
+            rec.wait(lambda ev, rec=rec: bool(updates(rec, "pod-0")) and bool(updates(rec, "pod-1")), timeout=15)
     changed = [(old, new) for old, new in updates(recs["plain"], "pod-1") if "changed" not in old.metadata.labels]
     assert changed and changed[0][1].metadata.labels["changed"] == "yes"  # a change is decoded
     assert all(old is new for old, new in updates(recs["plain"], "pod-0"))  # unchanged: the stored object
