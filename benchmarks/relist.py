@@ -7,8 +7,9 @@ Run (a fresh client process; the API server runs in a child process, so its memo
 The child is the fake API server seeded with ``--pods`` realistic pods (``seed_pods``). The client
 enters ``Config(cache=Cache(resources=[Pod]))`` with the default ``Tuning`` (GC freeze on) and waits
 for the sync; then, ``--relists`` times, the child compacts its history and ends every watch with an
-ERROR event carrying a 410 Expired Status, so the informer relists (from its last resourceVersion:
-unpaginated and decoded a batch at a time by default). Meanwhile a ticker thread wakes every
+ERROR event carrying a 410 Expired Status (after a write to one pod, so the watch made progress
+first: 410s in a row without progress back off before relisting), so the informer relists (from
+its last resourceVersion: unpaginated and decoded a batch at a time by default). Meanwhile a ticker thread wakes every
 millisecond, records the longest gap between two wake-ups (a pause of every other thread: a long C
 call holding the GIL, or a collection) and samples VmRSS.
 
@@ -57,10 +58,14 @@ def serve(pods: int, kubeconfig: str) -> None:
         gc.collect()
         gc.freeze()  # the seeded store is permanent
         server.write_kubeconfig(kubeconfig)
+        one = server.list("pods")[0]["metadata"]
         print(server.url, flush=True)
-        for line in sys.stdin:
+        for n, line in enumerate(sys.stdin):
             if line.strip() == "gone":  # what an API server does when a watch fell out of its history
                 server.wait_for_watches(1, timeout=60)  # the informer's watch opens just after its sync
+                # a write first, so the watch makes progress before its 410: 410s in a row (no
+                # progress between) back off before relisting (client-go's rule), which this would time
+                server.patch("pods", one["name"], {"metadata": {"labels": {"relist": str(n)}}}, one["namespace"])
                 server.compact()
                 print(f"expired {server.send_error_event(EXPIRED)}", flush=True)
             elif line.strip() == "quit":

@@ -357,7 +357,13 @@ class ListWatch(Generic[T]):
         page = ListPage(
             items, parsed.resource_version, parsed.continue_, parsed.remaining_item_count, parsed.body_bytes
         )
-        parsed.raw_items = []  # freed now, before the collection that re-enabling triggers walks it
+        # Freed now, before the collection that re-enabling triggers walks it, and one item at a time:
+        # freeing a whole batch's JSON is one C call that holds the GIL (an unchanged relisted item is
+        # dropped whole: no part of it is kept).
+        raw, parsed.raw_items = parsed.raw_items, []
+        pop = raw.pop
+        while raw:
+            pop()
         return page
 
     def watch(
