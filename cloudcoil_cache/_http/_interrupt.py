@@ -14,9 +14,8 @@ Each use of a pooled connection is a ``Lease``, from its request until urllib3 p
 back in the pool. A shutdown from another thread (``interrupt()``, ``LineStream.close()``) goes through
 the lease: once the connection is back in the pool, and perhaps taken by another request, it is left
 alone; a connection whose socket was shut down during its lease is closed, and a fresh connection
-object takes its place in the pool. (Without
-this, a stop cut whatever request held the connection next: over TLS it read raw TLS records as its
-status line, ``BadStatusLine('\\x17\\x03\\x03…')``.)
+object takes its place in the pool. (Without this, a stop cut whatever request held the connection
+next: over TLS it read raw TLS records as its status line, ``BadStatusLine('\\x17\\x03\\x03…')``.)
 """
 
 from __future__ import annotations
@@ -253,19 +252,17 @@ class _Tracking:
     def request(self, *args: Any, **kwargs: Any) -> Any:
         lease = _new_lease(self)
         interrupter = getattr(_local, "interrupter", None)
-        if interrupter is None:
-            result = super().request(*args, **kwargs)  # type: ignore[misc]
-            lease.sock = getattr(self, "sock", None)
-            return result
-        interrupter.attach(lease)
+        if interrupter is not None:
+            interrupter.attach(lease)
         try:
             result = super().request(*args, **kwargs)  # type: ignore[misc]
             lease.sock = getattr(self, "sock", None)
         finally:
-            interrupter.connected()
+            if interrupter is not None:
+                interrupter.connected()
         # A new connection has no socket until request() connects: an interrupt() that came
         # before that could not shut anything down, so look again before waiting for the response.
-        if interrupter.interrupted:
+        if interrupter is not None and interrupter.interrupted:
             lease.shutdown(socket.SHUT_RDWR)
         return result
 

@@ -21,7 +21,7 @@ from cloudcoil_cache.caching._store import Added, Store, Writer, drain
 from cloudcoil_cache.caching._transform import raw_step, transformed
 from cloudcoil_cache.caching._writes import WriteTracker
 from cloudcoil_cache.errors import is_hard_failure
-from cloudcoil_cache.models._reuse import reusing, same_values
+from cloudcoil_cache.models._reuse import reusing
 
 __all__ = ["Decoder", "DecodingSource", "Informer", "InformerKey", "InformerStatus"]
 
@@ -381,7 +381,6 @@ class Informer(Generic[T]):
         listed object, so with one every object is decoded.
         """
         reuse = reusing(self.key.cls)
-        same = same_values(self.key.cls)
         prepare = raw_step(self._transform)
         same_is_stored = self._transform is None
         peek = self._writer.peek
@@ -396,10 +395,8 @@ class Informer(Generic[T]):
                 name = meta.get("name")
                 if name.__class__ is str:
                     previous = peek((meta.get("namespace") or "", name))
-                    if same_is_stored and _is_stored_version(meta, previous) and same(raw, previous):
-                        return previous  # type: ignore[return-value]
             informer = this()
-            result: T = reuse(raw, previous, True, informer is not None and informer._synced)
+            result: T = reuse(raw, previous, True, informer is not None and informer._synced, same_is_stored)
             return result
 
         return structure
@@ -489,18 +486,6 @@ class Informer(Generic[T]):
             refused_events=reflector.refused_events if reflector else 0,
             next_retry_in=_retry_in(reflector, self._clock),
         )
-
-
-def _is_stored_version(meta: dict[str, Any], stored: Any) -> bool:
-    """``meta`` (an object's JSON metadata) names the very version ``stored`` is: same uid and resourceVersion."""
-    stored_meta = getattr(stored, "metadata", None)
-    rv = meta.get("resourceVersion")
-    return (
-        bool(rv)
-        and stored_meta is not None
-        and rv == stored_meta.resource_version
-        and meta.get("uid") == stored_meta.uid
-    )
 
 
 def _retry_in(reflector: Reflector | None, clock: Clock) -> float | None:

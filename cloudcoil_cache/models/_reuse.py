@@ -11,7 +11,7 @@ from cloudcoil_cache.models._base import Resource
 from cloudcoil_cache.models._convert import converter
 from cloudcoil_cache.models._frozen import FrozenList, keyed_digest
 
-__all__ = ["reusing", "same_values"]
+__all__ = ["reusing"]
 
 _MASK = (1 << 64) - 1
 
@@ -32,14 +32,17 @@ MAX_ENTRIES = 16
 
 
 def reusing(cls: type[Resource]) -> Callable[..., Any]:
-    """``structure(data, previous, fingerprint=True, entries=True)``: the sealed ``cls`` object of
+    """``structure(data, previous, fingerprint=True, entries=True, whole=False)``: the sealed ``cls`` object of
     wire dict ``data`` (exactly what ``cls.from_dict_sealed(data)`` builds) that shares with
     ``previous``, the version it replaces (or None), every top-level value but ``metadata`` whose
     JSON did not change, and every ``metadata.managedFields`` entry whose JSON did not change. With
     ``fingerprint`` False and no ``previous``, the object gets no fingerprints, so its next version
     is decoded in full. With ``entries`` False and no ``previous`` (a bulk first list: the spec's
     and status' fingerprints cost ~3-5% of structuring a pod, its entries' as much again), its
-    managedFields entries get none: its next version decodes them in full.
+    managedFields entries get none: its next version decodes them in full. With ``whole``, data
+    with ``previous``'s uid and resourceVersion whose every fingerprinted value is unchanged is
+    ``previous`` itself (a relisted object that did not change; the fingerprints still catch what is
+    served differently under one resourceVersion: a CRD's new defaults, a conversion webhook).
 
     An update usually changes one part of an object (a pod's status, a label) and leaves its spec
     as it was: sharing the unchanged parts skips structuring them, and keeps one copy of them.
@@ -52,11 +55,11 @@ def reusing(cls: type[Resource]) -> Callable[..., Any]:
     """
     sealed: Any = getattr(cls, "__sealed_class__", None)
     if sealed is None or not issubclass(cls, Resource):
-        return lambda data, previous, fingerprint=True, entries=True: cls.from_dict_sealed(data)
+        return lambda data, previous, fingerprint=True, entries=True, whole=False: cls.from_dict_sealed(data)
     hook = converter.get_structure_hook(sealed)
     fields = _fingerprinted(cls)
     if not fields:
-        return lambda data, previous, fingerprint=True, entries=True: hook(data, sealed)
+        return lambda data, previous, fingerprint=True, entries=True, whole=False: hook(data, sealed)
     return _reusing_structure(hook, sealed, fields, _managed_fields(cls, 64 * len(fields)))
 
 
@@ -71,39 +74,6 @@ def _fingerprinted(cls: type) -> tuple[tuple[str, str, int], ...]:
     )
 
 
-def same_values(cls: type) -> Callable[[Any, Any], bool]:
-    """``same(data, stored)``: whether each top-level value but ``metadata`` of wire dict ``data``
-    has the JSON whose fingerprint ``stored`` (an object ``reusing`` decoded) keeps. With the same uid
-    and resourceVersion too, ``stored`` is then what decoding ``data`` gives: a CRD's new defaults, a
-    conversion webhook or an upgraded API server can change what is served without a new
-    resourceVersion, and then this says False. False as well for a stored object without
-    fingerprints (a transform's result, a copy) and a kind ``reusing`` does not fingerprint."""
-    sealed: Any = getattr(cls, "__sealed_class__", None)
-    fields = _fingerprinted(cls) if sealed is not None and issubclass(cls, Resource) else ()
-    if not fields:
-        return lambda data, stored: False
-    key = _json.key
-    digest_of = _fingerprint
-
-    def same(data: Any, stored: Any) -> bool:
-        old = getattr(stored, "_cc_digest", None) if stored.__class__ is sealed else None
-        if old is None:
-            return False
-        for _attr, wire, shift in fields:
-            value = data.get(wire)
-            print_ = 0  # what ``reusing`` records for an absent value
-            if value is not None:
-                try:
-                    print_ = (digest_of(key(value)) & _MASK) or 1
-                except TypeError:
-                    return False
-            if (old >> shift) & _MASK != print_:
-                return False
-        return True
-
-    return same
-
-
 def _reusing_structure(
     hook: Callable[[Any, Any], Any],
     sealed: Any,
@@ -115,8 +85,11 @@ def _reusing_structure(
     and builds the metadata reusing the unchanged ones (see ``_managed_fields``)."""
     key = _json.key
     digest_of = _fingerprint
+    values_mask = (1 << (64 * len(fields))) - 1  # the top-level values' fingerprints (managedFields' above)
 
-    def structure(data: Any, previous: Any = None, fingerprint: bool = True, entries: bool = True) -> Any:
+    def structure(
+        data: Any, previous: Any = None, fingerprint: bool = True, entries: bool = True, whole: bool = False
+    ) -> Any:
         if data.__class__ is not dict or (previous is None and not fingerprint):
             return hook(data, sealed)  # (raises the usual error for a non-dict)
         old = getattr(previous, "_cc_digest", None) if previous.__class__ is sealed else None
@@ -129,6 +102,7 @@ def _reusing_structure(
             try:
                 print_ = (digest_of(key(value)) & _MASK) or 1
             except TypeError:
+                whole = False  # cannot be checked unchanged
                 continue  # not plain JSON: decoded (and checked) as usual
             digest |= print_ << shift
             if old is not None and (old >> shift) & _MASK == print_:
@@ -137,6 +111,9 @@ def _reusing_structure(
                     if kept is None:
                         kept = []
                     kept.append((attr, wire, same))
+        # every fingerprinted value as ``previous`` had it (an absent one included), the same version
+        if whole and old is not None and old & values_mask == digest and _same_version(data.get("metadata"), previous):
+            return previous
         if managed is not None and (entries or previous is not None):
             prints, metadata = managed(data.get("metadata"), old, previous)
             digest |= prints
@@ -147,6 +124,18 @@ def _reusing_structure(
         return obj
 
     return structure
+
+
+def _same_version(meta: Any, stored: Any) -> bool:
+    """``meta`` (an object's JSON metadata) names the very version ``stored`` is: same uid and resourceVersion."""
+    stored_meta = getattr(stored, "metadata", None)
+    rv = meta.get("resourceVersion") if meta.__class__ is dict else None
+    return (
+        bool(rv)
+        and stored_meta is not None
+        and rv == stored_meta.resource_version
+        and meta.get("uid") == stored_meta.uid
+    )
 
 
 def _assemble(hook: Callable[[Any, Any], Any], sealed: Any, data: dict[str, Any], kept: list[Any] | None) -> Any:

@@ -15,7 +15,7 @@ import pytest
 from cloudcoil_cache.caching import strip_managed_fields
 from cloudcoil_cache.models import is_sealed
 from cloudcoil_cache.models._convert import evolve_sealed
-from cloudcoil_cache.models._reuse import reusing, same_values
+from cloudcoil_cache.models._reuse import reusing
 from cloudcoil_cache.models.kubernetes.apps.v1 import Deployment
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
 from cloudcoil_cache.testing import make_pod
@@ -214,18 +214,24 @@ def test_a_bulk_first_version_without_entry_fingerprints_shares_its_entries_from
     assert second == Pod.from_dict_sealed(_next(raw, 8))
 
 
-def test_same_values_tells_a_version_served_unchanged_from_one_served_differently():
+def test_whole_hands_back_a_version_served_unchanged_but_not_one_served_differently():
     """What a relist uses to hand back the stored object: every top-level value but metadata as the
     stored version was decoded from (a CRD's new default or a conversion can change what is served
-    under one resourceVersion)."""
-    same = same_values(Pod)
+    under one resourceVersion), with its uid and resourceVersion."""
     raw = make_pod("a", "default")
+    raw["metadata"].update(uid="uid-a", resourceVersion="7")  # as listed: a version of one object
     stored = decode(copy.deepcopy(raw), None)
-    assert same(copy.deepcopy(raw), stored)
+    assert decode(copy.deepcopy(raw), stored, whole=True) is stored
+    assert decode(copy.deepcopy(raw), stored) is not stored  # only when asked
     defaulted = copy.deepcopy(raw)
     defaulted["spec"]["containers"][0]["imagePullPolicy"] = "Always"  # same resourceVersion
-    assert not same(defaulted, stored)
+    assert decode(defaulted, stored, whole=True).spec.containers[0].image_pull_policy == "Always"
     without_status = {k: v for k, v in copy.deepcopy(raw).items() if k != "status"}
-    assert not same(without_status, stored)
-    assert not same(copy.deepcopy(raw), Pod.from_dict_sealed(raw))  # built another way: no fingerprints
-    assert not same_values(ConfigMap)({"metadata": {"name": "c"}, "data": {"n": "1"}}, None)
+    assert decode(without_status, stored, whole=True) is not stored
+    assert decode(_next(raw, 99), stored, whole=True) is not stored  # another version
+    built_otherwise = Pod.from_dict_sealed(raw)  # no fingerprints
+    assert decode(copy.deepcopy(raw), built_otherwise, whole=True) is not built_otherwise
+    cm = reusing(ConfigMap)
+    data = {"metadata": {"name": "c", "uid": "u", "resourceVersion": "1"}, "data": {"n": "1"}}
+    stored_cm = cm(copy.deepcopy(data), None)
+    assert cm(copy.deepcopy(data), stored_cm, whole=True) is stored_cm
