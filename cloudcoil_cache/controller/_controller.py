@@ -12,7 +12,7 @@ from cloudcoil_cache.client import Config, current_config
 from cloudcoil_cache.controller._context import CachedKind, Context
 from cloudcoil_cache.controller._finalizers import check_finalizer_name
 from cloudcoil_cache.controller._informers import InformerSet, Scope, Source
-from cloudcoil_cache.controller._keys import key_of, normalize_key, split_key
+from cloudcoil_cache.controller._keys import normalize_key, split_key
 from cloudcoil_cache.controller._mapping import EventMapping, Mapper
 from cloudcoil_cache.controller._observe import ControllerObserver
 from cloudcoil_cache.controller._operator import WriteOptions
@@ -321,8 +321,6 @@ class Controller:
             )
             self._informers = informers
         try:
-            for cls, source in informers.sources.items():
-                self._handles += self._subscribe(cls, source)
             informers.start()
         except BaseException:
             self._stop_informers()
@@ -338,9 +336,6 @@ class Controller:
         self._synced.clear()
         with self._lock:
             informers, self._informers = self._informers, None
-            handles, self._handles = self._handles, []
-        for handle in handles:
-            handle.remove()
         if informers is not None:
             informers.stop()
             informers.close()
@@ -366,20 +361,23 @@ class Controller:
         controller ownerReference (owned kinds), and what the mappers of its kind return."""
         return self._mapping.keys_for(obj)
 
-    def _subscribe(self, cls: Any, source: Source) -> list[Any]:
+    def _subscribe(self, workers: Workers) -> list[Any]:
+        """Queue the keys of every event of every source into ``workers``' queue. Registering
+        replays each cached object as an add, so this also queues every object the run starts with,
+        once (client-go's initial list: a queue filled beside the handlers would see the handlers'
+        late initial adds re-queue keys a worker already took)."""
+
         def handle(*objs: Any) -> None:
-            if self._workers is None:  # not leading: every object is queued when the workers start
-                return
             keys: dict[str, None] = {}
             for obj in objs:
                 keys.update(dict.fromkeys(self._mapping.keys_for(obj)))
-            workers = self._workers
-            if workers is not None:
-                for key in keys:
-                    workers.queue.add(key)
+            for key in keys:
+                workers.queue.add(key)
 
-        view = source.view
-        return [view.on_add(handle), view.on_update(handle), view.on_delete(handle)]
+        handles: list[Any] = []
+        for source in self.sources.values():
+            handles += source.view.add_event_handler(handle, handle, handle)
+        return handles
 
     # -------------------------------------------------------------- workers
     @property
@@ -388,7 +386,8 @@ class Controller:
         return self._workers is not None
 
     def _start_workers(self) -> None:
-        """Start a run: a new queue, every cached primary queued, ``workers`` threads."""
+        """Start a run: a new queue, ``workers`` threads, and the event handlers that queue every
+        cached primary (their replay) and then what changes."""
         informers = self._informers
         if informers is None:
             raise RuntimeError(f"controller {self.name!r}: start the informers first")
@@ -412,11 +411,13 @@ class Controller:
                 needs_loop=any(f.is_async for f in self._finalizers.values()),
             )
             self._workers = workers
-        primary = informers.sources[self.kind]
-        for obj in primary.view.list():
-            if self.in_scope(obj):
-                workers.queue.add(key_of(obj))
         workers.start()
+        handles = self._subscribe(workers)
+        with self._lock:
+            if self._workers is workers:
+                self._handles, handles = handles, []
+        for handle in handles:  # stopped meanwhile
+            handle.remove()
 
     def _stop_workers(self, timeout: float | None = None) -> bool:
         """Stop taking keys, wait up to ``timeout`` (default ``shutdown_timeout``) for reconciles in
@@ -425,6 +426,9 @@ class Controller:
         timeout = self.shutdown_timeout if timeout is None else timeout
         with self._lock:
             workers, self._workers = self._workers, None
+            handles, self._handles = self._handles, []
+        for handle in handles:
+            handle.remove()
         if workers is None:
             return True
         return workers.stop(timeout)

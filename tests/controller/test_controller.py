@@ -448,3 +448,25 @@ def test_the_controllers_cached_reads_have_a_name_of_their_own():
 
     assert controller.CachedKind is controller.CachedResources  # the old name stays importable
     assert controller.CachedKind is not caching.CachedResources  # cloudcoil's, with another contract
+
+
+@pytest.mark.parametrize("leadership", ["controller", "manager"])
+def test_the_first_sync_reconciles_each_object_once(config, fake_api_server, make_cm, leadership):
+    # Every cached object is queued once when the workers start: by the handlers' replay of the
+    # cache, never also by a loop beside them whose keys the handlers' late initial adds queue again.
+    names = [f"cm-{i:04d}" for i in range(600)]
+    for name in names:
+        make_cm(name)
+    ctl = Controller(ConfigMap, config=config, workers=1)  # one worker: keys are taken in queue order
+    calls = Calls()
+
+    @ctl.reconcile()
+    def reconcile(cm):
+        calls.add(cm.name)
+
+    with Manager(ctl, config=config) if leadership == "manager" else ctl:
+        calls.wait(lambda c: len(set(c)) == len(names))
+        make_cm("last")  # its add follows every initial add in the lane; its key, every key they queued
+        calls.wait(lambda c: "last" in c)
+    counts = Counter(calls.snapshot())
+    assert {name: n for name, n in counts.items() if n != 1} == {}
