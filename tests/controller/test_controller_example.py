@@ -45,6 +45,7 @@ def test_the_example_against_a_cluster_follows_changes_and_stops_on_sigterm(fake
                 and (verb != "create" or f'"{name}"'.encode() in (r.body or b""))
             ),
             timeout=60,
+            served=True,  # logged on arrival: wait until the server has applied it too
         )
 
     fake_api_server.create(

@@ -103,7 +103,7 @@ def test_create_edit_delete(widgets: FakeAPIServer, config: Any) -> None:
         widgets.clear_requests()
         widgets.delete(WIDGETS, "w1", "default")
         passes.wait_for(lambda: bool(finalized))
-        widgets.wait_for_request(lambda r: r.verb == "patch" and r.path.endswith("/widgets/w1"))
+        widgets.wait_for_request(lambda r: r.verb == "patch" and r.path.endswith("/widgets/w1"), served=True)
         with pytest.raises(ResourceNotFound):
             widget()
         finalized_writes = writes_by_kind(widgets.requests)

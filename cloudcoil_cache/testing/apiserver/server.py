@@ -505,13 +505,17 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
     def clear_requests(self) -> None:
         self._log.clear()
 
-    def wait_for_request(self, predicate: Callable[[RecordedRequest], bool], timeout: float = 5.0) -> RecordedRequest:
+    def wait_for_request(
+        self, predicate: Callable[[RecordedRequest], bool], timeout: float = 5.0, *, served: bool = False
+    ) -> RecordedRequest:
         """The first logged request matching ``predicate``, waiting up to ``timeout`` s for it.
 
+        A request is logged when it arrives, before the server acts on it; with ``served=True`` this
+        also waits until the server has finished with it, so a write's effect can be read back.
         Already-logged requests count; call ``clear_requests()`` first to wait for a new one.
         Raises ``WaitTimeout``.
         """
-        return self._log.wait_for(predicate, timeout)
+        return self._log.wait_for(predicate, timeout, served)
 
     # -- admission webhook calls ---------------------------------------------------------------
 

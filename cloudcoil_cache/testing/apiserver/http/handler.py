@@ -150,7 +150,7 @@ class Handler(BaseHTTPRequestHandler):
         verb = derive_verb(method, route, query)
         body = self._read_body()
         user = self._user()
-        self.request_log.record(method, path, query, dict(self.headers.items()), verb, body, user or "")
+        recorded = self.request_log.record(method, path, query, dict(self.headers.items()), verb, body, user or "")
         try:
             self._serve(method, verb, route, path, query, body, user)
         except StatusError as exc:
@@ -167,6 +167,8 @@ class Handler(BaseHTTPRequestHandler):
                     _status.status_body(500, "InternalError", f"Internal error occurred: {type(exc).__name__}: {exc}"),
                 )
             )
+        finally:
+            recorded.served.set()  # a write is in the store from here: wait_for_request(served=True)
 
     def _serve(
         self,

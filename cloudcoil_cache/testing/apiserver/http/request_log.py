@@ -23,6 +23,8 @@ class RecordedRequest:
     (get/list/watch/create/update/patch/delete/deletecollection); ``time`` is ``time.monotonic()``;
     ``body`` is the raw request body; ``user`` the authenticated user (a client certificate's CN,
     ``"token-user"`` for the expected bearer token, ``""`` when unauthenticated).
+    It is logged when it arrives; ``served`` is set once the server has finished with it (answered,
+    failed, or the connection broke): a write's effect is in the store from then on.
     Its repr hides credential headers and the body (the fields themselves keep them for assertions).
     """
 
@@ -34,6 +36,7 @@ class RecordedRequest:
     verb: str
     body: bytes = field(default=b"", repr=False)
     user: str = ""
+    served: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
 
     def json(self) -> Any:
         """The body parsed as JSON (``None`` when empty)."""
@@ -78,10 +81,21 @@ class RequestLog:
         with self._cond:
             self._items.clear()
 
-    def wait_for(self, predicate: Callable[[RecordedRequest], bool], timeout: float) -> RecordedRequest:
-        """The first recorded request (already logged or arriving within ``timeout``) matching."""
-        seen = 0
+    def wait_for(
+        self, predicate: Callable[[RecordedRequest], bool], timeout: float, served: bool = False
+    ) -> RecordedRequest:
+        """The first recorded request (already logged or arriving within ``timeout``) matching;
+        with ``served``, once the server has also finished with it."""
         deadline = time.monotonic() + timeout
+        found = self._wait_arrived(predicate, timeout, deadline)
+        if served and not found.served.wait(max(0.0, deadline - time.monotonic())):
+            raise WaitTimeout(f"{found.method} {found.path} arrived but was not served within {timeout} s")
+        return found
+
+    def _wait_arrived(
+        self, predicate: Callable[[RecordedRequest], bool], timeout: float, deadline: float
+    ) -> RecordedRequest:
+        seen = 0
         with self._cond:
             while True:
                 for req in self._items[seen:]:
