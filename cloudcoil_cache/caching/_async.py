@@ -156,7 +156,7 @@ class AsyncLane(Lane):
                 wake.clear()
             await wake.wait()
 
-    def stop(self) -> Callable[[float | None], None] | None:
+    def stop(self) -> Callable[[float | None], bool] | None:
         with self._lock:
             self._running = False
             self._generation += 1
@@ -172,10 +172,10 @@ class AsyncLane(Lane):
             except RuntimeError:  # the loop closed: join cancels
                 pass
 
-        def join(timeout: float | None = None) -> None:
+        def join(timeout: float | None = None) -> bool:
             if loop.is_closed() or running_loop() is loop:
                 task.cancel()  # nothing can run it any more / we are on that loop: cannot wait
-                return
+                return True
             wait = JOIN_TIMEOUT if timeout is None else min(timeout, JOIN_TIMEOUT)
             done, _ = concurrent.futures.wait([task], wait)
             if not done:
@@ -186,6 +186,7 @@ class AsyncLane(Lane):
                     self.name,
                     wait,
                 )
+            return bool(done)
 
         return join
 

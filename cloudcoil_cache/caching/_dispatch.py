@@ -128,8 +128,9 @@ class Lane(abc.ABC):
         """Start delivering (a new run; idempotent while running)."""
 
     @abc.abstractmethod
-    def stop(self) -> Callable[[float | None], None] | None:
-        """Drop queued events and ask the lane to end; returns a ``join(timeout)`` to wait with."""
+    def stop(self) -> Callable[[float | None], bool] | None:
+        """Drop queued events and ask the lane to end; returns a ``join(timeout)`` to wait with
+        (False when the handler call in flight had not ended by then)."""
 
 
 def handler_args(note: Notification) -> tuple[Any, ...]:
@@ -170,7 +171,7 @@ class ThreadLane(Lane):
             )
             self._thread.start()
 
-    def stop(self) -> Callable[[float | None], None] | None:
+    def stop(self) -> Callable[[float | None], bool] | None:
         with self._cond:
             self._running = False
             self._queue.clear()
@@ -179,9 +180,11 @@ class ThreadLane(Lane):
         if thread is None:
             return None
 
-        def join(timeout: float | None = None) -> None:
-            if thread is not threading.current_thread():
-                thread.join(timeout)
+        def join(timeout: float | None = None) -> bool:
+            if thread is threading.current_thread():
+                return True  # a handler removing its own lane: it ends when the call returns
+            thread.join(timeout)
+            return not thread.is_alive()
 
         return join
 
@@ -225,7 +228,7 @@ class Lanes:
         for each in (lane,) if lane is not None else self._lanes:
             self._handler_context().run(each.start)
 
-    def stop(self) -> list[Callable[[float | None], None]]:
+    def stop(self) -> list[Callable[[float | None], bool]]:
         """Ask every lane to stop; the joins to wait with (none for a lane that never ran)."""
         return [join for join in (lane.stop() for lane in self._lanes) if join is not None]
 
@@ -236,7 +239,7 @@ class Lanes:
         self._lanes.append(lane)
         return True
 
-    def drop(self, lane: Lane) -> Callable[[float | None], None] | None:
+    def drop(self, lane: Lane) -> Callable[[float | None], bool] | None:
         """Stop and forget ``lane`` (its last handler is gone); the join to wait with."""
         if lane not in self._lanes:
             return None

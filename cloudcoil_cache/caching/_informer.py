@@ -321,28 +321,28 @@ class Informer(Generic[T]):
             return True
 
     # --------------------------------------------------------------- handlers
-    def register(self, lane: Lane, *registrations: Registration) -> None:
+    def register(self, lane: Lane, *registrations: Registration, replay: bool = True) -> None:
         """Add handlers to a view's lane in one step (no event can fall between them); if objects
-        are already cached, replay them to each as adds."""
+        are already cached (and ``replay``), replay them to each as adds."""
         with self._deliver_lock:
             if self._lanes.add(lane) and self._started:
                 self._lanes.start(lane)
             for registration in registrations:
                 lane.add(registration)
-            if self._synced:
+            if replay and self._synced:
                 cached = self.store.list()
                 for registration in registrations:
                     if registration.event == "add":
                         lane.enqueue([Added(obj, initial=True) for obj in cached], only=registration)
 
-    def unregister(self, lane: Lane, registration: Registration) -> None:
-        """Stop delivering to one handler; a lane left without handlers is stopped and joined."""
+    def unregister(self, lane: Lane, registration: Registration, timeout: float | None = None) -> bool:
+        """Stop delivering to one handler; a lane left without handlers is stopped and joined (up
+        to ``timeout``: False when its thread was still in a handler call then)."""
         join = None
         with self._deliver_lock:
             if lane.remove(registration):
                 join = self._lanes.drop(lane)
-        if join is not None:
-            join(None)
+        return join is None or join(timeout)
 
     def forget_handlers(self) -> None:
         """Drop every handler (the owning Config was closed; only while stopped).
@@ -503,7 +503,7 @@ class _StoppedRun:
 
     generation: int
     reflector: Reflector | None
-    joins: list[Callable[[float | None], None]]
+    joins: list[Callable[[float | None], bool]]
 
 
 @attrs.frozen

@@ -41,9 +41,11 @@ class HandlerHandle:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._registration.handler(*args, **kwargs)
 
-    def remove(self) -> None:
-        """Stop delivering events to this handler (idempotent)."""
-        self._informer.unregister(self._lane, self._registration)
+    def remove(self, timeout: float | None = None) -> bool:
+        """Stop delivering events to this handler (idempotent). When it was its view's last
+        handler, wait for the view's handler call in flight, up to ``timeout`` seconds (None: until
+        it returns); False when one was still running then (it ends by itself, nothing follows it)."""
+        return self._informer.unregister(self._lane, self._registration, timeout)
 
     @property
     def backlog(self) -> int:
@@ -140,11 +142,13 @@ class InformerView(Generic[T]):
         name = f"{self._informer.name}:{getattr(func, '__qualname__', type(func).__name__)}"
         return Registration(event, handler, name)
 
-    def _register_all(self, handlers: builtins.list[tuple[str, Any]]) -> builtins.list[HandlerHandle]:
+    def _register_all(
+        self, handlers: builtins.list[tuple[str, Any]], replay: bool = True
+    ) -> builtins.list[HandlerHandle]:
         registrations = [self._registration(event, func) for event, func in handlers]  # checks all first
         if self._lane is None:
             self._lane = self._new_lane(f"{self._informer.name}#{self._view_number}")
-        self._informer.register(self._lane, *registrations)
+        self._informer.register(self._lane, *registrations, replay=replay)
         return [HandlerHandle(self._informer, self._lane, r) for r in registrations]
 
     def add_event_handler(
@@ -152,10 +156,13 @@ class InformerView(Generic[T]):
         on_add: Callable[..., Any] | None = None,
         on_update: Callable[..., Any] | None = None,
         on_delete: Callable[..., Any] | None = None,
+        *,
+        replay: bool = True,
     ) -> builtins.list[HandlerHandle]:
         """Register several handlers in one step, as client-go's ``AddEventHandler``: on a running
         informer no event can arrive between their registrations (``on_add``, then ``on_delete``
-        separately could miss a delete in between). Returns their handles, in that order."""
+        separately could miss a delete in between). Returns their handles, in that order.
+        ``replay=False``: no adds for the objects already cached, only the changes from now on."""
         handlers = [
             (event, func)
             for event, func in (("add", on_add), ("update", on_update), ("delete", on_delete))
@@ -163,7 +170,7 @@ class InformerView(Generic[T]):
         ]
         if not handlers:
             raise TypeError("add_event_handler() needs at least one of on_add, on_update, on_delete")
-        return self._register_all(handlers)
+        return self._register_all(handlers, replay)
 
     @overload
     def on_add(self, func: F) -> HandlerHandle: ...

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any, Callable, TypeVar
 
 from cloudcoil_cache._listwatch import parse_label_selector
+from cloudcoil_cache.caching import HandlerHandle
 from cloudcoil_cache.caching._policy import in_scope
 from cloudcoil_cache.client import Config, current_config
 from cloudcoil_cache.controller._context import CachedKind, Context
@@ -361,11 +363,16 @@ class Controller:
         controller ownerReference (owned kinds), and what the mappers of its kind return."""
         return self._mapping.keys_for(obj)
 
-    def _subscribe(self, workers: Workers) -> list[Any]:
-        """Queue the keys of every event of every source into ``workers``' queue. Registering
-        replays each cached object as an add, so this also queues every object the run starts with,
-        once (client-go's initial list: a queue filled beside the handlers would see the handlers'
-        late initial adds re-queue keys a worker already took)."""
+    def _subscribe(self, workers: Workers) -> list[HandlerHandle]:
+        """Queue the keys of every event of every source into ``workers``' queue.
+
+        The primary kind's registration replays each cached primary as an add, so this also queues
+        every primary the run starts with, once (client-go's initial list: a queue filled beside
+        the handlers would see the handlers' late initial adds re-queue keys a worker already
+        took). The other kinds are registered first and without a replay: their cached objects
+        would only queue again primaries the replay queues (each startup reconcile reads them), and
+        a change of theirs made after their registration queues its primary again.
+        """
 
         def handle(*objs: Any) -> None:
             keys: dict[str, None] = {}
@@ -374,9 +381,19 @@ class Controller:
             for key in keys:
                 workers.queue.add(key)
 
-        handles: list[Any] = []
-        for source in self.sources.values():
-            handles += source.view.add_event_handler(handle, handle, handle)
+        sources = self.sources
+        primary = sources.get(self.kind)
+        handles: list[HandlerHandle] = []
+        try:
+            for source in sources.values():
+                if source is not primary:
+                    handles += source.view.add_event_handler(handle, handle, handle, replay=False)
+            if primary is not None:
+                handles += primary.view.add_event_handler(handle, handle, handle)
+        except BaseException:
+            for registered in handles:
+                registered.remove(0)
+            raise
         return handles
 
     # -------------------------------------------------------------- workers
@@ -417,21 +434,25 @@ class Controller:
             if self._workers is workers:
                 self._handles, handles = handles, []
         for handle in handles:  # stopped meanwhile
-            handle.remove()
+            handle.remove(self.shutdown_timeout)
 
     def _stop_workers(self, timeout: float | None = None) -> bool:
         """Stop taking keys, wait up to ``timeout`` (default ``shutdown_timeout``) for reconciles in
-        flight, join the workers. False when some did not finish in time: coroutine reconciles are
-        then cancelled; a plain function cannot be interrupted, its thread is left to end."""
+        flight, join the workers, then remove the event handlers (what they queue meanwhile is
+        dropped), waiting for a mapper in flight with the time left. False when something did not
+        finish in time: coroutine reconciles are then cancelled; a plain function (a reconcile, a
+        mapper) cannot be interrupted, its thread is left to end."""
         timeout = self.shutdown_timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout
         with self._lock:
             workers, self._workers = self._workers, None
             handles, self._handles = self._handles, []
+        done = workers is None or workers.stop(timeout)
         for handle in handles:
-            handle.remove()
-        if workers is None:
-            return True
-        return workers.stop(timeout)
+            if not handle.remove(max(0.0, deadline - time.monotonic())):
+                done = False
+                self.logger.warning("%s: an event mapper was still running at the stop; left to end", self.name)
+        return done
 
     def _leadership_lost(self) -> None:
         """The Manager's election stepped down: reconciles of the current run see ``LeadershipLost`` at

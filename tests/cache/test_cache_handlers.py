@@ -366,3 +366,37 @@ def test_eviction_at_capacity_is_not_a_delete_so_handlers_get_no_on_delete(serve
     assert rec.names("delete") == [victim]
     assert sorted(rec.names("add")) == ["newest", "pod-0", "pod-1", "pod-2"]
     assert status.evictions == 2 and not status.complete
+
+
+def test_add_event_handler_without_replay_gets_only_the_changes_after_it(server, make_config):
+    seed(server, 3)
+    config = make_config(resources=[Pod])
+    rec = Recorder()
+    with config:
+        informer = config.cache.get_informer(Pod)  # type: ignore[union-attr]
+        informer.add_event_handler(on_add=lambda pod: rec.add("add", pod), replay=False)
+        server.create("pods", make_pod("live"))
+        rec.wait(lambda ev: len(ev) >= 1)
+        server.create("pods", make_pod("sentinel"))
+        rec.wait(lambda ev: "sentinel" in [p.metadata.name for _, p in ev])
+    assert rec.names("add") == ["live", "sentinel"]  # none of the three cached before
+
+
+def test_removing_the_last_handler_waits_for_its_call_in_flight_only_up_to_a_timeout(server, make_config):
+    seed(server, 1)
+    config = make_config(resources=[Pod])
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(pod: Any) -> None:
+        entered.set()
+        release.wait(60)
+
+    with config:
+        informer = config.cache.get_informer(Pod)  # type: ignore[union-attr]
+        handle = informer.on_add(slow)
+        assert entered.wait(10)  # the replay of pod-0 is in the handler
+        try:
+            assert handle.remove(timeout=0.05) is False  # still in the call: not waited for further
+        finally:
+            release.set()
+        assert handle.remove(timeout=10) is True  # removed already: nothing left to wait for

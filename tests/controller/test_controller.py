@@ -470,3 +470,62 @@ def test_the_first_sync_reconciles_each_object_once(config, fake_api_server, mak
         calls.wait(lambda c: "last" in c)
     counts = Counter(calls.snapshot())
     assert {name: n for name, n in counts.items() if n != 1} == {}
+
+
+def test_the_first_sync_reconciles_a_primary_once_however_many_watched_objects_map_to_it(
+    config, fake_api_server, make_cm
+):
+    # Only the primary kind's registration replays the cache: a watched kind's cached objects would
+    # queue their primary again after a worker took it (each startup reconcile reads them anyway).
+    make_cm("p")
+    make_cm("last")
+    for i in range(400):
+        fake_api_server.create("secrets", {"metadata": {"name": f"s-{i:03d}"}}, "default")
+    ctl = Controller(ConfigMap, config=config, workers=1)  # one worker: keys are taken in queue order
+    calls = Calls()
+
+    @ctl.watch(Secret)
+    def owner_of(secret):
+        return "default/last" if secret.name == "barrier" else "default/p"
+
+    @ctl.reconcile()
+    def reconcile(cm):
+        calls.add(cm.name)
+
+    with ctl:
+        calls.wait(lambda c: {"p", "last"} <= set(c))
+        # on the Secrets' lane, after anything a replay would have queued: p's key before last's
+        fake_api_server.create("secrets", {"metadata": {"name": "barrier"}}, "default")
+        calls.wait(lambda c: c.count("last") == 2)
+        assert calls.snapshot().count("p") == 1
+        fake_api_server.create("secrets", {"metadata": {"name": "s-new"}}, "default")  # a change still maps
+        calls.wait(lambda c: c.count("p") == 2)
+
+
+def test_stopping_waits_for_a_busy_event_mapper_only_up_to_the_shutdown_timeout(config, fake_api_server, make_cm):
+    make_cm("p")
+    ctl = Controller(ConfigMap, config=config, shutdown_timeout=0.2)
+    in_mapper, release = threading.Event(), threading.Event()
+
+    @ctl.watch(Secret)
+    def owner_of(secret):
+        in_mapper.set()
+        release.wait(60)  # a live call hanging (a partition: why a replica loses its lease)
+        return "default/p"
+
+    @ctl.reconcile()
+    def reconcile(cm):
+        pass
+
+    ctl.start()
+    try:
+        fake_api_server.create("secrets", {"metadata": {"name": "slow"}}, "default")
+        assert in_mapper.wait(10)
+        stopper = threading.Thread(target=ctl.stop, name="test-controller-stop")
+        stopper.start()
+        stopper.join(30)  # the mapper is still blocked: only the timeouts can end the stop
+        assert not stopper.is_alive()
+        assert not ctl.running
+    finally:
+        release.set()
+        stopper.join(30)

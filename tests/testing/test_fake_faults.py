@@ -334,13 +334,14 @@ def test_wait_for_request_returns_the_first_match_or_times_out(
 def test_wait_for_request_served_waits_until_the_server_is_done_with_it(
     fake_api_server: FakeAPIServer,
 ) -> None:
-    with watch(fake_api_server.url, PODS, resourceVersion="0", timeoutSeconds=0.5) as resp:
+    with watch(fake_api_server.url, PODS, resourceVersion="0", timeoutSeconds=60):
         arrived = fake_api_server.wait_for_request(lambda r: r.verb == "watch", 5)
         assert not arrived.served.is_set()  # logged on arrival; the watch is still being served
         with pytest.raises(WaitTimeout, match="arrived but was not served"):
             fake_api_server.wait_for_request(lambda r: r.verb == "watch", 0.05, served=True)
-        read_events(resp)  # the server ends the watch at timeoutSeconds
-    assert fake_api_server.wait_for_request(lambda r: r.verb == "watch", 5, served=True) is arrived
+        fake_api_server.wait_for_watches(1)
+        assert fake_api_server.drop_watches() == 1  # the server is done with it
+        assert fake_api_server.wait_for_request(lambda r: r.verb == "watch", 5, served=True) is arrived
     requests.post(fake_api_server.url + PODS, json=make_pod("a"), timeout=5)
     created = fake_api_server.wait_for_request(lambda r: r.verb == "create", 5, served=True)
     assert created.served.is_set() and fake_api_server.get("pods", "a", "default")["metadata"]["name"] == "a"
