@@ -248,13 +248,25 @@ class Model(_builders.BuilderTypes, metaclass=_ModelMeta):
     # cloudcoil's models are pydantic models; these give code written for them the same calls.
     @classmethod
     def model_validate(cls: type[M], obj: Any) -> M:
-        """``obj`` if it is already a ``cls``, else an editable object from its wire form (a dict).
+        """``obj`` if it is already a ``cls``, else an editable object from a dict.
 
-        Raises ``DecodeError`` (a ``ValueError``) naming the field that does not fit.
+        The dict's keys are wire names (camelCase) or, as pydantic's ``populate_by_name`` allows,
+        attribute names (``resource_version``), at any depth. Raises ``DecodeError`` (a
+        ``ValueError``) naming the field that does not fit.
         """
         if isinstance(obj, cls):
             return obj
-        return cls.from_dict(obj)
+        built = cls.from_dict(obj)
+        if isinstance(obj, dict) and _attribute_named(built) is not None:
+            # the wire decoder kept the attribute-named keys as unknown fields: build it as keyword
+            # construction does, which takes both names (and refuses a key it does not know)
+            try:
+                return cls(**obj)
+            except (TypeError, ValueError) as exc:
+                from cloudcoil_cache.errors import DecodeError
+
+                raise DecodeError(f"cannot decode {cls.__name__}: {exc}") from None
+        return built
 
     @classmethod
     def model_validate_json(cls: type[M], data: str | bytes | bytearray) -> M:
@@ -336,6 +348,29 @@ class Model(_builders.BuilderTypes, metaclass=_ModelMeta):
     def list_builder(cls: type[M]) -> _builders.ListBuilder[M]:
         """An immutable builder of a list: ``Container.list_builder().add(lambda c: c.name("a")).build()``."""
         return _builders.ListBuilder(cls)
+
+
+def _attribute_named(obj: Model, path: str = "") -> str | None:
+    """The path of the first key of ``obj`` (or of a model inside it) kept as an unknown field
+    although it is the attribute name of a field (``metadata.resource_version``); None if none."""
+    names = _field_names(type(obj))
+    for key in obj._extra or ():
+        if key in names:
+            return f"{path}{key}"
+    for name in names:
+        value = getattr(obj, name)
+        items: Any = (
+            enumerate(value) if isinstance(value, list) else value.items() if isinstance(value, dict) else ()
+        )
+        if isinstance(value, Model):
+            items = ((None, value),)
+        for index, item in items:
+            if isinstance(item, Model):
+                where = f"{path}{name}." if index is None else f"{path}{name}[{index!r}]."
+                found = _attribute_named(item, where)
+                if found is not None:
+                    return found
+    return None
 
 
 def _rebuild(cls: type[Model], sealed: bool, data: dict[str, Any]) -> Model:

@@ -316,6 +316,22 @@ def test_a_subclass_of_a_generated_kind_adding_methods_decodes_to_itself() -> No
     assert type(parse(wire)) is ConfigMap
 
 
+def test_model_validate_takes_attribute_names_at_any_depth_as_populate_by_name_does() -> None:
+    snake = {
+        "metadata": {"name": "p", "resource_version": "5", "labels": {"a_b": "c"}},
+        "spec": {"containers": [{"name": "c", "image_pull_policy": "Always"}], "restartPolicy": "Never"},
+    }
+    pod = Pod.model_validate(snake)
+    assert pod.metadata.resource_version == "5" and pod.metadata.labels == {"a_b": "c"}
+    assert pod.spec.containers[0].image_pull_policy == "Always" and pod.spec.restart_policy == "Never"
+    assert "resource_version" not in pod.to_dict()["metadata"]  # nothing kept as an unknown field
+    assert pod == Pod(**snake)
+    wire = Pod.model_validate({"metadata": {"name": "p"}, "futureField": {"x": 1}})
+    assert wire.to_dict()["futureField"] == {"x": 1}  # wire names alone: unknown fields kept
+    with pytest.raises(DecodeError, match="futureField"):  # mixed with attribute names: refused, not lost
+        Pod.model_validate({"metadata": {"resource_version": "5"}, "futureField": 1})
+
+
 def test_an_annotated_generic_resource_still_needs_all_four_declarations() -> None:
     with pytest.raises(TypeError, match="all four"):
 
