@@ -14,6 +14,7 @@ from cloudcoil_cache.controller._mutations import guarded_patch, merge_diff
 from cloudcoil_cache.controller._outcomes import TerminalError, Wait
 from cloudcoil_cache.controller._status import Now, status_of, utc_now
 from cloudcoil_cache.controller._writes import PassWrites, QueuedEvent
+from cloudcoil_cache.errors import ResourceNotFound
 
 __all__ = ["READY", "OperatorPass", "WriteOptions"]
 
@@ -186,9 +187,27 @@ class OperatorPass:
 
     def _write_status(self, obj: Any, status: dict[str, Any], ctx: Context) -> Any:
         patch = {"status": merge_diff(status_of(obj), status)}
-        known = getattr(type(obj), "subresources", None)
+        kind = type(obj)
+        known = getattr(kind, "subresources", None)
         subresource = None if known is not None and "status" not in known else "status"
-        return guarded_patch(obj, patch, ctx.config, subresource=subresource, field_manager=self._field_manager)
+        try:
+            return guarded_patch(obj, patch, ctx.config, subresource=subresource, field_manager=self._field_manager)
+        except ResourceNotFound as exc:
+            if subresource is None:
+                raise
+            meta = obj.metadata
+            kind.client(ctx.config).live_get(meta.name, meta.namespace)  # gone: ResourceNotFound, as it was
+            # it exists: its kind has no /status. Writing status through the object instead would
+            # bump its generation (a CRD without the subresource counts status changes), so each
+            # pass's observedGeneration would start the next pass: say what to change instead.
+            raise ResourceNotFound(
+                f"{getattr(kind, 'plural', None) or kind.__name__} {meta.name!r} has no status subresource, so "
+                f"controller {self.name!r} cannot write its status: add `subresources: {{status: {{}}}}` to "
+                "the CRD's version, or pass Controller(status_updates=False) (and report_status=False)",
+                code=exc.code,
+                reason=exc.reason,
+                status=exc.status,
+            ) from exc
 
     def _record_events(self, config: Any, obj: Any, writes: PassWrites) -> None:
         if not writes.events:

@@ -7,7 +7,17 @@ import threading
 from typing import Any
 
 import pytest
-from _operator_support import EVENTS, WIDGETS, Passes, Widget, conditions, install_widgets, make_widget, writes_by_kind
+from _operator_support import (
+    EVENTS,
+    WIDGETS,
+    Passes,
+    Widget,
+    conditions,
+    install_widgets,
+    make_widget,
+    widget_crd,
+    writes_by_kind,
+)
 
 from cloudcoil_cache.apimachinery import ObjectMeta
 from cloudcoil_cache.controller import Controller, TerminalError, Wait
@@ -268,3 +278,24 @@ def child_data(server: FakeAPIServer, name: str) -> dict[str, Any] | None:
         return dict(server.get("configmaps", name, "default")["data"])
     except ResourceNotFound:
         return None
+
+
+def test_a_kind_without_a_status_subresource_fails_its_passes_saying_so(
+    fake_api_server: FakeAPIServer, config: Any
+) -> None:
+    crd = widget_crd()
+    del crd["spec"]["versions"][0]["subresources"]
+    fake_api_server.create("customresourcedefinitions", crd)
+    ctl = Controller(Widget, config=config, report_status=True, events=False)
+    ctl.observer = passes = Passes()
+
+    @ctl.reconcile()
+    def reconcile(widget: Any, ctx: Any) -> None:
+        ctx.set_status(size=1)
+
+    make_widget(fake_api_server, "w1")
+    with ctl.start():
+        passes.wait_for(lambda: passes.results["error"] >= 1)
+        error = ctl.status().last_errors["default/w1"]
+    assert "widgets 'w1' has no status subresource" in error and "subresources: {status: {}}" in error
+    assert "status" not in fake_api_server.get(WIDGETS, "w1", "default")  # nothing written elsewhere instead
