@@ -242,6 +242,35 @@ def test_annotated_subclass_without_a_plural_learns_it_from_discovery(
         config.close()
 
 
+class Sprocket(Resource):
+    """A plural but no scope: the scope comes from discovery (it was taken as cluster-scoped)."""
+
+    api_version: str = "toys.example.com/v1"
+    kind: str = "Sprocket"
+    plural = "sprockets"
+    spec: dict[str, Any] | None = None
+
+
+def test_annotated_subclass_with_a_plural_but_no_scope_learns_the_scope_from_discovery(
+    toy_server: FakeAPIServer, tmp_path: Path
+) -> None:
+    toy_server.register_resource("toys.example.com", "v1", "Sprocket", "sprockets")
+    kubeconfig = toy_server.write_kubeconfig(tmp_path / "kubeconfig")
+    assert (Sprocket.plural, Sprocket.namespaced) == ("sprockets", None)
+    with pytest.raises(ValueError, match="does not know its namespaced yet"):
+        Cache(resources=[Sprocket])
+    config = Config(kubeconfig=kubeconfig, namespace="default")
+    try:
+        with config:
+            Sprocket(metadata={"name": "s1"}, spec={"teeth": 12}).create()
+            assert (Sprocket.plural, Sprocket.namespaced) == ("sprockets", True)
+            assert Sprocket.get("s1").metadata.namespace == "default"
+    finally:
+        config.close()
+    created = toy_server.wait_for_request(lambda r: r.verb == "create")
+    assert created.path == "/apis/toys.example.com/v1/namespaces/default/sprockets"
+
+
 def test_a_users_plain_typed_fields_are_checked_at_construction_as_pydantic_does() -> None:
     class Knob(Resource):
         api_version: str = "toys.example.com/v1"
