@@ -345,3 +345,14 @@ def test_wait_for_request_served_waits_until_the_server_is_done_with_it(
     requests.post(fake_api_server.url + PODS, json=make_pod("a"), timeout=5)
     created = fake_api_server.wait_for_request(lambda r: r.verb == "create", 5, served=True)
     assert created.served.is_set() and fake_api_server.get("pods", "a", "default")["metadata"]["name"] == "a"
+
+
+def test_a_watch_whose_client_closed_it_ends_though_nothing_is_written_to_it(
+    fake_api_server: FakeAPIServer,
+) -> None:
+    # no event and no bookmark to write: the server notices the closed socket itself (the real one
+    # does at once; this fake within seconds), instead of keeping a thread and a socket till timeout
+    with watch(fake_api_server.url, PODS, resourceVersion="0", timeoutSeconds=300):
+        fake_api_server.wait_for_watches(1)
+    fake_api_server.wait_for_request(lambda r: r.verb == "watch", 15, served=True)
+    assert fake_api_server.active_watches == 0

@@ -64,6 +64,9 @@ class _Capture:
     def abort(self) -> None:
         pass
 
+    def client_gone(self) -> bool:
+        return False
+
 
 def _stored(ctx: ServerContext, rtype: ResourceType, req: Request) -> dict[str, Any] | None:
     name = req.route.name

@@ -40,6 +40,9 @@ class Responder(Protocol):
     def abort(self) -> None:
         """End the connection without the terminating chunk."""
 
+    def client_gone(self) -> bool:
+        """Whether the client has closed its end of a stream."""
+
 
 @dataclass(frozen=True)
 class Request:

@@ -26,10 +26,16 @@ class StreamTarget(Protocol):
     def abort(self) -> None:
         """End the connection without the terminating chunk."""
 
+    def client_gone(self) -> bool:
+        """Whether the client has closed its end (checked while the stream is idle)."""
+
 
 __all__ = ["serve_watch"]
 
 _MALFORMED = b'{"type":"MODIFIED","object":{"kind":garbage!!\n'
+#: How often an idle watch checks that its client is still there (a thread and a socket each
+#: until then: the real server notices a closed stream at once).
+_CLIENT_CHECK_INTERVAL = 2.0
 
 
 class _Ended(Exception):
@@ -246,6 +252,7 @@ class _Stream:
         interval = self.ctx.settings.bookmark_interval
         deadline = time.monotonic() + timeout
         next_bookmark = time.monotonic() + interval if self.allow_bookmarks else float("inf")
+        next_check = time.monotonic() + _CLIENT_CHECK_INTERVAL
         while True:
             batch: list[tuple[str, Any]] = []
             command = None
@@ -264,9 +271,9 @@ class _Stream:
                         w.items.clear()
                         break
                     now = time.monotonic()
-                    if now >= deadline or now >= next_bookmark:
+                    if now >= deadline or now >= next_bookmark or now >= next_check:
                         break
-                    w.cond.wait(min(deadline, next_bookmark) - now)
+                    w.cond.wait(min(deadline, next_bookmark, next_check) - now)
             if command is not None:
                 self._cut(mid_object=bool(command[1]))
             self._write_items(batch)
@@ -277,3 +284,7 @@ class _Stream:
             if now >= next_bookmark:
                 self._bookmark()
                 next_bookmark = now + interval
+            if now >= next_check:
+                if self.out.client_gone():
+                    raise _Ended(clean=False)
+                next_check = now + _CLIENT_CHECK_INTERVAL

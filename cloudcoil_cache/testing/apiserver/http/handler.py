@@ -5,6 +5,7 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
+import select
 import socket
 import ssl
 import time
@@ -100,6 +101,20 @@ class Handler(BaseHTTPRequestHandler):
 
     def write_raw(self, data: bytes) -> None:
         self.wfile.write(data)
+
+    def client_gone(self) -> bool:
+        """Has the client closed its end of a stream (an abandoned watch)? A client sends nothing
+        while it reads one, so over TLS anything readable (its close_notify, its FIN) says so too."""
+        conn = self.connection
+        try:
+            readable, _, _ = select.select([conn], [], [], 0)
+            if not readable:
+                return False
+            if isinstance(conn, ssl.SSLSocket):
+                return True
+            return bool(conn.recv(1, socket.MSG_PEEK) == b"")
+        except (OSError, ValueError):
+            return True
 
     def abort(self) -> None:
         """Close the connection without ending the response (a cut watch)."""
