@@ -248,32 +248,12 @@ class _Stream:
                 self.out.abort()
 
     def _loop(self, timeout: float) -> None:
-        w, faults = self.watcher, self.ctx.faults
         interval = self.ctx.settings.bookmark_interval
         deadline = time.monotonic() + timeout
         next_bookmark = time.monotonic() + interval if self.allow_bookmarks else float("inf")
         next_check = time.monotonic() + _CLIENT_CHECK_INTERVAL
         while True:
-            batch: list[tuple[str, Any]] = []
-            command = None
-            with w.cond:
-                while True:
-                    if w.closed:
-                        raise _Ended(clean=False)
-                    if w.urgent:
-                        command = w.urgent.popleft()
-                        break
-                    if faults.stalled:
-                        w.cond.wait()
-                        continue
-                    if w.items:
-                        batch = list(w.items)
-                        w.items.clear()
-                        break
-                    now = time.monotonic()
-                    if now >= deadline or now >= next_bookmark or now >= next_check:
-                        break
-                    w.cond.wait(min(deadline, next_bookmark, next_check) - now)
+            command, batch = self._wait(min(deadline, next_bookmark, next_check))
             if command is not None:
                 self._cut(mid_object=bool(command[1]))
             self._write_items(batch)
@@ -288,3 +268,24 @@ class _Stream:
                 if self.out.client_gone():
                     raise _Ended(clean=False)
                 next_check = now + _CLIENT_CHECK_INTERVAL
+
+    def _wait(self, until: float) -> tuple[Any, list[tuple[str, Any]]]:
+        """An urgent command, or the queued items, or nothing once ``until`` (monotonic) passed."""
+        w, faults = self.watcher, self.ctx.faults
+        with w.cond:
+            while True:
+                if w.closed:
+                    raise _Ended(clean=False)
+                if w.urgent:
+                    return w.urgent.popleft(), []
+                if faults.stalled:
+                    w.cond.wait()
+                    continue
+                if w.items:
+                    batch = list(w.items)
+                    w.items.clear()
+                    return None, batch
+                now = time.monotonic()
+                if now >= until:
+                    return None, []
+                w.cond.wait(until - now)
