@@ -19,7 +19,16 @@ from cloudcoil_cache.errors import ReadOnlyError
 from cloudcoil_cache.models import _builders
 from cloudcoil_cache.models._methods import ResourceMethods
 
-__all__ = ["Model", "Resource", "field_hints", "is_sealed", "model", "register_resource", "registered_resource"]
+__all__ = [
+    "Model",
+    "Resource",
+    "field_hints",
+    "is_sealed",
+    "model",
+    "register_resource",
+    "registered_resource",
+    "wire_name",
+]
 
 M = TypeVar("M", bound="Model")
 C = TypeVar("C", bound=type)
@@ -356,12 +365,23 @@ class Model(_builders.BuilderTypes, metaclass=_ModelMeta):
         return _builders.ListBuilder(cls)
 
 
+def wire_name(cls: type, attr: str) -> str:
+    """The wire (JSON) name of attribute ``attr`` of ``cls``."""
+    special = cls._wire.get(attr) if hasattr(cls, "_wire") else None
+    if special:
+        return special  # type: ignore[no-any-return]
+    head, *rest = attr.rstrip("_").split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
 def _attribute_named(obj: Model, path: str = "") -> str | None:
     """The path of the first key of ``obj`` (or of a model inside it) kept as an unknown field
-    although it is the attribute name of a field (``metadata.resource_version``); None if none."""
-    names = _field_names(type(obj))
+    although it is the attribute name of a field, not its wire name (``metadata.resource_version``;
+    not an explicit ``"data": null``); None if none."""
+    cls = type(obj)
+    names = _field_names(cls)
     for key in obj._extra or ():
-        if key in names:
+        if key in names and key != wire_name(cls, key):
             return f"{path}{key}"
     for name in names:
         value = getattr(obj, name)

@@ -14,7 +14,7 @@ import attrs
 
 from cloudcoil_cache.errors import DecodeError
 from cloudcoil_cache.models import _base, _builders, _time
-from cloudcoil_cache.models._base import Model, Resource, field_hints
+from cloudcoil_cache.models._base import Model, Resource, field_hints, wire_name
 from cloudcoil_cache.models._frozen import FrozenDict, FrozenList, freeze_json, thaw_json
 
 __all__ = [
@@ -36,15 +36,6 @@ Shape = tuple[Any, ...]
 
 _SCALARS = (str, int, float, bool)
 _counter = itertools.count()
-
-
-def wire_name(cls: type, attr: str) -> str:
-    """The wire (JSON) name of attribute ``attr`` of ``cls``."""
-    special = cls._wire.get(attr) if hasattr(cls, "_wire") else None
-    if special:
-        return special  # type: ignore[no-any-return]
-    head, *rest = attr.rstrip("_").split("_")
-    return head + "".join(p[:1].upper() + p[1:] for p in rest)
 
 
 def shape_of(hint: Any) -> Shape:

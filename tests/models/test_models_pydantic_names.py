@@ -242,33 +242,33 @@ def test_annotated_subclass_without_a_plural_learns_it_from_discovery(
         config.close()
 
 
-class Sprocket(Resource):
+class Ratchet(Resource):
     """A plural but no scope: the scope comes from discovery (it was taken as cluster-scoped)."""
 
     api_version: str = "toys.example.com/v1"
-    kind: str = "Sprocket"
-    plural = "sprockets"
+    kind: str = "Ratchet"
+    plural = "ratchets"
     spec: dict[str, Any] | None = None
 
 
 def test_annotated_subclass_with_a_plural_but_no_scope_learns_the_scope_from_discovery(
     toy_server: FakeAPIServer, tmp_path: Path
 ) -> None:
-    toy_server.register_resource("toys.example.com", "v1", "Sprocket", "sprockets")
+    toy_server.register_resource("toys.example.com", "v1", "Ratchet", "ratchets")
     kubeconfig = toy_server.write_kubeconfig(tmp_path / "kubeconfig")
-    assert (Sprocket.plural, Sprocket.namespaced) == ("sprockets", None)
+    assert (Ratchet.plural, Ratchet.namespaced) == ("ratchets", None)
     with pytest.raises(ValueError, match="does not know its namespaced yet"):
-        Cache(resources=[Sprocket])
+        Cache(resources=[Ratchet])
     config = Config(kubeconfig=kubeconfig, namespace="default")
     try:
         with config:
-            Sprocket(metadata={"name": "s1"}, spec={"teeth": 12}).create()
-            assert (Sprocket.plural, Sprocket.namespaced) == ("sprockets", True)
-            assert Sprocket.get("s1").metadata.namespace == "default"
+            Ratchet(metadata={"name": "s1"}, spec={"teeth": 12}).create()
+            assert (Ratchet.plural, Ratchet.namespaced) == ("ratchets", True)
+            assert Ratchet.get("s1").metadata.namespace == "default"
     finally:
         config.close()
     created = toy_server.wait_for_request(lambda r: r.verb == "create")
-    assert created.path == "/apis/toys.example.com/v1/namespaces/default/sprockets"
+    assert created.path == "/apis/toys.example.com/v1/namespaces/default/ratchets"
 
 
 def test_a_users_plain_typed_fields_are_checked_at_construction_as_pydantic_does() -> None:
@@ -357,6 +357,14 @@ def test_model_validate_takes_attribute_names_at_any_depth_as_populate_by_name_d
     assert pod == Pod(**snake)
     wire = Pod.model_validate({"metadata": {"name": "p"}, "futureField": {"x": 1}})
     assert wire.to_dict()["futureField"] == {"x": 1}  # wire names alone: unknown fields kept
+    nulls = ConfigMap.model_validate({"metadata": {"name": "c"}, "data": None, "futureField": 1})
+    assert nulls.to_dict() == {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c"},
+        "data": None,
+        "futureField": 1,
+    }
     with pytest.raises(DecodeError, match="futureField"):  # mixed with attribute names: refused, not lost
         Pod.model_validate({"metadata": {"resource_version": "5"}, "futureField": 1})
 
