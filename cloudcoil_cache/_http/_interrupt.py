@@ -65,9 +65,10 @@ class Lease:
             self.shut = True  # from now on the connection is closed, never pooled (``_Leasing``)
             sock = self.sock if self.sock is not None else getattr(self.conn, "sock", None)
         if sock is not None:
-            # SSLSocket.shutdown drops its TLS state before the system call: no I/O, no wait
+            # The plain socket's shutdown (no I/O, no wait): SSLSocket.shutdown drops its TLS state
+            # first, and a thread reading the connection would then read raw TLS records as HTTP
             with contextlib.suppress(OSError):
-                sock.shutdown(how)
+                socket.socket.shutdown(sock, how)
         return True
 
 

@@ -385,9 +385,7 @@ def _attribute_named(obj: Model, path: str = "") -> str | None:
             return f"{path}{key}"
     for name in names:
         value = getattr(obj, name)
-        items: Any = (
-            enumerate(value) if isinstance(value, list) else value.items() if isinstance(value, dict) else ()
-        )
+        items: Any = enumerate(value) if isinstance(value, list) else value.items() if isinstance(value, dict) else ()
         if isinstance(value, Model):
             items = ((None, value),)
         for index, item in items:

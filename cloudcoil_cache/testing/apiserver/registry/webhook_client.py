@@ -67,7 +67,10 @@ class OpenCalls:
             sock = conn.sock
             if sock is not None:
                 try:
-                    sock.shutdown(socket.SHUT_RDWR)
+                    # The plain socket's shutdown: SSLSocket.shutdown drops its TLS state first, and
+                    # the call's thread then read the webhook's TLS records as its status line
+                    # (BadStatusLine('\x17\x03\x03...')) instead of a broken connection.
+                    socket.socket.shutdown(sock, socket.SHUT_RDWR)
                 except OSError:
                     pass
 
