@@ -80,7 +80,7 @@ class ResourceClient(Generic[T]):
     def cls(self) -> Any:
         """The resource class; a dynamic one (no plural yet) is bound from discovery first (one GET)."""
         cls = self._cls
-        if (getattr(cls, "plural", None) is None or getattr(cls, "namespaced", None) is None) and _unbound(cls):
+        if getattr(cls, "plural", None) is None and _unbound(cls):
             self.bind()
         return cls
 
@@ -614,9 +614,9 @@ def _bound_resource_class(cls: Any) -> bool:
 
 
 def _unbound(cls: Any) -> bool:
-    """A dynamic class still waiting for discovery: kind and apiVersion, no plural or no scope."""
+    """A dynamic class still waiting for discovery: kind and apiVersion, no plural."""
     return (
-        (getattr(cls, "plural", None) is None or getattr(cls, "namespaced", None) is None)
+        getattr(cls, "plural", None) is None
         and bool(getattr(cls, "kind", None))
         and bool(getattr(cls, "api_version", None))
     )

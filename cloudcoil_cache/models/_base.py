@@ -127,12 +127,6 @@ def _prepare_auto_model(bases: tuple[type, ...], namespace: dict[str, Any], kwar
             namespace[name] = None
 
 
-def _scope_undeclared(cls: type) -> bool:
-    """Whether ``namespaced`` is only ``Resource``'s default for ``cls`` (no class of it declares one)."""
-    owner = next(klass for klass in cls.__mro__ if "namespaced" in klass.__dict__)
-    return owner is Resource
-
-
 def _is_plain_subclass(cls: type, namespace: dict[str, Any]) -> bool:
     """A user's subclass of a finished model that adds no field (methods, constants)."""
     return (
@@ -157,8 +151,8 @@ def _auto_model(cls: type) -> type:
         type.__setattr__(cls, "group", group)
         type.__setattr__(cls, "version", version)
     type.__setattr__(cls, "_cc_checked", True)  # keyword values of plain-typed fields are checked
-    if issubclass(cls, Resource) and cls.kind and _scope_undeclared(cls):
-        type.__setattr__(cls, "namespaced", None)  # from the server's discovery (with the plural, if not declared)
+    if issubclass(cls, Resource) and cls.kind and cls.plural is None and "namespaced" not in cls.__dict__:
+        type.__setattr__(cls, "namespaced", None)  # with the plural, from the server's discovery
     # only a class that declares its kind becomes what that kind decodes to: a subclass of Pod that
     # adds a field must not change what parse() and the cache build for every Pod
     declares = "kind" in cls.__dict__ or "api_version" in cls.__dict__

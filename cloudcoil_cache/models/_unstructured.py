@@ -309,11 +309,10 @@ def dynamic_resource(kind: str, api_version: str) -> type[Unstructured]:
 
 
 def bind_served(cls: type[Unstructured], plural: str, namespaced: bool, subresources: frozenset[str]) -> None:
-    """Give a dynamic class what discovery found for its kind (its first binding stays; a plural
-    the class declares stays too)."""
+    """Give a dynamic class what discovery found for its kind (its first binding stays)."""
     with _dynamic_lock:
-        if cls.plural is None or cls.namespaced is None:
-            _bind_locked(cls, cls.plural or plural, namespaced, subresources)
+        if cls.plural is None:
+            _bind_locked(cls, plural, namespaced, subresources)
 
 
 def _bind_locked(cls: type[Unstructured], plural: str, namespaced: bool, subresources: frozenset[str]) -> None:

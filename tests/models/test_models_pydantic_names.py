@@ -242,35 +242,6 @@ def test_annotated_subclass_without_a_plural_learns_it_from_discovery(
         config.close()
 
 
-class Ratchet(Resource):
-    """A plural but no scope: the scope comes from discovery (it was taken as cluster-scoped)."""
-
-    api_version: str = "toys.example.com/v1"
-    kind: str = "Ratchet"
-    plural = "ratchets"
-    spec: dict[str, Any] | None = None
-
-
-def test_annotated_subclass_with_a_plural_but_no_scope_learns_the_scope_from_discovery(
-    toy_server: FakeAPIServer, tmp_path: Path
-) -> None:
-    toy_server.register_resource("toys.example.com", "v1", "Ratchet", "ratchets")
-    kubeconfig = toy_server.write_kubeconfig(tmp_path / "kubeconfig")
-    assert (Ratchet.plural, Ratchet.namespaced) == ("ratchets", None)
-    with pytest.raises(ValueError, match="does not know its namespaced yet"):
-        Cache(resources=[Ratchet])
-    config = Config(kubeconfig=kubeconfig, namespace="default")
-    try:
-        with config:
-            Ratchet(metadata={"name": "s1"}, spec={"teeth": 12}).create()
-            assert (Ratchet.plural, Ratchet.namespaced) == ("ratchets", True)
-            assert Ratchet.get("s1").metadata.namespace == "default"
-    finally:
-        config.close()
-    created = toy_server.wait_for_request(lambda r: r.verb == "create")
-    assert created.path == "/apis/toys.example.com/v1/namespaces/default/ratchets"
-
-
 def test_a_users_plain_typed_fields_are_checked_at_construction_as_pydantic_does() -> None:
     class Knob(Resource):
         api_version: str = "toys.example.com/v1"
