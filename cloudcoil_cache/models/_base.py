@@ -186,7 +186,7 @@ class _ModelMeta(type):
             # ``class MyPod(Pod): def ready(self): ...``: decodes to itself (``MyPod.get()``, its cache
             # and its webhooks' objects are MyPods), as a pydantic subclass does; not registered,
             # so every other Pod stays a Pod
-            finish_model(cls)  # type: ignore[arg-type]
+            finish_model(cls)
         return cls
 
 
