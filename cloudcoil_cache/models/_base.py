@@ -127,16 +127,6 @@ def _prepare_auto_model(bases: tuple[type, ...], namespace: dict[str, Any], kwar
             namespace[name] = None
 
 
-def _is_plain_subclass(cls: type, namespace: dict[str, Any]) -> bool:
-    """A user's subclass of a finished model that adds no field (methods, constants)."""
-    return (
-        getattr(cls, "__editable_class__", None) is not None
-        and "__attrs_attrs__" not in namespace
-        and "_sealed" not in namespace  # a sealed twin being made
-        and not (namespace.get("__module__") or "").startswith("cloudcoil_cache.")
-    )
-
-
 def _is_class_var(hint: Any) -> bool:
     if isinstance(hint, str):
         return hint.startswith(("ClassVar", "typing.ClassVar"))
@@ -180,14 +170,7 @@ class _ModelMeta(type):
                 # pydantic keeps them: the function's locals when the class was made
                 namespace["_cc_localns"] = dict(scope.f_locals)
         cls = super().__new__(mcls, name, bases, namespace, **kwargs)
-        if auto:
-            return _auto_model(cls)
-        if _is_plain_subclass(cls, namespace):
-            # ``class MyPod(Pod): def ready(self): ...``: decodes to itself (``MyPod.get()``, its cache
-            # and its webhooks' objects are MyPods), as a pydantic subclass does; not registered,
-            # so every other Pod stays a Pod
-            finish_model(cls)
-        return cls
+        return _auto_model(cls) if auto else cls
 
 
 @attrs.define(slots=True, eq=False, repr=False, weakref_slot=False, kw_only=True)

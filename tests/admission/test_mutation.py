@@ -141,27 +141,3 @@ def test_dry_run_is_passed_through() -> None:
     with hook:
         assert response(call(hook, exchange("/m", review(configmap(), dryRun=True))))["allowed"] is True
     assert seen == [True]
-
-
-def test_a_class_form_mutator_gets_and_may_return_its_own_class() -> None:
-    # cloudcoil 0.8's form: a subclass of the kind, its handler a classmethod; ``request.resource``
-    # is an object of that subclass, and returning it (edited) is the documented answer
-    seen: list[type] = []
-
-    from cloudcoil_cache.admission import mutating
-
-    class DefaultedConfigMap(ConfigMap):
-        @mutating(path="/mutate/cm")
-        @classmethod
-        def default(cls, request: AdmissionRequest[ConfigMap]) -> ConfigMap | None:
-            seen.append(type(request.resource))
-            cm = request.resource
-            assert cm is not None
-            cm.data = {**(cm.data or {}), "defaulted": "yes"}
-            return cm
-
-    hook = AdmissionWebhook().register(DefaultedConfigMap)
-    with hook:
-        answer = call(hook, exchange("/mutate/cm", review(configmap(data={"a": "1"}))))
-    assert seen == [DefaultedConfigMap]
-    assert patch_of(answer) == [{"op": "add", "path": "/data/defaulted", "value": "yes"}]

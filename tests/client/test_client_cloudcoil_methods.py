@@ -154,32 +154,6 @@ def test_save_through_a_cached_config_is_read_back_from_the_cache(
         assert ConfigMap.get("settings").data == {"key": "two"}
 
 
-class NamedConfigMap(ConfigMap):
-    """A user's subclass adding a method: what its class methods and its cache return."""
-
-    def first_key(self) -> str | None:
-        return next(iter(self.data or {}), None)
-
-
-def test_a_subclass_adding_methods_gets_its_own_objects_live_and_from_its_cache(
-    server: FakeAPIServer, kubeconfig: str, make_config: Callable[..., Config]
-) -> None:
-    server.create("configmaps", {"metadata": {"name": "a"}, "data": {"k": "v"}}, "default")
-    with make_config(kubeconfig=kubeconfig):
-        assert NamedConfigMap.get("a").first_key() == "k"
-        assert {type(cm) for cm in NamedConfigMap.list()} == {NamedConfigMap}
-        created = NamedConfigMap(metadata={"name": "b"}, data={"x": "1"}).create()
-        assert type(created) is NamedConfigMap and created.first_key() == "x"
-        assert type(ConfigMap.get("a")) is ConfigMap  # every other ConfigMap stays a ConfigMap
-    with make_config(kubeconfig=kubeconfig, cache=Cache(resources=[NamedConfigMap], sync_timeout=5)):
-        server.clear_requests()
-        cached = NamedConfigMap.get("a")
-        assert isinstance(cached, NamedConfigMap) and cached.first_key() == "k"
-        assert not [r for r in server.requests if r.verb == "get"]  # from the cache
-        with pytest.raises(ReadOnlyError):
-            cached.data = {}
-
-
 # -- delete_all -----------------------------------------------------------------------------------
 
 

@@ -4,7 +4,6 @@ annotated ``Resource`` subclass becoming a full model (decoded, sealed, cached, 
 from __future__ import annotations
 
 import datetime
-import json
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -14,7 +13,7 @@ from cloudcoil_cache.apimachinery import ListMeta, ObjectMeta
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.errors import DecodeError, ReadOnlyError
-from cloudcoil_cache.models import is_sealed, resource_class_for
+from cloudcoil_cache.models import resource_class_for
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
 from cloudcoil_cache.resources import GenericResource, Model, Resource
 from cloudcoil_cache.testing import FakeAPIServer
@@ -291,29 +290,6 @@ def test_a_subclass_of_a_generated_kind_adding_a_field_does_not_take_its_kind_ov
     assert NotedConfigMap(note="n").note == "n"
     assert resource_class_for("v1", "ConfigMap") is ConfigMap
     assert type(parse({"apiVersion": "v1", "kind": "ConfigMap"})) is ConfigMap
-
-
-def test_a_subclass_of_a_generated_kind_adding_methods_decodes_to_itself() -> None:
-    from cloudcoil_cache.resources import parse
-
-    class ReadyConfigMap(ConfigMap):
-        def ready(self) -> bool:
-            return (self.data or {}).get("ready") == "yes"
-
-    wire = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"ready": "yes"}}
-    for built in (
-        ReadyConfigMap.from_dict(wire),
-        ReadyConfigMap.model_validate(wire),
-        ReadyConfigMap.model_validate_json(json.dumps(wire)),
-        ReadyConfigMap(metadata={"name": "a"}, data={"ready": "yes"}),
-    ):
-        assert type(built) is ReadyConfigMap and built.ready()
-        assert type(built.copy()) is ReadyConfigMap and built.copy() == built
-    sealed = ReadyConfigMap.from_dict_sealed(wire)
-    assert isinstance(sealed, ReadyConfigMap) and sealed.ready() and is_sealed(sealed)
-    assert type(sealed.copy()) is ReadyConfigMap
-    assert resource_class_for("v1", "ConfigMap") is ConfigMap  # not registered: a ConfigMap stays one
-    assert type(parse(wire)) is ConfigMap
 
 
 def test_model_validate_takes_attribute_names_at_any_depth_as_populate_by_name_does() -> None:
