@@ -191,7 +191,9 @@ class Answerer:
             return self._error(route, TypeError("a sync handler returned an awaitable: declare it async def"))
         patch: list[dict[str, Any]] = []
         if route.kind == "mutate" and result is not None and review.object is not None:
-            if not isinstance(result, route.target):
+            # the kind's model class: a class-form target (``class Checked(ConfigMap)`` holding the
+            # handler) decodes to the kind it subclasses, and ``request.resource`` is one
+            if not isinstance(result, getattr(route.target, "__editable_class__", route.target)):
                 return self._error(route, TypeError(f"a mutator returned {type(result).__name__}"))
             try:
                 before = route.target.from_dict(review.object).to_dict()

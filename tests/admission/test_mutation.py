@@ -141,3 +141,24 @@ def test_dry_run_is_passed_through() -> None:
     with hook:
         assert response(call(hook, exchange("/m", review(configmap(), dryRun=True))))["allowed"] is True
     assert seen == [True]
+
+
+def test_a_class_form_mutator_may_return_the_request_resource() -> None:
+    # cloudcoil 0.8's form: the handler a classmethod of a subclass of the kind. The request's
+    # object is of the kind (a subclass adding methods decodes to the kind it subclasses); returning
+    # it, edited, is the documented answer
+    from cloudcoil_cache.admission import mutating
+
+    class DefaultedConfigMap(ConfigMap):
+        @mutating(path="/mutate/cm")
+        @classmethod
+        def default(cls, request: AdmissionRequest[ConfigMap]) -> ConfigMap | None:
+            cm = request.resource
+            assert cm is not None
+            cm.data = {**(cm.data or {}), "defaulted": "yes"}
+            return cm
+
+    hook = AdmissionWebhook().register(DefaultedConfigMap)
+    with hook:
+        answer = call(hook, exchange("/mutate/cm", review(configmap(data={"a": "1"}))))
+    assert patch_of(answer) == [{"op": "add", "path": "/data/defaulted", "value": "yes"}]
