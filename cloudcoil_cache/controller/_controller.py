@@ -449,7 +449,8 @@ class Controller:
             handles, self._handles = self._handles, []
         done = workers is None or workers.stop(timeout)
         for handle in handles:
-            if not handle.remove(max(0.0, deadline - time.monotonic())):
+            # at least a moment: an idle lane's thread needs one to see the stop and end
+            if not handle.remove(max(0.1, deadline - time.monotonic())):
                 done = False
                 self.logger.warning("%s: an event mapper was still running at the stop; left to end", self.name)
         return done

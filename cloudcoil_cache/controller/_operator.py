@@ -14,7 +14,7 @@ from cloudcoil_cache.controller._mutations import guarded_patch, merge_diff
 from cloudcoil_cache.controller._outcomes import TerminalError, Wait
 from cloudcoil_cache.controller._status import Now, status_of, utc_now
 from cloudcoil_cache.controller._writes import PassWrites, QueuedEvent
-from cloudcoil_cache.errors import ResourceNotFound
+from cloudcoil_cache.errors import APIError, ResourceNotFound
 
 __all__ = ["READY", "OperatorPass", "WriteOptions"]
 
@@ -193,10 +193,13 @@ class OperatorPass:
         try:
             return guarded_patch(obj, patch, ctx.config, subresource=subresource, field_manager=self._field_manager)
         except ResourceNotFound as exc:
-            if subresource is None:
+            if known is not None:  # declared: a 404 is about the object
                 raise
             meta = obj.metadata
-            kind.client(ctx.config).live_get(meta.name, meta.namespace)  # gone: ResourceNotFound, as it was
+            try:
+                kind.client(ctx.config).live_get(meta.name, meta.namespace)
+            except APIError:  # gone (or not readable): the 404 as it was
+                raise exc from None
             # it exists: its kind has no /status. Writing status through the object instead would
             # bump its generation (a CRD without the subresource counts status changes), so each
             # pass's observedGeneration would start the next pass: say what to change instead.

@@ -249,7 +249,7 @@ class Model(_builders.BuilderTypes, metaclass=_ModelMeta):
         if isinstance(obj, cls):
             return obj
         built = cls.from_dict(obj)
-        if isinstance(obj, dict) and _attribute_named(built) is not None:
+        if isinstance(obj, dict) and _has_snake_key(obj) and _attribute_named(built) is not None:
             # the wire decoder kept the attribute-named keys as unknown fields: build it as keyword
             # construction does, which takes both names (and refuses a key it does not know)
             try:
@@ -349,6 +349,15 @@ def wire_name(cls: type, attr: str) -> str:
         return special  # type: ignore[no-any-return]
     head, *rest = attr.rstrip("_").split("_")
     return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def _has_snake_key(data: Any) -> bool:
+    """Whether a key with ``_`` appears anywhere in ``data`` (a cheap test before ``_attribute_named``)."""
+    if isinstance(data, dict):
+        return any(isinstance(k, str) and "_" in k or _has_snake_key(v) for k, v in data.items())
+    if isinstance(data, list):
+        return any(_has_snake_key(v) for v in data)
+    return False
 
 
 def _attribute_named(obj: Model, path: str = "") -> str | None:

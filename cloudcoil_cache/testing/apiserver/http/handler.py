@@ -107,8 +107,9 @@ class Handler(BaseHTTPRequestHandler):
         while it reads one, so over TLS anything readable (its close_notify, its FIN) says so too."""
         conn = self.connection
         try:
-            readable, _, _ = select.select([conn], [], [], 0)
-            if not readable:
+            poller = select.poll()  # not select.select: it refuses descriptors >= 1024
+            poller.register(conn, select.POLLIN | select.POLLHUP | select.POLLERR)
+            if not poller.poll(0):
                 return False
             if isinstance(conn, ssl.SSLSocket):
                 return True
