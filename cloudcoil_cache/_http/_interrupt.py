@@ -35,7 +35,7 @@ from urllib3 import connectionpool as _connectionpool
 from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
 from urllib3.util.connection import allowed_gai_family
 
-__all__ = ["Interrupter", "Lease", "install", "interruptible", "lease_of"]
+__all__ = ["Interrupter", "Lease", "install", "interrupted_here", "interruptible", "lease_of"]
 
 _local = threading.local()
 # Guards every Lease and each connection's ``_cc_lease`` (a few field updates, no I/O); re-entrant, so
@@ -168,6 +168,12 @@ def interruptible(interrupter: Interrupter | None) -> Iterator[None]:
         yield
     finally:
         _local.interrupter = previous
+
+
+def interrupted_here() -> bool:
+    """Was the request this thread is sending interrupted (its ``interruptible`` block's)?"""
+    interrupter = getattr(_local, "interrupter", None)
+    return interrupter is not None and bool(interrupter.interrupted)
 
 
 def _interrupted_error() -> OSError:

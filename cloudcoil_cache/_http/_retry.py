@@ -11,6 +11,8 @@ import attrs
 from urllib3.exceptions import ProtocolError
 from urllib3.util.retry import Retry
 
+from ._interrupt import interrupted_here
+
 __all__ = ["RetryPolicy", "StaleConnectionRetry", "parse_retry_after"]
 
 
@@ -88,7 +90,9 @@ class StaleConnectionRetry(Retry):
         _stacktrace: TracebackType | None = None,
     ) -> StaleConnectionRetry:
         retriable = isinstance(error, ProtocolError) and method is not None and method.upper() in self.allowed_methods  # type: ignore[operator]
-        if error is not None and not retriable:
+        if error is not None and (not retriable or interrupted_here()):
+            # (an interrupted request's connection broke because we shut it down: not stale, and
+            # a retry would only take another connection to be refused, with urllib3's warning)
             # exactly what requests' default (retries off) raises: the read error itself, or a
             # connect error wrapped in MaxRetryError (which requests makes a ConnectionError)
             _RETRIES_OFF.increment(method, url, response, error, _pool, _stacktrace)

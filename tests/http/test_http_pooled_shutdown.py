@@ -19,7 +19,7 @@ from _servers import Exchange, TinyServer
 
 from cloudcoil_cache._http import TLSConfig, Transport
 from cloudcoil_cache._http._interrupt import Interrupter, interruptible
-from cloudcoil_cache.errors import ProtocolError
+from cloudcoil_cache.errors import ProtocolError, TransportError
 
 WAIT = 10.0
 
@@ -122,3 +122,25 @@ def test_closing_a_finished_stream_leaves_alone_its_connection_once_pooled(serve
         thread.join(WAIT)
         assert still_open
         assert outcome == [{"path": "/slow"}]
+
+
+def test_an_interrupted_get_is_not_retried_as_a_stale_connection(served, caplog):
+    # its connection broke because the interrupt shut it down, not because the server had closed a
+    # kept-alive one: no second try (urllib3 warned "Retrying (StaleConnectionRetry...)" on every stop)
+    server, held, tls = served
+    with Transport(server.url, tls=tls) as transport:
+        interrupter = Interrupter()
+
+        def get() -> Any:
+            with interruptible(interrupter):
+                return transport.request("GET", "/slow")
+
+        with caplog.at_level("DEBUG", logger="urllib3"):
+            thread, outcome = _in_thread(get)
+            assert held.arrived.wait(WAIT)
+            interrupter.interrupt()
+            thread.join(WAIT)
+        held.release.set()
+    assert len(outcome) == 1 and isinstance(outcome[0], TransportError), outcome
+    assert not [r for r in caplog.records if "Retrying" in r.getMessage()]
+    assert len(held.ports["/slow"]) == 1
