@@ -120,7 +120,7 @@ def _delegate(command: str, rest: list[str]) -> int:
             "(cloudcoil_cache.testing has no RealAPIServer); use 'serve' for the fake server",
             2,
         )
-    return int(testing_main([command, *rest]) or 0)
+    return int(testing_main([command, *rest], prog="python -m cloudcoil_cache") or 0)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -128,9 +128,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args, rest = parser.parse_known_args(args_list)
-    logging.basicConfig(
-        level=logging.DEBUG if args.debug else logging.ERROR, format="%(levelname)s %(name)s: %(message)s"
-    )
+    if args.command not in ("serve", "real"):  # those configure logging themselves (serve -v)
+        logging.basicConfig(
+            level=logging.DEBUG if args.debug else logging.ERROR, format="%(levelname)s %(name)s: %(message)s"
+        )
     try:
         if args.command in ("serve", "real"):
             return _delegate(args.command, rest)

@@ -22,9 +22,9 @@ from .apiserver.server import FakeAPIServer
 __all__ = ["main"]
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(prog: str = "python -m cloudcoil_cache.testing") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m cloudcoil_cache.testing",
+        prog=prog,
         description="A fake Kubernetes API server for local testing.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
@@ -96,8 +96,9 @@ def _real(args: argparse.Namespace, done: threading.Event) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def main(argv: Sequence[str] | None = None, prog: str = "python -m cloudcoil_cache.testing") -> int:
+    """``serve`` or ``real`` (``prog``: the command named in usage and help texts)."""
+    args = _parser(prog).parse_args(argv)
     done = threading.Event()
     with _stopping_on_signals(done):
         if args.command == "real":

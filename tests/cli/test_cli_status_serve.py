@@ -40,12 +40,12 @@ def test_status_of_a_kind_that_cannot_be_read_reports_it_and_fails(cli, tmp_path
 def test_serve_runs_the_fake_server_until_ctrl_c(cli_env, tmp_path: Path):
     kubeconfig = tmp_path / "kubeconfig"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cloudcoil_cache", "serve", "--kubeconfig", str(kubeconfig), "--pods", "5"],
+        [sys.executable, "-m", "cloudcoil_cache", "serve", "--kubeconfig", str(kubeconfig), "--pods", "5", "-v"],
         cwd=ROOT,
         env=cli_env,
         text=True,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
         url = LineReader(proc.stdout).until("http://")[0]
@@ -62,12 +62,14 @@ def test_serve_runs_the_fake_server_until_ctrl_c(cli_env, tmp_path: Path):
         assert listed.returncode == 0 and len(listed.stdout.splitlines()) == 5, listed.stderr
         proc.send_signal(signal.SIGINT)
         assert proc.wait(20) == 0
+        assert proc.stderr is not None and "GET /api/v1/pods" in proc.stderr.read()  # -v: every request
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
 
 
 def test_real_delegates_to_the_real_server_command_or_says_it_is_missing(cli):
