@@ -130,7 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, rest = parser.parse_known_args(args_list)
     if args.command not in ("serve", "real"):  # those configure logging themselves (serve -v)
         logging.basicConfig(
-            level=logging.DEBUG if args.debug else logging.ERROR, format="%(levelname)s %(name)s: %(message)s"
+            # without --debug the one-line error says it all: the library's own log stays quiet
+            level=logging.DEBUG if args.debug else logging.CRITICAL,
+            format="%(levelname)s %(name)s: %(message)s",
         )
     try:
         if args.command in ("serve", "real"):

@@ -57,8 +57,15 @@ class Deadline:
         """Seconds left (0 when the time is up)."""
         return max(0.0, self._end - self._clock())
 
-    def error(self, what: str) -> CliError:
-        """The one-line error for a wait (``what``) that the deadline ended."""
+    def error(self, what: str, answer: APIError | None = None) -> CliError:
+        """The one-line error for a wait (``what``) that the deadline ended; ``answer``: the error
+        status the server kept answering (a 429 or 503 retried until the end)."""
+        if answer is not None:
+            return CliError(
+                f"the API server kept refusing {what} until {self.flag} {self.seconds:g} s passed "
+                f"(its last answer: {answer}); retry later, or with a larger {self.flag}",
+                1,
+            )
         return CliError(
             f"the API server did not answer within {self.flag} {self.seconds:g} s ({what}); check "
             f"that the cluster is healthy, or retry with a larger {self.flag}",
@@ -83,7 +90,7 @@ class Deadline:
             # A read timeout is the deadline (it is the time left); anything else after the end
             # is an aborted connect or read, or a retry whose wait the end cut short.
             if isinstance(exc, ReadTimeout) or self.expired.is_set():
-                raise self.error(what) from exc
+                raise self.error(what, exc if isinstance(exc, APIError) else None) from exc
             raise
         finally:
             self._interrupter.detach()

@@ -35,6 +35,17 @@ def test_status_of_a_kind_that_cannot_be_read_reports_it_and_fails(cli, tmp_path
     assert "yes" in rows["Pod"].split() and "no" in rows["ConfigMap"].split()
     assert "Forbidden" in rows["ConfigMap"]
     assert "error: not every informer synced" in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.splitlines()) == 1  # the one line: no log lines of the library beside it
+
+
+def test_a_server_throttling_until_the_deadline_is_reported_as_throttling(cli, tmp_path):
+    with FakeAPIServer() as server:
+        kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
+        server.fail_next(1000, 429, verb="list", path="/pods", retry_after=1)
+        result = cli("get", "po", "--kubeconfig", kubeconfig, "--timeout", "3")
+    assert result.returncode == 1
+    assert one_line_error(result).startswith("error: the API server kept refusing GET /api/v1/namespaces/default/pods")
+    assert "429 TooManyRequests" in result.stderr
 
 
 def test_serve_runs_the_fake_server_until_ctrl_c(cli_env, tmp_path: Path):
