@@ -145,7 +145,8 @@ def run_get(args: Any, out: TextIO | None = None) -> int:
                     "a larger --timeout",
                     1,
                 ) from exc
-        printer = _Printer(kind, args.output, args.all_namespaces, out, args.output_watch_events)
+        # kubectl ignores --output-watch-events without --watch
+        printer = _Printer(kind, args.output, args.all_namespaces, out, args.output_watch_events and args.watch)
         if args.name:
             found = informer.get(args.name, namespace)
             if found is None:

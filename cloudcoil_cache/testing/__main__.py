@@ -158,7 +158,16 @@ def _serve(args: argparse.Namespace, done: threading.Event) -> int:
         )
         for group, version, kind, plural, namespaced in crds:
             server.register_resource(group, version, kind, plural, namespaced)
-        with server:
+        folder = os.path.dirname(os.path.abspath(args.kubeconfig))
+        if not os.path.isdir(folder):
+            print(f"error: --kubeconfig {args.kubeconfig}: no folder {folder}", file=sys.stderr)
+            return 2
+        try:
+            server.start()
+        except OSError as exc:
+            print(f"error: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+        try:
             seed_pods(server, args.pods)
             cleanup.callback(_put_back, args.kubeconfig, _previous(args.kubeconfig))
             server.write_kubeconfig(args.kubeconfig, namespace=args.namespace, token=args.token)
@@ -170,6 +179,8 @@ def _serve(args: argparse.Namespace, done: threading.Event) -> int:
             )
             while not done.wait(1.0):
                 pass
+        finally:
+            server.stop()
     return 0
 
 

@@ -18,7 +18,7 @@ from cloudcoil_cache.testing import FakeAPIServer, make_pod
 
 
 def test_pods_of_one_namespace_as_a_table(cli):
-    result = cli("get", "po", "--fake", "-n", "team-a")
+    result = cli("get", "po", "--fake", "-n", "team-a", "--output-watch-events")  # ignored without -w
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -81,6 +82,20 @@ def test_serve_runs_the_fake_server_until_ctrl_c(cli_env, tmp_path: Path):
         for pipe in (proc.stdout, proc.stderr):
             if pipe is not None:
                 pipe.close()
+
+
+def test_serve_names_a_busy_port_and_a_missing_kubeconfig_folder(cli, tmp_path: Path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        busy = cli("serve", "--kubeconfig", str(tmp_path / "kc"), "--port", str(port))
+    assert busy.returncode == 1
+    assert one_line_error(busy).startswith(f"error: cannot listen on 127.0.0.1:{port}")
+    missing = cli("serve", "--kubeconfig", str(tmp_path / "none" / "kc"))
+    assert missing.returncode == 2
+    assert one_line_error(missing) == f"error: --kubeconfig {tmp_path / 'none' / 'kc'}: no folder {tmp_path / 'none'}"
+    assert not (tmp_path / "kc").exists()
 
 
 def test_real_delegates_to_the_real_server_command_or_says_it_is_missing(cli):
