@@ -12,6 +12,7 @@ from cloudcoil_cache.caching._informer import Informer, InformerKey
 from cloudcoil_cache.caching._pages import cut_page
 from cloudcoil_cache.caching._policy import (
     InformerFacts,
+    Mode,
     ReadLive,
     ReadRequest,
     Refuse,
@@ -118,6 +119,7 @@ def read(cache: Cache, cls: Any, request: ReadRequest) -> ReadFlow:
                     None if request.all_namespaces else request.namespace,
                     request.name,
                     cache.read_your_writes_timeout,
+                    (request.mode or mode) != Mode.FALLBACK,  # fallback can read live instead of waiting again
                 )
             )
             waited = True

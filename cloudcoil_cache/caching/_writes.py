@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -13,6 +14,8 @@ from cloudcoil_cache._listwatch import parse_field_selector, parse_label_selecto
 from cloudcoil_cache.caching._store import Key, Store, key_of
 
 __all__ = ["WriteTracker"]
+
+log = logging.getLogger(__name__)
 
 #: How many recent (object, resourceVersion) pairs a tracker remembers.
 _RECENT_EVENTS = 4096
@@ -44,6 +47,9 @@ class WriteTracker:
         self._active = False
         self._seen = threading.Condition(threading.Lock())
         self._writes: dict[Key, _PendingWrite] = {}
+        # pending writes a read already waited for to the end: later reads do not wait for them again
+        # (each would wait the whole timeout while the watch is silent), they read past the cache
+        self._overdue: set[Key] = set()
         # (key, resourceVersion) of the latest events applied: a write whose event arrived before
         # the writer noted it is already seen (only kept once a write was announced: ``tracking``)
         self._recent: OrderedDict[tuple[Key, str], None] = OrderedDict()
@@ -58,6 +64,7 @@ class WriteTracker:
         with self._seen:
             self._active = False
             self._writes.clear()
+            self._overdue.clear()
             self._seen.notify_all()
 
     # --------------------------------------------------------- the writer's
@@ -106,6 +113,7 @@ class WriteTracker:
             self._writes[key] = _PendingWrite(
                 None if deleted and resource_version is None else resource_version, self._clock.now()
             )
+            self._overdue.discard(key)  # a new write: waited for afresh
 
     # ----------------------------------------------------------- the reader's
     def pending(self, namespace: str | None, name: str | None) -> bool:
@@ -122,18 +130,46 @@ class WriteTracker:
             return bool(self._writes)
         return any(key[0] == namespace for key in self._writes)
 
-    def wait(self, namespace: str | None, name: str | None, timeout: float) -> bool:
-        """Wait (real time, at most ``timeout``) until no noted write in that scope is pending."""
+    def wait(self, namespace: str | None, name: str | None, timeout: float, again: bool = True) -> bool:
+        """Wait (real time, at most ``timeout``) until no noted write in that scope is pending.
+
+        ``again=False`` (a fallback read, which can read the API server instead): a write a read
+        already waited for to the end (the watch is silent: stalled, or slow) is not waited for
+        again: False at once, until the watch or a relist delivers it.
+        """
         if not self._writes:
             return True
         deadline = SYSTEM_CLOCK.now() + timeout
         with self._seen:
             while self._pending_locked(namespace, name):
                 remaining = deadline - SYSTEM_CLOCK.now()
-                if remaining <= 0 or not self._active:
+                late = self._scope_locked(namespace, name)
+                if not self._active or (not again and late <= self._overdue):
                     return False
+                if remaining <= 0:
+                    newly = late - self._overdue
+                    self._overdue |= late
+                    if not newly:
+                        return False  # said already
+                    break
                 self._seen.wait(remaining)
-            return True
+            else:
+                return True
+        log.warning(
+            "%s: %d write(s) through this Config not delivered by the watch within %gs "
+            "(read_your_writes_timeout); reads of them go to the API server until it delivers them",
+            self._key.describe(),
+            len(newly),
+            timeout,
+        )
+        return False
+
+    def _scope_locked(self, namespace: str | None, name: str | None) -> set[Key]:
+        """The keys of the pending writes in that scope."""
+        if name is not None:
+            key = (namespace or "", name)
+            return {key} if key in self._writes else set()
+        return {key for key in self._writes if namespace is None or key[0] == namespace}
 
     # ---------------------------------------------- the informer's (reflector thread)
     def observe_event(self, event_type: str, obj: Any) -> None:
@@ -152,6 +188,7 @@ class WriteTracker:
                 event_type == "DELETED" or (pending.resource_version is not None and pending.resource_version == rv)
             ):
                 del self._writes[key]
+                self._overdue.discard(key)
                 self._seen.notify_all()
 
     def observe_relist(self, started_at: float | None, items: list[Any]) -> None:
@@ -165,6 +202,7 @@ class WriteTracker:
                     obj is not None and obj.metadata.resource_version == pending.resource_version
                 ):
                     del self._writes[key]
+                    self._overdue.discard(key)
             self._seen.notify_all()
 
 

@@ -192,6 +192,30 @@ def test_a_write_the_watch_does_not_deliver_in_time_is_refused_in_strict_and_rea
             server.resume_watches()
 
 
+def test_a_write_waited_for_once_in_vain_is_not_waited_for_again(server, make_config, caplog):
+    # a silent watch (stalled, until read_timeout finds it out): each read of the write would wait
+    # the whole read_your_writes_timeout; after one such wait, reads go to the API server at once
+    config = make_config(resources=[Pod], mode="fallback", read_your_writes_timeout=0.3)
+    with config:
+        server.stall_watches()
+        try:
+            Pod.from_dict(make_pod("late", "default")).create()
+            with caplog.at_level("WARNING", logger="cloudcoil_cache.caching._writes"):
+                for _ in range(3):
+                    assert Pod.get("late", namespace="default").name == "late"  # from the API server
+            assert len([r for r in caplog.records if "not delivered by the watch" in r.getMessage()]) == 1
+            tracker = config.cache.informers()[0].writes  # type: ignore[union-attr]
+            answered: list[bool] = []
+            waiter = threading.Thread(
+                target=lambda: answered.append(tracker.wait("default", "late", 60, again=False)), name="test-ryw-waiter"
+            )
+            waiter.start()
+            waiter.join(10)  # would take 60 s if it waited again
+            assert answered == [False]
+        finally:
+            server.resume_watches()
+
+
 def test_writes_through_a_cached_objects_own_methods_are_read_back(server, make_config):
     """A cached object's class is a read-only subclass: its writes still count for read-your-writes."""
     config = make_config(resources=[Pod], mode="strict", read_your_writes_timeout=0.3)
