@@ -181,8 +181,9 @@ class AsyncLane(Lane):
             if not done:
                 task.cancel()  # cancels the task on its loop (thread-safe)
                 log.warning(
-                    "async handlers of %s did not finish their current call within %.1fs; cancelled "
-                    "(is the event loop blocked?)",
+                    "the handler call in progress on %s did not end within %.1fs; its task is cancelled "
+                    "(a coroutine stops at its next await; a plain function runs on in its thread until "
+                    "it returns)",
                     self.name,
                     wait,
                 )
