@@ -157,7 +157,8 @@ class WriteTracker:
                 return True
         log.warning(
             "%s: %d write(s) through this Config not delivered by the watch within %gs "
-            "(read_your_writes_timeout); reads of them go to the API server until it delivers them",
+            "(read_your_writes_timeout; is the watch stalled?): fallback reads of them now go to the API "
+            "server at once until it delivers them; strict reads wait and refuse",
             self._key.describe(),
             len(newly),
             timeout,

@@ -128,14 +128,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args, rest = parser.parse_known_args(args_list)
-    if args.command not in ("serve", "real"):  # those configure logging themselves (serve -v)
-        logging.basicConfig(
-            # without --debug the one-line error says it all: the library's own log stays quiet
-            level=logging.DEBUG if args.debug else logging.CRITICAL,
-            format="%(levelname)s %(name)s: %(message)s",
-        )
+    if args.command != "serve":  # serve configures logging itself (-v: every request)
+        # A one-shot command's one-line error says it all: the library's own log stays quiet. A
+        # watch (get -w) keeps its ERRORs: a handler that fails to print an event says so.
+        quiet = logging.ERROR if getattr(args, "watch", False) or args.command == "real" else logging.CRITICAL
+        logging.basicConfig(level=logging.DEBUG if args.debug else quiet, format="%(levelname)s %(name)s: %(message)s")
     try:
         if args.command in ("serve", "real"):
+            if args.debug and args.command == "serve":
+                rest = [*rest, "--verbose"]
             return _delegate(args.command, rest)
         rest = adopt_positionals(args, rest)  # get pods -n ns NAME, as kubectl takes it
         if rest:

@@ -298,4 +298,4 @@ async def test_a_coroutine_handler_still_running_past_the_stop_timeout_is_cancel
             await asyncio.wait_for(started.wait(), 5)
     assert outcome == ["cancelled"]
     # bounded by the cache's stop_timeout (0.5 s), not by the handler nor the lanes' own 5 s
-    assert any("did not finish their current call within 0.5s; cancelled" in r.getMessage() for r in caplog.records)
+    assert any("did not end within 0.5s; its task is cancelled" in r.getMessage() for r in caplog.records)
