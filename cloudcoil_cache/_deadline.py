@@ -158,6 +158,10 @@ class DeadlinePool:
             with call._lock:
                 call._finished = True
                 abandoned = call.abandoned
+            if abandoned:  # counted out before the callback, which may let the call's work go on
+                with self._cond:
+                    self._abandoned -= 1
+                    self._cond.notify_all()
             try:
                 if abandoned and self._on_abandoned_end is not None:
                     self._on_abandoned_end(call)
@@ -166,8 +170,6 @@ class DeadlinePool:
             finally:  # the slot is freed whatever the callback did
                 with self._cond:
                     self._busy -= 1
-                    if abandoned:
-                        self._abandoned -= 1
                     self._cond.notify_all()
                 call.done.set()
 

@@ -252,13 +252,11 @@ class WebhookServer:
         # ``Connection: close``, for up to _IDLE_GRACE: closing them at once fails a client sending on one
         # (kube-apiserver: "use of closed network connection").
         with self._lock:
-            self._drained.wait_for(  # none in flight, parked, queued, or accepted and not answered yet
-                lambda: (
-                    not self._in_flight
-                    and not loop.idle()
-                    and self._work.empty()
-                    and not any(c.answered == 0 for c in self._open)
-                ),
+            # none in flight, queued, or open: parked idle, accepted and not answered yet, or just
+            # answered and on its way to be parked (the loop parks it after this check would see it
+            # neither in flight nor parked, and close_idle would then close it under its next request)
+            self._drained.wait_for(
+                lambda: not self._in_flight and self._work.empty() and not self._open,
                 min(_IDLE_GRACE, self.shutdown_timeout),
             )
         loop.command("close_idle")
