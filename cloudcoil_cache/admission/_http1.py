@@ -42,7 +42,6 @@ class Connection:
         self.peer = peer
         self.tls = False
         self.generation = -1  # the ServingTLS generation it handshook under
-        self.answered = 0  # requests answered on it
         self.wants = select.POLLIN  # what the accept loop waits for while it holds this connection
         self.deadline = 0.0  # when the accept loop closes it if nothing came (clock seconds)
         self.disconnected = threading.Event()

@@ -171,10 +171,6 @@ class AcceptLoop:
             conn.close()
         self.idle_closed.set()
 
-    def idle(self) -> int:
-        """How many connections wait for bytes (a handshake's next step or their next request)."""
-        return len(self._parked)  # read from other threads: a snapshot
-
     def _next_idle_ms(self) -> int | None:
         deadlines = [c.deadline for c in self._parked.values()]
         if self._accept_resume is not None:

@@ -392,7 +392,6 @@ class WebhookServer:
             answer = self._answer(exchange, conn, loop)
             keep_alive = keep_alive and not self._is_closing() and conn.generation == self._tls.generation
             sent = conn.send(answer, keep_alive=keep_alive, head_only=exchange.method == "HEAD")
-            conn.answered += 1
             return sent and keep_alive
         finally:
             with self._lock:

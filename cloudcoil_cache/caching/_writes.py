@@ -141,20 +141,19 @@ class WriteTracker:
             return True
         deadline = SYSTEM_CLOCK.now() + timeout
         with self._seen:
-            while self._pending_locked(namespace, name):
+            while late := self._scope_locked(namespace, name):
                 remaining = deadline - SYSTEM_CLOCK.now()
-                late = self._scope_locked(namespace, name)
                 if not self._active or (not again and late <= self._overdue):
                     return False
                 if remaining <= 0:
                     newly = late - self._overdue
                     self._overdue |= late
-                    if not newly:
-                        return False  # said already
                     break
                 self._seen.wait(remaining)
             else:
                 return True
+        if not newly:
+            return False  # said already
         log.warning(
             "%s: %d write(s) through this Config not delivered by the watch within %gs "
             "(read_your_writes_timeout; is the watch stalled?): fallback reads of them now go to the API "

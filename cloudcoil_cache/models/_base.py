@@ -249,7 +249,7 @@ class Model(_builders.BuilderTypes, metaclass=_ModelMeta):
         if isinstance(obj, cls):
             return obj
         built = cls.from_dict(obj)
-        if isinstance(obj, dict) and _has_snake_key(obj) and _attribute_named(built) is not None:
+        if isinstance(obj, dict) and _has_snake_key(obj) and _keeps_attribute_names(built):
             # the wire decoder kept the attribute-named keys as unknown fields: build it as keyword
             # construction does, which takes both names (and refuses a key it does not know)
             try:
@@ -360,27 +360,19 @@ def _has_snake_key(data: Any) -> bool:
     return False
 
 
-def _attribute_named(obj: Model, path: str = "") -> str | None:
-    """The path of the first key of ``obj`` (or of a model inside it) kept as an unknown field
-    although it is the attribute name of a field, not its wire name (``metadata.resource_version``;
-    not an explicit ``"data": null``); None if none."""
+def _keeps_attribute_names(obj: Model) -> bool:
+    """Whether ``obj`` (or a model inside it) kept as an unknown field a key that is the attribute
+    name of a field, not its wire name (``metadata.resource_version``; not an explicit ``"data": null``)."""
     cls = type(obj)
     names = _field_names(cls)
-    for key in obj._extra or ():
-        if key in names and key != wire_name(cls, key):
-            return f"{path}{key}"
+    if any(key in names and key != wire_name(cls, key) for key in obj._extra or ()):
+        return True
     for name in names:
         value = getattr(obj, name)
-        items: Any = enumerate(value) if isinstance(value, list) else value.items() if isinstance(value, dict) else ()
-        if isinstance(value, Model):
-            items = ((None, value),)
-        for index, item in items:
-            if isinstance(item, Model):
-                where = f"{path}{name}." if index is None else f"{path}{name}[{index!r}]."
-                found = _attribute_named(item, where)
-                if found is not None:
-                    return found
-    return None
+        items = value if isinstance(value, list) else value.values() if isinstance(value, dict) else (value,)
+        if any(isinstance(item, Model) and _keeps_attribute_names(item) for item in items):
+            return True
+    return False
 
 
 def _rebuild(cls: type[Model], sealed: bool, data: dict[str, Any]) -> Model:
