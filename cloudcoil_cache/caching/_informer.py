@@ -249,6 +249,8 @@ class Informer(Generic[T]):
         with self._state:
             self._max_staleness = value
             self._judge_locked()
+            if self._reflector is not None:  # its next watch fits the new bound
+                self._reflector.max_staleness = value
 
     @property
     def clock(self) -> Clock:

@@ -51,6 +51,8 @@ __all__ = [
     "StalledWatchError",
     "Tuning",
     "VeryShortWatchError",
+    "WatchWindow",
+    "watch_window",
     "what_next",
 ]
 
@@ -71,9 +73,13 @@ class Tuning:
         backoff: the retry backoff (0.8 s doubling to 30 s, jitter [d, 2d), reset after 2 minutes).
         watch_timeout: server-side ``timeoutSeconds`` is drawn from ``[t, 2t)`` to spread reconnects.
         read_timeout: the longest a started event line may take to complete (a trickle is a
-            stall), and how long past its own ``timeoutSeconds`` a watch may stay open without the
-            server ending it (kube-apiserver keeps a quiet resource's watch silent until then): past
-            either, ``StalledWatchError`` (python client #1148).
+            stall), and the longest a watch may stay open and silent past its own
+            ``timeoutSeconds`` (kube-apiserver keeps a quiet resource's watch silent until then,
+            and ends it on time: that end is its proof of life): past either,
+            ``StalledWatchError`` (python client #1148). With a ``max_staleness``, that grace is
+            at most a quarter of it, and the watch's ``timeoutSeconds`` is drawn so that its end
+            plus the grace falls within it (``watch_window``): silence is never counted as
+            progress for longer than the staleness bound.
         page_size: ``0`` (the default): every LIST unpaginated, decoded while it is read. It is
             consistent (no ``resourceVersion``, or "not older than" the last one on a relist), and
             kube-apiserver 1.31+ (ConsistentListFromCache) serves it from its watch cache, where the
@@ -127,6 +133,52 @@ class Tuning:
     rng: Callable[[], float] = random.random
     stop_timeout: float = 10.0
     page_bytes: int | None = 1_500_000  # last: a field added later never moves positional arguments
+
+
+#: The staleness bound a silent watch is caught within when ``max_staleness`` is 0 (reads stop at
+#: the first failure: the failure must still be found): the default ``max_staleness``.
+_SILENCE_BOUND_AT_ZERO = 60.0
+
+
+@attrs.frozen
+class WatchWindow:
+    """The ``timeoutSeconds`` a watch asks for, drawn from ``[low, high)``, and ``grace``: how long
+    past that end a silent watch (or a started line) may stay open before it is a stall."""
+
+    low: float
+    high: float
+    grace: float
+
+    def draw(self, r: float) -> int:
+        """The ``timeoutSeconds`` for a random draw ``r`` in ``[0, 1)``: whole seconds, at least 1."""
+        return max(1, int(self.low + (self.high - self.low) * r))
+
+    @property
+    def silence_bound(self) -> float:
+        """The longest a silent watch can go unnoticed: its end at the latest plus the grace."""
+        return max(1, int(self.high)) + self.grace
+
+
+def watch_window(tuning: Tuning, max_staleness: float | None) -> WatchWindow:
+    """The window of every watch of a reflector with this tuning and ``max_staleness``.
+
+    Without a bound (``None``) it is client-go's: ``[watch_timeout, 2 * watch_timeout)`` and the
+    read timeout. With one, the grace is at most a quarter of it, and a window that would end
+    past the bound minus the grace shrinks to ``[b/2, b)`` of that budget ``b``: a quiet server
+    proves itself by ending the watch on time (kube-apiserver sends nothing on a quiet resource,
+    not even a bookmark, until then), so a watch still open and silent at its end plus the grace
+    is caught before the informer would turn ``stale`` (default 60 s: watches of 22-45 s, a grace
+    of 15 s). ``max_staleness=0`` uses the default bound for this.
+    """
+    low, high = tuning.watch_timeout, 2.0 * tuning.watch_timeout
+    grace = tuning.read_timeout
+    bound = _SILENCE_BOUND_AT_ZERO if max_staleness == 0 else max_staleness
+    if bound is not None:
+        grace = min(grace, bound / 4.0)
+        budget = max(1.0, bound - grace)
+        if high > budget:
+            low, high = budget / 2.0, budget
+    return WatchWindow(low, high, grace)
 
 
 class ReflectorSink(Protocol):
@@ -258,7 +310,9 @@ class Reflector:
         self.relist_count = 0
         self.last_sync_time: float | None = None
         self._next_resync: float | None = None
-        self._max_staleness = max_staleness
+        #: the informer's (it sets it again when its own changes): no backoff wait's jitter carries
+        #: a retry past it, and every watch's window fits inside it (``watch_window``)
+        self.max_staleness = max_staleness
         self._unhealthy_since: float | None = None  # as reported to the sink (clock time)
         #: clock time the thread's backoff wait ends (None: not waiting), for status()
         self.next_retry_at: float | None = None
@@ -372,8 +426,9 @@ class Reflector:
         clock = self._clock
         now = clock.now()
         limit = None
-        if self._max_staleness is not None and self._unhealthy_since is not None:
-            limit = self._unhealthy_since + self._max_staleness - now
+        max_staleness = self.max_staleness
+        if max_staleness is not None and self._unhealthy_since is not None:
+            limit = self._unhealthy_since + max_staleness - now
         delay, self._backoff = self._backoff.next(now, self._tuning.rng, limit=limit)
         retry_after = retry_after_of(exc)
         if retry_after:  # honoured, but a server asking for an hour does not park us for an hour
@@ -637,19 +692,20 @@ class Reflector:
         """Open the watch from the last RV: the stream, its ``timeoutSeconds`` and when it opened."""
         assert self.last_rv is not None
         clock = self._clock
-        seconds = int(self._tuning.watch_timeout * (1.0 + self._tuning.rng()))  # [t, 2t): spread reconnects
+        window = watch_window(self._tuning, self.max_staleness)
+        seconds = window.draw(self._tuning.rng())
         if self._next_resync is not None:  # end the watch when the resync is due (rounded up: once)
-            seconds = min(seconds, math.ceil(self._next_resync - clock.now()))
-        seconds = max(1, seconds)
+            seconds = max(1, min(seconds, math.ceil(self._next_resync - clock.now())))
         started = clock.now()
         # A quiet resource's watch sends nothing until the server ends it at ``seconds`` (kube-apiserver
-        # sends no bookmark while the RV does not move): silence is only a stall past that deadline
-        # plus the read timeout. A line that starts must complete within the read timeout.
+        # sends no bookmark while the RV does not move): silence is a stall past that deadline plus
+        # the grace, which the window keeps inside max_staleness. A line that starts must complete
+        # within the read timeout (or the grace, if shorter).
         stream = self._source.watch(
             resource_version=self.last_rv,
             timeout_seconds=seconds,
-            read_timeout=seconds + self._tuning.read_timeout,
-            line_timeout=self._tuning.read_timeout,
+            read_timeout=seconds + window.grace,
+            line_timeout=window.grace,
         )
         if after_list:  # the list is fresh and the watch continues from it
             self._healthy()
@@ -685,10 +741,10 @@ class Reflector:
         if self._next_resync is not None and now >= self._next_resync:
             return True
         if stalled is not None:
+            grace = watch_window(self._tuning, self.max_staleness).grace
             raise StalledWatchError(
-                f"stalled watch: a line not complete within the read timeout "
-                f"({self._tuning.read_timeout:g}s), or no end {seconds}s after the "
-                f"watch's own timeoutSeconds: {stalled}",
+                f"stalled watch: a line not complete within {grace:g}s, or silent past "
+                f"{grace:g}s after the watch's own timeoutSeconds ({seconds}s): {stalled}",
                 since=progress_at,
             )
         if events or now - started >= self._tuning.min_watch_duration:

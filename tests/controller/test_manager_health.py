@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import threading
+import time
 import urllib.error
 import urllib.request
+from typing import Callable
 
 from _controller_support import Calls
 from prometheus_client.parser import text_string_to_metric_families
@@ -29,6 +31,23 @@ def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     }
 
 
+_WORKED = ("workqueue_work_duration_seconds_count", (("name", "mirror"),))
+
+
+def _scrape_until(
+    port: int, done: Callable[[dict[tuple[str, tuple[tuple[str, str], ...]], float]], bool], timeout: float = 10.0
+) -> tuple[int, dict[tuple[str, tuple[tuple[str, str], ...]], float]]:
+    """Scrape /metrics until ``done(samples)`` holds (at most ``timeout`` seconds): the last scrape."""
+    deadline = time.monotonic() + timeout
+    tick = threading.Event()
+    while True:
+        status, text = _get(port, "/metrics")
+        samples = _samples(text) if status == 200 else {}
+        if done(samples) or time.monotonic() > deadline:
+            return status, samples
+        tick.wait(0.02)
+
+
 def test_metrics_are_scraped_and_parsed_with_the_ecosystems_names(config, fake_api_server, make_cm):
     for name in ("ok-1", "ok-2", "bad"):
         make_cm(name)
@@ -48,9 +67,10 @@ def test_metrics_are_scraped_and_parsed_with_the_ecosystems_names(config, fake_a
         assert _get(port, "/healthz") == (200, "ok\n")
         assert _get(port, "/readyz") == (200, "ok\n")
         assert _get(port, "/nope")[0] == 404
-        status, text = _get(port, "/metrics")
+        # A reconcile's call is recorded when it starts; its work is observed once the worker is
+        # done with the key: scrape until the three are (under CPU load that comes later).
+        status, samples = _scrape_until(port, lambda s: s.get(_WORKED, 0) >= 3)
     assert status == 200
-    samples = _samples(text)
 
     def value(metric: str, **labels: str) -> float:
         return samples[(metric, tuple(sorted(labels.items())))]

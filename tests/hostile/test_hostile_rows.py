@@ -201,6 +201,41 @@ def test_row3_4_a_watch_without_complete_events_is_a_stall_and_max_staleness_app
         assert server.count("list") == 1
 
 
+def test_row3_4_every_watch_silent_after_its_headers_is_caught_within_max_staleness(hostile, cached, clock, tuned):
+    """Issue 32. Before: with the default watch_timeout (a watch of 300-600 s), read_timeout 3 and
+    max_staleness 5, a server that answers every watch with its headers and then nothing, the
+    connection held open, left the informer `current` for the watch's whole life plus the read
+    timeout (61 of 61 samples over 15 s), `last_error=None`, and a strict read served rv 10 while
+    the server had 11. After: every watch asks for a timeoutSeconds that ends, with the grace,
+    inside max_staleness, so the silent watch is a StalledWatchError before the informer would
+    turn stale; re-opened silent watches keep it degraded, then `stale`, and strict reads refuse."""
+    server_rv = [10]
+
+    def on_list(ex: Exchange) -> None:
+        ex.reply_list([pod("pod-0", 10)], 10)
+
+    def on_watch(ex: Exchange) -> None:
+        server_rv[0] = 11  # a pod created on the server: the silent watch never delivers it
+        ex.start_chunked()
+        ex.hold()
+
+    server = hostile(on_list, on_watch)
+    config = cached(server, tuned(watch_timeout=300.0, read_timeout=3.0), max_staleness=5)
+    with config:
+        st = backing_off(clock, config)  # caught on real sockets, without the clock moving at all
+        assert st.state == "degraded" and "StalledWatchError" in (st.last_error or "")
+        (first,) = [ex for ex in server.requests if ex.verb == "watch"]
+        assert 1 <= int(first.query["timeoutSeconds"]) <= 3  # [b/2, b) of 5 - 5/4: ends inside the bound
+        retry(clock, config, server, "watch")
+        st = backing_off(clock, config)  # the re-opened watch is silent too
+        assert st.state == "degraded" and server.count("watch") == 2
+        clock.advance(5.0)
+        assert status(config).state == "stale" and server_rv[0] == 11
+        with pytest.raises(CacheUnavailableError, match="stale.*StalledWatchError"):
+            Pod.get("pod-0")
+        assert server.count("list") == 1  # a stall re-watches from the last RV: no relist
+
+
 # ------------------------------------------------------------------------------ unbounded input
 
 
