@@ -211,6 +211,73 @@ def test_a_deployment_and_a_service_get_their_defaults(fake_api_server: FakeAPIS
     assert second["clusterIP"] != first["clusterIP"]
 
 
+def _nulls(obj: Any) -> list[str]:
+    """The paths in ``obj`` whose value is null."""
+    if isinstance(obj, dict):
+        return [f"{k}{'.' + p if p else ''}" for k, v in obj.items() for p in ([""] if v is None else _nulls(v))]
+    if isinstance(obj, list):
+        return [f"[{i}]{'.' + p if p else ''}" for i, v in enumerate(obj) for p in _nulls(v)]
+    return []
+
+
+def test_explicit_nulls_are_dropped_or_defaulted_as_if_left_out(strict_server: FakeAPIServer) -> None:
+    # cloudcoil's models send every unset field as null; a null tolerations list was a 500
+    nulls = dict.fromkeys(
+        ["tolerations", "nodeSelector", "enableServiceLinks", "priority", "preemptionPolicy", "restartPolicy"]
+        + ["serviceAccountName", "serviceAccount", "securityContext", "volumes", "schedulerName", "dnsPolicy"]
+    )
+    obj = pod(**nulls)
+    obj["metadata"].update(labels=None, annotations=None)
+    obj["spec"]["containers"][0].update(env=None, ports=None, resources=None, imagePullPolicy=None)
+    obj["status"] = {"phase": None, "qosClass": None, "conditions": None}
+    resp = post(strict_server, PODS, obj)
+    assert resp.status_code == 201, resp.text
+    created = resp.json()
+    assert _nulls(strict_server.get("pods", "p", namespace="default")) == []
+    spec = created["spec"]
+    assert [t["key"] for t in spec["tolerations"]] == ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"]
+    assert (spec["enableServiceLinks"], spec["priority"], spec["preemptionPolicy"]) == (
+        True,
+        0,
+        "PreemptLowerPriority",
+    )
+    assert (spec["serviceAccountName"], spec["serviceAccount"]) == ("default", "default")
+    assert spec["restartPolicy"] == "Always"
+    assert spec["containers"][0]["imagePullPolicy"] == "IfNotPresent" and spec["containers"][0]["resources"] == {}
+    assert created["status"] == {"phase": "Pending", "qosClass": "BestEffort"}
+    assert "labels" not in created["metadata"] and _nulls(created) == []
+    service = {
+        "metadata": {"name": "lb"},
+        "spec": {"type": "LoadBalancer", "ports": [{"port": 80, "protocol": None, "targetPort": None}]}
+        | dict.fromkeys(["clusterIPs", "ipFamilies", "ipFamilyPolicy", "externalTrafficPolicy", "selector"])
+        | {"allocateLoadBalancerNodePorts": None, "sessionAffinity": None},
+    }
+    svc = post(strict_server, "/api/v1/namespaces/default/services", service).json()
+    assert _nulls(svc) == []
+    assert svc["spec"]["clusterIPs"] == [svc["spec"]["clusterIP"]] and svc["spec"]["ipFamilies"] == ["IPv4"]
+    assert (svc["spec"]["ipFamilyPolicy"], svc["spec"]["externalTrafficPolicy"]) == ("SingleStack", "Cluster")
+    assert svc["spec"]["allocateLoadBalancerNodePorts"] is True and svc["spec"]["ports"][0]["targetPort"] == 80
+    secret = post(strict_server, "/api/v1/namespaces/default/secrets", {"metadata": {"name": "s"}, "type": None})
+    assert secret.json()["type"] == "Opaque"
+    namespace = {"metadata": {"name": "n", "labels": None}, "spec": {"finalizers": None}}
+    ns = post(strict_server, "/api/v1/namespaces", namespace).json()
+    assert ns["spec"] == {"finalizers": ["kubernetes"]}
+    assert ns["metadata"]["labels"] == {"kubernetes.io/metadata.name": "n"}
+    config = post(strict_server, "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "c"}, "data": None})
+    assert "data" not in config.json()
+
+
+def test_a_templates_null_creation_timestamp_is_kept_as_the_real_server_serves_it(
+    fake_api_server: FakeAPIServer,
+) -> None:
+    obj = deployment(replicas=None, strategy=None)
+    obj["spec"]["template"]["spec"]["tolerations"] = None
+    spec = post(fake_api_server, DEPLOYMENTS, obj).json()["spec"]
+    assert (spec["replicas"], spec["strategy"]["type"]) == (1, "RollingUpdate")
+    assert "tolerations" not in spec["template"]["spec"]
+    assert _nulls(spec) == ["template.metadata.creationTimestamp"]
+
+
 # -- immutability --------------------------------------------------------------------------------
 
 

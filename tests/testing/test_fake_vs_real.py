@@ -273,3 +273,28 @@ def test_a_pod_on_a_node_terminates_gracefully_alike_without_a_kubelet(pair: Pai
     real, fake = pair.same("DELETE", "/api/v1/namespaces/NS/pods/p", {"gracePeriodSeconds": 0})
     real_get, fake_get = pair.call("GET", "/api/v1/namespaces/NS/pods/p")
     assert real_get.status_code == fake_get.status_code == 404
+
+
+def test_explicit_nulls_are_dropped_and_defaulted_alike(pair: Pair) -> None:
+    pod = {**POD, "spec": {**POD["spec"], **dict.fromkeys(["tolerations", "nodeSelector", "priority", "volumes"])}}
+    pod["metadata"] = {"name": "p", "labels": None}
+    pod["status"] = {"phase": None, "conditions": None}
+    real, fake = pair.same("POST", "/api/v1/namespaces/NS/pods", pod)
+    for field in ("tolerations", "nodeSelector", "priority", "volumes", "enableServiceLinks", "preemptionPolicy"):
+        assert real["spec"].get(field, "left out") == fake["spec"].get(field, "left out"), field
+    assert real["status"] == fake["status"] and "labels" not in real["metadata"] and "labels" not in fake["metadata"]
+    service = {
+        "metadata": {"name": "lb"},
+        "spec": {"type": "LoadBalancer", "ports": [{"port": 80, "targetPort": None}], "selector": None}
+        | dict.fromkeys(["clusterIPs", "ipFamilies", "ipFamilyPolicy", "externalTrafficPolicy", "sessionAffinity"]),
+    }
+    real, fake = pair.same("POST", "/api/v1/namespaces/NS/services", service)
+    for body in (real, fake):
+        del body["spec"]["clusterIP"], body["spec"]["clusterIPs"], body["spec"]["ports"][0]["nodePort"]
+    assert real["spec"] == fake["spec"]
+    for path, body in (
+        ("/api/v1/namespaces/NS/secrets", {"metadata": {"name": "s"}, "type": None, "data": None}),
+        ("/api/v1/namespaces/NS/configmaps", {"metadata": {"name": "c", "annotations": None}, "data": None}),
+    ):
+        real, fake = pair.same("POST", path, body)
+        assert {k: v for k, v in real.items() if k != "metadata"} == {k: v for k, v in fake.items() if k != "metadata"}

@@ -38,6 +38,8 @@ _TOP_LEVEL = frozenset({"apiVersion", "kind", "metadata"})
 # Required fields that are Go value structs: validated as empty when missing, not "Required".
 _VALUE_STRUCTS = frozenset({"io.k8s.api.core.v1.PodTemplateSpec", "io.k8s.api.core.v1.PodSpec"})
 _JSON_TYPES = {str: "string", bool: "bool", int: "number", float: "number", dict: "object", list: "array"}
+# A built-in's null field is decoded as Go's zero value and left out when served; these are served as null.
+_SERVED_NULLS = frozenset({"creationTimestamp"})
 _TOLERATIONS = [
     {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
     {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
@@ -162,6 +164,9 @@ class _Walk:
         for key in list(value):
             sub_path = f"{path}.{key}" if path else key
             if props is not None and key in props:
+                if value[key] is None and self.rtype.builtin and key not in _SERVED_NULLS:
+                    del value[key]  # decoded as Go's zero value, left out when encoded (a default fills it)
+                    continue
                 self._value(value[key], props[key], sub_path, parent_def=defname)
             elif isinstance(extra, dict):
                 self._value(value[key], extra, sub_path, parent_def=defname)
@@ -286,32 +291,32 @@ class Admission:
             return
         kind = rtype.kind
         if kind == "Pod":
-            spec = obj.setdefault("spec", {})
+            spec = _fill(obj, "spec", {})
             if isinstance(spec, dict):
-                spec.setdefault("enableServiceLinks", True)
-                spec.setdefault("priority", 0)
-                spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+                _fill(spec, "enableServiceLinks", True)
+                _fill(spec, "priority", 0)
+                _fill(spec, "preemptionPolicy", "PreemptLowerPriority")
                 if not spec.get("serviceAccountName"):
                     spec["serviceAccountName"] = spec.get("serviceAccount") or "default"
-                spec.setdefault("serviceAccount", spec["serviceAccountName"])
-                tolerations = spec.setdefault("tolerations", [])
+                _fill(spec, "serviceAccount", spec["serviceAccountName"])
+                tolerations = _fill(spec, "tolerations", [])
                 keys = {t.get("key") for t in tolerations if isinstance(t, dict)}
                 tolerations.extend(dict(t) for t in _TOLERATIONS if t["key"] not in keys)
             given: dict[str, Any] = obj["status"] if isinstance(obj.get("status"), dict) else {}
             status = {**given}
-            status.setdefault("phase", "Pending")
-            status.setdefault("qosClass", _qos_class(spec if isinstance(spec, dict) else {}))
+            _fill(status, "phase", "Pending")
+            _fill(status, "qosClass", _qos_class(spec if isinstance(spec, dict) else {}))
             obj["status"] = status
         elif kind == "Namespace":
-            spec = obj.setdefault("spec", {})
+            spec = _fill(obj, "spec", {})
             if isinstance(spec, dict):
-                spec.setdefault("finalizers", ["kubernetes"])
+                _fill(spec, "finalizers", ["kubernetes"])
             obj["status"] = {"phase": "Active"}
-            labels = obj["metadata"].setdefault("labels", {})
+            labels = _fill(obj["metadata"], "labels", {})
             if isinstance(labels, dict):
                 labels["kubernetes.io/metadata.name"] = obj["metadata"].get("name", "")
         elif kind == "Secret":
-            obj.setdefault("type", "Opaque")
+            _fill(obj, "type", "Opaque")
         elif kind == "Service":
             self._allocate(obj)
 
@@ -327,17 +332,17 @@ class Admission:
             n = self._next_ip
             self._next_ip += 1
             spec["clusterIP"] = f"10.96.{n // 256 % 256}.{n % 256}"
-        spec.setdefault("clusterIPs", [spec["clusterIP"]])
-        spec.setdefault("ipFamilies", ["IPv4"])
-        spec.setdefault("ipFamilyPolicy", "SingleStack")
+        _fill(spec, "clusterIPs", [spec["clusterIP"]])
+        _fill(spec, "ipFamilies", ["IPv4"])
+        _fill(spec, "ipFamilyPolicy", "SingleStack")
         if spec.get("type") in ("NodePort", "LoadBalancer"):
-            spec.setdefault("externalTrafficPolicy", "Cluster")
+            _fill(spec, "externalTrafficPolicy", "Cluster")
             for port in spec.get("ports") or ():
                 if isinstance(port, dict) and not port.get("nodePort"):
                     port["nodePort"] = self._next_node_port
                     self._next_node_port += 1
             if spec.get("type") == "LoadBalancer":
-                spec.setdefault("allocateLoadBalancerNodePorts", True)
+                _fill(spec, "allocateLoadBalancerNodePorts", True)
 
     @staticmethod
     def _secret_data(obj: dict[str, Any]) -> None:
@@ -384,6 +389,13 @@ def _update_rules(
         immutable = _rules.IMMUTABLE.get((rtype.group, rtype.kind))
         if immutable is not None:
             immutable(old, obj, errs)
+
+
+def _fill(obj: dict[str, Any], key: str, value: Any) -> Any:
+    """``obj[key]``, set to ``value`` first when missing or null (``setdefault`` would keep an explicit null)."""
+    if obj.get(key) is None:
+        obj[key] = value
+    return obj[key]
 
 
 def _qos_class(spec: dict[str, Any]) -> str:
