@@ -51,6 +51,8 @@ import gc
 import threading
 from typing import Iterator
 
+from cloudcoil_cache import _fork
+
 __all__ = ["FREEZE_EVERY", "freeze", "note_events", "paused"]
 
 FREEZE_EVERY = 500
@@ -59,6 +61,19 @@ _lock = threading.Lock()  # guards _pausers/_was_enabled; never held while colle
 _pausers = 0
 _was_enabled = False
 _events = 0
+
+
+def _after_fork_in_child() -> None:
+    """A fork made while a LIST page was decoded: the pause was the parent's thread's; the child
+    gets its collector back (else it would run without one for good) and a new lock."""
+    global _lock, _pausers
+    _lock = threading.Lock()
+    if _pausers and _was_enabled:
+        gc.enable()
+    _pausers = 0
+
+
+_fork.on_fork(_after_fork_in_child)
 
 
 @contextlib.contextmanager

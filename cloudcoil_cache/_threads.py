@@ -9,6 +9,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, TypeVar
 
+from cloudcoil_cache import _fork
+
 __all__ = ["hold_executor", "release_executor", "run_blocking", "run_control", "submit_control"]
 
 R = TypeVar("R")
@@ -44,6 +46,18 @@ class _Pool:
         self._retired: list[ThreadPoolExecutor] = []  # shut down by one of its workers: joined later
         self._users = 0  # holds + submitted calls not done
         self._pending = 0  # submitted calls not done (queued or running)
+
+    def after_fork(self) -> None:
+        """In a fork child: the executor's threads are the parent's (it would take work and never
+        run it): forgotten, with a new lock; the next use makes a new executor."""
+        if self._executor is not None:
+            _fork.abandon(self._executor)
+        self._lock = threading.Lock()
+        self._executor = None
+        self._owner = []
+        self._retired = []
+        self._users = 0
+        self._pending = 0
 
     def hold(self) -> ThreadPoolExecutor:
         with self._lock:
@@ -104,6 +118,8 @@ class _Pool:
 # (live reads, writes), so a busy application can always enter and leave its scopes.
 _control = _Pool("cloudcoil-control", 4)
 _io = _Pool("cloudcoil-blocking", 32)
+_fork.on_fork(_control.after_fork)
+_fork.on_fork(_io.after_fork)
 
 
 def hold_executor() -> None:

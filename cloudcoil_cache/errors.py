@@ -53,6 +53,7 @@ __all__ = [
     "ConnectError",
     "DecodeError",
     "Forbidden",
+    "InheritedAcrossFork",
     "InvalidSelector",
     "LineTooLong",
     "NotAcceptable",
@@ -284,6 +285,12 @@ class CacheUnavailableError(CacheError):
 
 class CacheSyncTimeout(CacheError):
     """Informers did not finish their initial sync within ``sync_timeout`` seconds."""
+
+
+class InheritedAcrossFork(CacheError):
+    """An informer's objects were copied into this process by ``fork()`` and its watch is not
+    resumed here yet (it resumes at the next use): reads are served as a ``degraded`` informer's,
+    within ``max_staleness`` of when the copy was last current. Never a hard failure."""
 
 
 class ReadOnlyError(CacheError, TypeError):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from typing import Any, ClassVar
 
+from cloudcoil_cache import _fork
 from cloudcoil_cache.models._base import Model, Resource, finish_model, model, register_resource
 from cloudcoil_cache.models._gvk import GVK
 from cloudcoil_cache.models._list import ResourceList
@@ -58,6 +59,7 @@ class _Scheme:
 
 
 _define_lock = threading.Lock()
+_fork.renew_locks(globals(), _define_lock=threading.Lock)
 _defined: dict[tuple[str, str], type[GenericResource]] = {}
 
 

@@ -35,12 +35,15 @@ from urllib3 import connectionpool as _connectionpool
 from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
 from urllib3.util.connection import allowed_gai_family
 
+from cloudcoil_cache import _fork
+
 __all__ = ["Interrupter", "Lease", "install", "interrupted_here", "interruptible", "lease_of"]
 
 _local = threading.local()
 # Guards every Lease and each connection's ``_cc_lease`` (a few field updates, no I/O); re-entrant, so
 # that a collection running a finalizer that stops an informer inside it cannot deadlock.
 _lease_lock = threading.RLock()
+_fork.renew_locks(globals(), _lease_lock=threading.RLock)
 
 
 class Lease:

@@ -7,7 +7,7 @@ classes (``Pod.list()``) are served from those stores; ``get_informer()`` subscr
 
 from cloudcoil_cache.caching._async import AsyncInformer
 from cloudcoil_cache.caching._backoff import Backoff
-from cloudcoil_cache.caching._cache import Cache, CacheStatus
+from cloudcoil_cache.caching._cache import Cache, CacheStatus, after_fork
 from cloudcoil_cache.caching._informer import Informer, InformerKey, InformerStatus
 from cloudcoil_cache.caching._options import CacheOptions
 from cloudcoil_cache.caching._policy import Mode
@@ -39,5 +39,6 @@ __all__ = [
     "Tuning",
     "Updated",
     "Writer",
+    "after_fork",
     "strip_managed_fields",
 ]

@@ -81,6 +81,15 @@ class AsyncLane(Lane):
         self._wake: asyncio.Event | None = None  # created by the task, on its loop
         self._no_loop_logged = False
 
+    def after_fork(self) -> None:
+        """In a fork child: the parent's loops and task are not this process's (an event loop does
+        not survive a fork): the child's run finds a loop of its own."""
+        super().after_fork()
+        self._registered_on = None
+        self._loop = None
+        self._task = None
+        self._wake = None
+
     def _resolve_loop(self) -> asyncio.AbstractEventLoop | None:
         for loop in (self._registered_on, self._loop_provider()):
             if loop is not None and not loop.is_closed():

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import attrs
 
+from cloudcoil_cache import _fork
 from cloudcoil_cache._threads import run_control
 from cloudcoil_cache.caching._async import AsyncInformer, running_loop
 from cloudcoil_cache.caching._informer import Decoder, DecodingSource, Informer, InformerKey, InformerStatus
@@ -33,7 +34,7 @@ from cloudcoil_cache.errors import (
     CloudcoilError,
 )
 
-__all__ = ["Cache", "CacheStatus"]
+__all__ = ["Cache", "CacheStatus", "after_fork"]
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +123,7 @@ class Cache:
             self._options,
             tuning=lambda: getattr(this(), "tuning", tuning),
             strict=lambda: (cache := this()) is not None and cache._mode is Mode.STRICT,
+            resume=_weakly(self.resume_after_fork, _nothing),
         )
         self._sync_cond = self._scopes.sync_cond  # notified when any informer changes (tests wait on it)
         self._mode_var: contextvars.ContextVar[Mode | None] = contextvars.ContextVar(
@@ -130,6 +132,9 @@ class Cache:
         self._pause_var: contextvars.ContextVar[bool] = contextvars.ContextVar(
             f"cloudcoil_cache_paused_{id(self)}", default=False
         )
+        self._fork_epoch = _fork.epoch  # the process its informers run in (see resume_after_fork)
+        _fork.on_fork(self._after_fork_in_child)
+        _caches.add(self)
         for cls in self._options.resources or ():
             if self.settings_for(cls).enabled:
                 self._informer_for_kind_locked(cls)
@@ -210,6 +215,37 @@ class Cache:
         """How many scopes (and ``start()`` calls) hold the cache started."""
         return self._scopes.count
 
+    # ------------------------------------------------------------------- fork
+    def _after_fork_in_child(self) -> None:
+        """In a fork child (``_fork``: one thread, no I/O): a new registry lock and scopes state;
+        the informers re-arm themselves, and resume at the next use (``resume_after_fork``)."""
+        self._lock = threading.RLock()
+        self._scopes.after_fork(self._lock)
+        self._sync_cond = self._scopes.sync_cond
+
+    def resume_after_fork(self) -> None:
+        """In a process forked from the one that started this cache: start its informers' runs
+        here (each resumes its watch from the objects it inherited: no LIST), through a transport
+        of this process's own. Called at the next use of the cache (a read, a scope, ``status()``,
+        ``get_informer``) and by ``cloudcoil_cache.after_fork()``; once per fork."""
+        _fork.check()
+        if self._fork_epoch == _fork.epoch:
+            return
+        with self._lock:
+            if self._fork_epoch == _fork.epoch:
+                return
+            self._fork_epoch = _fork.epoch
+            inherited = [i for i in self._informers.values() if i.inherited]
+        if not inherited:
+            return
+        try:
+            self._scopes.connect()  # the owner's new transport: the inherited one is the parent's
+        except CloudcoilError as exc:
+            log.warning("cache: cannot resume %d informers after fork: %s", len(inherited), exc)
+            return
+        for informer in inherited:
+            informer.resume_after_fork()
+
     # --------------------------------------------------------------- registry
     def _key_for(self, cls: Any) -> InformerKey:
         settings = self.settings_for(cls)
@@ -252,6 +288,7 @@ class Cache:
         """
         if not self.enabled:
             return None
+        self.resume_after_fork()
         check_resource_class(cls, "get_informer()")
         if not self.settings_for(cls).enabled:
             return None
@@ -329,6 +366,8 @@ class Cache:
         """
         if self._pause_var.get() or not self._scopes.count:
             return None
+        if self._fork_epoch != _fork.epoch:  # one global read: forked since, resume here first
+            self.resume_after_fork()
         return self._servable.get(cls)
 
     def sync_lazily(self, cls: Any) -> None:
@@ -420,6 +459,7 @@ class Cache:
     # ------------------------------------------------------------------ status
     def status(self) -> CacheStatus:
         """Every informer's state; ``errors`` names each one that is not current (never silently empty)."""
+        self.resume_after_fork()
         informers = self.informers()
         statuses = [i.status() for i in informers]
         errors: dict[str, str] = {}
@@ -490,6 +530,21 @@ class Cache:
 
     async def async_wait(self, timeout: float | None = None) -> bool:
         return await run_control(self.wait, timeout)
+
+
+#: every Cache alive in this process (``after_fork`` resumes them)
+_caches: weakref.WeakSet[Cache] = weakref.WeakSet()
+
+
+def after_fork() -> None:
+    """Resume, in this process, every cache inherited across ``fork()`` (each informer watches
+    again from the objects it inherited: no LIST). Optional: a cache resumes by itself at its next
+    use (a read, a scope, ``status()``); call this from a server's post-fork hook (gunicorn's
+    ``post_worker_init``, uWSGI's ``@postfork``, Celery's ``worker_process_init``) to resume before
+    the first request, or for a process that only runs event handlers. Harmless anywhere else."""
+    _fork.check()
+    for cache in list(_caches):
+        cache.resume_after_fork()
 
 
 def _weakly(method: Callable[..., Any], if_gone: Callable[..., Any]) -> Callable[..., Any]:

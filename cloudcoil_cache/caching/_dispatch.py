@@ -119,6 +119,13 @@ class Lane(abc.ABC):
         """Log what a handler raised (with the event); the handler keeps receiving events."""
         log.exception("event handler %s raised on %s; it keeps receiving events", registration.name, describe(note))
 
+    def after_fork(self) -> None:
+        """In a fork child: new locks, not running (its thread, or loop, is the parent's); what
+        was queued is kept and delivered by the child's run (``start()``)."""
+        self._reg_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._running = False
+
     @abc.abstractmethod
     def _push(self, items: list[Item]) -> None:
         """Append to the queue and wake whatever drains it."""
@@ -145,6 +152,11 @@ class ThreadLane(Lane):
         super().__init__(name)
         self._cond = threading.Condition(self._lock)
         self._thread: threading.Thread | None = None
+
+    def after_fork(self) -> None:
+        super().after_fork()
+        self._cond = threading.Condition(self._lock)
+        self._thread = None  # gone: never joined (without the fork hooks it would still look alive)
 
     def _push(self, items: list[Item]) -> None:
         with self._cond:
@@ -252,6 +264,11 @@ class Lanes:
         for lane in lanes:
             for registration in lane.registrations:
                 lane.remove(registration)
+
+    def after_fork(self) -> None:
+        """In a fork child: every lane re-armed, not running (``start()`` runs them here)."""
+        for lane in self._lanes:
+            lane.after_fork()
 
     def enqueue(self, notes: list[Notification]) -> None:
         """Queue notifications on every lane, in the order the informer applied them."""

@@ -11,6 +11,7 @@ from typing import Any, Callable, Generic, TypeVar
 
 import attrs
 
+from cloudcoil_cache import _fork
 from cloudcoil_cache._clock import SYSTEM_CLOCK, Clock
 from cloudcoil_cache._listwatch import WatchEvent
 from cloudcoil_cache._listwatch._listwatch import ListerWatcher
@@ -20,7 +21,7 @@ from cloudcoil_cache.caching._reflector import Reflector, Tuning
 from cloudcoil_cache.caching._store import Added, Store, Writer, drain
 from cloudcoil_cache.caching._transform import raw_step, transformed
 from cloudcoil_cache.caching._writes import WriteTracker
-from cloudcoil_cache.errors import is_hard_failure
+from cloudcoil_cache.errors import InheritedAcrossFork, is_hard_failure
 from cloudcoil_cache.models._reuse import reusing
 
 __all__ = ["Decoder", "DecodingSource", "Informer", "InformerKey", "InformerStatus"]
@@ -139,6 +140,10 @@ class Informer(Generic[T]):
         self.serving: Verdict = None
         self.writes = WriteTracker(key, self.store, self._clock)
         self.name = _informer_name(key)
+        #: set in a fork child (``_after_fork_in_child``) until its run resumes here: the
+        #: resourceVersion to watch from (None: the copy is torn or was never synced: list)
+        self._inherited: _Inherited | None = None
+        _fork.on_fork(self._after_fork_in_child)
 
     # -------------------------------------------------------------- lifecycle
     def start(self) -> None:
@@ -159,30 +164,88 @@ class Informer(Generic[T]):
                 self._judge_locked()
                 self._generation += 1
                 generation = self._generation
+                self._inherited = None  # a stop and start in a fork child lists afresh too
                 self._writer.clear()  # a new run lists from scratch: every object is an add again
-                self.writes.start()
-                self._lanes.start()
-                factory = self._source_factory
-                source = (
-                    factory.build(self.key, self.structure_function())
-                    if isinstance(factory, DecodingSource)
-                    else factory(self.key)
-                )
-                reflector = Reflector(
-                    self.name,
-                    source,
-                    _RunSink(weakref.ref(self), generation),
-                    tuning=self._tuning,
-                    resync_period=self._resync_period,
-                    max_staleness=self.max_staleness,
-                )
-                self._reflector = reflector
-                # an informer dropped while started (its Cache and Config gone without a stop) takes
-                # its reflector thread with it: it must not list and watch for no one
-                if self._reflector_finalizer is not None:
-                    self._reflector_finalizer.detach()  # the last run's reflector was stopped
-                self._reflector_finalizer = weakref.finalize(self, reflector.stop)
-                reflector.start()
+                self._start_run_locked(generation, None)
+
+    def _start_run_locked(self, generation: int, resume_from: str | None) -> None:
+        """Start run ``generation``'s threads: the handler lanes and a reflector (listing first, or
+        watching from ``resume_from``). Called with both locks held."""
+        self.writes.start()
+        self._lanes.start()
+        factory = self._source_factory
+        source = (
+            factory.build(self.key, self.structure_function())
+            if isinstance(factory, DecodingSource)
+            else factory(self.key)
+        )
+        reflector = Reflector(
+            self.name,
+            source,
+            _RunSink(weakref.ref(self), generation),
+            tuning=self._tuning,
+            resync_period=self._resync_period,
+            max_staleness=self.max_staleness,
+            resume_from=resume_from,
+        )
+        self._reflector = reflector
+        # an informer dropped while started (its Cache and Config gone without a stop) takes
+        # its reflector thread with it: it must not list and watch for no one
+        if self._reflector_finalizer is not None:
+            self._reflector_finalizer.detach()  # the last run's reflector was stopped
+        self._reflector_finalizer = weakref.finalize(self, reflector.stop)
+        reflector.start()
+
+    # ------------------------------------------------------------------ fork
+    def _after_fork_in_child(self) -> None:
+        """In a fork child (``_fork``; one thread, no I/O): new locks; the parent's reflector, its
+        socket and the lanes' threads abandoned, never stopped or closed (they are the parent's
+        too); a started informer keeps its objects and says it is not current until its run
+        resumes here (``resume_after_fork``), serving them as a degraded informer does meanwhile."""
+        torn = not self._writer.after_fork()
+        self._deliver_lock = threading.Lock()
+        self._state = threading.Condition(threading.Lock())
+        if self._reflector is not None:
+            _fork.abandon(self._reflector)
+            self._reflector = None
+        if self._reflector_finalizer is not None:
+            self._reflector_finalizer.detach()  # it would stop the abandoned reflector at exit
+            self._reflector_finalizer = None
+        self.writes.after_fork()
+        self._lanes.after_fork()
+        self._generation += 1  # whatever the abandoned run still holds is of another run
+        if not self._started:
+            return
+        resume = self.store.resource_version if self._synced and not torn else None
+        self._inherited = _Inherited(resume)
+        if resume is None:
+            self._synced = False  # a torn copy is not served: the child lists
+        self._last_error = InheritedAcrossFork(
+            f"inherited across fork from pid {_fork.parent_pid}; the watch is not resumed in pid {_fork.pid} "
+            "yet (at the next use of the cache, or cloudcoil_cache.after_fork())"
+        )
+        if self._unhealthy_since is None:  # current at the fork: the copy ages from now
+            self._unhealthy_since = self._clock.now()
+        self._judge_locked()
+
+    def resume_after_fork(self) -> bool:
+        """Start this process's run of an informer inherited across fork, once: a watch from the
+        inherited resourceVersion (no LIST; a 410 relists), or a LIST if the copy was torn or never
+        synced. True if it started one."""
+        with self._deliver_lock:
+            with self._state:
+                inherited, self._inherited = self._inherited, None
+                if inherited is None or not self._started:
+                    return False
+                if inherited.resource_version is None:
+                    self._writer.clear()
+                self._start_run_locked(self._generation, inherited.resource_version)
+        return True
+
+    @property
+    def inherited(self) -> bool:
+        """Copied into this process by ``fork()`` and not resumed here yet."""
+        return self._inherited is not None
 
     def stop(self, timeout: float | None = None) -> None:
         """Stop and join every thread of the current run; forget the objects."""
@@ -464,9 +527,13 @@ class Informer(Generic[T]):
 
     # ----------------------------------------------------------------- status
     def status(self) -> InformerStatus:
+        _fork.check()  # a fork without the hooks (uWSGI's default) is found here at the latest
         reflector = self._reflector
         err = self._last_error
         state, since = self.state()
+        if state == "current" and (reflector is None or not reflector.alive):
+            # never "current" without a reflector running in this process
+            state, err = "degraded", err or InheritedAcrossFork(f"no reflector thread runs in pid {_fork.pid}")
         return InformerStatus(
             kind=self.key.cls.kind,  # type: ignore[attr-defined]
             api_version=self.key.cls.api_version,  # type: ignore[attr-defined]
@@ -497,6 +564,13 @@ def _retry_in(reflector: Reflector | None, clock: Clock) -> float | None:
 
 def _remaining(deadline: float | None) -> float | None:
     return None if deadline is None else max(0.0, deadline - SYSTEM_CLOCK.now())
+
+
+@attrs.frozen
+class _Inherited:
+    """What a fork child's informer resumes from: the resourceVersion of its inherited objects."""
+
+    resource_version: str | None
 
 
 @attrs.frozen

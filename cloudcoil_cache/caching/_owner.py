@@ -63,12 +63,14 @@ class Scopes:
         options: CacheOptions,
         tuning: Callable[[], Tuning],
         strict: Callable[[], bool],
+        resume: Callable[[], None] = lambda: None,
     ) -> None:
         self.lock = lock
         self._informers = informers  # the cache's registry (the same dict), read under ``lock``
         self._options = options
         self._tuning = tuning  # the cache's Tuning as it is now (``cache.tuning`` is assignable)
         self._strict = strict  # whether a failed sync refuses the scope (the cache's default mode)
+        self._resume = resume  # before a start: the cache resumes informers inherited across fork here
         self.count = 0
         self.sync_cond = threading.Condition(threading.Lock())
         self._owner: CacheOwner | None = None  # held until the transport is bound
@@ -76,6 +78,15 @@ class Scopes:
         self._transport: Any = None
         #: the event loop of the latest async scope (the default loop of async handlers)
         self.loop: asyncio.AbstractEventLoop | None = None
+
+    def after_fork(self, lock: threading.RLock) -> None:
+        """In a fork child: the cache's new registry lock, a new condition, and no transport (the
+        inherited one is the parent's: the owner builds another at the next ``connect()``)."""
+        self.lock = lock
+        self.sync_cond = threading.Condition(threading.Lock())
+        self._transport = None
+        self._owner = self._owner or self._owner_ref()
+        self.loop = None  # an event loop does not survive a fork
 
     # ------------------------------------------------------------------ owner
     def adopt(self, owner: CacheOwner) -> None:
@@ -130,6 +141,7 @@ class Scopes:
         self.connect()
         if not self._options.enabled:
             return
+        self._resume()
         with self.lock:
             self._hold_locked()
 
@@ -144,6 +156,7 @@ class Scopes:
             return
         if cancel is not None and cancel.is_set():
             raise SyncCancelled("the scope was cancelled before its cache started")
+        self._resume()
         with self.lock:
             informers = self._hold_locked()
         if not self._options.wait_for_sync:

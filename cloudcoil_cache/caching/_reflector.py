@@ -293,8 +293,12 @@ class Reflector:
         tuning: Tuning = Tuning(),
         resync_period: float | None = None,
         max_staleness: float | None = None,
+        resume_from: str | None = None,
     ) -> None:
-        """``max_staleness``: the informer's; no backoff wait's jitter carries it past that."""
+        """``max_staleness``: the informer's; no backoff wait's jitter carries it past that.
+        ``resume_from``: a resourceVersion the sink's store already holds (a fork child's inherited
+        copy): the run starts with a watch from it, not a LIST; the sink turns current at the
+        watch's first progress (a 410 relists, as for any watch)."""
         self.name = name
         self._source = source
         self._sink = sink
@@ -327,6 +331,11 @@ class Reflector:
         # An unpaginated LIST is decoded while it is read where the source can (the real ListWatch).
         self._streaming = source if isinstance(source, StreamingListerWatcher) else None
         self._list_continue: str | None = None  # the continue token of the LIST request in flight
+        self._resume_from = resume_from
+        if resume_from is not None:
+            self.last_rv = resume_from
+            if self._resync_period:
+                self._next_resync = self._clock.now() + self._resync_period
 
     # --------------------------------------------------------------- lifecycle
     def start(self) -> None:
@@ -356,7 +365,7 @@ class Reflector:
 
     # ------------------------------------------------------------------- loop
     def _run(self) -> None:
-        step = Next.RELIST  # the first list
+        step = Next.RELIST if self._resume_from is None else Next.WATCH  # the first list, or a resumed watch
         at_latest = resync = False  # how the next list lists; kept until a list succeeds
         expired_in_a_row = 0
         while not self._stop.is_set():

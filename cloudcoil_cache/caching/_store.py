@@ -327,6 +327,14 @@ class Writer(Store[T]):
         drain(old_items)  # outside the lock, one object at a time (see drain)
         return notes
 
+    def after_fork(self) -> bool:
+        """In a fork child: a new lock for the data (the old one may be held by a thread that is
+        gone). False when it was held at the fork: a write was half applied, the data is torn."""
+        d = self._d
+        free = d.lock.acquire(blocking=False)  # the child's one thread: only a lost thread holds it
+        d.lock = threading.RLock()
+        return free
+
     def clear(self) -> None:
         """Forget everything without notifications (the informer stopped)."""
         d = self._d

@@ -59,6 +59,14 @@ class WriteTracker:
     def start(self) -> None:
         self._active = True
 
+    def after_fork(self) -> None:
+        """In a fork child: a new lock, and no pending write (the writes were the parent's)."""
+        self._seen = threading.Condition(threading.Lock())
+        self._writes.clear()
+        self._overdue.clear()
+        self._recent.clear()
+        self.tracking = False
+
     def stop(self) -> None:
         """The informer stopped: forget every pending write and release the readers waiting."""
         with self._seen:

@@ -11,6 +11,7 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from cloudcoil_cache import _fork
 from cloudcoil_cache._threads import hold_executor, release_executor, run_control, submit_control
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client._auth import bearer_token
@@ -71,6 +72,7 @@ _implicit: Config | None = None  # discovered from the environment on first use 
 # miss or give that thread's one warning.
 _open_scopes = 0
 _open_scopes_lock = threading.Lock()
+_fork.renew_locks(globals(), _default_lock=threading.Lock, _open_scopes_lock=threading.Lock)
 _thread_state = threading.local()  # .warned: this thread was told it has no Config of its own
 
 
@@ -235,24 +237,43 @@ class Config:
         self._is_default = False
         self._default_start = threading.Lock()  # one set_default() at a time starts this config
         self._closed = False
+        self._reopenable = False  # inherited across fork: close() in the child does not end it for good
+        _fork.on_fork(self._after_fork_in_child)
+
+    def _after_fork_in_child(self) -> None:
+        """In a fork child (``_fork``: one thread, no I/O): new locks, and the transport abandoned
+        (its pooled connections, TLS state included, are the parent's too: a new one is built from
+        the same connection settings at the next use). The cache re-arms itself."""
+        self._lock = threading.RLock()
+        self._default_start = threading.Lock()
+        if self._transport is not None:
+            _fork.abandon(self._transport)
+            self._transport = None
+        self._reopenable = not self._closed
 
     # ------------------------------------------------------------- discovery
     def _discovered(self) -> Connection:
         """The connection settings, discovered on first use (no transport is built)."""
         with self._lock:
             if self._connection is None:  # else discovered, or adopted from the Config cloned
-                if self._closed:
-                    raise CloudcoilError("this Config was closed")
+                self._check_open_locked()
                 checked, self._checked = self._checked, None
                 self._connection = checked if checked is not None else load_connection(**self._args)
             return self._connection
+
+    def _check_open_locked(self) -> None:
+        """Refuse a closed Config, unless it was inherited across fork and closed in this process
+        (a worker's post-fork ``close(); set_default()``): that one opens again."""
+        if self._closed:
+            if not self._reopenable:
+                raise CloudcoilError("this Config was closed")
+            self._closed = False
 
     def initialize(self) -> Config:
         """Discover the connection (kubeconfig, in-cluster, arguments) and build the transport."""
         with self._lock:
             if self._transport is None:
-                if self._closed:
-                    raise CloudcoilError("this Config was closed")
+                self._check_open_locked()
                 self._transport = build_transport(self._discovered(), warning_handler=self._warning_handler)
                 if self._cache_scopes is not None:
                     self._cache_scopes.bind(self._transport)
@@ -553,10 +574,14 @@ class Config:
         stopped by ``close()``, which also runs at interpreter exit.
         """
         global _default, _default_scope
+        _fork.check()
         with self._default_start:  # request threads calling it at once: the others wait for the first
             with _default_lock:
-                if _default is self:
-                    return self
+                is_default = _default is self
+            if is_default:
+                if self._cache is not None:
+                    self._cache.resume_after_fork()  # a fork child's post_fork hook: resume now
+                return self
             self._enter_kind("sync")  # refuses a config in use by async scopes, before anything changes
             try:
                 self._start()

@@ -36,7 +36,7 @@ import sys
 import threading
 from typing import Any, Callable, NoReturn
 
-from cloudcoil_cache import _json
+from cloudcoil_cache import _fork, _json
 from cloudcoil_cache.errors import ReadOnlyError
 
 __all__ = [
@@ -278,6 +278,7 @@ def _digest(key: bytes) -> bytes:
 _refcount = sys.getrefcount
 _sharers: list[SharingStats] = []
 _sharers_lock = threading.Lock()
+_fork.renew_locks(globals(), _sharers_lock=threading.Lock)
 
 
 class SharingStats:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any, AsyncIterator, Callable, ClassVar, Generic, Iterator, TypeVar
 
+from cloudcoil_cache import _fork
 from cloudcoil_cache._threads import run_blocking
 from cloudcoil_cache.errors import DecodeError
 from cloudcoil_cache.models._base import Resource
@@ -27,6 +28,7 @@ def _this_page_only(token: str) -> ResourceList[Any]:
 _THIS_PAGE_ONLY: NextPage = _this_page_only
 
 _specialized_lock = threading.Lock()
+_fork.renew_locks(globals(), _specialized_lock=threading.Lock)
 # (list class, item class) -> ResourceList[item]; kept for the process, as the item classes are.
 _specialized: dict[tuple[type, type], type] = {}
 

@@ -7,6 +7,7 @@ import inspect
 import threading
 from typing import Any, Callable, ClassVar, Iterator
 
+from cloudcoil_cache import _fork
 from cloudcoil_cache.errors import ReadOnlyError
 from cloudcoil_cache.models import _parse
 from cloudcoil_cache.models._base import Resource, _convert_kwargs, finish_model, model
@@ -265,6 +266,7 @@ type.__setattr__(Unstructured, "get", _ClassOrInstance(vars(ResourceMethods)["ge
 _parse.kinds.unstructured = Unstructured.from_dict
 
 _dynamic_lock = threading.Lock()
+_fork.renew_locks(globals(), _dynamic_lock=threading.Lock)
 _dynamic: dict[tuple[str, str], type[Unstructured]] = {}
 
 

@@ -19,6 +19,7 @@ LAYERS = {
     "_yaml": 0,
     "_gc": 0,
     "_clock": 0,
+    "_fork": 0,
     "_threads": 0,
     "_deadline": 0,
     "models": 0,

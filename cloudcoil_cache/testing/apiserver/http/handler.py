@@ -166,7 +166,10 @@ class Handler(BaseHTTPRequestHandler):
         verb = derive_verb(method, route, query)
         body = self._read_body()
         user = self._user()
-        recorded = self.request_log.record(method, path, query, dict(self.headers.items()), verb, body, user or "")
+        client = (str(self.client_address[0]), int(self.client_address[1])) if self.client_address else ("", 0)
+        recorded = self.request_log.record(
+            method, path, query, dict(self.headers.items()), verb, body, user or "", client=client
+        )
         try:
             self._serve(method, verb, route, path, query, body, user)
         except StatusError as exc:

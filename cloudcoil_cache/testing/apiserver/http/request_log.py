@@ -37,6 +37,8 @@ class RecordedRequest:
     body: bytes = field(default=b"", repr=False)
     user: str = ""
     served: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
+    #: the client's ``(host, port)``: which connection, so which process, sent it
+    client: tuple[str, int] = ("", 0)
 
     def json(self) -> Any:
         """The body parsed as JSON (``None`` when empty)."""
@@ -66,8 +68,9 @@ class RequestLog:
         verb: str,
         body: bytes = b"",
         user: str = "",
+        client: tuple[str, int] = ("", 0),
     ) -> RecordedRequest:
-        req = RecordedRequest(method, path, query, headers, time.monotonic(), verb, body, user)
+        req = RecordedRequest(method, path, query, headers, time.monotonic(), verb, body, user, client=client)
         with self._cond:
             self._items.append(req)
             self._cond.notify_all()
