@@ -26,7 +26,8 @@ class Deadline:
         self.seconds = seconds
         self.flag = flag
         self._clock = clock
-        self._end = clock() + seconds
+        self._start = clock()
+        self._end = self._start + seconds
         self.expired = threading.Event()  # set by the watchdog at the end; ends retry waits
         self._done = threading.Event()
         self._interrupter = Interrupter()
@@ -57,18 +58,23 @@ class Deadline:
         """Seconds left (0 when the time is up)."""
         return max(0.0, self._end - self._clock())
 
+    def waited(self) -> str:
+        """How long the command has waited, and its flag: ``"3.0 s (--timeout 3 s)"``. The time is
+        measured, not the flag's: a wait the deadline cannot cut short (decoding a large answer) ends late."""
+        return f"{self._clock() - self._start:.1f} s ({self.flag} {self.seconds:g} s)"
+
     def error(self, what: str, answer: APIError | None = None) -> CliError:
         """The one-line error for a wait (``what``) that the deadline ended; ``answer``: the error
         status the server kept answering (a 429 or 503 retried until the end)."""
         if answer is not None:
             return CliError(
-                f"the API server kept refusing {what} until {self.flag} {self.seconds:g} s passed "
-                f"(its last answer: {answer}); retry later, or with a larger {self.flag}",
+                f"the API server kept refusing {what} for {self.waited()}; its last answer: {answer}; "
+                f"retry later, or with a larger {self.flag}",
                 1,
             )
         return CliError(
-            f"the API server did not answer within {self.flag} {self.seconds:g} s ({what}); check "
-            f"that the cluster is healthy, or retry with a larger {self.flag}",
+            f"the API server did not answer in {self._clock() - self._start:.1f} s ({what}; {self.flag} "
+            f"{self.seconds:g} s); check that the cluster is healthy, or retry with a larger {self.flag}",
             1,
         )
 

@@ -140,9 +140,8 @@ def run_get(args: Any, out: TextIO | None = None) -> int:
                 scope.enter_context(config)  # waits for the sync
             except CacheSyncTimeout as exc:
                 raise CliError(
-                    f"the cache's initial list of {kind.qualified} did not complete within --timeout "
-                    f"{args.timeout:g} s; the cluster may be slow or the kind very large: retry with "
-                    "a larger --timeout",
+                    f"the cache's initial list of {kind.qualified} did not complete in {deadline.waited()}; "
+                    "the cluster may be slow or the kind very large: retry with a larger --timeout",
                     1,
                 ) from exc
         # kubectl ignores --output-watch-events without --watch
