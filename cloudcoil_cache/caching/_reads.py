@@ -97,8 +97,11 @@ def read(cache: Cache, cls: Any, request: ReadRequest) -> ReadFlow:
                 return
             if found is None:
                 plural = informer.key.cls.plural  # type: ignore[attr-defined]
+                where = f' in namespace "{request.namespace}"' if request.namespace else ""  # where it looked
+                watched = informer.key.describe()
                 raise ResourceNotFound(
-                    f'{plural} "{request.name}" not found in cache ({informer.key.describe()})', reason="NotFound"
+                    f'{plural} "{request.name}" not found in cache{where} (the cache watches {watched})',
+                    reason="NotFound",
                 )
             yield found
             return

@@ -91,7 +91,13 @@ def test_flask_app_answers_requests_from_the_cache_on_any_thread(load_example, c
     assert answers == {
         "/pods": ["web-0", "web-1"],
         "/pods/other/web-0": {"name": "web-0", "namespace": "other", "phase": "Running"},
-        "/pods/default/nope": (404, {"error": '404 NotFound: pods "nope" not found in cache (Pod in all namespaces)'}),
+        "/pods/default/nope": (
+            404,
+            {
+                "error": '404 NotFound: pods "nope" not found in cache in namespace "default" '
+                "(the cache watches Pod in all namespaces)"
+            },
+        ),
         "worker /pods?namespace=other": ["web-0"],
         "api reads": [],
     }

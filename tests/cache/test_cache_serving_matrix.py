@@ -213,6 +213,23 @@ def test_a_strict_get_of_an_object_the_healthy_informer_does_not_hold_is_resourc
         assert reads(server) == []
 
 
+def test_a_cached_not_found_names_the_namespace_it_looked_in(server, make_config):
+    from cloudcoil_cache.models.kubernetes.core.v1 import Namespace
+
+    seed(server, 2)
+    with make_config(resources=[Pod, Namespace], mode="strict"):
+        with pytest.raises(ResourceNotFound) as namespaced:
+            Pod.get("missing", namespace="team-a")
+        with pytest.raises(ResourceNotFound) as cluster_scoped:
+            Namespace.get("missing")
+    assert namespaced.value.message == (
+        'pods "missing" not found in cache in namespace "team-a" (the cache watches Pod in all namespaces)'
+    )
+    assert cluster_scoped.value.message == (
+        'namespaces "missing" not found in cache (the cache watches Namespace in all namespaces)'
+    )
+
+
 def test_a_fallback_get_of_a_missing_object_is_resource_not_found_too(server, make_config):
     seed(server, 2)
     config = make_config(resources=[Pod], mode="fallback")
