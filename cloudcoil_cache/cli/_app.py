@@ -7,6 +7,7 @@ import logging
 import sys
 from typing import Sequence
 
+from cloudcoil_cache import __version__
 from cloudcoil_cache.cli._errors import CliError, explain
 from cloudcoil_cache.cli._flags import adopt_positionals
 
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=f"Start with: {PROG} demo",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks and the library's log")
+    parser.add_argument("--version", action="version", version=f"cloudcoil_cache {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = sub.add_parser(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from _cli_support import ROOT, LineReader, one_line_error
 
+import cloudcoil_cache
 from cloudcoil_cache import testing
 from cloudcoil_cache.testing import FakeAPIServer
 
@@ -115,3 +116,13 @@ def test_usage_lists_every_command(cli):
         assert command in result.stdout
     missing = cli()
     assert missing.returncode == 2 and "required" in missing.stderr
+
+
+def test_version_prints_the_librarys_version(cli):
+    result = cli("--version")
+    assert (result.returncode, result.stdout, result.stderr) == (
+        0,
+        f"cloudcoil_cache {cloudcoil_cache.__version__}\n",
+        "",
+    )
+    assert "--version" in cli("--help").stdout
