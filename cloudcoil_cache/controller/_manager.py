@@ -83,8 +83,12 @@ class Manager:
         self.metrics: ManagerMetrics | None = None
         self._health: HealthServer | None = None
         self._lock = threading.Lock()  # orders start/stop and leadership changes of the workers
+        # held by a start and by a stop for their whole length: a stop from another thread waits for a
+        # start in progress (which gives up at its next step) and for another stop, then finds all stopped
+        self._lifecycle = threading.Lock()
         self._started = False
         self._closing = False
+        self._run_stop: threading.Event | None = None  # the event run() waits on; stop() sets it
 
     def __repr__(self) -> str:
         webhooks = f" webhooks={self.webhooks.url}" if self.webhooks is not None else ""
@@ -97,51 +101,75 @@ class Manager:
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> Manager:
+        """Start everything in order (see the class docstring). A ``stop()`` from another thread while
+        it runs makes it give up at its next step (what it started is stopped by that ``stop()``)."""
         with self._lock:
             if self._started:
                 raise RuntimeError("Manager.start(): already started")
             self._started = True
             self._closing = False
-        try:
-            config = self.config or current_config()
-            self.config = config
-            if self._health_port is not None:
-                if metrics_available():
-                    self.metrics = ManagerMetrics(self)
-                else:
-                    log.warning("Manager: /metrics needs prometheus_client: pip install 'cloudcoil_cache[metrics]'")
-                self._health = HealthServer(
-                    self.health_host,
-                    self._health_port,
-                    healthy=self.healthy,
-                    ready=self.ready,
-                    metrics=self._render_metrics,
-                )
-                self._health.start()
-            # the health server first: /healthz answers (a liveness probe passes) and /readyz says what
-            # is not ready yet while the informers sync
-            for controller in self.controllers:
-                controller._start_informers(config, sync_timeout=self.sync_timeout)
-            if self.webhooks is not None:
-                self.webhooks.start()
-            if self.leader_election is not None:
-                self.leader_election._start(config, started=self._lead, stopped=self._step_down)
-            else:
-                self._lead()
-        except BaseException:
-            self._shutdown()
-            raise
+        with self._lifecycle:
+            with self._lock:
+                if not self._started:
+                    return self  # a stop() from another thread came first: nothing is started
+            try:
+                self._start_steps()
+            except BaseException:
+                self._shutdown_locked()
+                raise
         return self
 
+    def _start_steps(self) -> None:
+        config = self.config or current_config()
+        self.config = config
+        if self._health_port is not None:
+            if metrics_available():
+                self.metrics = ManagerMetrics(self)
+            else:
+                log.warning("Manager: /metrics needs prometheus_client: pip install 'cloudcoil_cache[metrics]'")
+            self._health = HealthServer(
+                self.health_host,
+                self._health_port,
+                healthy=self.healthy,
+                ready=self.ready,
+                metrics=self._render_metrics,
+            )
+            self._health.start()
+        # the health server first: /healthz answers (a liveness probe passes) and /readyz says what
+        # is not ready yet while the informers sync
+        for controller in self.controllers:
+            if self._closing:
+                return  # stop() was called meanwhile: it stops what was started
+            controller._start_informers(config, sync_timeout=self.sync_timeout)
+        if self._closing:
+            return
+        if self.webhooks is not None:
+            self.webhooks.start()
+        if self._closing:
+            return
+        if self.leader_election is not None:
+            self.leader_election._start(config, started=self._lead, stopped=self._step_down)
+        else:
+            self._lead()
+
     def stop(self) -> None:
-        """Stop everything in order (see the class docstring); idempotent."""
+        """Stop everything in order (see the class docstring); idempotent, from any thread. When it
+        returns everything is stopped and joined (a stop already under way in another thread, or a
+        start in progress, is waited for), and ``run()`` returns."""
+        with self._lock:
+            run_stop = self._run_stop
+            if self._started:
+                self._closing = True  # a start in progress gives up at its next step
+        if run_stop is not None:
+            run_stop.set()  # run() returns (after its own stop() finds everything stopped)
+        with self._lifecycle:
+            self._shutdown_locked()
+
+    def _shutdown_locked(self) -> None:
+        """Stop what runs (under ``_lifecycle``); nothing when nothing was started."""
         with self._lock:
             if not self._started:
                 return
-        self._shutdown()
-
-    def _shutdown(self) -> None:
-        with self._lock:
             self._closing = True
         election = self.leader_election
         if election is not None:
@@ -197,20 +225,25 @@ class Manager:
         self.stop()
 
     def run(self, stop: threading.Event | None = None) -> None:
-        """Start, block until ``stop`` is set or SIGTERM/SIGINT arrives, then stop gracefully."""
+        """Start, block until ``stop`` is set, ``stop()`` is called (from any thread: it also sets
+        ``stop``) or SIGTERM/SIGINT arrives, then stop gracefully; returns once everything is stopped."""
         stop_event = stop if stop is not None else threading.Event()
+        with self._lock:
+            if self._run_stop is not None:
+                raise RuntimeError("Manager.run(): already running")
+            self._run_stop = stop_event
         signalled = threading.Event()
         previous: dict[int, Any] = {}
-        if threading.current_thread() is threading.main_thread():
-
-            def on_signal(signum: int, frame: Any) -> None:
-                log.info("Manager: %s received: shutting down", signal.Signals(signum).name)
-                signalled.set()
-                stop_event.set()
-
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                previous[sig] = signal.signal(sig, on_signal)
         try:
+            if threading.current_thread() is threading.main_thread():
+
+                def on_signal(signum: int, frame: Any) -> None:
+                    log.info("Manager: %s received: shutting down", signal.Signals(signum).name)
+                    signalled.set()
+                    stop_event.set()
+
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    previous[sig] = signal.signal(sig, on_signal)
             self.start()
             try:
                 stop_event.wait()  # interrupted by signals: their handlers run in this (main) thread
@@ -219,6 +252,8 @@ class Manager:
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
+            with self._lock:
+                self._run_stop = None
 
     # -------------------------------------------------------------- health
     def threads(self) -> list[threading.Thread]:
