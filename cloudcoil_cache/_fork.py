@@ -24,7 +24,7 @@ import os
 import weakref
 from typing import Any, Callable
 
-__all__ = ["abandon", "check", "epoch", "on_fork", "parent_pid", "pid", "renew_locks"]
+__all__ = ["abandon", "check", "epoch", "on_fork", "parent_pid", "pid", "renew_locks", "threads_unavailable"]
 
 #: How many forks this process is from the one that imported the library (bumped in each child).
 epoch = 0
@@ -96,6 +96,43 @@ def _after_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_after_in_child)
+
+
+def threads_unavailable() -> str | None:
+    """Why this process cannot run the library's threads, or None. Under uWSGI without
+    ``enable-threads`` (or ``threads``) Python threads never run while a worker waits for
+    requests: a reflector would hold the cache still for good, and a scope would wait for a sync
+    that never comes."""
+    try:
+        import uwsgi
+    except ImportError:
+        return None
+    options = getattr(uwsgi, "opt", {}) or {}
+
+    def on(name: str) -> bool:
+        value = options.get(name, options.get(name.encode(), None))
+        if isinstance(value, (list, tuple)):
+            value = value[-1] if value else None
+        if isinstance(value, bytes):
+            value = value.decode(errors="replace")
+        return value not in (None, False, "", "0", "false", "False")
+
+    if not (on("enable-threads") or on("threads")):
+        return (
+            "uWSGI runs without threads: its Python threads (the cache's reflector and handler threads) never "
+            "run while a worker waits for requests. Start uWSGI with --enable-threads (or --threads N)"
+        )
+    worker_id = getattr(uwsgi, "worker_id", lambda: -1)()
+    if worker_id == 0 and not (on("lazy-apps") or on("lazy") or on("py-call-uwsgi-fork-hooks")):
+        # uWSGI forks in C without taking the GIL first: a worker forked while the reflector
+        # thread held it waits for it for ever (unbit/uwsgi#2387), and no Python fork hook runs
+        return (
+            "uWSGI loads this app in its master and forks the workers from it without Python's fork hooks "
+            "(a worker forked while a cache thread holds the GIL hangs for good): start uWSGI with "
+            "--py-call-uwsgi-fork-hooks (the workers then resume the master's cache: one LIST for all), "
+            "or --lazy-apps (each worker loads the app and starts its own cache)"
+        )
+    return None
 
 
 def _register_with_uwsgi() -> None:

@@ -237,9 +237,20 @@ class Informer(Generic[T]):
                 inherited, self._inherited = self._inherited, None
                 if inherited is None or not self._started:
                     return False
-                if inherited.resource_version is None:
+                rv = inherited.resource_version
+                if rv is None:
                     self._writer.clear()
-                self._start_run_locked(self._generation, inherited.resource_version)
+                if isinstance(self._last_error, InheritedAcrossFork):
+                    self._last_error = InheritedAcrossFork(
+                        f"inherited across fork from pid {_fork.parent_pid}; "
+                        + (
+                            f"watching again from resourceVersion {rv} in pid {_fork.pid} "
+                            "(current at its first progress)"
+                            if rv is not None
+                            else f"the copy was torn or never synced: listing again in pid {_fork.pid}"
+                        )
+                    )
+                self._start_run_locked(self._generation, rv)
         return True
 
     @property

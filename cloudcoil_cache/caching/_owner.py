@@ -10,11 +10,12 @@ import time
 import weakref
 from typing import Any, Callable, Protocol
 
+from cloudcoil_cache import _fork
 from cloudcoil_cache._listwatch import ListWatch
 from cloudcoil_cache.caching._informer import Decoder, Informer, InformerKey
 from cloudcoil_cache.caching._options import CacheOptions
 from cloudcoil_cache.caching._reflector import Tuning
-from cloudcoil_cache.errors import APIError, CacheSyncTimeout, CloudcoilError, is_hard_failure
+from cloudcoil_cache.errors import APIError, CacheSyncTimeout, CloudcoilError, ConfigError, is_hard_failure
 
 __all__ = ["CacheOwner", "Scopes", "SyncCancelled"]
 
@@ -142,6 +143,7 @@ class Scopes:
         if not self._options.enabled:
             return
         self._resume()
+        _refuse_without_threads()
         with self.lock:
             self._hold_locked()
 
@@ -157,6 +159,7 @@ class Scopes:
         if cancel is not None and cancel.is_set():
             raise SyncCancelled("the scope was cancelled before its cache started")
         self._resume()
+        _refuse_without_threads()
         with self.lock:
             informers = self._hold_locked()
         if not self._options.wait_for_sync:
@@ -237,6 +240,13 @@ class Scopes:
         """Wake sync waiters (an informer synced or failed, or a wait was cancelled)."""
         with self.sync_cond:
             self.sync_cond.notify_all()
+
+
+def _refuse_without_threads() -> None:
+    """A cache cannot start where its threads would never run (uWSGI without threads)."""
+    problem = _fork.threads_unavailable()
+    if problem is not None:
+        raise ConfigError(problem)
 
 
 def _naming(err: BaseException, what: str) -> BaseException:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import contextvars
 import inspect
 import logging
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Mapping
 
 from cloudcoil_cache import _fork
 from cloudcoil_cache._threads import hold_executor, release_executor, run_control, submit_control
@@ -133,6 +134,19 @@ def current_config() -> Config:
 
 def _warn_no_config_in_thread() -> None:
     _thread_state.warned = True
+    if _in_event_loop():
+        log.warning(
+            "an asyncio task in thread %r has no Config of its own (no `async with config:` in it and no "
+            "process default) while a Config scope is active in another task: tasks do not inherit the "
+            "context of a task that is not their parent (an ASGI server's lifespan is not the parent of "
+            "its request tasks), so its resource calls use the Config discovered from the environment "
+            "(KUBECONFIG, ~/.kube/config or in-cluster), which may be another cluster and has no cache. "
+            "In an ASGI app, use the config's lifespan (Starlette/FastAPI: `lifespan=config.lifespan`, "
+            "or `async with config.lifespan():` inside yours): it makes the config the process default, "
+            "which every task reads. Logged once per thread.",
+            threading.current_thread().name,
+        )
+        return
     log.warning(
         "thread %r has no Config of its own (no `with config:` in it and no process default) while a "
         "Config scope is active in another thread: threads do not inherit context variables, so its "
@@ -142,6 +156,14 @@ def _warn_no_config_in_thread() -> None:
         "scope (copy_context().run(func)). Logged once per thread.",
         threading.current_thread().name,
     )
+
+
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _scope_opened() -> None:
@@ -596,6 +618,30 @@ class Config:
             previous._release_default()
         atexit.register(_close_at_exit, weakref.ref(self))
         return self
+
+    def lifespan(self, app: Any = None) -> contextlib.AbstractAsyncContextManager[dict[str, Any]]:
+        """An ASGI lifespan: ``Starlette(lifespan=config.lifespan)``, ``FastAPI(lifespan=config.lifespan)``,
+        or ``async with config.lifespan():`` inside an application's own lifespan.
+
+        On start-up it makes this Config the process default (``set_default()``, off the event loop:
+        the cache starts and syncs without blocking it), so every request task reads through it:
+        an ASGI server runs each request in a task that does not inherit the lifespan's context
+        variables, so ``async with config:`` there would reach no handler. It yields the lifespan
+        state ``{"cloudcoil_config": config}`` (``request.state.cloudcoil_config``). On shutdown it
+        closes the config: the cache stops and its threads are joined, also off the loop.
+        ``app`` is accepted (and ignored) so that the method itself is a lifespan function.
+        """
+        return self._lifespan()
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self) -> AsyncIterator[dict[str, Any]]:
+        if self._cache_scopes is not None:
+            self._cache_scopes.loop = asyncio.get_running_loop()  # async handlers run on this loop
+        await run_control(self.set_default)
+        try:
+            yield {"cloudcoil_config": self}
+        finally:
+            await asyncio.shield(asyncio.ensure_future(run_control(self.close)))
 
     def _release_default(self) -> None:
         if self._is_default:
