@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=7.0,
         metavar="SECONDS",
-        help="inject a fault (dropped watch, 410 Gone) this often (7; 0 never)",
+        help="inject a fault (dropped watch, 410 Gone, 503s) this often, none too near the end to recover (7; 0 never)",
     )
     demo.add_argument("--plain", action="store_true", help="plain text output even on a terminal")
 

@@ -25,6 +25,7 @@ __all__ = ["DemoState", "Snapshot", "run_demo"]
 
 _FRAME = 0.25  # seconds between two frames of the live view
 _WINDOW = 3.0  # seconds over which events/s is averaged
+_RECOVERY_WAIT = 20.0  # at the end, the longest wait for a fault in progress to recover before the final check
 
 
 class DemoState:
@@ -145,10 +146,21 @@ class Churn(threading.Thread):
 
 
 class Faults(threading.Thread):
-    """Every ``every`` seconds: drop the watch, force a 410 relist, or fail rewatches with 503s; reports recovery."""
+    """Every ``every`` seconds: drop the watch, force a 410 relist, or fail rewatches with 503s; reports recovery.
+
+    ``ends_at``: when the demo ends (``time.monotonic()``; None: at Ctrl-C); no fault is injected
+    that could not recover by then, so the demo never ends on one. ``idle`` is set while no fault
+    waits for its recovery.
+    """
 
     def __init__(
-        self, server: FakeAPIServer, config: Config, state: DemoState, every: float, stop: threading.Event
+        self,
+        server: FakeAPIServer,
+        config: Config,
+        state: DemoState,
+        every: float,
+        stop: threading.Event,
+        ends_at: float | None = None,
     ) -> None:
         super().__init__(name="cloudcoil-demo-faults", daemon=True)
         self._server = server
@@ -156,6 +168,9 @@ class Faults(threading.Thread):
         self._state = state
         self._every = every
         self._stop_event = stop
+        self._ends_at = ends_at
+        self.idle = threading.Event()
+        self.idle.set()
 
     def _informer(self) -> Any:
         assert self._config.cache is not None
@@ -165,24 +180,32 @@ class Faults(threading.Thread):
     def run(self) -> None:
         if self._every <= 0:
             return
-        faults: list[tuple[str, Callable[[], None]]] = [
-            ("watch connection dropped", self._drop),
+        # (what, how, the seconds its recovery may take: backoff steps of 0.8 and 1.6 s, jitter [d, 2d))
+        faults: list[tuple[str, Callable[[], None], float]] = [
+            ("watch connection dropped", self._drop, 1.0),
             (
                 "watch stalled, history compacted, watch dropped: the rewatch gets 410 Gone, the informer relists",
                 self._gone,
+                2.5,
             ),
-            ("watch dropped and the next 3 watch requests answered 503: retries with backoff", self._unavailable),
+            ("watch dropped and the next 2 watch requests answered 503: retries with backoff", self._unavailable, 5.5),
         ]
         index = 0
         while not self._stop_event.wait(min(self._every, threading.TIMEOUT_MAX)):  # --fault-every
-            what, inject = faults[index % len(faults)]
+            what, inject, needs = faults[index % len(faults)]
+            if self._ends_at is not None and time.monotonic() + needs > self._ends_at:
+                return  # too near the end to see it recover: the demo ends on a recovered informer
             index += 1
             before = self._informer()
             watches = self._watch_requests()
             started = time.monotonic()
-            inject()
-            self._state.note("FAULT", what)
-            self._await_recovery(started, before.relist_count if before else 0, watches)
+            self.idle.clear()
+            try:
+                inject()
+                self._state.note("FAULT", what)
+                self._await_recovery(started, before.relist_count if before else 0, watches)
+            finally:
+                self.idle.set()
 
     def _drop(self) -> None:
         self._server.drop_watches()
@@ -197,13 +220,15 @@ class Faults(threading.Thread):
         self._server.resume_watches()
 
     def _unavailable(self) -> None:
-        self._server.fail_next(3, 503, verb="watch")
+        self._server.fail_next(2, 503, verb="watch")
         self._server.drop_watches()
 
     def _watch_requests(self) -> int:
         return sum(1 for r in self._server.requests if r.verb == "watch")
 
     def _await_recovery(self, started: float, relists_before: int, watches_before: int) -> None:
+        """Note the recovery (when the informer is current on a new watch) or, while it is slow, that it is."""
+        slow = False
         while not self._stop_event.wait(0.05):
             info = self._informer()
             if info is None:
@@ -217,11 +242,11 @@ class Faults(threading.Thread):
                     + (f" ({relisted} relist)" if relisted else " (no relist needed)"),
                 )
                 return
-            if time.monotonic() - started > max(self._every, 5.0):
+            if not slow and time.monotonic() - started > max(self._every, 5.0):
+                slow = True  # said once; the recovery is still noted when it comes
                 self._state.note(
                     "WAITING", "the informer has not recovered yet; reads stay served while within max_staleness"
                 )
-                return
 
 
 class _Reads:
@@ -287,9 +312,12 @@ def run_demo(args: Any, out: TextIO | None = None) -> int:
         informer.on_delete(lambda pod: state.event("deleted", pod))
         view = LiveView(out, server.url, args) if live else PlainView(out, server.url, args)
         churn = Churn(server, sorted(seeded), args.rate, stop)
-        faults = Faults(server, config, state, args.fault_every, stop)
         reads = _Reads()
         started = time.monotonic()
+        faults = Faults(
+            server, config, state, args.fault_every, stop, started + args.duration if args.duration else None
+        )
+        waited_note = False
         load_seconds: float | None = None
         lists_at_sync = 0
         try:
@@ -305,6 +333,14 @@ def run_demo(args: Any, out: TextIO | None = None) -> int:
                         faults.start()
                     if synced:
                         reads.measure()
+                    over = bool(args.duration) and elapsed >= args.duration
+                    # Time is up: the last screen shows the recovery of a fault still in progress (bounded).
+                    done = finished.is_set() or (
+                        over and (faults.idle.is_set() or elapsed >= args.duration + _RECOVERY_WAIT)
+                    )
+                    if over and not done and not waited_note:
+                        waited_note = True
+                        state.note("WAITING", "time is up: waiting for the informer to recover before the final check")
                     snap = _snapshot(
                         elapsed,
                         args.duration,
@@ -319,9 +355,10 @@ def run_demo(args: Any, out: TextIO | None = None) -> int:
                         len(seeded),
                         total_bytes,
                         view.event_lines,
+                        final=done,
                     )
                     view.frame(snap)
-                    if finished.is_set() or (args.duration and elapsed >= args.duration):
+                    if done:
                         break
                     finished.wait(_FRAME)
                 _stop_threads(stop, [t for t in (churn, faults) if t.ident is not None])
@@ -360,6 +397,8 @@ def _snapshot(
     total: int,
     total_bytes: int,
     event_lines: int,
+    *,
+    final: bool = False,
 ) -> Snapshot:
     assert config.cache is not None
     infos = config.cache.status().informers
@@ -392,4 +431,5 @@ def _snapshot(
         faults=faults,
         recent=recent,
         notes=notes,
+        final=final,
     )

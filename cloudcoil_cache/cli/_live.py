@@ -83,7 +83,7 @@ class PlainView:
             if at > self._last_event:
                 self._last_event = at
                 self._print(f"{kind.lower()}: {text}")
-        if now - self._last_line >= 1.0:
+        if snap.final or now - self._last_line >= 1.0:
             self._last_line = now
             self._print(
                 f"t={snap.elapsed:4.1f}s state={snap.state} pods cache={snap.cache_objects} "

@@ -35,3 +35,4 @@ class Snapshot:
     faults: int
     recent: list[tuple[float, str, str, str]] = field(default_factory=list)
     notes: list[tuple[float, str, str, str]] = field(default_factory=list)
+    final: bool = False  # the last frame: the plain view prints its status line whatever the time

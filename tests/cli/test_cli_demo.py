@@ -17,7 +17,7 @@ from _cli_support import ROOT
 
 
 def test_demo_piped_prints_plain_progress_faults_recovery_and_a_verified_end(cli):
-    result = cli("demo", "--pods", "300", "--duration", "5", "--fault-every", "1.2", timeout=120)
+    result = cli("demo", "--pods", "300", "--duration", "7", "--fault-every", "1.2", timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
     assert "\x1b[" not in out  # no terminal codes when stdout is not a terminal
@@ -26,6 +26,17 @@ def test_demo_piped_prints_plain_progress_faults_recovery_and_a_verified_end(cli
     assert "fault: watch stalled, history compacted" in out
     assert "verified: the cache holds exactly the server's" in out
     assert out.rstrip().endswith("every thread were shut down and joined")
+
+
+def test_the_demo_ends_on_a_recovered_informer_never_right_after_a_fault(cli):
+    # A fault a second: without a quiet end the 503 fault (seconds of backoff) lands just before the end
+    result = cli("demo", "--pods", "100", "--duration", "6", "--fault-every", "1", timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    faults = [i for i, line in enumerate(lines) if line.startswith("fault: ")]
+    recovered = [i for i, line in enumerate(lines) if line.startswith("recovered: ")]
+    assert faults and recovered and recovered[-1] > faults[-1], result.stdout
+    assert "state=current" in [line for line in lines if line.startswith("t=")][-1], result.stdout
 
 
 def _children(pid: int) -> list[int]:
