@@ -26,3 +26,12 @@ def test_the_readme_usage_snippet_runs(tmp_path, monkeypatch, capsys, pods):
     assert "CacheStatus(enabled=True, started=True, ready=True" in out
     assert (in_default > 0) == bool(pods)
     assert out.splitlines()[-1].startswith(f"{in_default} ")  # the count of the namespace's pods
+
+
+@pytest.mark.parametrize("page", [README, README.parent / "docs" / "index.md"], ids=["README", "docs-index"])
+def test_the_promise_that_cloudcoil_code_runs_says_cached_objects_are_read_only(page):
+    paragraphs = [p for p in page.read_text().split("\n\n") if "replacing `cloudcoil.`" in p.replace("\n", " ")]
+    assert paragraphs, f"{page.name} no longer says that cloudcoil code runs after renaming its imports"
+    for paragraph in paragraphs:  # said in the same place: a renamed program that edits a cached object fails
+        text = " ".join(paragraph.split())
+        assert "shared and read-only" in text and "copy()" in text, text
