@@ -179,3 +179,37 @@ def test_a_child_that_never_uses_the_cache_exits_without_touching_the_parents_wa
     assert event.wait(10)
     st = preloaded.cache.status().informers[0]
     assert st.state == "current" and st.relist_count == 1 and server.active_watches >= watches
+
+
+def test_a_fork_while_a_write_holds_the_store_lock_lists_again_in_the_child(server, kubeconfig, preloaded):
+    """A fork in the middle of an apply (another thread holds the store's lock): the copy may be
+    half written, so the child does not serve it: it lists afresh (the lock is a new one: no hang)."""
+    assert preloaded.cache is not None
+    (informer,) = preloaded.cache.informers()
+    lock = informer.store._d.lock  # the store's one lock, held as the reflector holds it mid-apply
+    held, release = threading.Event(), threading.Event()
+
+    def writer() -> None:
+        with lock:
+            held.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=writer, name="test-holds-store-lock")
+    thread.start()
+    held.wait(10)
+    lists_before = sum(1 for r in server.requests if r.verb == "list")
+    try:
+
+        def child() -> dict[str, Any]:
+            assert preloaded.cache is not None
+            (inherited,) = preloaded.cache.informers()
+            synced_before = inherited.has_synced()
+            served = len(Pod.list(namespace="default").items)  # not from the torn copy: waits for the list
+            return {"synced_before": synced_before, "served": served, "state": inherited.state()[0]}
+
+        out = in_child(child)
+    finally:
+        release.set()
+        thread.join()
+    assert out["synced_before"] is False and out["served"] == 20
+    assert sum(1 for r in server.requests if r.verb == "list") == lists_before + 1  # the child's own LIST
