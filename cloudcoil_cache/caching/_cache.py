@@ -19,6 +19,7 @@ from cloudcoil_cache.caching._informer import Decoder, DecodingSource, Informer,
 from cloudcoil_cache.caching._options import (
     CacheOptions,
     KindSettings,
+    awaits_discovery,
     check_mode,
     check_resource_class,
     kind_settings,
@@ -123,6 +124,7 @@ class Cache:
             self._options,
             tuning=lambda: getattr(this(), "tuning", tuning),
             strict=lambda: (cache := this()) is not None and cache._mode is Mode.STRICT,
+            prepare=_weakly(self._bind_discovered, _nothing),
             resume=_weakly(self.resume_after_fork, _nothing),
         )
         self._sync_cond = self._scopes.sync_cond  # notified when any informer changes (tests wait on it)
@@ -132,12 +134,17 @@ class Cache:
         self._pause_var: contextvars.ContextVar[bool] = contextvars.ContextVar(
             f"cloudcoil_cache_paused_{id(self)}", default=False
         )
+        #: kinds of ``resources`` whose informers wait for their plural and scope (discovery, at the start)
+        self._discovered: list[Any] = []
         self._fork_epoch = _fork.epoch  # the process its informers run in (see resume_after_fork)
         _fork.on_fork(self._after_fork_in_child)
         _caches.add(self)
         for cls in self._options.resources or ():
             if self.settings_for(cls).enabled:
-                self._informer_for_kind_locked(cls)
+                if awaits_discovery(cls):
+                    self._discovered.append(cls)
+                else:
+                    self._informer_for_kind_locked(cls)
 
     # ---------------------------------------------------------------- options
     @property
@@ -274,6 +281,32 @@ class Cache:
             if self._options.enabled and settings.enabled:
                 self._servable[cls] = informer
         return informer
+
+    def _bind_discovered(self) -> None:
+        """Before a start: each kind of ``resources`` still waiting for discovery gets its plural and
+        scope from the owning Config's server (``client.bind()``: the GET its first call would make,
+        never under the lock), then its informer. A kind the server does not serve raises the client's
+        ``ConfigError`` ("... is not registered with the server ...") and the start fails."""
+        if not self._discovered:
+            return
+        with self._lock:
+            pending = list(self._discovered)
+        owner = self._scopes.owner()
+        for cls in pending:
+            if awaits_discovery(cls):
+                if owner is None:
+                    raise CloudcoilError(
+                        f"Cache(resources=[{cls.kind}]): the cache belongs to no Config, which {cls.kind} "
+                        "needs to learn its plural and scope from the API server: create Config(cache=cache)"
+                    )
+                owner.client_for(cls, sync=True, cached=False).bind()
+        with self._lock:
+            for cls in pending:
+                if cls in self._discovered:
+                    self._discovered.remove(cls)
+                    informer = self._informer_for_kind_locked(cls)
+                    if self._refcount > 0:
+                        informer.start()  # another scope started the cache meanwhile
 
     def get_informer(
         self, cls: Any, sync: bool | None = None, namespace: str | None = None

@@ -14,6 +14,7 @@ __all__ = [
     "CacheOptions",
     "KindSettings",
     "PER_RESOURCE_KEYS",
+    "awaits_discovery",
     "check_mode",
     "check_resource_class",
     "kind_settings",
@@ -89,9 +90,23 @@ def _kind_name(cls: Any) -> str:
     return str(getattr(cls, "kind", None) or getattr(cls, "__name__", repr(cls)))
 
 
-def check_resource_class(cls: Any, where: str) -> None:
+def awaits_discovery(cls: Any) -> bool:
+    """A kind whose plural and scope come from the API server's discovery and are not known yet
+    (``get_dynamic_resource`` classes, a class declared without a plural): kind and apiVersion, no plural."""
+    return (
+        getattr(cls, "plural", None) is None
+        and bool(getattr(cls, "kind", None))
+        and bool(getattr(cls, "api_version", None))
+    )
+
+
+def check_resource_class(cls: Any, where: str, *, discovered_at_start: bool = False) -> None:
+    """``cls`` is a resource class; with ``discovered_at_start``, a kind still waiting for discovery
+    is accepted too (``Cache(resources=...)`` binds it when the cache starts)."""
     if not isinstance(cls, type):
         raise ValueError(f"{where}: {cls!r} is not a resource class (expected a class such as Pod)")
+    if discovered_at_start and awaits_discovery(cls):
+        return
     for attr in ("api_version", "kind", "plural", "namespaced"):
         if getattr(cls, attr, None) is None:
             if attr in ("plural", "namespaced") and getattr(cls, "kind", None):
@@ -99,7 +114,8 @@ def check_resource_class(cls: Any, where: str) -> None:
                     f"{where}: {cls.__name__} ({getattr(cls, 'api_version', None)}) does not know its {attr} "
                     "yet: declare "
                     "plural and namespaced on the class, or use it once through a Config (a read or "
-                    "write learns them from the API server's discovery), or cache it with Cache() "
+                    "write learns them from the API server's discovery), or list it in "
+                    "Cache(resources=[...]) (learnt when the cache starts), or cache it with Cache() "
                     "(resources=None), whose informers are made on first use"
                 )
             raise ValueError(f"{where}: {cls!r} is not a resource class (it has no {attr!r})")
@@ -138,7 +154,7 @@ def _check_resources(resources: Iterable[Any] | None) -> list[Any] | None:
         raise ValueError("Cache(resources=...): expected a list of resource classes or None")
     classes = list(resources)
     for cls in classes:
-        check_resource_class(cls, "Cache(resources=...)")
+        check_resource_class(cls, "Cache(resources=...)", discovered_at_start=True)
     return classes
 
 
@@ -218,7 +234,7 @@ def _check_entry(entry: Any, where: str) -> dict[str, Any]:
 def _check_per_resource(per_resource: Mapping[Any, Any] | None) -> dict[Any, dict[str, Any] | None]:
     per: dict[Any, dict[str, Any] | None] = {}
     for cls, entry in (per_resource or {}).items():
-        check_resource_class(cls, "Cache(per_resource=...)")
+        check_resource_class(cls, "Cache(per_resource=...)", discovered_at_start=True)
         where = f"Cache(per_resource={{{_kind_name(cls)}: ...}})"
         per[cls] = None if entry is None else _check_entry(entry, where)
     return per

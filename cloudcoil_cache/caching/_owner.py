@@ -41,6 +41,10 @@ class CacheOwner(Protocol):
     def handler_context(self) -> contextvars.Context:
         """A fresh context for a handler lane: the owner's scope active, nothing of any thread's."""
 
+    def client_for(self, cls: type, sync: bool = True, cached: bool | None = None) -> Any:
+        """A client of ``cls``: its ``bind()`` gives a kind listed in ``Cache(resources=...)`` that
+        still waits for discovery its plural and scope, when the cache starts."""
+
 
 class Scopes:
     """A cache's reference-counted run, as the scopes of its owning Config drive it.
@@ -64,6 +68,7 @@ class Scopes:
         options: CacheOptions,
         tuning: Callable[[], Tuning],
         strict: Callable[[], bool],
+        prepare: Callable[[], None] = lambda: None,
         resume: Callable[[], None] = lambda: None,
     ) -> None:
         self.lock = lock
@@ -71,6 +76,7 @@ class Scopes:
         self._options = options
         self._tuning = tuning  # the cache's Tuning as it is now (``cache.tuning`` is assignable)
         self._strict = strict  # whether a failed sync refuses the scope (the cache's default mode)
+        self._prepare = prepare  # before a start: the cache makes the informers of kinds found by discovery
         self._resume = resume  # before a start: the cache resumes informers inherited across fork here
         self.count = 0
         self.sync_cond = threading.Condition(threading.Lock())
@@ -115,6 +121,10 @@ class Scopes:
                 "Config(cache=cache) first (or use `with config:`)"
             )
 
+    def owner(self) -> CacheOwner | None:
+        """The Config this cache belongs to (None once it is gone, or before it is adopted)."""
+        return self._owner or self._owner_ref()
+
     def handler_context(self) -> contextvars.Context:
         """The context a handler lane starts in: the owner's scope (a fresh empty one without an owner)."""
         owner = self._owner or self._owner_ref()
@@ -144,6 +154,7 @@ class Scopes:
             return
         self._resume()
         _refuse_without_threads()
+        self._prepare()
         with self.lock:
             self._hold_locked()
 
@@ -160,6 +171,7 @@ class Scopes:
             raise SyncCancelled("the scope was cancelled before its cache started")
         self._resume()
         _refuse_without_threads()
+        self._prepare()  # may fail (a kind the server does not serve): the scope is not entered
         with self.lock:
             informers = self._hold_locked()
         if not self._options.wait_for_sync:

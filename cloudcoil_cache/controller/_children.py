@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, TypeVar
 
 from cloudcoil_cache.client import Config
+from cloudcoil_cache.controller._kinds import bind_kinds
 from cloudcoil_cache.controller._outcomes import TerminalError
 from cloudcoil_cache.errors import ResourceNotFound
 
@@ -96,6 +97,7 @@ def ensure_child(parent: Any, desired: T, *, config: Config, field_manager: str,
     if meta.deletion_timestamp is not None:
         raise TerminalError(f"{type(parent).kind} {meta.name!r} is being deleted: children are not ensured")
     cls: Any = type(desired)
+    bind_kinds([cls], config)  # a dynamic child kind not declared with owns(): its scope, from discovery
     data = _desired(parent, desired)
     child_meta = data["metadata"]
     current = read(cls, child_meta["name"], child_meta.get("namespace"))

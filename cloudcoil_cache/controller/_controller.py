@@ -15,6 +15,7 @@ from cloudcoil_cache.controller._context import CachedKind, Context
 from cloudcoil_cache.controller._finalizers import check_finalizer_name
 from cloudcoil_cache.controller._informers import InformerSet, Scope, Source
 from cloudcoil_cache.controller._keys import normalize_key, split_key
+from cloudcoil_cache.controller._kinds import bind_kinds, check_kind
 from cloudcoil_cache.controller._mapping import EventMapping, Mapper
 from cloudcoil_cache.controller._observe import ControllerObserver
 from cloudcoil_cache.controller._operator import WriteOptions
@@ -39,6 +40,11 @@ class Controller:
     processed once more. See docs/contract.md "Controllers" for outcomes and ``ctx.cached``.
 
     Run it with a ``Manager`` (leader election, health, signals) or alone: ``with controller:``.
+
+    ``kind`` (and a kind given to ``owns()`` or ``watch()``) may be a class whose plural and scope
+    come from discovery (``get_dynamic_resource("Gadget", "example.com/v1")``): they are learnt from
+    the API server when the controller starts (one GET each); a kind the server does not serve fails
+    the start with ``ConfigError`` ("... is not registered with the server ...").
 
     This class holds the declaration (kind, scope, owned and watched kinds, the reconcile function)
     and the lifecycle (informers, then workers while leading); ``EventMapping`` turns events into
@@ -72,7 +78,7 @@ class Controller:
         event_flush_timeout: float = 2.0,
         field_manager: str | None = None,
     ) -> None:
-        _check_kind(kind, "Controller()")
+        check_kind(kind, "Controller()")
         if namespace is not None and all_namespaces:
             raise ValueError("Controller(): namespace and all_namespaces are mutually exclusive")
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
@@ -140,7 +146,7 @@ class Controller:
         group and UID) queue that primary."""
         self._check_not_started("owns()")
         for kind in kinds:
-            _check_kind(kind, "owns()")
+            check_kind(kind, "owns()")
             if kind not in self._owned:
                 self._owned.append(kind)
         return self
@@ -150,7 +156,7 @@ class Controller:
         None). The mapper gets a deep copy; an exception in it is logged. Also a decorator:
         ``@ctl.watch(Secret)``."""
         self._check_not_started("watch()")
-        _check_kind(kind, "watch()")
+        check_kind(kind, "watch()")
         if mapper is None:
 
             def register(func: F) -> F:
@@ -311,7 +317,13 @@ class Controller:
         with self._lock:
             if self._informers is not None:
                 return
-            config = self.config or config or current_config()
+        config = self.config or config or current_config()
+        # a dynamic kind learns its plural and scope now (discovery: I/O, outside the lock); one the
+        # server does not serve fails the start with the client's ConfigError
+        bind_kinds([self.kind, *self._owned, *(k for k, _ in self._watches)], config)
+        with self._lock:
+            if self._informers is not None:
+                return
             self.config = config
             namespace = self._scope_namespace(config)
             self._primary_namespace = namespace if self.kind.namespaced else None
@@ -518,9 +530,3 @@ class Controller:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
-
-
-def _check_kind(kind: Any, where: str) -> None:
-    for attr in ("kind", "plural", "namespaced", "api_version"):
-        if getattr(kind, attr, None) is None:
-            raise TypeError(f"{where}: {kind!r} is not a resource class (it has no {attr})")

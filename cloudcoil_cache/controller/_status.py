@@ -7,6 +7,8 @@ import datetime
 import re
 from typing import Any, Callable, Literal, Mapping, TypeVar, Union
 
+from cloudcoil_cache.resources import Unstructured
+
 __all__ = [
     "ConditionStatus",
     "Now",
@@ -48,6 +50,9 @@ def wire_name(name: str) -> str:
 
 def status_of(obj: Any) -> dict[str, Any]:
     """A deep copy of ``obj``'s status as JSON (``{}`` when it has none)."""
+    if isinstance(obj, Unstructured):  # (get_dynamic_resource objects): a key, not an attribute
+        found = obj.get("status")
+        return copy.deepcopy(found) if isinstance(found, dict) else {}
     status = getattr(obj, "status", None)
     if status is None:
         return {}
@@ -59,6 +64,9 @@ def status_of(obj: Any) -> dict[str, Any]:
 
 def with_status(obj: T, status: Mapping[str, Any]) -> T:
     """Set ``obj.status`` to ``status`` (JSON), through the resource's own model; returns ``obj``."""
+    if isinstance(obj, Unstructured):
+        obj["status"] = copy.deepcopy(dict(status))
+        return obj
     if not _has_status(obj):
         raise TypeError(f"{type(obj).__name__} has no status field")
     data = obj.to_dict()  # type: ignore[attr-defined]

@@ -228,7 +228,7 @@ def test_annotated_subclass_without_a_plural_learns_it_from_discovery(
     toy_server.register_resource("toys.example.com", "v1", "Cog", "cogs")
     kubeconfig = toy_server.write_kubeconfig(tmp_path / "kubeconfig")
     with pytest.raises(ValueError, match="does not know its plural yet"):
-        Cache(resources=[Cog])
+        Cache().get_informer(Cog)  # (Cache(resources=[Cog]) learns it when the cache starts)
     config = Config(kubeconfig=kubeconfig, namespace="default", cache=Cache())  # informers on first use
     try:
         with config:
