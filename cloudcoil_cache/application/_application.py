@@ -14,6 +14,8 @@ from cloudcoil_cache.application._rbac import Need, controller_needs, extra_need
 from cloudcoil_cache.application._webhooks import CERT_DIR, Webhooks
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.controller import Controller, LeaderElection, Manager
+from cloudcoil_cache.controller._kinds import bind_kinds, unbound
+from cloudcoil_cache.errors import CloudcoilError, ConfigError
 
 __all__ = ["Application"]
 
@@ -124,7 +126,14 @@ class Application:
         self.module = module or _caller_module(1)
         self.crds = [crd_document(crd) for crd in crds]
         self.sync_timeout = sync_timeout
-        self.needs(DEFAULT_NAMESPACE)  # a kind whose RBAC cannot be computed, or a bad extra rule, fails here
+        self._run_lock = threading.Lock()
+        self._running: tuple[Manager, threading.Event] | None = None  # the run in progress: its Manager and stop event
+        # a kind whose RBAC cannot be computed, or a bad extra rule, fails here (a kind whose plural comes
+        # from discovery is checked when manifests() learns it)
+        for controller in self.controllers:
+            if not _discovered_kinds([controller]):
+                controller_needs(controller, DEFAULT_NAMESPACE)
+        extra_needs(self.extra_rules, DEFAULT_NAMESPACE)
 
     def __repr__(self) -> str:
         return f"<Application {self.name!r} controllers={[c.name for c in self.controllers]}>"
@@ -151,16 +160,41 @@ class Application:
         """Run the controllers until ``stop`` is set or SIGTERM/SIGINT arrives (see ``Manager.run``).
         Without a ``config``, one is made from the environment (kubeconfig or in-cluster), in the
         application's ``namespace`` when it has one."""
+        stop_event = stop if stop is not None else threading.Event()
         own = Config(namespace=self.namespace) if self.config is None and self.namespace is not None else None
         try:
-            self.manager(own, health_port=health_port, health_host=health_host).run(stop)
+            manager = self.manager(own, health_port=health_port, health_host=health_host)
+            with self._run_lock:
+                if self._running is not None:
+                    raise RuntimeError(f"Application {self.name!r}: run() is already running")
+                self._running = (manager, stop_event)
+            try:
+                manager.run(stop_event)
+            finally:
+                with self._run_lock:
+                    self._running = None
         finally:
             if own is not None:
                 own.close()
 
+    def stop(self) -> None:
+        """End a ``run()`` in progress, from any thread (it sets the event ``run()`` waits on); returns
+        once everything the run started is stopped and joined. Nothing when not running."""
+        with self._run_lock:
+            running = self._running
+        if running is not None:
+            manager, stop_event = running
+            stop_event.set()
+            manager.stop()
+
     # ---------------------------------------------------------- manifests
-    def needs(self, namespace: str | None = None) -> list[Need]:
-        """Every RBAC need, each with the declaration it comes from (what ``manifests()`` grants)."""
+    def needs(self, namespace: str | None = None, *, config: Config | None = None) -> list[Need]:
+        """Every RBAC need, each with the declaration it comes from (what ``manifests()`` grants).
+
+        A kind whose plural and scope come from discovery (``get_dynamic_resource``) learns them
+        first from the API server of ``config`` (default: the application's, else one made from the
+        environment); ``ConfigError`` naming the kind when no server tells them."""
+        self._learn_kinds(config)
         namespace = namespace or self.namespace or DEFAULT_NAMESPACE
         needs = [need for controller in self.controllers for need in controller_needs(controller, namespace)]
         election = self.leader_election
@@ -169,10 +203,22 @@ class Application:
         return needs + extra_needs(self.extra_rules, namespace)
 
     def manifests(
-        self, namespace: str | None = None, image: str | None = None, *, create_namespace: bool = False
+        self,
+        namespace: str | None = None,
+        image: str | None = None,
+        *,
+        create_namespace: bool = False,
+        config: Config | None = None,
     ) -> list[dict[str, Any]]:
         """The objects to install, in apply order (see the class docstring). ``namespace``: where the
-        application runs (default: ``Application(namespace=)``, else ``default``)."""
+        application runs (default: ``Application(namespace=)``, else ``default``). Offline, unless a
+        kind's plural comes from discovery (``get_dynamic_resource``): then ``config``'s API server
+        (default: the application's Config, else one from the environment) is asked, as ``needs()``.
+
+        Raises:
+            ConfigError: a dynamic kind's plural could not be learnt (no cluster reachable, or the
+                server does not serve the kind), naming the kind.
+        """
         if namespace is not None:
             _check_label(namespace, "manifests(namespace=...)")
         _check_image(image, "manifests(image=...)")
@@ -180,7 +226,7 @@ class Application:
         layout = Layout(
             name=self.name,
             namespace=namespace,
-            needs=self.needs(namespace),
+            needs=self.needs(namespace, config=config),
             image=image or self.image,
             replicas=self.replicas,
             health_port=self.health_port,
@@ -204,12 +250,12 @@ class Application:
         name); with ``wait``, block until the Deployment's replicas are available before the webhook
         configurations are applied (admission enabled last). Returns the applied objects as the server
         answered them. Use an admin's Config: it creates RBAC and webhook configurations."""
-        docs = [*self.crds, *self.manifests(namespace, image, create_namespace=create_namespace)]
-        hooks = [d for d in docs if str(d["kind"]).endswith("WebhookConfiguration")]
         own = None if (config or self.config) is not None else Config()
         use = config or self.config or own
         assert use is not None
         try:
+            docs = [*self.crds, *self.manifests(namespace, image, create_namespace=create_namespace, config=use)]
+            hooks = [d for d in docs if str(d["kind"]).endswith("WebhookConfiguration")]
             applied = apply_all([d for d in docs if d not in hooks], use, field_manager=self.name)
             if wait:
                 for obj in applied:
@@ -220,6 +266,34 @@ class Application:
             if own is not None:
                 own.close()
         return applied
+
+    def _learn_kinds(self, config: Config | None) -> None:
+        """Bind each declared kind still waiting for discovery (its plural and scope) through ``config``,
+        the application's Config, or one made from the environment (closed after)."""
+        pending = _discovered_kinds(self.controllers)
+        if not pending:
+            return
+        own: Config | None = None
+        asking = pending
+        try:
+            use = config or self.config
+            if use is None:
+                use = own = Config()
+            for kind in pending:
+                asking = [kind]
+                bind_kinds(asking, use)
+        except CloudcoilError as exc:
+            names = ", ".join(f"{k.kind} ({k.api_version})" for k in asking)
+            raise ConfigError(
+                f"Application {self.name!r}: the RBAC of {names} needs its plural and scope, which only the "
+                f"API server's discovery tells (no plural on the class: get_dynamic_resource), and they "
+                f"could not be learnt: {type(exc).__name__}: {exc} -- give manifests(config=...) a Config of "
+                "the cluster that serves the kind, or declare the class with its plural "
+                "(GenericResource.define(..., plural=..., namespaced=...))"
+            ) from exc
+        finally:
+            if own is not None:
+                own.close()
 
     # ------------------------------------------------------- command line
     def main(self, argv: Sequence[str] | None = None) -> None:
@@ -238,6 +312,12 @@ def _check_controllers(controllers: Sequence[Any]) -> None:
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise ValueError(f"Application(): controller names must be unique; repeated: {repeated}")
+
+
+def _discovered_kinds(controllers: Iterable[Controller]) -> list[Any]:
+    """The kinds of ``controllers`` (primary, owned, watched) still waiting for discovery, each once."""
+    kinds = [k for c in controllers for k in (c.kind, *c.owned_kinds, *c.watched_kinds)]
+    return [k for k in dict.fromkeys(kinds) if unbound(k)]
 
 
 def _leader_election(value: Any, name: str, namespace: str | None) -> LeaderElection | None:

@@ -24,7 +24,12 @@ class CommandTarget(Protocol):
     def run(self, stop: Any = None, *, health_port: int | None = None, health_host: str | None = None) -> None: ...
 
     def manifests(
-        self, namespace: str | None = None, image: str | None = None, *, create_namespace: bool = False
+        self,
+        namespace: str | None = None,
+        image: str | None = None,
+        *,
+        create_namespace: bool = False,
+        config: Config | None = None,
     ) -> list[dict[str, Any]]: ...
 
     def install(
@@ -66,18 +71,38 @@ def parser(app: CommandTarget) -> argparse.ArgumentParser:
         sub.add_argument("--namespace", "-n", default=None, help="where the application runs")
         sub.add_argument("--image", default=None, help="the container image (no Deployment without one)")
         sub.add_argument("--create-namespace", action="store_true", help="include the Namespace")
+        sub.add_argument(
+            "--kubeconfig",
+            default=None,
+            help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config)"
+            + ("" if name == "install" else "; asked only for the plural of a kind from discovery"),
+        )
+        sub.add_argument("--context", default=None, help="kubeconfig context")
     install = commands.choices["install"]
-    install.add_argument("--kubeconfig", default=None, help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config)")
-    install.add_argument("--context", default=None, help="kubeconfig context")
     install.add_argument("--wait", action="store_true", help="wait until the Deployment is available")
     install.add_argument("--timeout", type=float, default=300.0, help="seconds --wait waits (default 300)")
     return top
 
 
-def _install(app: CommandTarget, args: argparse.Namespace) -> None:
-    config = None
+def _config(args: argparse.Namespace) -> Config | None:
+    """The Config ``--kubeconfig``/``--context`` name (None without them: the application's or the environment's)."""
     if args.kubeconfig or args.context:
-        config = Config(kubeconfig=args.kubeconfig, context=args.context)
+        return Config(kubeconfig=args.kubeconfig, context=args.context)
+    return None
+
+
+def _manifests(app: CommandTarget, args: argparse.Namespace) -> None:
+    config = _config(args)
+    try:
+        docs = app.manifests(args.namespace, args.image, create_namespace=args.create_namespace, config=config)
+    finally:
+        if config is not None:
+            config.close()
+    sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False, default_flow_style=False))
+
+
+def _install(app: CommandTarget, args: argparse.Namespace) -> None:
+    config = _config(args)
     try:
         applied = app.install(
             config,
@@ -103,8 +128,7 @@ def main(app: CommandTarget, argv: Sequence[str] | None = None) -> None:
         if args.command == "run":
             app.run(health_port=args.health_port, health_host=args.health_host)
         elif args.command == "manifests":
-            docs = app.manifests(args.namespace, args.image, create_namespace=args.create_namespace)
-            sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False, default_flow_style=False))
+            _manifests(app, args)
         else:
             _install(app, args)
     except (CloudcoilError, ValueError, TypeError) as exc:
