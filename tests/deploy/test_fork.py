@@ -213,3 +213,19 @@ def test_a_fork_while_a_write_holds_the_store_lock_lists_again_in_the_child(serv
         thread.join()
     assert out["synced_before"] is False and out["served"] == 20
     assert sum(1 for r in server.requests if r.verb == "list") == lists_before + 1  # the child's own LIST
+
+
+def test_set_default_again_in_a_post_fork_hook_resumes_the_inherited_cache_at_once(server, preloaded):
+    """gunicorn's post_fork with `config.set_default()`: a silent no-op before (the worker served the
+    frozen copy); now it resumes the inherited cache there and then."""
+
+    def child() -> dict[str, Any]:
+        assert preloaded.cache is not None
+        (informer,) = preloaded.cache.informers()
+        before = informer.inherited
+        preloaded.set_default()
+        return {"before": before, "after": informer.inherited, "threads": [t.name for t in threading.enumerate()]}
+
+    out = in_child(child)
+    assert out["before"] and not out["after"]
+    assert "cloudcoil-reflector-pods@*" in out["threads"]
