@@ -8,7 +8,7 @@ import threading
 from typing import Any, Iterable, Sequence
 
 from cloudcoil_cache.application._command import main
-from cloudcoil_cache.application._install import apply_all, wait_available
+from cloudcoil_cache.application._install import apply_all, wait_available, wait_established
 from cloudcoil_cache.application._manifests import Layout, build_manifests, crd_document
 from cloudcoil_cache.application._rbac import Need, controller_needs, extra_needs, lease_needs
 from cloudcoil_cache.application._webhooks import CERT_DIR, Webhooks
@@ -249,14 +249,26 @@ class Application:
         """Server-side apply the CRDs, then ``manifests()``, in order (field manager: the application's
         name); with ``wait``, block until the Deployment's replicas are available before the webhook
         configurations are applied (admission enabled last). Returns the applied objects as the server
-        answered them. Use an admin's Config: it creates RBAC and webhook configurations."""
+        answered them. Use an admin's Config: it creates RBAC and webhook configurations. When a kind's
+        plural comes from discovery (``get_dynamic_resource``), the manifests are made once the CRDs
+        are Established (each waited for up to ``timeout``)."""
+        if namespace is not None:
+            _check_label(namespace, "install(namespace=...)")
+        _check_image(image, "install(image=...)")
+        discovered = bool(_discovered_kinds(self.controllers))
+        # offline manifests are made first: a bad argument fails before anything is applied
+        docs = [] if discovered else self.manifests(namespace, image, create_namespace=create_namespace)
         own = None if (config or self.config) is not None else Config()
         use = config or self.config or own
         assert use is not None
         try:
-            docs = [*self.crds, *self.manifests(namespace, image, create_namespace=create_namespace, config=use)]
+            applied = apply_all(self.crds, use, field_manager=self.name)
+            if discovered:  # a dynamic kind's plural comes from discovery: its CRD served first
+                for crd in applied:
+                    wait_established(crd, use, timeout=timeout)
+                docs = self.manifests(namespace, image, create_namespace=create_namespace, config=use)
             hooks = [d for d in docs if str(d["kind"]).endswith("WebhookConfiguration")]
-            applied = apply_all([d for d in docs if d not in hooks], use, field_manager=self.name)
+            applied += apply_all([d for d in docs if d not in hooks], use, field_manager=self.name)
             if wait:
                 for obj in applied:
                     if obj.kind == "Deployment":

@@ -1,4 +1,4 @@
-"""Installing manifests: server-side apply of each object in order, then an optional wait for the Deployment."""
+"""Installing manifests: server-side apply of each object in order; waits for CRDs Established, Deployments up."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any, Sequence
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.models import resource_class_for
 
-__all__ = ["apply_all", "wait_available"]
+__all__ = ["apply_all", "wait_available", "wait_established"]
 
 log = logging.getLogger("cloudcoil_cache.application")
 
@@ -63,3 +63,20 @@ def wait_available(deployment: Any, config: Config, *, replicas: int, timeout: f
     if _available(replicas)("MODIFIED", current):
         return
     client.wait_for(current, {"available": _available(replicas)}, timeout=timeout)
+
+
+def _established(event_type: str, obj: Any) -> bool:
+    conditions = (obj.to_dict().get("status") or {}).get("conditions") or ()
+    return event_type != "DELETED" and any(
+        c.get("type") == "Established" and c.get("status") == "True" for c in conditions if isinstance(c, dict)
+    )
+
+
+def wait_established(crd: Any, config: Config, *, timeout: float) -> None:
+    """Block until the CustomResourceDefinition ``crd`` is Established: its kinds are served, and in
+    discovery (``WaitTimeout`` after ``timeout``)."""
+    client = type(crd).client(config)
+    current = client.get(crd.metadata.name)
+    if _established("MODIFIED", current):
+        return
+    client.wait_for(current, {"established": _established}, timeout=timeout)

@@ -132,3 +132,32 @@ def test_a_kind_the_server_does_not_serve_fails_the_manifests_with_the_clients_m
     assert text.startswith(f"Application 'missing': the RBAC of Missing ({Missing.api_version})")
     assert f"Missing ({Missing.api_version}) is not registered with the server {config.server}" in text
     assert isinstance(failed.value.__cause__, ConfigError)
+
+
+def test_install_applies_the_crd_first_and_makes_the_rbac_once_its_kind_is_served(
+    fake_api_server: FakeAPIServer, config: Config
+) -> None:
+    group = f"dyn-app-{next(_groups)}.example.com"
+    Thing = get_dynamic_resource("Thing", f"{group}/v1")
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"things.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "things", "kind": "Thing"},
+            "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}}}],
+        },
+    }
+    app = Application("things", Controller(Thing, lambda obj: None), crds=[crd], module="things")
+    with pytest.raises(ValueError, match="install"):
+        app.install(config, namespace="Not A Label")  # a bad argument: nothing applied
+    assert fake_api_server.list("customresourcedefinitions.apiextensions.k8s.io") == []
+
+    applied = app.install(config, namespace="ops")
+
+    assert [obj.kind for obj in applied] == ["CustomResourceDefinition", "ServiceAccount", "Role", "RoleBinding"]
+    role = fake_api_server.get("roles.rbac.authorization.k8s.io", "things", "ops")
+    assert table((group, "things", "list watch"), (group, "things/status", "patch")) <= verbs_granted(role["rules"])
+    assert Thing.plural == "things"
