@@ -1,7 +1,7 @@
 """The deploy tier's WSGI app: a web app as the docs set it up (``config.set_default()`` at import).
 
-``/pods`` answers the pods in "default" from the cache (name: its label ``v``), ``/status`` this process's pid,
-its informer's state and its threads; every answer carries ``X-Pid``. The cluster is ``$KUBECONFIG``.
+``/pods`` answers the pods in "default" (``$DEPLOY_NAMESPACE``) from the cache (name: its label
+``v``), ``/status`` this process's pid, its informer's state and its threads; every answer carries ``X-Pid``. The cluster is ``$KUBECONFIG``.
 Under ``gunicorn --preload`` (and uWSGI's default) the import, and so the cache's start, happens in
 the master, and the workers are forked from it.
 """
@@ -19,7 +19,8 @@ from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 
-config = Config(cache=Cache(resources=[Pod], namespaces=["default"]))
+NAMESPACE = os.environ.get("DEPLOY_NAMESPACE", "default")
+config = Config(cache=Cache(resources=[Pod], namespaces=[NAMESPACE]))
 config.set_default()
 
 
@@ -43,7 +44,7 @@ def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable
     if hold:  # keep this worker busy a moment, so that concurrent requests reach the others
         time.sleep(min(float(hold[0]), 0.2))
     if path == "/pods":
-        body: Any = {p.name: (p.metadata.labels or {}).get("v", "") for p in Pod.list(namespace="default")}
+        body: Any = {p.name: (p.metadata.labels or {}).get("v", "") for p in Pod.list(namespace=NAMESPACE)}
     elif path == "/status":
         body = status()
     else:
