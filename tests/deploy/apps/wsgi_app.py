@@ -1,7 +1,8 @@
 """The deploy tier's WSGI app: a web app as the docs set it up (``config.set_default()`` at import).
 
 ``/pods`` answers the pods in "default" (``$DEPLOY_NAMESPACE``) from the cache (name: its label
-``v``), ``/status`` this process's pid, its informer's state and its threads; every answer carries ``X-Pid``. The cluster is ``$KUBECONFIG``.
+``v``), ``/status`` this process's pid, its informer's state and its threads; every answer carries
+``X-Pid``. The cluster is ``$KUBECONFIG``.
 Under ``gunicorn --preload`` (and uWSGI's default) the import, and so the cache's start, happens in
 the master, and the workers are forked from it.
 """
