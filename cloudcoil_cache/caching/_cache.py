@@ -375,6 +375,8 @@ class Cache:
     def read_facts(self, cls: Any) -> tuple[CacheFacts, Informer[Any] | None, Mode]:
         """What a read of ``cls`` needs from the cache itself (memory only, no waiting, no lock):
         its facts, the informer that would answer, and the mode in force in this thread/task."""
+        if self._fork_epoch != _fork.epoch:  # one global read: forked since, resume here first
+            self.resume_after_fork()
         settings = self._settings.get(cls) or self.settings_for(cls)
         informer = self._by_kind.get(cls)  # clients pass the kind's class (never a read-only twin)
         key = (self._pause_var.get(), self._scopes.count > 0, settings.enabled, informer is not None)

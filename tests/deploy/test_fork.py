@@ -204,7 +204,8 @@ def test_a_fork_while_a_write_holds_the_store_lock_lists_again_in_the_child(serv
             assert preloaded.cache is not None
             (inherited,) = preloaded.cache.informers()
             synced_before = inherited.has_synced()
-            served = len(Pod.list(namespace="default").items)  # not from the torn copy: waits for the list
+            served = len(Pod.list(namespace="default").items)  # not from the torn copy: read live
+            inherited.wait_for_sync(10)  # the read resumed the informer: it lists afresh
             return {"synced_before": synced_before, "served": served, "state": inherited.state()[0]}
 
         out = in_child(child)
@@ -212,7 +213,10 @@ def test_a_fork_while_a_write_holds_the_store_lock_lists_again_in_the_child(serv
         release.set()
         thread.join()
     assert out["synced_before"] is False and out["served"] == 20
-    assert sum(1 for r in server.requests if r.verb == "list") == lists_before + 1  # the child's own LIST
+    # The child's informer listed again (it did not resume from the torn copy), and the read, made while
+    # it was not synced, was a live LIST.
+    lists = [r.path for r in server.requests if r.verb == "list"][lists_before:]
+    assert sorted(lists) == ["/api/v1/namespaces/default/pods", "/api/v1/pods"], lists
 
 
 def test_set_default_again_in_a_post_fork_hook_resumes_the_inherited_cache_at_once(server, preloaded):
@@ -229,3 +233,20 @@ def test_set_default_again_in_a_post_fork_hook_resumes_the_inherited_cache_at_on
     out = in_child(child)
     assert out["before"] and not out["after"]
     assert "cloudcoil-reflector-pods@*" in out["threads"]
+
+
+def test_a_list_alone_in_a_fork_child_resumes_the_inherited_cache(server, preloaded):
+    """A worker whose requests only list (``Pod.list``, the examples' pages): the list resumes the
+    watch, as a get does (before, only gets, scopes, ``status()`` and informers resumed it: the
+    worker served the frozen copy for good)."""
+
+    def child() -> dict[str, Any]:
+        assert preloaded.cache is not None
+        (informer,) = preloaded.cache.informers()
+        before = informer.inherited
+        served = len(Pod.list(namespace="default").items)
+        return {"before": before, "after": informer.inherited, "served": served}
+
+    out = in_child(child)
+    assert out["before"] and not out["after"]
+    assert out["served"] == 20
