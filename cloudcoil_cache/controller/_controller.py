@@ -310,9 +310,12 @@ class Controller:
         return self._selector.empty or self._selector.matches(obj.metadata.labels)
 
     # ----------------------------------------------------------- informers
-    def _start_informers(self, config: Config | None = None, *, sync_timeout: float = 30.0) -> None:
+    def _start_informers(
+        self, config: Config | None = None, *, sync_timeout: float = 30.0, cancel: threading.Event | None = None
+    ) -> None:
         """Create the informers (shared with ``config.cache`` where it has the same ones), register the
-        event handlers and wait for every informer's sync. Raises the informer's error on failure."""
+        event handlers and wait for every informer's sync. Raises the informer's error on failure.
+        Setting ``cancel`` (a Manager's stop) ends the wait: the informers are stopped again."""
         self._reconciler = self._flow.reconciler(self._reconciler, self.name)
         with self._lock:
             if self._informers is not None:
@@ -335,10 +338,13 @@ class Controller:
             )
             self._informers = informers
         try:
-            informers.start()
+            started = informers.start(cancel)
         except BaseException:
             self._stop_informers()
             raise
+        if not started:  # cancelled
+            self._stop_informers()
+            return
         self._synced.set()
         self.logger.info(
             "controller %s: informers synced (%s)",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import threading
 import time
 from typing import Any, Callable, Iterable
 
@@ -17,6 +18,9 @@ from cloudcoil_cache.errors import CacheSyncTimeout
 __all__ = ["InformerSet", "Scope", "Source", "widest"]
 
 log = logging.getLogger(__name__)
+
+#: How often a cancellable wait for the informers' sync looks at its cancel event (seconds).
+_CANCEL_CHECK = 0.1
 
 
 @attrs.frozen
@@ -119,7 +123,7 @@ class InformerSet:
                     namespaces=namespace,
                     per_resource={s.cls: {"label_selector": s.label_selector} for s in group},
                     resync_period=resync_period,
-                    wait_for_sync=True,
+                    wait_for_sync=False,  # start() waits for every informer, and can be cancelled
                     sync_timeout=sync_timeout,
                     mode="strict",
                     tuning=tuning,
@@ -145,11 +149,14 @@ class InformerSet:
         return seen
 
     # -------------------------------------------------------------- lifecycle
-    def start(self) -> None:
+    def start(self, cancel: threading.Event | None = None) -> bool:
         """Enter a scope of every Config (starting their informers) and wait for every informer's sync.
 
         A hard failure (401/403/404) fails at once with the informer's error; otherwise
-        ``CacheSyncTimeout`` after ``sync_timeout``. On failure, what was started is stopped.
+        ``CacheSyncTimeout`` after ``sync_timeout``. On failure, what was started is stopped. Setting
+        ``cancel`` (a Manager's stop) ends the wait within ``_CANCEL_CHECK`` seconds: what was started
+        is stopped and False returned (the wait of a shared cache's own scope, set by its options, is
+        not cut short).
         """
         try:
             caches = [c.cache for c in self.configs() if c.cache is not None]
@@ -161,15 +168,29 @@ class InformerSet:
                 self._contexts.append((config, context))
             deadline = time.monotonic() + self.sync_timeout
             for source in self.sources.values():
-                remaining = max(deadline - time.monotonic(), 0.0)
-                if not source.view.wait_for_sync(remaining):
-                    raise CacheSyncTimeout(
-                        f"controller {self.name!r}: {source.scope.describe()} did not sync "
-                        f"within {self.sync_timeout:g}s"
-                    )
+                if not self._wait_synced(source, deadline, cancel):
+                    self.stop()
+                    return False
         except BaseException:
             self.stop()
             raise
+        return True
+
+    def _wait_synced(self, source: Source, deadline: float, cancel: threading.Event | None) -> bool:
+        """Wait for ``source``'s sync until ``deadline``: True once synced, False when ``cancel`` is set."""
+        while True:
+            if cancel is not None and cancel.is_set():
+                return False
+            remaining = max(deadline - time.monotonic(), 0.0)
+            step = remaining if cancel is None else min(remaining, _CANCEL_CHECK)
+            if source.view.wait_for_sync(step):
+                return True
+            if step >= remaining:
+                error = source.view.status().last_error
+                raise CacheSyncTimeout(
+                    f"controller {self.name!r}: {source.scope.describe()} did not sync within "
+                    f"{self.sync_timeout:g}s" + (f" (last error: {error})" if error is not None else "")
+                )
 
     def stop(self) -> None:
         """Leave the scopes (the last scope of a cache stops its informers and joins their threads)."""

@@ -89,6 +89,7 @@ class Manager:
         self._started = False
         self._closing = False
         self._run_stop: threading.Event | None = None  # the event run() waits on; stop() sets it
+        self._stop_requested = threading.Event()  # set by stop(): a start waiting for a sync gives up
 
     def __repr__(self) -> str:
         webhooks = f" webhooks={self.webhooks.url}" if self.webhooks is not None else ""
@@ -102,12 +103,14 @@ class Manager:
     # ------------------------------------------------------------ lifecycle
     def start(self) -> Manager:
         """Start everything in order (see the class docstring). A ``stop()`` from another thread while
-        it runs makes it give up at its next step (what it started is stopped by that ``stop()``)."""
+        it runs makes it give up at its next step, or while it waits for the informers' sync (what it
+        started is stopped by that ``stop()``)."""
         with self._lock:
             if self._started:
                 raise RuntimeError("Manager.start(): already started")
             self._started = True
             self._closing = False
+            self._stop_requested.clear()
         with self._lifecycle:
             with self._lock:
                 if not self._started:
@@ -140,7 +143,7 @@ class Manager:
         for controller in self.controllers:
             if self._closing:
                 return  # stop() was called meanwhile: it stops what was started
-            controller._start_informers(config, sync_timeout=self.sync_timeout)
+            controller._start_informers(config, sync_timeout=self.sync_timeout, cancel=self._stop_requested)
         if self._closing:
             return
         if self.webhooks is not None:
@@ -160,6 +163,7 @@ class Manager:
             run_stop = self._run_stop
             if self._started:
                 self._closing = True  # a start in progress gives up at its next step
+                self._stop_requested.set()  # or while it waits for the informers' sync
         if run_stop is not None:
             run_stop.set()  # run() returns (after its own stop() finds everything stopped)
         with self._lifecycle:

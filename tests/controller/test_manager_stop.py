@@ -66,8 +66,25 @@ def test_stop_from_another_thread_ends_run_with_everything_stopped_and_joined(co
     assert not election.threads()
 
 
-def test_stop_from_another_thread_while_run_is_still_starting_ends_run(config, fake_api_server: FakeAPIServer):
-    # The informers' first LISTs fail (500, retried with backoff): the start is still syncing when stop() comes.
+def test_stop_from_another_thread_while_run_waits_for_the_sync_ends_run_at_once(config, fake_api_server: FakeAPIServer):
+    # Every LIST fails (500, retried with backoff): the start waits for a sync that does not come, for
+    # up to sync_timeout (60 s); the stop must not wait for that.
+    fake_api_server.fail_next(100_000, 500, verb="list", path="configmaps")
+    calls = Calls()
+    manager = Manager(_mirror(config, calls), config=config, sync_timeout=60)
+    runner = Runner(manager).start()
+    fake_api_server.wait_for_request(lambda r: r.verb == "list" and r.path.endswith("/configmaps"))
+
+    manager.stop()
+
+    assert runner.returned(), "run() still blocked after a stop() that came while its informers were syncing"
+    assert runner.error is None and manager.threads() == [] and calls.snapshot() == []
+    assert not manager.controllers[0].running and manager.controllers[0].sources == {}
+
+
+def test_a_stop_during_a_start_that_then_syncs_still_ends_run(config, fake_api_server: FakeAPIServer, make_cm):
+    # The first LISTs fail a few times: stop() comes while the start is still in progress.
+    make_cm("a")
     fake_api_server.fail_next(3, 500, verb="list", path="configmaps")
     calls = Calls()
     manager = Manager(_mirror(config, calls), config=config, sync_timeout=30)
