@@ -37,8 +37,8 @@ class ResourceList(Generic[R]):
     """A page of a LIST: ``items`` of one resource class and the list ``metadata`` (``ListMeta``).
 
     As in cloudcoil: iterating (``for`` or ``async for``) yields the items of this page, then fetches
-    and walks each later page lazily; ``len()`` is ``len(items)`` plus the server's
-    ``remaining_item_count`` (the size of the whole result when the server counts it);
+    and walks each later page lazily, while ``has_next_page()``; ``len()`` is ``len(items)`` plus the
+    server's ``remaining_item_count`` (the size of the whole result when the server counts it);
     ``has_next_page()``, ``get_next_page()`` and ``async_get_next_page()`` page by hand.
     ``resource_class`` is the item class. A list returned by the client fetches its next pages
     with the same client and query; one built by hand pages through the active Config.
@@ -150,18 +150,22 @@ class ResourceList(Generic[R]):
 
     # ------------------------------------------------------------------ paging
     def has_next_page(self) -> bool:
-        """Whether the server has more items after this page (a ``continue`` token)."""
-        return bool(self.continue_)
+        """Whether the server has more items after this page: a ``continue`` token, unless the server
+        counted none remaining (``remaining_item_count == 0``: cloudcoil's test; a count the server
+        leaves out, as it does for a selector, is unknown, so the token is followed)."""
+        return bool(self.continue_) and self.remaining_item_count != 0
 
     def get_next_page(self) -> ResourceList[R]:
         """The next page, fetched now (with the client and query that produced this one).
 
         Raises:
-            ValueError: this is the last page.
+            ValueError: this is the last page (``has_next_page()`` is false).
         """
         token = self.continue_
         if not token:
             raise ValueError("this ResourceList has no next page (no continue token)")
+        if self.remaining_item_count == 0:
+            raise ValueError("this ResourceList has no next page (the server counts no remaining items)")
         if self._next_page is _THIS_PAGE_ONLY:
             raise TypeError(
                 "this ResourceList was decoded from a response, not listed by a client: list "
@@ -174,8 +178,8 @@ class ResourceList(Generic[R]):
 
     async def async_get_next_page(self) -> ResourceList[R]:
         """``get_next_page()`` without blocking the event loop (the request runs off the loop)."""
-        if not self.continue_:
-            raise ValueError("this ResourceList has no next page (no continue token)")
+        if not self.has_next_page():
+            return self.get_next_page()  # raises the ValueError saying why, without a thread hop
         return await run_blocking(self.get_next_page)
 
     def __iter__(self) -> Iterator[R]:
