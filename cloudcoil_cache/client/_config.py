@@ -16,6 +16,7 @@ from cloudcoil_cache import _fork
 from cloudcoil_cache._threads import hold_executor, release_executor, run_control, submit_control
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client._auth import bearer_token
+from cloudcoil_cache.client._discovery import refresh_bindings
 from cloudcoil_cache.client._kubeconfig import Connection, build_transport, check_connection, load_connection
 from cloudcoil_cache.errors import CloudcoilError, ConfigError
 
@@ -306,6 +307,27 @@ class Config:
         if self._transport is None:
             await run_control(self.initialize)
         return self
+
+    def refresh_api_resources(self) -> None:
+        """Read the server's API discovery again now (cloudcoil's name): after a CRD is established,
+        or changed, its kind is usable at once.
+
+        Every ``get_dynamic_resource`` class, and every class without a plural of its own that
+        discovery bound, is looked up again (one GET per group version they use): a kind served now
+        is bound — again, when its plural, scope or subresources changed; a kind the server does not
+        serve keeps what it had (a class never bound stays unbound and is bound at its first use, as
+        always). Classes that declare their plural, and informers already running, are not changed.
+
+        Raises:
+            APIError: a group version's discovery failed (other than 404: nothing served there);
+                every other group version is refreshed first.
+            TransportError: the server could not be reached.
+        """
+        refresh_bindings(self)
+
+    async def async_refresh_api_resources(self) -> None:
+        """``refresh_api_resources()`` without blocking the event loop (it runs off the loop)."""
+        await run_control(self.refresh_api_resources)
 
     @property
     def transport(self) -> Any:

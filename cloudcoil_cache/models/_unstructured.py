@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import weakref
 from typing import Any, Callable, ClassVar, Iterator
 
 from cloudcoil_cache import _fork
@@ -14,7 +15,7 @@ from cloudcoil_cache.models._base import Resource, _convert_kwargs, finish_model
 from cloudcoil_cache.models._methods import ResourceMethods
 from cloudcoil_cache.models.apimachinery import ObjectMeta
 
-__all__ = ["Unstructured", "bind_served", "dynamic_resource"]
+__all__ = ["Unstructured", "bind_served", "discovered_classes", "dynamic_resource"]
 
 _TYPE_KEYS = {"apiVersion": "api_version", "api_version": "api_version", "kind": "kind"}
 
@@ -268,6 +269,9 @@ _parse.kinds.unstructured = Unstructured.from_dict
 _dynamic_lock = threading.Lock()
 _fork.renew_locks(globals(), _dynamic_lock=threading.Lock)
 _dynamic: dict[tuple[str, str], type[Unstructured]] = {}
+# The classes whose plural and scope came from discovery (bind_served): Config.refresh_api_resources() reads
+# them again. A class that declares its own plural is never here.
+_discovered: weakref.WeakSet[type] = weakref.WeakSet()
 
 
 def dynamic_resource(kind: str, api_version: str) -> type[Unstructured]:
@@ -310,11 +314,21 @@ def dynamic_resource(kind: str, api_version: str) -> type[Unstructured]:
         return new
 
 
-def bind_served(cls: type[Unstructured], plural: str, namespaced: bool, subresources: frozenset[str]) -> None:
-    """Give a dynamic class what discovery found for its kind (its first binding stays)."""
+def bind_served(
+    cls: type[Unstructured], plural: str, namespaced: bool, subresources: frozenset[str], *, again: bool = False
+) -> None:
+    """Give a dynamic class what discovery found for its kind (its first binding stays; ``again=True``:
+    what discovery says now replaces a binding discovery gave, never a plural the class declares)."""
     with _dynamic_lock:
-        if cls.plural is None:
+        if cls.plural is None or (again and cls in _discovered):
             _bind_locked(cls, plural, namespaced, subresources)
+            _discovered.add(cls)
+
+
+def discovered_classes() -> list[type[Unstructured]]:
+    """The ``get_dynamic_resource`` classes and every class bound from discovery (bound or not yet)."""
+    with _dynamic_lock:
+        return list({*_dynamic.values(), *_discovered})
 
 
 def _bind_locked(cls: type[Unstructured], plural: str, namespaced: bool, subresources: frozenset[str]) -> None:
