@@ -18,10 +18,6 @@ from typing import Any
 import pytest
 import requests
 
-from cloudcoil_cache.caching import Cache
-from cloudcoil_cache.client import Config
-from cloudcoil_cache.models.kubernetes.core.v1 import Pod
-
 NAMESPACES = ("default", "payments", "search", "web")
 PODS = {ns: tuple(f"{ns}-{i:02d}" for i in range(12)) for ns in NAMESPACES}
 CLIENTS = 8
@@ -30,20 +26,20 @@ REQUESTS_PER_CLIENT = 100  # 800 requests in all: every path, from every client,
 
 @pytest.fixture
 def flask_served(load_example) -> Any:
-    """The example app served by waitress (8 threads) from a set_default() cache over a fake cluster."""
+    """The example app served by waitress (8 threads) from the set_default() cache its import started,
+    over a fake cluster of the test's."""
     pytest.importorskip("waitress")
-    flask_app = load_example("flask_app")
     fake = load_example("_fake_cluster")
     wsgi = load_example("_wsgi")
     with fake.cluster(PODS) as server:
-        config = Config(cache=Cache(resources=[Pod]))
-        config.set_default()  # as the example does: one cache for every request thread
+        flask_app = load_example("flask_app")  # imported as a server imports it: its cache starts
         try:
+            assert flask_app.config.cache.status().ready
             with wsgi.WaitressThread(flask_app.app, threads=8) as web:
                 server.clear_requests()
                 yield server, web.url
         finally:
-            config.close()
+            flask_app.stop()
 
 
 def _client(url: str, index: int, latencies: list[float], failures: list[str]) -> None:
