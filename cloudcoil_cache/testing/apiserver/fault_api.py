@@ -21,6 +21,9 @@ class FaultInjection:
     def _watchers(self) -> list[Watcher]:
         raise NotImplementedError
 
+    def _all_watchers(self) -> list[Watcher]:
+        raise NotImplementedError
+
     def _close_watchers(self) -> None:
         raise NotImplementedError
 
@@ -92,7 +95,7 @@ class FaultInjection:
         self._wake_watchers()
 
     def _wake_watchers(self) -> None:
-        for watcher in self._watchers():
+        for watcher in self._all_watchers():  # a dying one waits for its queued end too
             watcher.wake()
 
     def split_events(self, n_bytes: int | None, *, pause: float = 0.0) -> None:
@@ -131,7 +134,8 @@ class FaultInjection:
         ``lose_history`` forgets the event history (rewatches from old RVs get 410);
         ``revision`` sets the global revision, possibly lower than before (an etcd restore:
         clients resuming from a higher RV get 504 "Too large resource version"); the history is
-        then always lost. Objects keep their data.
+        then always lost. Objects keep their data. Every watch is closed, those whose request was
+        registered but had not started streaming too.
         """
         if revision is not None:
             self._store.reset_revision(revision)

@@ -176,6 +176,12 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
       for it before the 504 "Too large resource version" (the real watch cache waits ~3 s).
     - ``expired_watch_mode``: ``"event"`` (default: 200 + ERROR event code 410, like the watch
       cache) or ``"http"`` (an HTTP 410 response) for watches from a compacted resourceVersion.
+    - ``future_watch_mode``: a watch from a resourceVersion the server has not reached (a client
+      resuming after ``restart(revision=lower)``, an etcd restore): ``"too_large"`` (default: it
+      waits ``too_large_wait`` for it, then 504 "Too large resource version") or ``"silent"``, what
+      kube-apiserver 1.33 does (measured): 200 at once, then nothing at or below that
+      resourceVersion, neither events nor bookmarks, until the revision passes it; the watch ends
+      at its timeout (kubernetes#107457).
     - ``continue_ttl`` (s or None): continue tokens older than this expire with 410 (they also
       expire on ``compact()``).
     - ``list_items_have_kind`` (default False): built-in LIST items carry kind/apiVersion.
@@ -201,6 +207,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         watch_timeout_range: tuple[float, float] = (1800.0, 3600.0),
         too_large_wait: float = 0.1,
         expired_watch_mode: str = "event",
+        future_watch_mode: str = "too_large",
         continue_ttl: float | None = None,
         list_items_have_kind: bool = False,
         ignore_limit_for_rv0: bool = False,
@@ -220,12 +227,15 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
     ) -> None:
         if expired_watch_mode not in ("event", "http"):
             raise ValueError(f"expired_watch_mode must be 'event' or 'http', got {expired_watch_mode!r}")
+        if future_watch_mode not in ("too_large", "silent"):
+            raise ValueError(f"future_watch_mode must be 'too_large' or 'silent', got {future_watch_mode!r}")
         _check_tls_options(ssl_context, certfile, keyfile, client_ca, require_client_cert)
         settings = Settings(
             bookmark_interval=bookmark_interval,
             watch_timeout_range=watch_timeout_range,
             too_large_wait=too_large_wait,
             expired_watch_mode=expired_watch_mode,
+            future_watch_mode=future_watch_mode,
             continue_ttl=continue_ttl,
             list_items_have_kind=list_items_have_kind,
             ignore_limit_for_rv0=ignore_limit_for_rv0,
@@ -256,6 +266,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
     watch_timeout_range = _Setting[tuple[float, float]]()
     too_large_wait = _Setting[float]()
     expired_watch_mode = _Setting[str]()
+    future_watch_mode = _Setting[str]()
     continue_ttl = _Setting["float | None"]()
     list_items_have_kind = _Setting[bool]()
     ignore_limit_for_rv0 = _Setting[bool]()
@@ -477,8 +488,15 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
     def _watchers(self) -> list[Watcher]:
         return self._context.watches.snapshot()
 
+    def _all_watchers(self) -> list[Watcher]:
+        return self._context.watches.every()
+
     def _close_watchers(self) -> None:
+        """Close every open watch, and every one registered in the store whose stream has not started yet
+        (a request between its registration and its first byte must not outlive a restart)."""
         self._context.watches.close_all()
+        for watcher in self._store.watchers():
+            watcher.close()
 
     def _cut_connections(self) -> None:
         if self._httpd is not None:
@@ -486,7 +504,8 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
 
     @property
     def active_watches(self) -> int:
-        """How many watch streams are open now."""
+        """How many watch streams are open now (not counting ones already closed, dropped or ended by
+        an ERROR event whose thread has not finished yet)."""
         return len(self._watchers())
 
     def wait_for_watches(self, count: int = 1, timeout: float = 5.0) -> None:

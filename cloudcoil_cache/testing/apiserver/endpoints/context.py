@@ -24,6 +24,7 @@ class Settings:
     watch_timeout_range: tuple[float, float] = (1800.0, 3600.0)
     too_large_wait: float = 0.1
     expired_watch_mode: str = "event"
+    future_watch_mode: str = "too_large"
     continue_ttl: float | None = None
     list_items_have_kind: bool = False
     ignore_limit_for_rv0: bool = False
@@ -59,18 +60,28 @@ class OpenWatches:
             self._cond.notify_all()
 
     def snapshot(self) -> list[Watcher]:
+        """The live ones: not closed, no drop or ERROR event queued (a dying stream is not an open watch,
+        whose thread may not have noticed yet under load)."""
+        with self._cond:
+            return [w for w in self._active if w.live]
+
+    def every(self) -> list[Watcher]:
+        """Every registered stream, dying ones too (to wake or close them)."""
         with self._cond:
             return list(self._active)
 
     def close_all(self) -> None:
-        for watcher in self.snapshot():
+        for watcher in self.every():
             watcher.close()
 
+    def _live_count(self) -> int:
+        return sum(1 for w in self._active if w.live)
+
     def wait_for(self, count: int, timeout: float) -> int:
-        """Wait until at least ``count`` are open (or ``timeout`` passed); how many are open."""
+        """Wait until at least ``count`` are live (or ``timeout`` passed); how many are live."""
         with self._cond:
-            self._cond.wait_for(lambda: len(self._active) >= count, timeout)
-            return len(self._active)
+            self._cond.wait_for(lambda: self._live_count() >= count, timeout)
+            return self._live_count()
 
 
 @dataclass(frozen=True)

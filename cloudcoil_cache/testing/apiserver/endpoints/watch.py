@@ -115,7 +115,11 @@ def serve_watch(
     rv_text = query.get("resourceVersion", "")
     legacy = rv_text in ("", "0")
     since = None if legacy else parse_rv(rv_text)
-    if since is not None:
+    # A resourceVersion the server has not reached: kube-apiserver's watch cache accepts the watch and
+    # sends nothing at or below it, events nor bookmarks, until the revision passes it ("silent"; after
+    # an etcd restore that is never); "too_large" waits briefly for it, then answers 504.
+    ahead = ctx.settings.future_watch_mode == "silent"
+    if since is not None and not ahead:
         wait_not_too_large(ctx, since)
     initial = send_initial if send_initial is not None else legacy
     allow_bookmarks = _bool_param(query, "allowWatchBookmarks") is True
@@ -125,9 +129,11 @@ def serve_watch(
     watcher = Watcher(rtype, namespace, filters.label_match, filters.field_match)
     store = ctx.store
     try:
-        store.add_watcher(watcher, initial=initial, since=None if initial else since, end_marker=end_bookmark)
+        store.add_watcher(
+            watcher, initial=initial, since=None if initial else since, end_marker=end_bookmark, ahead=ahead
+        )
     except _status.StatusError as exc:
-        if ctx.settings.expired_watch_mode == "http":
+        if ctx.settings.expired_watch_mode == "http" or exc.code != 410:
             raise
         stream = _Stream(out, ctx, watcher, allow_bookmarks=False, table=table)
         stream.start()
@@ -212,9 +218,9 @@ class _Stream:
     def _bookmark(self) -> None:
         faults = self.ctx.faults
         items, rv = self.ctx.store.drain_for_bookmark(self.watcher, lambda: faults.stalled)
+        self._write_items(items)
         if rv is None:
             return
-        self._write_items(items)
         if self.allow_bookmarks:
             self._write_lines([self._bookmark_line(rv)])
 

@@ -725,11 +725,21 @@ class Store:
 
     # -- watchers ------------------------------------------------------------------------------
 
-    def add_watcher(self, watcher: Watcher, *, initial: bool, since: int | None, end_marker: bool = False) -> int:
+    def add_watcher(
+        self,
+        watcher: Watcher,
+        *,
+        initial: bool,
+        since: int | None,
+        end_marker: bool = False,
+        ahead: bool = False,
+    ) -> int:
         """Register ``watcher``; queue synthetic ADDEDs (``initial``) or history after ``since``.
 
         ``end_marker`` queues the initial-events-end bookmark (at the snapshot revision) after
-        the synthetic ADDEDs.
+        the synthetic ADDEDs. A ``since`` the revision has not reached (checked under the lock: a
+        restart may have rewound the revision since the request's own check) is a 504 "Too large
+        resource version", or with ``ahead`` the watch's floor: nothing at or below it is sent.
 
         Returns the revision the registration happened at. Raises a 410 StatusError when
         ``since`` is older than the compacted history.
@@ -737,6 +747,10 @@ class Store:
         with self.lock:
             if since is not None and since < self.compacted:
                 raise _status.expired(f"too old resource version: {since} ({self.compacted})")
+            if not initial and since is not None and since > self.revision:
+                if not ahead:
+                    raise _status.too_large_rv(since, self.revision)
+                watcher.floor = since
             if initial:
                 objects = self._objects.get(watcher.rtype, {})
                 for key in sorted(objects):
@@ -764,13 +778,14 @@ class Store:
     def drain_for_bookmark(self, watcher: Watcher, stalled: Callable[[], bool]) -> tuple[list[Any], int | None]:
         """Take the watcher's pending items and the revision they bring it up to, atomically; nothing
         (``None``) once ``stalled()``: a stall set while the stream was on its way to a bookmark
-        must still hold back what was written after it (and the revision of it)."""
+        must still hold back what was written after it (and the revision of it). The revision is
+        ``None`` too while it is at or below the floor of a watch that started ahead of it (no bookmark)."""
         with self.lock, watcher.cond:
             if stalled():
                 return [], None
             items = list(watcher.items)
             watcher.items.clear()
-            return items, self.revision
+            return items, None if watcher.below_floor(self.revision) else self.revision
 
     # -- history control -----------------------------------------------------------------------
 

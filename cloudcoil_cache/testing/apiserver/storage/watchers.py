@@ -78,6 +78,20 @@ class Watcher:
         self.items: deque[Item] = deque()
         self.urgent: deque[Item] = deque()
         self.closed = False
+        #: a drop or an ERROR event is queued: the stream ends once it is written (no longer an open watch)
+        self.ending = False
+        #: registered from a resourceVersion the server had not reached (``future_watch_mode="silent"``):
+        #: nothing at or below it is sent, events nor bookmarks (kube-apiserver's watch cache)
+        self.floor: int | None = None
+
+    @property
+    def live(self) -> bool:
+        """Open and not on its way to an end: a watch that later faults still reach."""
+        return not (self.closed or self.ending)
+
+    def below_floor(self, rv: int) -> bool:
+        """Is ``rv`` at or below the resourceVersion this watch started ahead of the server from?"""
+        return self.floor is not None and rv <= self.floor
 
     def matches(self, obj: Mapping[str, Any] | None) -> bool:
         if obj is None:
@@ -105,6 +119,8 @@ class Watcher:
 
     def offer(self, event: Event) -> None:
         """Queue ``event`` if it concerns this watcher (called with the store lock held)."""
+        if self.below_floor(event.rv):
+            return
         item = self.event_item(event)
         if item is not None:
             self.push(item)
@@ -112,6 +128,8 @@ class Watcher:
     def push(self, item: Item, *, urgent: bool = False) -> None:
         with self.cond:
             (self.urgent if urgent else self.items).append(item)
+            if item[0] in ("drop", "error"):
+                self.ending = True
             self.cond.notify_all()
 
     def close(self) -> None:
