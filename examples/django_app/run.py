@@ -1,10 +1,13 @@
 """Run the Django example (``python examples/django_app/run.py [--serve] [--port N]``).
 
-A fake cluster is started when ``KUBECONFIG`` is not set. ``django.setup()`` runs
-``PodsConfig.ready()``, which starts the cache. Without ``--serve`` the script answers a few requests
-with Django's test client, then serves the WSGI application under waitress (8 threads) to concurrent
+A fake cluster is started when ``KUBECONFIG`` is not set. Importing ``podsite.wsgi`` (as any server
+does) sets Django up and starts the cache. Without ``--serve`` the script answers a few requests with
+Django's test client, then serves the WSGI application under waitress (8 threads) to concurrent
 clients, prints one JSON line of results (statuses, reads that reached the API server, latencies) and
-stops. With ``--serve`` it serves under waitress until Ctrl-C.
+stops. With ``--serve`` it serves under waitress until Ctrl-C or SIGTERM (how Kubernetes stops a
+pod): then waitress stops, the cache is closed and the exit code is 0.
+
+To serve it with gunicorn instead: ``gunicorn --chdir examples/django_app podsite.wsgi``.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import sys
 import threading
@@ -57,14 +61,11 @@ def _load(url: str, clients: int, per_client: int) -> dict[str, Any]:
 
 
 def main(clients: int = 8, per_client: int = 100) -> dict[str, Any]:
-    import django
-    from django.core.wsgi import get_wsgi_application
-    from django.test import Client
-
     with cluster() as server:
-        django.setup()  # PodsConfig.ready(): config.set_default() starts the cache and waits for its sync
         from _wsgi import WaitressThread
-        from pods.cluster import config
+        from django.test import Client
+        from pods.cluster import stop
+        from podsite.wsgi import application  # django.setup(), then the cache starts and syncs
 
         try:
             if server is not None:
@@ -77,35 +78,42 @@ def main(clients: int = 8, per_client: int = 100) -> dict[str, Any]:
                 "api": test_client.get("/api/pods/").json()["namespaces"],
                 "missing": test_client.get("/api/pods/default/nope/").status_code,
             }
-            with WaitressThread(get_wsgi_application(), threads=8) as web:
+            with WaitressThread(application, threads=8) as web:
                 result["waitress"] = _load(web.url, clients, per_client)
             result["api reads"] = api_reads(server)
         finally:
-            config.close()
+            stop()
     print(json.dumps(result))
     return result
 
 
+def _exit_on(signum: int, frame: object) -> None:
+    raise SystemExit(0)  # out of waitress's loop, which stops its threads; serve() closes the cache
+
+
 def serve(port: int) -> None:
-    import django
-    from django.core.wsgi import get_wsgi_application
+    """Serve under waitress (8 threads) until Ctrl-C or SIGTERM, then close the cache."""
     from waitress.server import create_server
 
+    signal.signal(signal.SIGTERM, _exit_on)  # Kubernetes stops a pod with SIGTERM: stop as on Ctrl-C
     with cluster():
-        django.setup()
-        from pods.cluster import config
-
         try:
-            server = create_server(get_wsgi_application(), host="127.0.0.1", port=port, threads=8)
+            from podsite.wsgi import application  # the cache starts and syncs
+
+            server = create_server(application, host="127.0.0.1", port=port, threads=8)
             print(f"serving on http://127.0.0.1:{port}/ (Ctrl-C to stop)", flush=True)
-            server.run()  # until Ctrl-C
+            server.run()  # until Ctrl-C or SIGTERM
         finally:
-            config.close()
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # stopping already: a second SIGTERM cannot cut it short
+            from pods.cluster import stop
+
+            stop()
+            print("stopped: cache closed", flush=True)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="Django example reading pods from the informer cache")
-    parser.add_argument("--serve", action="store_true", help="serve under waitress until Ctrl-C")
+    parser.add_argument("--serve", action="store_true", help="serve under waitress until Ctrl-C or SIGTERM")
     parser.add_argument("--port", type=int, default=8000, help="port for --serve (8000)")
     options = parser.parse_args()
     if options.serve:

@@ -1,4 +1,4 @@
-"""The Django example: ``AppConfig.ready()`` starts the cache; Django's test client and waitress serve from it.
+"""The Django example: ``podsite/wsgi.py`` starts the cache; Django's test client and waitress serve from it.
 
 Django's set-up is process-wide (settings, app registry, the default Config), so the example runs in a
 subprocess of its own, as a user runs it.

@@ -1,4 +1,4 @@
-"""AppConfig of the ``pods`` app: ``ready()`` starts the informer cache once per process."""
+"""AppConfig of the ``pods`` app (its cache starts in ``podsite/wsgi.py``: in serving processes only)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,5 @@ from django.apps import AppConfig
 
 class PodsConfig(AppConfig):
     name = "pods"
-
-    def ready(self) -> None:
-        # Django answers requests on threads that do not inherit context variables: set_default()
-        # makes the config the process-wide default for every thread, starts the cache and waits for
-        # its sync. It stops (threads joined) with config.close(), which also runs at interpreter exit.
-        from pods.cluster import config
-
-        config.set_default()
+    # No ready() starting the cache: management commands (check, migrate, shell...) load the apps
+    # too, and must run without a cluster. The WSGI entry point, which only servers import, starts it.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -11,18 +12,19 @@ from cloudcoil_cache.errors import ResourceNotFound
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 
 
-def _row(pod: Pod) -> dict[str, str]:
+def _row(pod: Pod) -> dict[str, Any]:
     return {
         "name": pod.name,
         "namespace": pod.namespace,
         "phase": pod.status.phase if pod.status else "",
         "node": (pod.spec.node_name or "") if pod.spec else "",
+        "labels": dict(pod.metadata.labels or {}),
     }
 
 
-def _by_namespace(namespace: str | None) -> tuple[dict[str, list[dict[str, str]]], str]:
+def _by_namespace(namespace: str | None) -> tuple[dict[str, list[dict[str, Any]]], str]:
     pods = Pod.list(namespace=namespace) if namespace else Pod.list(all_namespaces=True)
-    groups: dict[str, list[dict[str, str]]] = defaultdict(list)
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for pod in pods:
         groups[pod.namespace].append(_row(pod))
     return (
