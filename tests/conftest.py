@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 from cluster_support import FAST
+from cpu_load import XDIST_GROUP, BusyLoad, load_from_env
 
 from cloudcoil_cache.caching import Cache, Tuning
 from cloudcoil_cache.client import Config
@@ -39,10 +40,24 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``--dist loadgroup``) the tests of the session's real API server share one worker,
-    so one kube-apiserver + etcd serves them all, as in a run without xdist."""
+    so one kube-apiserver + etcd serves them all, as in a run without xdist; so do the tests under CPU load
+    (``cpu_load``), so that one worker at a time runs busy processes beside them."""
+    loaded = load_from_env() > 0
     for item in items:
-        if "real_api_server" in getattr(item, "fixturenames", ()):
+        fixtures = getattr(item, "fixturenames", ())
+        if "real_api_server" in fixtures:
             item.add_marker(pytest.mark.xdist_group("real-api-server"))
+        elif loaded and "cpu_load" in fixtures:
+            item.add_marker(pytest.mark.xdist_group(XDIST_GROUP))
+
+
+@pytest.fixture(scope="module")
+def cpu_load() -> Iterator[BusyLoad]:
+    """Busy processes (``CLOUDCOIL_TEST_CPU_LOAD``, default 3; 0: none) beside the tests of a module,
+    killed and reaped after its last test (``tests/cpu_load.py``); the trust, chaos and hostile tiers
+    use it for every module (their ``conftest.py``)."""
+    with BusyLoad(load_from_env()) as load:
+        yield load
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,5 @@
-"""Fixtures of the hostile-server table: a scripted server, a fake clock, and a cached Config on both."""
+"""Fixtures of the hostile-server table: a scripted server, a fake clock, and a cached Config on both;
+every module runs with busy processes beside it (``cpu_load``, ``tests/cpu_load.py``)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,16 @@ from typing import Any, Callable, Iterator
 
 import pytest
 from _hostile_server import HostileServer, Script
+from cpu_load import BusyLoad
 
 from cloudcoil_cache.caching import Backoff, Cache, Tuning
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.testing import FakeClock
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _under_cpu_load(cpu_load: BusyLoad) -> BusyLoad:
+    return cpu_load
 
 
 @pytest.fixture
