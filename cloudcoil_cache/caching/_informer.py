@@ -250,6 +250,7 @@ class Informer(Generic[T]):
                             else f"the copy was torn or never synced: listing again in pid {_fork.pid}"
                         )
                     )
+                self._judge_locked()
                 self._start_run_locked(self._generation, rv)
         return True
 

@@ -45,8 +45,8 @@ def gunicorn(cluster: tuple[FakeAPIServer, str], tmp_path: Path) -> Iterator[Any
         ]  # fmt: skip
         served = Served(argv, app_env(cluster[1]), APPS, port, tmp_path / f"gunicorn-{len(started)}.log")
         started.append(served)
-        served.wait_ready()
-        every_worker_sees(port, lambda st: True, WORKERS, timeout=30.0, path="/status")  # every worker booted
+        served.wait_ready("/pods")  # a list is the first use: it must resume the copy
+        every_worker_sees(port, lambda pods: True, WORKERS, timeout=30.0)  # every worker booted
         return served
 
     yield start

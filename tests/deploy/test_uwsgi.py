@@ -44,8 +44,8 @@ def uwsgi(cluster: tuple[FakeAPIServer, str], tmp_path: Path) -> Iterator[Any]:
         served = Served(argv, app_env(cluster[1]), APPS, port, tmp_path / f"uwsgi-{len(started)}.log")
         started.append(served)
         if ready:
-            served.wait_ready()
-            every_worker_sees(port, lambda st: True, WORKERS, timeout=30.0, path="/status")
+            served.wait_ready("/pods")  # a list is the first use: it must resume the copy
+            every_worker_sees(port, lambda pods: True, WORKERS, timeout=30.0)
         return served
 
     yield start

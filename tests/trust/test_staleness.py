@@ -221,6 +221,14 @@ def test_every_method_that_changes_the_state_rebuilds_the_verdict():
         ]
         assert judged_at and max(judged_at) > max(assigned), f"Informer.{method.name} changes the state unjudged"
         changers.append(method.name)
-    assert sorted(changers) == ["_after_fork_in_child", "error", "max_staleness", "replace", "signal_stop", "start"]
+    assert sorted(changers) == [
+        "_after_fork_in_child",
+        "error",
+        "max_staleness",
+        "replace",
+        "resume_after_fork",
+        "signal_stop",
+        "start",
+    ]
     init = next(m for m in informer_class.body if isinstance(m, ast.FunctionDef) and m.name == "__init__")
     assert "self.serving: Verdict = None" in ast.unparse(init)
