@@ -151,8 +151,14 @@ def restart_rewound(server: FakeAPIServer) -> float:
 
 
 def reopened_watch_live(server: FakeAPIServer, since: float) -> bool:
-    """The watch the client opened after ``since`` is registered and streaming (not a dying old one)."""
-    return server.active_watches >= 1 and any(r.verb == "watch" and r.time > since for r in server.requests)
+    """The client's newest watch (its last WATCH request after ``since``) is registered and streaming.
+
+    Not merely "a watch is open": under load the fake still holds watches the client has given up on
+    (a silent one is noticed only at its end or at the fake's next check that its client is there)."""
+    asked = [r.time for r in server.requests if r.verb == "watch" and r.time > since]
+    return bool(asked) and any(
+        w.started_at is not None and w.started_at >= asked[-1] for w in server.context.watches.snapshot()
+    )
 
 
 def converge(server: FakeAPIServer, informer: Any, churn: Churn, since: float) -> None:
@@ -188,7 +194,7 @@ def test_the_garbled_line_on_the_watch_reopened_after_the_rewind_is_recovered_fr
     server, informer, churn = endgame
     restarted = restart_rewound(server)
     assert wait_for(lambda: reopened_watch_live(server, restarted), 10), describe(server, informer, restarted)
-    assert server.send_malformed_line() == 1
+    assert server.send_malformed_line() >= 1  # the client's watch, and any it gave up on that lingers
     converge(server, informer, churn, restarted)
 
 
@@ -228,7 +234,7 @@ def test_a_reopened_watch_silent_after_its_headers_leaves_current_within_max_sta
     server, informer, churn = endgame
     restarted = restart_rewound(server)
     assert wait_for(lambda: reopened_watch_live(server, restarted), 10), describe(server, informer, restarted)
-    assert server.send_malformed_line() == 1
+    assert server.send_malformed_line() >= 1
     relisted = server.wait_for_request(lambda r: r.verb == "list" and r.time > restarted, timeout=10)
     server.stall_watches()  # from here every watch is silent, the one the client re-opens after the relist too
     stalled = time.monotonic()

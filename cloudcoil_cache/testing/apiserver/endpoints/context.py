@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 
 from ..machinery.resources import ResourceRegistry
@@ -48,6 +49,7 @@ class OpenWatches:
         self._active: set[Watcher] = set()
 
     def started(self, watcher: Watcher) -> None:
+        watcher.started_at = time.monotonic()
         with self._cond:
             self._active.add(watcher)
             self._cond.notify_all()

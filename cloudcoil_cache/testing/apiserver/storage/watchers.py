@@ -83,6 +83,8 @@ class Watcher:
         #: registered from a resourceVersion the server had not reached (``future_watch_mode="silent"``):
         #: nothing at or below it is sent, events nor bookmarks (kube-apiserver's watch cache)
         self.floor: int | None = None
+        #: when its stream started (monotonic; ``OpenWatches.started``), to tell a client's newest watch apart
+        self.started_at: float | None = None
 
     @property
     def live(self) -> bool:
