@@ -45,6 +45,7 @@ __all__ = [
     "Ended",
     "ListPagingError",
     "MAX_RETRY_AFTER",
+    "RewoundResourceVersionError",
     "Next",
     "Reflector",
     "ReflectorSink",
@@ -217,6 +218,12 @@ class StalledWatchError(CloudcoilError):
         super().__init__(message)
 
 
+class RewoundResourceVersionError(CloudcoilError):
+    """The server's resourceVersion is behind the informer's (an etcd restore rewound it): a watch
+    from the informer's would stay silent until the server got there, and every change in between
+    would be lost. Relist at the latest, as after a 410."""
+
+
 class ListPagingError(CloudcoilError):
     """A paginated LIST did not end: a continue token came back twice, or more pages came than the
     server's ``remainingItemCount`` allowed, or more than ``Tuning.max_list_pages``."""
@@ -263,7 +270,7 @@ def what_next(ended: Ended, expired_in_a_row: int) -> tuple[Next, int]:
     exc = ended.failure
     if exc is None:
         return (Next.RESYNC if ended.resync_due else Next.WATCH), expired_in_a_row
-    if is_expired(exc) or is_too_large_resource_version(exc):
+    if _relists_at_once(exc):
         expired_in_a_row = (0 if ended.progressed else expired_in_a_row) + 1
         return (Next.RELIST if expired_in_a_row == 1 else Next.BACKOFF_RELIST), expired_in_a_row
     if not ended.in_list and (isinstance(exc, (EmptyWatchError, StalledWatchError)) or _is_watch_retriable(exc)):
@@ -389,14 +396,14 @@ class Reflector:
             resync = resync or step is Next.RESYNC
             if ended.failure is None:
                 continue
-            at_latest = at_latest or is_too_large_resource_version(ended.failure)
+            at_latest = at_latest or _lists_at_latest(ended.failure)
             self._record_failure(ended.failure, step)
             if step.backs_off and self._wait_backoff(ended.failure):
                 return
 
     def _record_failure(self, exc: BaseException, step: Next) -> None:
         """Report ``exc`` to the sink and log it as what ``step`` makes of it."""
-        if is_expired(exc) or is_too_large_resource_version(exc):
+        if _relists_at_once(exc):
             log.info("%s: %s; relisting", self.name, exc)
             self._report(exc)  # degraded while the relist runs (still serving)
         elif step is Next.BACKOFF_WATCH and isinstance(exc, (EmptyWatchError, StalledWatchError)):
@@ -760,6 +767,9 @@ class Reflector:
             # Ended by the server after progress, or after living long enough (a quiet resource):
             # current, and a later failure starts its backoff over (not a watch that delivered and
             # then failed: a server that flaps after every event must not get a relist per event).
+            if not lines and now - started >= seconds - 1:
+                # ended by the server on time, silent for its whole life: is the server where we are?
+                self._check_not_rewound()
             self._backoff = self._tuning.backoff
             if not healthy:
                 self._healthy()
@@ -771,6 +781,26 @@ class Reflector:
             f"that moved the resourceVersion ({lines} bookmarks only confirmed it)",
             since=started,
         )
+
+    def _check_not_rewound(self) -> None:
+        """After a watch that the server ended without sending one line: ask where the server is (a
+        LIST of one object, ``limit=1``) and raise ``RewoundResourceVersionError`` if it is behind
+        this informer's resourceVersion. kube-apiserver accepts a watch from a resourceVersion it has
+        not reached (after an etcd restore rewound it) and sends nothing, not even a bookmark, until
+        it gets there, ending each such watch on time: without this the informer would count that
+        silence as health for as long as the server takes to catch up, and lose every change in
+        between. A quiet watch on a live cluster ends with a bookmark (the cluster's resourceVersion
+        moves), so this costs a request only where a watch carried nothing at all."""
+        rv = self.last_rv
+        if rv is None or not (rv.isascii() and rv.isdigit()):
+            return  # opaque resourceVersions (an extension API server) cannot be compared
+        page = self._source.list_page(resource_version="", limit=1, continue_=None)
+        server_rv = page.resource_version
+        if server_rv.isascii() and server_rv.isdigit() and int(server_rv) < int(rv):
+            raise RewoundResourceVersionError(
+                f"the server's resourceVersion {server_rv} is behind this informer's {rv} (was etcd "
+                f"restored?): a watch from {rv} stays silent until the server gets there"
+            )
 
     def _drop_bookmark(self, rv: str) -> None:
         self._dropped_bookmarks += 1
@@ -800,6 +830,17 @@ def _plausible_rv(rv: str, last: str | None) -> bool:
     if last is not None and last.isascii() and last.isdigit():
         return rv.isascii() and rv.isdigit() and rv != "0"  # "0" means "any", never a revision
     return rv != "0"
+
+
+def _relists_at_once(exc: BaseException) -> bool:
+    """A 410, a too-large resourceVersion or a rewound server: the informer's resourceVersion is of
+    no use any more; relist (at once the first time in a row)."""
+    return is_expired(exc) or _lists_at_latest(exc)
+
+
+def _lists_at_latest(exc: BaseException) -> bool:
+    """The next list must not ask for the informer's resourceVersion: the server is behind it."""
+    return is_too_large_resource_version(exc) or isinstance(exc, RewoundResourceVersionError)
 
 
 def _is_invalid_rv(exc: BaseException) -> bool:

@@ -158,6 +158,45 @@ def test_row2_a_relist_refused_with_400_at_a_garbage_rv_starts_fresh(hostile, ca
         assert status(config).resource_version in ("12", "13")
 
 
+def test_row2_a_server_rewound_behind_the_informer_is_found_after_one_silent_watch_and_relisted(
+    hostile, cached, clock, tuned
+):
+    """Issue 32's chaos endgame: after an etcd restore the server is behind the informer's resourceVersion,
+    and kube-apiserver answers a watch from it with nothing at all, ending each watch on time. Before:
+    every such watch counted as health, `current` for good, and the changes in between were lost. After:
+    the reflector asks where the server is (a LIST of one object) after a watch that carried no line, and
+    relists at the latest when it is behind."""
+    lists: list[dict[str, str]] = []
+
+    def on_list(ex: Exchange) -> None:
+        lists.append(dict(ex.query))
+        if len(lists) == 1:
+            ex.reply_list([pod("pod-0", 1_000_010)], 1_000_010)  # before the restore
+        else:
+            ex.reply_list([pod("pod-1", 12)], 12)  # the restored server: behind, pod-0 gone
+
+    def on_watch(ex: Exchange) -> None:
+        ex.start_chunked()
+        if ex.query["resourceVersion"] == "12":
+            ex.chunk(event_line("ADDED", pod("pod-2", 13)))
+            ex.hold()
+            return
+        ex.pause(0.05)
+        clock.advance(float(ex.query["timeoutSeconds"]))  # the watch's whole life, with not one line
+        ex.end_chunks()
+
+    server = hostile(on_list, on_watch)
+    config = cached(server, tuned(watch_timeout=1.0))
+    with config:
+        server.wait_for(lambda s: s.count("watch") >= 2)
+        wait_state(config, "current")
+        probe, relist = lists[1], lists[2]
+        assert probe.get("limit") == "1" and probe.get("resourceVersion", "") == ""
+        assert "limit" not in relist and relist.get("resourceVersion", "") == ""  # at the latest
+        assert names(config) == {"pod-1", "pod-2"}
+        assert [ex.query["resourceVersion"] for ex in server.of("watch")][:2] == ["1000010", "12"]
+
+
 # ----------------------------------------------------------------------- stalls not detected
 
 
