@@ -22,7 +22,6 @@ from typing import Any, Callable, Iterator
 
 import pytest
 from _deploy_support import BIN, REPO, Served, app_env, every_worker_sees, free_port, get
-from cluster_support import seed
 
 from cloudcoil_cache.testing import FakeAPIServer, make_pod
 
@@ -37,10 +36,8 @@ def _needs(*modules: str) -> None:
 
 
 @pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[tuple[FakeAPIServer, str]]:
-    with FakeAPIServer() as server:
-        seed(server, 3)
-        yield server, str(server.write_kubeconfig(tmp_path / "kubeconfig"))
+def cluster_pods() -> int:
+    return 3
 
 
 def _env(kubeconfig: str | None, tmp_path: Path) -> dict[str, str]:

@@ -17,20 +17,12 @@ from typing import Any, Iterator
 
 import pytest
 from _deploy_support import APPS, Served, api_requests, app_env, churn_and_check, every_worker_sees, free_port, get
-from cluster_support import seed
 
 from cloudcoil_cache.testing import FakeAPIServer
 
 pytest.importorskip("gunicorn", reason="the deploy tier needs gunicorn (pip install -e '.[test]')")
 
 WORKERS = 2
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[tuple[FakeAPIServer, str]]:
-    with FakeAPIServer() as server:
-        seed(server, 10)
-        yield server, str(server.write_kubeconfig(tmp_path / "kubeconfig"))
 
 
 @pytest.fixture

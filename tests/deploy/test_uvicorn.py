@@ -11,26 +11,14 @@ from __future__ import annotations
 
 import signal
 import sys
-from pathlib import Path
-from typing import Iterator
 
 import pytest
 from _deploy_support import APPS, Served, api_requests, app_env, churn_and_check, every_worker_sees, free_port
-from cluster_support import seed
-
-from cloudcoil_cache.testing import FakeAPIServer
 
 pytest.importorskip("uvicorn", reason="the deploy tier needs uvicorn (pip install -e '.[test]')")
 pytest.importorskip("starlette", reason="the deploy tier needs starlette (pip install -e '.[test]')")
 
 WORKERS = 2
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[tuple[FakeAPIServer, str]]:
-    with FakeAPIServer() as server:
-        seed(server, 10)
-        yield server, str(server.write_kubeconfig(tmp_path / "kubeconfig"))
 
 
 def test_the_lifespan_serves_every_request_task_from_the_cache(cluster, tmp_path):

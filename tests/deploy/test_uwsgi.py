@@ -14,7 +14,6 @@ from typing import Any, Iterator
 
 import pytest
 from _deploy_support import APPS, BIN, Served, api_requests, app_env, churn_and_check, every_worker_sees, free_port
-from cluster_support import seed
 
 from cloudcoil_cache.testing import FakeAPIServer
 
@@ -22,13 +21,6 @@ UWSGI = BIN / "uwsgi"
 pytestmark = pytest.mark.skipif(not UWSGI.exists(), reason="the deploy tier needs pyuwsgi (pip install -e '.[test]')")
 
 WORKERS = 2
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[tuple[FakeAPIServer, str]]:
-    with FakeAPIServer() as server:
-        seed(server, 10)
-        yield server, str(server.write_kubeconfig(tmp_path / "kubeconfig"))
 
 
 @pytest.fixture
