@@ -23,13 +23,14 @@ from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 
 def make_app(folder: str) -> Celery:
     base = Path(folder)
-    for sub in ("queue", "processed", "results"):
+    for sub in ("queue", "processed", "results", "control"):
         (base / sub).mkdir(parents=True, exist_ok=True)
     app = Celery("celery_app", broker="filesystem://", backend=f"file://{base / 'results'}")
     app.conf.broker_transport_options = {
         "data_folder_in": str(base / "queue"),
         "data_folder_out": str(base / "queue"),
         "processed_folder": str(base / "processed"),
+        "control_folder": str(base / "control"),  # else "control/" in the working directory
         "polling_interval": 0.05,
     }
     app.conf.broker_connection_retry_on_startup = True
