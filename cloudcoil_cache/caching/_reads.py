@@ -86,9 +86,13 @@ def read(cache: Cache, cls: Any, request: ReadRequest) -> ReadFlow:
         found = None
         facts = None
         if informer is not None:
+            # Pending writes before the store: a write is no longer pending only once its event is in
+            # the store, so the object read after is there (read the other way round, the event could
+            # land in between: a miss with no write pending, a strict get's ResourceNotFound).
+            pending = informer.writes.pending(None if request.all_namespaces else request.namespace, request.name)
             if request.name is not None:
                 found = informer.store.get(request.namespace, request.name)
-            facts = _facts(informer, request, found is not None)
+            facts = _facts(informer, request, found is not None, pending)
         decision = decide(cache_facts, facts, request, request.mode or mode, writes_waited=waited)
         if isinstance(decision, Serve):
             assert informer is not None
@@ -170,7 +174,7 @@ def _serve_list(informer: Informer[Any], request: ReadRequest) -> Page:
     return Page(cut_page(objs, metadata, request.limit, request.continue_), metadata)
 
 
-def _facts(informer: Informer[Any], request: ReadRequest, found: bool) -> InformerFacts:
+def _facts(informer: Informer[Any], request: ReadRequest, found: bool, writes_pending: bool) -> InformerFacts:
     state, since = informer.state()
     key = informer.key
     name = request.name
@@ -184,7 +188,7 @@ def _facts(informer: Informer[Any], request: ReadRequest, found: bool) -> Inform
         informer.store.complete,
         informer.incomplete_reason,
         None if name is not None else _list_selector_problem(key, request),
-        informer.writes.pending(None if request.all_namespaces else request.namespace, name),
+        writes_pending,
         found,
     )
 
