@@ -21,6 +21,7 @@ or at ``cloudcoil_cache.after_fork()``.
 from __future__ import annotations
 
 import os
+import threading
 import weakref
 from typing import Any, Callable
 
@@ -34,6 +35,8 @@ pid = os.getpid()
 parent_pid: int | None = None
 
 _hooks: list[Callable[[], Callable[[], None] | None]] = []  # weak: registering keeps nothing alive
+_hooks_lock = threading.Lock()  # guards _hooks in this process (a new one in each child)
+_prune_at = 256  # len(_hooks) at which the dead references are dropped (doubles with the live ones)
 _abandoned: list[Any] = []  # what children inherited and must never touch again
 
 
@@ -48,7 +51,12 @@ def on_fork(hook: Callable[[], None]) -> None:
         ref = weakref.WeakMethod(hook)
     else:
         ref = lambda: hook  # noqa: E731 - a plain function lives as long as its module
-    _hooks.append(ref)  # list.append is atomic: no lock (a lock held at fork would be held for ever)
+    global _hooks, _prune_at
+    with _hooks_lock:
+        _hooks.append(ref)
+        if len(_hooks) >= _prune_at:  # a program that makes Configs and drops them: no growth
+            _hooks = [r for r in _hooks if r() is not None]
+            _prune_at = max(256, 2 * len(_hooks))
 
 
 def renew_locks(namespace: dict[str, Any], **factories: Callable[[], Any]) -> None:
@@ -78,9 +86,10 @@ def check() -> bool:
 
 
 def _after_in_child() -> None:
-    global epoch, pid, parent_pid, _hooks
+    global epoch, pid, parent_pid, _hooks, _hooks_lock
     if os.getpid() == pid:
         return  # the hooks already ran in this process (uWSGI's chain after Python's own hook)
+    _hooks_lock = threading.Lock()  # the parent's may be held by a thread that is gone
     parent_pid, pid = pid, os.getpid()
     epoch += 1
     hooks, _hooks = _hooks, []
