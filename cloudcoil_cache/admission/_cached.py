@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from cloudcoil_cache.caching import Cache
+from cloudcoil_cache.caching import Cache, InformerState
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.client._kind_reader import KindReader, ReadCounter
 from cloudcoil_cache.errors import CacheSyncTimeout
@@ -89,6 +89,6 @@ class AdmissionCache:
                 continue
             if not status.synced:
                 problems.append(f"{status.kind}: not synced")
-            elif status.state in ("stale", "failing"):
+            elif status.state in (InformerState.STALE, InformerState.FAILING):
                 problems.append(f"{status.kind}: {status.state} ({status.last_error or 'no detail'})")
         return "; ".join(problems) or None

@@ -10,7 +10,7 @@ from cloudcoil_cache.caching._backoff import Backoff
 from cloudcoil_cache.caching._cache import Cache, CacheStatus, after_fork
 from cloudcoil_cache.caching._informer import Informer, InformerKey, InformerStatus
 from cloudcoil_cache.caching._options import CacheOptions
-from cloudcoil_cache.caching._policy import Mode
+from cloudcoil_cache.caching._policy import InformerState, Mode
 from cloudcoil_cache.caching._reader import CachedResources
 from cloudcoil_cache.caching._reflector import Tuning
 from cloudcoil_cache.caching._store import Added, Deleted, Notification, Store, Updated, Writer
@@ -29,6 +29,7 @@ __all__ = [
     "HandlerHandle",
     "Informer",
     "InformerKey",
+    "InformerState",
     "InformerStatus",
     "InformerView",
     "Mode",

@@ -26,7 +26,7 @@ from cloudcoil_cache.caching._options import (
     validate_options,
 )
 from cloudcoil_cache.caching._owner import CacheOwner, Scopes
-from cloudcoil_cache.caching._policy import CacheFacts, Mode, in_scope
+from cloudcoil_cache.caching._policy import CacheFacts, InformerState, Mode, in_scope
 from cloudcoil_cache.caching._reflector import Tuning
 from cloudcoil_cache.caching._views import InformerView, SyncInformer
 from cloudcoil_cache.caching._writes import WriteTracker
@@ -499,10 +499,10 @@ class Cache:
         statuses = [i.status() for i in informers]
         errors: dict[str, str] = {}
         for st in statuses:
-            if st.started and st.state != "current":
+            if st.started and st.state != InformerState.CURRENT:
                 name = f"{st.kind}@{st.namespace or '*'}"
                 detail = st.last_error or st.state
-                if st.state in ("degraded", "stale") and st.seconds_since_current is not None:
+                if st.state in (InformerState.DEGRADED, InformerState.STALE) and st.seconds_since_current is not None:
                     detail = f"{st.state} for {st.seconds_since_current:.0f}s: {detail}"
                 errors[name] = detail
             elif st.last_error:

@@ -16,7 +16,7 @@ from cloudcoil_cache._clock import SYSTEM_CLOCK, Clock
 from cloudcoil_cache._listwatch import WatchEvent
 from cloudcoil_cache._listwatch._listwatch import ListerWatcher
 from cloudcoil_cache.caching._dispatch import Lane, Lanes, Registration
-from cloudcoil_cache.caching._policy import Verdict, informer_state, serving_verdict
+from cloudcoil_cache.caching._policy import InformerState, Verdict, informer_state, serving_verdict
 from cloudcoil_cache.caching._reflector import Reflector, Tuning
 from cloudcoil_cache.caching._store import Added, Store, Writer, drain
 from cloudcoil_cache.caching._transform import raw_step, transformed
@@ -72,7 +72,7 @@ class InformerStatus:
     field_selector: str
     started: bool
     synced: bool
-    state: str
+    state: InformerState
     seconds_since_current: float | None
     object_count: int
     resource_version: str | None
@@ -361,11 +361,11 @@ class Informer(Generic[T]):
     def incomplete_reason(self) -> str:
         return f"informer incomplete: {self.key.describe()} evicted {self.store.evictions} objects (max_items)"
 
-    def state(self, now: float | None = None) -> tuple[str, float | None]:
+    def state(self, now: float | None = None) -> tuple[InformerState, float | None]:
         """``(state, seconds since last current)`` at ``now`` (the informer's clock); see ``informer_state``."""
         err, since = self._last_error, self._unhealthy_since
         if err is None and since is None and self._synced and self._started:
-            return "current", 0.0  # the common case: no clock read, no lock
+            return InformerState.CURRENT, 0.0  # the common case: no clock read, no lock
         with self._state:
             started, synced, err, since = self._started, self._synced, self._last_error, self._unhealthy_since
         return informer_state(
@@ -543,9 +543,12 @@ class Informer(Generic[T]):
         reflector = self._reflector
         err = self._last_error
         state, since = self.state()
-        if state == "current" and (reflector is None or not reflector.alive):
+        if state == InformerState.CURRENT and (reflector is None or not reflector.alive):
             # never "current" without a reflector running in this process
-            state, err = "degraded", err or InheritedAcrossFork(f"no reflector thread runs in pid {_fork.pid}")
+            state, err = (
+                InformerState.DEGRADED,
+                err or InheritedAcrossFork(f"no reflector thread runs in pid {_fork.pid}"),
+            )
         return InformerStatus(
             kind=self.key.cls.kind,  # type: ignore[attr-defined]
             api_version=self.key.cls.api_version,  # type: ignore[attr-defined]

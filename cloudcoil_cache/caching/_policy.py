@@ -14,6 +14,7 @@ __all__ = [
     "CacheFacts",
     "Decision",
     "InformerFacts",
+    "InformerState",
     "Mode",
     "ReadLive",
     "ReadRequest",
@@ -53,6 +54,29 @@ def refuses_reads(exc: BaseException | None) -> bool:
     return isinstance(exc, (Forbidden, ResourceNotFound))
 
 
+class InformerState(str, enum.Enum):
+    """An informer's state (``InformerStatus.state``); each member equals its string (``"current"``)."""
+
+    #: not started, or stopped
+    STOPPED = "stopped"
+    #: the first list is not in yet
+    SYNCING = "syncing"
+    #: a healthy open watch
+    CURRENT = "current"
+    #: a transient failure, within ``max_staleness``: still serving
+    DEGRADED = "degraded"
+    #: unhealthy for longer than ``max_staleness``
+    STALE = "stale"
+    #: the server refuses the kind (403/404): the data must not be read
+    FAILING = "failing"
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
 def informer_state(
     *,
     started: bool,
@@ -61,7 +85,7 @@ def informer_state(
     unhealthy_since: float | None,
     max_staleness: float | None,
     now: float,
-) -> tuple[str, float | None]:
+) -> tuple[InformerState, float | None]:
     """``(state, seconds since the informer was last current)``.
 
     States: ``stopped``, ``syncing`` (first list not in yet), ``current`` (a healthy open watch),
@@ -70,16 +94,16 @@ def informer_state(
     """
     elapsed = None if unhealthy_since is None else max(0.0, now - unhealthy_since)
     if not started:
-        return "stopped", elapsed
+        return InformerState.STOPPED, elapsed
     if refuses_reads(last_error):
-        return "failing", elapsed
+        return InformerState.FAILING, elapsed
     if not synced:
-        return "syncing", elapsed
+        return InformerState.SYNCING, elapsed
     if last_error is None and unhealthy_since is None:
-        return "current", 0.0
+        return InformerState.CURRENT, 0.0
     if max_staleness is not None and elapsed is not None and (max_staleness == 0 or elapsed > max_staleness):
-        return "stale", elapsed
-    return "degraded", elapsed
+        return InformerState.STALE, elapsed
+    return InformerState.DEGRADED, elapsed
 
 
 #: ``serving_verdict``'s answer: ``True`` (the informer serves reads at any time), ``None`` (it does
@@ -156,7 +180,7 @@ class InformerFacts(NamedTuple):
     key: Any  # the InformerKey (``describe()`` for messages)
     namespace: str | None  # the informer's scope (None: all namespaces)
     synced: bool
-    state: str
+    state: InformerState
     seconds_since_current: float | None
     max_staleness: float | None
     last_error: BaseException | None
@@ -199,7 +223,7 @@ def get_request(
 def informer_facts(
     key: Any,
     synced: bool,
-    state: str,
+    state: InformerState,
     seconds_since_current: float | None,
     max_staleness: float | None,
     last_error: BaseException | None,
@@ -309,9 +333,9 @@ def _decide(
         if err is not None:
             return _cannot(f"informer failing: {type(err).__name__}: {err}", mode, err)
         return _cannot(f"not synced yet: {informer.describe}", mode)
-    if informer.state == "failing":
+    if informer.state == InformerState.FAILING:
         return _cannot(f"informer failing: {type(err).__name__}: {err}", mode, err)
-    if informer.state == "stale":
+    if informer.state == InformerState.STALE:
         since = informer.seconds_since_current or 0.0
         return _cannot(
             f"informer stale: no healthy watch for {since:.0f} s (max_staleness "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Generic, Mapping, TypeVar
 
+from cloudcoil_cache.caching._policy import InformerState
 from cloudcoil_cache.caching._views import InformerView
 
 __all__ = ["CachedResources"]
@@ -30,7 +31,7 @@ class CachedResources(Generic[T]):
         if not informer.started or not informer.has_synced():
             raise RuntimeError("Informer is not running and synced")
         state, _ = informer.state()
-        if state in ("failing", "stale"):
+        if state in (InformerState.FAILING, InformerState.STALE):
             raise RuntimeError("Informer watch failed") from informer.last_error
 
     def get(self, name: str, namespace: str | None = None) -> T | None:

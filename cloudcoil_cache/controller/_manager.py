@@ -8,6 +8,7 @@ import threading
 from typing import Any
 
 from cloudcoil_cache.admission import AdmissionMetrics, WebhookServer
+from cloudcoil_cache.caching import InformerState
 from cloudcoil_cache.client import Config, current_config
 from cloudcoil_cache.controller._controller import Controller
 from cloudcoil_cache.controller._health import HealthServer
@@ -295,7 +296,7 @@ class Manager:
                 state = getattr(status, "state", None)
                 if not status.synced:
                     problems.append(f"{controller.name}: {source.scope.describe()} not synced")
-                elif state in ("stale", "failing"):
+                elif state in (InformerState.STALE, InformerState.FAILING):
                     problems.append(f"{controller.name}: {source.scope.describe()} {state}: {status.last_error}")
         if problems:
             return False, "\n".join(problems) + "\n"

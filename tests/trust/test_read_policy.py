@@ -228,3 +228,13 @@ def test_bad_cache_options_are_refused_naming_the_option(options, words):
 
     with pytest.raises(ValueError, match=words):
         Cache(**options)
+
+
+def test_the_informer_state_is_an_enum_equal_to_its_name():
+    from cloudcoil_cache.caching import InformerState
+
+    state, _ = informer_state(
+        started=True, synced=True, last_error=None, unhealthy_since=None, max_staleness=60, now=0.0
+    )
+    assert state is InformerState.CURRENT and state == "current" and f"{state}" == "current"
+    assert [s.value for s in InformerState] == ["stopped", "syncing", "current", "degraded", "stale", "failing"]
