@@ -89,7 +89,8 @@ class StaleConnectionRetry(Retry):
         _pool: Any = None,
         _stacktrace: TracebackType | None = None,
     ) -> StaleConnectionRetry:
-        retriable = isinstance(error, ProtocolError) and method is not None and method.upper() in self.allowed_methods  # type: ignore[operator]
+        allowed: Any = self.allowed_methods  # a collection of method names (urllib3 types it loosely)
+        retriable = isinstance(error, ProtocolError) and method is not None and method.upper() in allowed
         if error is not None and (not retriable or interrupted_here()):
             # (an interrupted request's connection broke because we shut it down: not stale, and
             # a retry would only take another connection to be refused, with urllib3's warning)

@@ -150,7 +150,7 @@ class ListerWatcher(Protocol[T]):
         *,
         resource_version: str,
         timeout_seconds: int,
-        read_timeout: float,
+        read_timeout: float | None,
         allow_bookmarks: bool = True,
         line_timeout: float | None = None,
     ) -> WatchStream[T]: ...
@@ -371,7 +371,7 @@ class ListWatch(Generic[T]):
         *,
         resource_version: str,
         timeout_seconds: int,
-        read_timeout: float,
+        read_timeout: float | None,
         allow_bookmarks: bool = True,
         line_timeout: float | None = None,
     ) -> WatchStream[T]:

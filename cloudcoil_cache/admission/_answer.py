@@ -136,7 +136,7 @@ class Answerer:
         target = route.target
         return AdmissionRequest(
             uid=review.uid,
-            operation=review.operation,  # type: ignore[arg-type]
+            operation=review.operation,
             resource=None if review.object is None else target.from_dict(review.object),
             old_resource=None if review.old_object is None else target.from_dict(review.old_object),
             name=review.name,

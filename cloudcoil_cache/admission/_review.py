@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
 
 import attrs
 
@@ -13,6 +13,13 @@ from cloudcoil_cache.admission._routes import Route, group_version
 __all__ = ["BadReview", "Review", "http_error", "parse_review", "review_answer"]
 
 API_VERSION = "admission.k8s.io/v1"
+
+#: The operations a review is routed for (CONNECT is not).
+_OPERATIONS: dict[str, Literal["CREATE", "UPDATE", "DELETE"]] = {
+    "CREATE": "CREATE",
+    "UPDATE": "UPDATE",
+    "DELETE": "DELETE",
+}
 
 
 class BadReview(ValueError):
@@ -24,7 +31,7 @@ class Review:
     """The parts of ``request`` a handler's AdmissionRequest is built from."""
 
     uid: str
-    operation: str
+    operation: Literal["CREATE", "UPDATE", "DELETE"]
     name: str
     namespace: str
     subresource: str
@@ -47,10 +54,10 @@ def _str(request: Mapping[str, Any], key: str, *, required: bool = False) -> str
 def _gvk(data: Any, what: str, keys: tuple[str, str, str]) -> tuple[str, str, str]:
     if not isinstance(data, Mapping):
         raise BadReview(f"request.{what} is missing")
-    values = tuple(data.get(k) for k in keys)
-    if not all(isinstance(v, str) for v in values):
+    first, second, third = (data.get(k) for k in keys)
+    if not (isinstance(first, str) and isinstance(second, str) and isinstance(third, str)):
         raise BadReview(f"request.{what} must have string {', '.join(keys)}")
-    return values  # type: ignore[return-value]
+    return first, second, third
 
 
 def _check_route(request: Mapping[str, Any], route: Route) -> None:
@@ -93,9 +100,10 @@ def parse_review(body: bytes, route: Route) -> Review:
     if not isinstance(request, dict):
         raise BadReview("the AdmissionReview has no request")
     uid = _str(request, "uid", required=True)
-    operation = _str(request, "operation", required=True)
-    if operation not in route.operations:
-        raise BadReview(f"request.operation {operation!r} is not one of this route's {list(route.operations)}")
+    given = _str(request, "operation", required=True)
+    operation = _OPERATIONS.get(given)
+    if operation is None or operation not in route.operations:
+        raise BadReview(f"request.operation {given!r} is not one of this route's {list(route.operations)}")
     _check_route(request, route)
     obj, old = request.get("object"), request.get("oldObject")
     _check_objects(operation, obj, old)

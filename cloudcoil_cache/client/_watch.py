@@ -230,7 +230,7 @@ def _events(state: _State, attempt: _Attempt) -> Generator[tuple[str, Any], None
     with state.source.watch(
         resource_version=state.rv or "",
         timeout_seconds=state.timeout,
-        read_timeout=state.read_timeout,  # type: ignore[arg-type]
+        read_timeout=state.read_timeout,
         allow_bookmarks=True,
     ) as stream:
         for event in stream:

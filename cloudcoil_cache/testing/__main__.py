@@ -212,10 +212,11 @@ def _tls_files(cleanup: contextlib.ExitStack) -> dict[str, Any]:
     folder = tempfile.mkdtemp(prefix="cloudcoil-fake-tls-")
     cleanup.callback(shutil.rmtree, folder, ignore_errors=True)
     cert, key = os.path.join(folder, "server.crt"), os.path.join(folder, "server.key")
+    trustme: Any = None
     try:
         import trustme
     except ImportError:
-        trustme = None  # type: ignore[assignment]
+        pass
     if trustme is not None:
         ca = trustme.CA()
         issued = ca.issue_cert("127.0.0.1", "localhost")

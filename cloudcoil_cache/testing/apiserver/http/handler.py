@@ -40,11 +40,15 @@ class Handler(BaseHTTPRequestHandler):
 
     @property
     def ctx(self) -> ServerContext:
-        return self.server.context  # type: ignore[attr-defined,no-any-return]
+        server: Any = self.server  # the fake's HTTP server, which carries its context and log
+        context: ServerContext = server.context
+        return context
 
     @property
     def request_log(self) -> RequestLog:
-        return self.server.request_log  # type: ignore[attr-defined,no-any-return]
+        server: Any = self.server
+        log: RequestLog = server.request_log
+        return log
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib signature)
         log.debug("%s " + format, self.address_string(), *args)
@@ -221,7 +225,8 @@ class Handler(BaseHTTPRequestHandler):
                 ),
             )
         if route.discovery is not None:
-            port = self.server.server_address[1]  # type: ignore[index]
+            address: Any = self.server.server_address  # (host, port): a TCP server
+            port = address[1]
             serve_discovery(ctx, route, f"127.0.0.1:{port}", self)
             return
         request = Request(

@@ -373,7 +373,7 @@ def apply(
     base = live if live is not None else {}
     managers = _decode(base)
     applied = set(fields_of(config, node, sections))
-    merged = _merge(copy.deepcopy(base), {k: v for k, v in config.items() if k != "metadata"}, node)
+    merged: dict[str, Any] = _merge(copy.deepcopy(base), {k: v for k, v in config.items() if k != "metadata"}, node)
     meta_config = {k: v for k, v in (config.get("metadata") or {}).items() if k not in _UNMANAGED_META}
     merged["metadata"] = _merge(dict(base.get("metadata") or {}), meta_config, property_of(node, "metadata"))
     me_key = (manager, "Apply", "", subresource or "")
@@ -412,7 +412,7 @@ def apply(
     mine.api_version = api_version
     mine.time = _now()
     merged["metadata"]["managedFields"] = _encode(managers)
-    return merged  # type: ignore[no-any-return]
+    return merged
 
 
 def _conflict_error(conflicts: list[tuple[_Manager, Path]]) -> _status.StatusError:

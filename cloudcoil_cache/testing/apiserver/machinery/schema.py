@@ -100,7 +100,8 @@ def definition_for(api_version: str, kind: str) -> str | None:
 
 
 def definition(name: str) -> dict[str, Any] | None:
-    return _data()["definitions"].get(name)  # type: ignore[no-any-return]
+    found: dict[str, Any] | None = _data()["definitions"].get(name)
+    return found
 
 
 def _ref_of(node: dict[str, Any]) -> str | None:
@@ -185,7 +186,8 @@ def property_of(node: dict[str, Any] | None, name: str) -> dict[str, Any] | None
         return None
     props = node.get("properties")
     if props is not None and name in props:
-        return props[name]  # type: ignore[no-any-return]
+        prop: dict[str, Any] = props[name]
+        return prop
     extra = node.get("additionalProperties")
     return extra if isinstance(extra, dict) else None
 
