@@ -336,10 +336,10 @@ def _render_module(s: _Spec, module: str, classes: list[_Class]) -> str:
     if typing_names:
         lines += [f"from typing import {', '.join(sorted(typing_names))}", ""]
     base_names = ["model"]
-    if any(c.gvk for c in classes):
-        base_names.append("Resource")
     if any(not c.gvk for c in classes):
         base_names.append("Model")
+    if any(c.gvk for c in classes):  # a kind: the Resource with the API verbs (above the client)
+        lines.append("from cloudcoil_cache._resource import Resource")
     lines.append(f"from {_PKG}._base import {', '.join(sorted(base_names))}")
     time_names = sorted(s.typing.get(module, set()) & {"Time", "MicroTime"})
     if time_names:

@@ -6,7 +6,7 @@ import logging
 from typing import Any, Sequence
 
 from cloudcoil_cache.client import Config
-from cloudcoil_cache.models import resource_class_for
+from cloudcoil_cache.resources import resource_class_for
 
 __all__ = ["apply_all", "wait_available", "wait_established"]
 

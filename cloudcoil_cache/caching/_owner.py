@@ -8,7 +8,7 @@ import logging
 import threading
 import time
 import weakref
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Literal, Protocol
 
 from cloudcoil_cache import _fork
 from cloudcoil_cache._listwatch import ListWatch
@@ -41,7 +41,7 @@ class CacheOwner(Protocol):
     def handler_context(self) -> contextvars.Context:
         """A fresh context for a handler lane: the owner's scope active, nothing of any thread's."""
 
-    def client_for(self, cls: type, sync: bool = True, cached: bool | None = None) -> Any:
+    def client_for(self, cls: type[Any], sync: Literal[True] = ..., cached: bool | None = ...) -> Any:
         """A client of ``cls``: its ``bind()`` gives a kind listed in ``Cache(resources=...)`` that
         still waits for discovery its plural and scope, when the cache starts."""
 

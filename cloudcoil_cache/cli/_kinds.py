@@ -8,8 +8,7 @@ from typing import Any
 from cloudcoil_cache.cli._errors import CliError
 from cloudcoil_cache.client._discovery import api_resources, group_versions
 from cloudcoil_cache.errors import APIError
-from cloudcoil_cache.models import resource_class_for
-from cloudcoil_cache.resources import GenericResource
+from cloudcoil_cache.resources import GenericResource, resource_class_for
 
 __all__ = ["ResolvedKind", "resolve_kind"]
 

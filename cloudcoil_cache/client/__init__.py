@@ -1,12 +1,23 @@
-"""Config (connection + cache + scopes) and the live/cached operations on resource classes."""
+"""Config (connection + cache + scopes) and the typed ``Api[T]`` of each resource class: its verbs, live or
+through the cache."""
 
-from cloudcoil_cache.client import _factory
-from cloudcoil_cache.client._async_client import AsyncResourceClient
-from cloudcoil_cache.client._config import Config, current_config
+from cloudcoil_cache.client._async_client import AsyncApi, AsyncResourceClient
+from cloudcoil_cache.client._config import Config, api_in_scope, current_config
 from cloudcoil_cache.client._kubeconfig import Connection
 from cloudcoil_cache.client._lists import ObjectList
-from cloudcoil_cache.client._resource_client import ResourceClient
+from cloudcoil_cache.client._resource_client import Api, ResourceClient
+from cloudcoil_cache.client._verbs import ASYNC_VERBS, VERBS
 
-_factory.install()
-
-__all__ = ["AsyncResourceClient", "Config", "Connection", "ObjectList", "ResourceClient", "current_config"]
+__all__ = [
+    "ASYNC_VERBS",
+    "Api",
+    "AsyncApi",
+    "AsyncResourceClient",
+    "Config",
+    "Connection",
+    "ObjectList",
+    "ResourceClient",
+    "VERBS",
+    "api_in_scope",
+    "current_config",
+]

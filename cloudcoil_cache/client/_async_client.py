@@ -1,4 +1,4 @@
-"""AsyncResourceClient: async twin of ResourceClient; memory reads inline, blocking work off-loop"""
+"""AsyncApi: the async twin of ``Api``; memory reads inline on the loop, blocking work off it."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from cloudcoil_cache._listwatch import ListOptions
 from cloudcoil_cache._threads import run_blocking, run_control
 from cloudcoil_cache.client._lists import ObjectList
 from cloudcoil_cache.client._reads import async_cached_get, async_cached_list
-from cloudcoil_cache.client._resource_client import ResourceClient
+from cloudcoil_cache.client._resource_client import Api
 from cloudcoil_cache.client._wait import WaitPredicate, check_wait, wait_timeout_message
 from cloudcoil_cache.client._watch import Watch
 from cloudcoil_cache.errors import WaitTimeout
 
-__all__ = ["AsyncResourceClient"]
+__all__ = ["AsyncApi", "AsyncResourceClient"]
 
 T = TypeVar("T")
 _END = object()
@@ -26,7 +26,7 @@ def _close_opened(future: Future[Any]) -> None:
         future.result().close()
 
 
-class AsyncResourceClient(Generic[T]):
+class AsyncApi(Generic[T]):
     """Async operations on one resource class through one Config.
 
     Cached reads that the cache can serve are answered from memory on the event loop (no thread
@@ -34,10 +34,10 @@ class AsyncResourceClient(Generic[T]):
     library's executor through ``run_blocking``.
     """
 
-    def __init__(self, client: ResourceClient[T]) -> None:
+    def __init__(self, client: Api[T]) -> None:
         self.sync = client
 
-    async def ready(self) -> AsyncResourceClient[T]:
+    async def ready(self) -> AsyncApi[T]:
         """Run the config's discovery, and a dynamic kind's binding (its plural and scope), off the
         loop (once), so later reads never block on them."""
         await self.sync.config.async_initialize()
@@ -54,12 +54,13 @@ class AsyncResourceClient(Generic[T]):
         return self.sync.kind_class
 
     def __repr__(self) -> str:
-        return f"<AsyncResourceClient {self.cls.kind} cached={self.sync.cached}>"
+        return f"<AsyncApi {self.cls.kind} cached={self.sync.cached}>"
 
     async def get(self, name: str, namespace: str | None = None) -> T:
         if self.sync.cached:
             await self._bound()
-            return await async_cached_get(self.sync, name, namespace)  # type: ignore[no-any-return]
+            found: T = await async_cached_get(self.sync, name, namespace)
+            return found
         return await run_blocking(self.sync.live_get, name, namespace)
 
     async def list(
@@ -82,28 +83,28 @@ class AsyncResourceClient(Generic[T]):
             return await async_cached_list(self.sync, opts)
         return await run_blocking(self.sync.live_list_with, opts)
 
-    async def create(self, obj: Any, **kwargs: Any) -> T:
+    async def create(self, obj: T, **kwargs: Any) -> T:
         return await run_blocking(lambda: self.sync.create(obj, **kwargs))
 
-    async def update(self, obj: Any, **kwargs: Any) -> T:
+    async def update(self, obj: T, **kwargs: Any) -> T:
         return await run_blocking(lambda: self.sync.update(obj, **kwargs))
 
-    async def update_status(self, obj: Any, **kwargs: Any) -> T:
+    async def update_status(self, obj: T, **kwargs: Any) -> T:
         return await run_blocking(lambda: self.sync.update_status(obj, **kwargs))
 
     async def patch(self, name: str, patch: Any, **kwargs: Any) -> T:
         return await run_blocking(lambda: self.sync.patch(name, patch, **kwargs))
 
-    async def apply(self, obj: Any, **kwargs: Any) -> T:
+    async def apply(self, obj: T, **kwargs: Any) -> T:
         return await run_blocking(lambda: self.sync.apply(obj, **kwargs))
 
     async def delete(self, name: str, namespace: str | None = None, **kwargs: Any) -> Any:
         return await run_blocking(lambda: self.sync.delete(name, namespace, **kwargs))
 
-    async def scale(self, name: str, replicas: int, namespace: str | None = None) -> Any:
+    async def scale(self, name: str, replicas: int, namespace: str | None = None) -> T:
         return await run_blocking(self.sync.scale, name, replicas, namespace)
 
-    async def delete_all(self, *args: Any, **kwargs: Any) -> Any:
+    async def delete_all(self, *args: Any, **kwargs: Any) -> ObjectList[T]:
         """``ResourceClient.delete_all`` off the loop (same arguments and result)."""
         return await run_blocking(lambda: self.sync.delete_all(*args, **kwargs))
 
@@ -123,10 +124,10 @@ class AsyncResourceClient(Generic[T]):
         try:
             watch = await asyncio.wrap_future(opened)
             while True:
-                item = await loop.run_in_executor(reader, next, watch, _END)
-                if item is _END:
+                item: tuple[str, T] | object = await loop.run_in_executor(reader, next, watch, _END)
+                if not isinstance(item, tuple):  # _END: the watch ended
                     return
-                yield item  # type: ignore[misc]
+                yield item
         finally:
             # Never wait on the event loop: the open (or read) still pending in the reader thread
             # is aborted, so that thread ends by itself at once.
@@ -164,3 +165,7 @@ class AsyncResourceClient(Generic[T]):
             return await asyncio.wait_for(scan(), timeout)
         except asyncio.TimeoutError:
             raise WaitTimeout(wait_timeout_message(self.cls, namespace, name, timeout)) from None
+
+
+#: The name this class had (and keeps).
+AsyncResourceClient = AsyncApi

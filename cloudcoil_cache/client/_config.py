@@ -10,20 +10,22 @@ import inspect
 import logging
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Mapping
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Literal, Mapping, TypeVar, overload
 
 from cloudcoil_cache import _fork
 from cloudcoil_cache._threads import hold_executor, release_executor, run_control, submit_control
 from cloudcoil_cache.caching import Cache
+from cloudcoil_cache.client._async_client import AsyncApi
 from cloudcoil_cache.client._auth import bearer_token
 from cloudcoil_cache.client._discovery import refresh_bindings
 from cloudcoil_cache.client._kubeconfig import Connection, build_transport, check_connection, load_connection
+from cloudcoil_cache.client._resource_client import Api
 from cloudcoil_cache.errors import CloudcoilError, ConfigError
 
 if TYPE_CHECKING:
     from cloudcoil_cache.caching._owner import Scopes
 
-__all__ = ["Config", "client_in_scope", "current_config", "set_client_maker"]
+__all__ = ["Config", "api_in_scope", "current_config"]
 
 #: The connection arguments of ``Config(...)`` (everything but ``cache``).
 _CONNECTION_ARGS = (
@@ -40,6 +42,8 @@ _CONNECTION_ARGS = (
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 # The stack of (config, token) of the scopes entered in this thread/task, innermost last.
 _scopes: contextvars.ContextVar[tuple[tuple[Config, contextvars.Token[_Scope | None]], ...]] = contextvars.ContextVar(
     "cloudcoil_cache_scopes", default=()
@@ -50,7 +54,7 @@ class _Scope:
     """One scope of a Config in a thread/task: the Config, and the cached clients made for it.
 
     ``Pod.get()`` in a scope reads through the scope's cached ``ResourceClient`` of ``Pod``, made
-    at its first read and dropped with the scope (``client_in_scope``). The Config does not know
+    at its first read and dropped with the scope (``api_in_scope``). The Config does not know
     its scopes: no reference cycle (a Config -> client memo would be one, which the GC freeze
     would keep forever; tests/lifetimes).
     """
@@ -59,7 +63,7 @@ class _Scope:
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.clients: dict[type, Any] = {}
+        self.clients: dict[type, Api[Any]] = {}
 
 
 _active: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar("cloudcoil_cache_config", default=None)
@@ -78,39 +82,26 @@ _fork.renew_locks(globals(), _default_lock=threading.Lock, _open_scopes_lock=thr
 _thread_state = threading.local()  # .warned: this thread was told it has no Config of its own
 
 
-#: ``maker(cls, config, cached, is_async)``: the ``ResourceClient`` (or ``AsyncResourceClient``) of ``cls``
-#: through ``config``. The client modules sit above Config (their clients hold one), so the layer
-#: above registers it (``client._factory.install``, run when ``cloudcoil_cache.client`` is imported).
-_client_maker: Callable[[type, Config, bool, bool], Any] | None = None
+def _make_client(cls: type[T], config: Config, cached: bool) -> Api[T]:
+    return Api(cls, config, cached=cached)
 
 
-def set_client_maker(maker: Callable[[type, Config, bool, bool], Any]) -> None:
-    """Register what ``Config.client_for`` calls to make a client (the client factory above Config)."""
-    global _client_maker
-    _client_maker = maker
+def api_in_scope(cls: type[T], config: Config | None = None, cached: bool = False) -> Api[T]:
+    """The ``Api`` that ``Pod.get()``, ``pod.create()``... use: of ``cls`` through ``config``, else
+    through ``current_config()``.
 
-
-def _make_client(cls: type, config: Config, cached: bool, is_async: bool) -> Any:
-    assert _client_maker is not None, "cloudcoil_cache.client did not register its client maker"
-    return _client_maker(cls, config, cached, is_async)
-
-
-def client_in_scope(cls: type, config: Config | None, cached: bool, is_async: bool) -> Any:
-    """The client ``Pod.get()``, ``pod.create()``... use (the models' client factory): of ``cls``
-    through ``config``, else through ``current_config()``.
-
-    A cached sync client of the innermost scope's Config (``Pod.get``, ``Pod.list``) is made once
-    per scope and class: the scope keeps it (clients hold no state but their class and Config); so
-    is one of the process default's (``set_default()``), outside every scope.
+    A cached ``Api`` of the innermost scope's Config (``Pod.get``, ``Pod.list``) is made once per
+    scope and class: the scope keeps it (an ``Api`` holds no state but its class and Config); so is
+    one of the process default's (``set_default()``), outside every scope.
     """
-    if config is None and cached and not is_async:
+    if config is None and cached:
         scope = _active.get() or _default_scope
         if scope is not None:
-            client = scope.clients.get(cls)
-            if client is None:
-                client = scope.clients[cls] = _make_client(cls, scope.config, True, False)
-            return client
-    return _make_client(cls, config or current_config(), cached, is_async)
+            api: Api[T] | None = scope.clients.get(cls)
+            if api is None:
+                api = scope.clients[cls] = _make_client(cls, scope.config, True)
+            return api
+    return _make_client(cls, config or current_config(), cached)
 
 
 def current_config() -> Config:
@@ -415,25 +406,34 @@ class Config:
         """
         return self.clone(cache=cache)
 
-    def client_for(self, cls: type, sync: bool = True, cached: bool | None = None) -> Any:
-        """The client of resource class ``cls`` through this config (cloudcoil's ``client_for``).
+    @overload
+    def client_for(self, cls: type[T], sync: Literal[True] = ..., cached: bool | None = ...) -> Api[T]: ...
+    @overload
+    def client_for(self, cls: type[T], sync: Literal[False], cached: bool | None = ...) -> AsyncApi[T]: ...
+    @overload
+    def client_for(self, cls: type[T], sync: bool, cached: bool | None = ...) -> Api[T] | AsyncApi[T]: ...
 
-        ``sync=True`` gives a ``ResourceClient``, ``sync=False`` an ``AsyncResourceClient``.
-        ``cached=None`` routes reads through the cache when this config has an enabled cache (and
-        it is not paused in the current thread/task); ``cached=False`` gives a live client;
-        ``cached=True`` a cached one. A cached client's reads follow the cache's read policy at
-        read time (see docs/contract.md "What the cache can serve"); writes always go to the API server.
+    def client_for(self, cls: type[T], sync: bool = True, cached: bool | None = None) -> Api[T] | AsyncApi[T]:
+        """The ``Api`` of resource class ``cls`` through this config (cloudcoil's ``client_for``).
+
+        ``sync=True`` gives an ``Api`` (also named ``ResourceClient``), ``sync=False`` an ``AsyncApi``
+        (``AsyncResourceClient``). ``cached=None`` routes reads through the cache when this config
+        has an enabled cache (and it is not paused in the current thread/task); ``cached=False``
+        gives a live client; ``cached=True`` a cached one. A cached client's reads follow the
+        cache's read policy at read time (see docs/contract.md "What the cache can serve"); writes
+        always go to the API server.
 
         Raises:
             ConfigError: ``cached=True`` on a config without an enabled cache, or ``cls`` is not
                 a resource class.
         """
-        return _make_client(cls, self, self._use_cache(cls, cached), not sync)
+        api = _make_client(cls, self, self._use_cache(cls, cached))
+        return api if sync else AsyncApi(api)
 
-    async def async_client_for(self, cls: type, cached: bool | None = None) -> Any:
-        """``client_for(cls, sync=False, cached=cached)`` (an ``AsyncResourceClient``) after discovery,
-        which runs off the loop."""
-        return await _make_client(cls, self, self._use_cache(cls, cached), True).ready()
+    async def async_client_for(self, cls: type[T], cached: bool | None = None) -> AsyncApi[T]:
+        """``client_for(cls, sync=False, cached=cached)`` (an ``AsyncApi``) after discovery, which
+        runs off the loop."""
+        return await AsyncApi(_make_client(cls, self, self._use_cache(cls, cached))).ready()
 
     def _use_cache(self, cls: type, cached: bool | None) -> bool:
         """Whether a client made with ``cached`` routes its reads through the cache."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Protocol
 
 from cloudcoil_cache.errors import APIError, ConfigError, ResourceNotFound, TransportError
-from cloudcoil_cache.models._unstructured import bind_served, discovered_classes
+from cloudcoil_cache.models._dynamic import bind_served, discovered_classes
 
 __all__ = ["api_resources", "bind_dynamic", "group_versions", "refresh_bindings"]
 

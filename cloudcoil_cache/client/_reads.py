@@ -10,7 +10,7 @@ from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.caching._policy import Mode, ReadRequest
 from cloudcoil_cache.caching._policy import get_request as new_get_request
 from cloudcoil_cache.caching._reads import LIVE, Page, ReadFlow, Wait, read, served_get
-from cloudcoil_cache.client._config import Config
+from cloudcoil_cache.client._api_config import ApiConfig
 from cloudcoil_cache.client._lists import ObjectList
 
 __all__ = [
@@ -31,7 +31,7 @@ class ReadingClient(Protocol):
     """What a cached read needs of the client it reads through (a ``ResourceClient``, which sits above:
     it calls these reads): its class and config, its argument checks and its live reads."""
 
-    config: Config
+    config: ApiConfig
     read_cache: Cache | None  # the cache its reads go through: config.cache, None for a live client
 
     @property

@@ -18,6 +18,7 @@ from cloudcoil_cache._listwatch import (
     watch_params,
 )
 from cloudcoil_cache.apimachinery import Status
+from cloudcoil_cache.client._api_config import ApiConfig
 from cloudcoil_cache.client._discovery import bind_dynamic
 from cloudcoil_cache.client._lists import ObjectList
 from cloudcoil_cache.client._reads import cached_list, plain_segment, policy_get, shortcut_get
@@ -27,9 +28,8 @@ from cloudcoil_cache.errors import ConfigError, DecodeError, WaitTimeout
 
 if TYPE_CHECKING:
     from cloudcoil_cache.caching import Cache
-    from cloudcoil_cache.client._config import Config
 
-__all__ = ["PATCH_TYPES", "LiveWatch", "ResourceClient", "Watch"]
+__all__ = ["PATCH_TYPES", "Api", "LiveWatch", "ResourceClient", "Watch"]
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ def _body(data: Any) -> bytes:
     return _json.dumps(data)
 
 
-class ResourceClient(Generic[T]):
+class Api(Generic[T]):
     """Operations on ``cls`` through one Config. Writes always go to the API server.
 
     With ``cached=True``, ``get`` and ``list`` are routed through the config's cache (served from
@@ -60,7 +60,7 @@ class ResourceClient(Generic[T]):
     Thread-safe: it holds no state beyond the class and the config.
     """
 
-    def __init__(self, cls: type[T], config: Config, *, cached: bool = False) -> None:
+    def __init__(self, cls: type[T], config: ApiConfig, *, cached: bool = False) -> None:
         # the kind's class, also when given a cached object's read-only class (type(cached_pod))
         kind_cls: Any = getattr(cls, "__editable_class__", cls)
         if not _bound_resource_class(cls):  # on every Pod.get's path: the common case in one test
@@ -99,7 +99,7 @@ class ResourceClient(Generic[T]):
             bind_dynamic(self._cls, self.config)
 
     def __repr__(self) -> str:
-        return f"<ResourceClient {self._cls.kind} cached={self.cached}>"
+        return f"<Api {self._cls.kind} cached={self.cached}>"
 
     @property
     def subresources(self) -> frozenset[str]:
@@ -336,9 +336,10 @@ class ResourceClient(Generic[T]):
         return LiveWatch(stream, self.cls.from_dict)
 
     # ----------------------------------------------------------------- writes
-    def create(self, obj: Any, *, dry_run: bool = False, field_manager: str | None = None) -> T:
+    def create(self, obj: T, *, dry_run: bool = False, field_manager: str | None = None) -> T:
         """POST ``obj``; returns the server's object (with uid, resourceVersion, ...)."""
-        namespace = self._namespace(obj.metadata.namespace if obj.metadata else None)
+        meta = _metadata(obj)
+        namespace = self._namespace(meta.namespace if meta else None)
         params = _write_params(dry_run, field_manager)
         data = self._request(
             "POST",
@@ -349,11 +350,11 @@ class ResourceClient(Generic[T]):
         )
         return self._written(self.cls.from_dict(data), dry_run)
 
-    def update(self, obj: Any, *, dry_run: bool = False, field_manager: str | None = None) -> T:
+    def update(self, obj: T, *, dry_run: bool = False, field_manager: str | None = None) -> T:
         """PUT ``obj`` (a stale resourceVersion raises ``ResourceConflict``)."""
         return self._put(obj, None, dry_run, field_manager)
 
-    def update_status(self, obj: Any, *, dry_run: bool = False, field_manager: str | None = None) -> T:
+    def update_status(self, obj: T, *, dry_run: bool = False, field_manager: str | None = None) -> T:
         """PUT ``obj`` to the ``status`` subresource."""
         return self._put(obj, "status", dry_run, field_manager)
 
@@ -395,20 +396,21 @@ class ResourceClient(Generic[T]):
         )
         return self._written(self.cls.from_dict(data), dry_run)
 
-    def apply(self, obj: Any, *, field_manager: str = "cloudcoil-cache", force: bool = False) -> T:
+    def apply(self, obj: T, *, field_manager: str = "cloudcoil-cache", force: bool = False) -> T:
         """Server-side apply ``obj`` (a PATCH of type apply, recorded under ``field_manager``).
 
         ``metadata.managedFields`` is left out of the request (the API server refuses an applied
         configuration that sets it), so an object read from the server can be applied as is.
         """
-        data = obj.to_dict()
+        body: Any = obj
+        data = body.to_dict()
         meta = data.get("metadata")
         if isinstance(meta, dict) and "managedFields" in meta:
             data["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
         return self.patch(
-            obj.metadata.name,
+            body.metadata.name,
             data,
-            namespace=obj.metadata.namespace,
+            namespace=body.metadata.namespace,
             patch_type="apply",
             field_manager=field_manager,
             force=force,
@@ -461,7 +463,7 @@ class ResourceClient(Generic[T]):
         field_selector: str | None = None,
         *,
         all_namespaces: bool = False,
-    ) -> Any:
+    ) -> ObjectList[T]:
         """Delete every object of the namespace (or, ``all_namespaces``, of every namespace) that
         matches the selectors, with one DELETE of the collection per namespace.
 
@@ -549,7 +551,7 @@ class ResourceClient(Generic[T]):
         if cache is not None and meta is not None and meta.name:
             cache.note_delete(self.cls, meta.namespace, meta.name)
 
-    def scale(self, name: str, replicas: int, namespace: str | None = None) -> Any:
+    def scale(self, name: str, replicas: int, namespace: str | None = None) -> T:
         """Set ``spec.replicas`` through the ``scale`` subresource; returns the updated object."""
         if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 0:
             raise ValueError(f"replicas must be an integer >= 0, got {replicas!r}")
@@ -580,6 +582,10 @@ class ResourceClient(Generic[T]):
             cache.note_delete(self.cls, self._namespace(namespace), name)
 
 
+#: The name this class had (and keeps): cloudcoil's ``client_for`` gives one.
+ResourceClient = Api
+
+
 class LiveWatch(Generic[T]):
     """An open watch yielding ``(event_type, object)``; ``close()`` may be called from any thread
     (it unblocks a pending read, and the iteration then ends)."""
@@ -591,7 +597,8 @@ class LiveWatch(Generic[T]):
     def __iter__(self) -> Iterator[tuple[str, T]]:
         for line in self._stream:
             event = decode_event(line, self._structure)
-            yield event.type, event.object  # type: ignore[misc]
+            found: Any = event.object  # None for a BOOKMARK (allow_bookmarks=True), yielded as it came
+            yield event.type, found
 
     def close(self) -> None:
         self._stream.close()
@@ -626,6 +633,11 @@ def _answer_kind(data: Any) -> str:
     if isinstance(data, dict) and isinstance(data.get("kind"), str):
         return f"a {data['kind']}"
     return f"a {type(data).__name__}"
+
+
+def _metadata(obj: Any) -> Any:
+    """``obj.metadata`` (an object of any resource class), or None."""
+    return getattr(obj, "metadata", None)
 
 
 def _propagation(policy: str) -> str:

@@ -17,7 +17,6 @@ import attrs
 
 from cloudcoil_cache.errors import ReadOnlyError
 from cloudcoil_cache.models import _builders
-from cloudcoil_cache.models._methods import ResourceMethods
 
 __all__ = [
     "Model",
@@ -387,10 +386,11 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return names
 
 
-class Resource(Model, ResourceMethods):
-    """Base of top-level kinds: API metadata ClassVars and shortcuts into ``metadata``.
+class Resource(Model):
+    """Base of top-level kinds: API metadata ClassVars and shortcuts into ``metadata`` (data only).
 
-    The API methods (``get``, ``list``, ``create()``...) come from ``ResourceMethods``.
+    The API verbs (``get``, ``list``, ``create()``...) are composed on it above the client:
+    ``cloudcoil_cache.resources.Resource``, the base of every generated kind.
 
     ``api_version`` and ``kind`` are class constants (written to the wire by ``to_dict()``); a wire
     object whose ``apiVersion``/``kind`` differ from them keeps its own values as unknown fields.

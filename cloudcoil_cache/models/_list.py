@@ -173,7 +173,8 @@ class ResourceList(Generic[R]):
             )
         if self._next_page is not None:
             return self._next_page(token)
-        page: ResourceList[R] = self.resource_class.list(continue_=token)
+        resource: Any = self.resource_class  # a kind with the API verbs (``resources.Resource``)
+        page: ResourceList[R] = resource.list(continue_=token)
         return page
 
     async def async_get_next_page(self) -> ResourceList[R]:

@@ -126,14 +126,13 @@ def test_the_process_default_keeps_one_cached_client_per_class_and_is_freed_when
 ) -> None:
     """``set_default()`` (web apps): ``Pod.get`` outside every scope reuses one cached client, as a
     scope does; ``close()`` drops it, and reference counting alone frees the Config."""
-    from cloudcoil_cache.client import _config
-    from cloudcoil_cache.client._config import client_in_scope
+    from cloudcoil_cache.client import _config, api_in_scope
 
     seed(server, 3)
     config = _cached(kubeconfig).set_default()
     try:
-        first = client_in_scope(Pod, None, True, False)
-        assert client_in_scope(Pod, None, True, False) is first and first.config is config
+        first = api_in_scope(Pod, None, True)
+        assert api_in_scope(Pod, None, True) is first and first.config is config
         assert len(Pod.list()) == 3
     finally:
         config.close()

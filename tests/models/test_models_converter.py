@@ -6,7 +6,7 @@ import threading
 
 from _model_corpus import load
 
-from cloudcoil_cache import apimachinery, models
+from cloudcoil_cache import apimachinery, models, resources
 from cloudcoil_cache.apimachinery import ObjectMeta
 from cloudcoil_cache.models import apimachinery as generated_apimachinery
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
@@ -40,7 +40,7 @@ def test_the_public_apimachinery_module_exports_every_generated_type() -> None:
 def test_threads_decoding_a_kind_for_the_first_time_all_get_correct_objects() -> None:
     conv = models.make_converter()  # fresh: nothing generated yet
     wire = load("node")
-    cls = models.resource_class_for("v1", "Node")
+    cls = resources.resource_class_for("v1", "Node")
     results: list[object] = []
     start = threading.Barrier(4)
 

@@ -10,7 +10,7 @@ from types import ModuleType
 
 import pytest
 
-from cloudcoil_cache import models
+from cloudcoil_cache import models, resources
 from cloudcoil_cache.models.kubernetes._index import MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -178,7 +178,7 @@ def test_resource_kinds_carry_api_metadata_from_the_spec_paths(module, name, api
         version,
     )
     assert issubclass(cls, models.Resource)
-    assert models.resource_class_for(api_version, name) is cls
+    assert resources.resource_class_for(api_version, name) is cls
 
 
 def test_list_kinds_and_status_are_plain_models() -> None:
@@ -192,5 +192,5 @@ def test_list_kinds_and_status_are_plain_models() -> None:
 
 
 def test_unknown_kinds_have_no_class() -> None:
-    assert models.resource_class_for("v1", "NoSuchKind") is None
-    assert models.resource_class_for("nope.example.com/v1", "Pod") is None
+    assert resources.resource_class_for("v1", "NoSuchKind") is None
+    assert resources.resource_class_for("nope.example.com/v1", "Pod") is None

@@ -8,10 +8,10 @@ import textwrap
 
 import pytest
 
-from cloudcoil_cache.models import _base, _builders, _parse
+from cloudcoil_cache.models import _base, _builders
 
 # what each lower module calls, and who installs it (see cloudcoil_cache/models/__init__.py)
-PARTS = [_base.codec, _base.parts, _builders.parts, _parse.kinds]
+PARTS = [_base.codec, _base.parts, _builders.parts]
 
 
 @pytest.mark.parametrize("parts", PARTS, ids=lambda p: f"{type(p).__module__}.{type(p).__name__}")

@@ -13,9 +13,8 @@ from cloudcoil_cache.apimachinery import ListMeta, ObjectMeta
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.errors import DecodeError, ReadOnlyError
-from cloudcoil_cache.models import resource_class_for
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
-from cloudcoil_cache.resources import GenericResource, Model, Resource
+from cloudcoil_cache.resources import GenericResource, Model, Resource, resource_class_for
 from cloudcoil_cache.testing import FakeAPIServer
 
 

@@ -130,7 +130,7 @@ def test_generic_resource_define_makes_a_registered_resource_class() -> None:
         widget_cls.group,
         widget_cls.version,
     ) == ("example.com/v1", "Widget", "widgets", True, "example.com", "v1")
-    assert models.resource_class_for("example.com/v1", "Widget") is widget_cls
+    assert resources.resource_class_for("example.com/v1", "Widget") is widget_cls
     assert (
         GenericResource.define(api_version="example.com/v1", kind="Widget", plural="widgets", namespaced=True)
         is widget_cls
@@ -175,7 +175,7 @@ def test_generic_resource_can_be_subclassed_with_class_keywords() -> None:
         "spec": {"level": 3},
     }
     assert Gadget.namespaced is False and Gadget.group == "tools.example.com"
-    assert models.resource_class_for("tools.example.com/v1alpha1", "Gadget") is Gadget
+    assert resources.resource_class_for("tools.example.com/v1alpha1", "Gadget") is Gadget
     with pytest.raises(AttributeError):
         gadget.sepc = {}  # type: ignore[attr-defined]
     sealed = Gadget.from_dict_sealed(gadget.to_dict())
@@ -223,7 +223,7 @@ def test_a_defined_custom_class_takes_precedence_over_a_generated_one() -> None:
     from cloudcoil_cache.models.kubernetes.node import v1 as node_v1
 
     assert node_v1.RuntimeClass is not custom
-    assert models.resource_class_for("node.k8s.io/v1", "RuntimeClass") is custom
+    assert resources.resource_class_for("node.k8s.io/v1", "RuntimeClass") is custom
 
 
 def test_resources_module_exports() -> None:
@@ -238,6 +238,7 @@ def test_resources_module_exports() -> None:
         "get_model",
         "parse",
         "parse_file",
+        "resource_class_for",
     ]
 
 
@@ -297,8 +298,9 @@ def test_models_package_exports() -> None:
         "structure_sealed",
         "is_sealed",
         "converter",
-        "resource_class_for",
-        "kubernetes",
     }
     for name in models.__all__:
         assert getattr(models, name) is not None
+    # the models are data: the verbs come with the kinds' base above the client
+    assert not hasattr(models.Resource, "get") and not hasattr(models.Resource, "save")
+    assert issubclass(resources.Resource, models.Resource) and hasattr(resources.Resource, "get")

@@ -9,7 +9,7 @@ from _model_corpus import load, names, with_unknown_fields
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cloudcoil_cache import models
+from cloudcoil_cache import models, resources
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Container, Pod
 from cloudcoil_cache.resources import GenericResource
 
@@ -17,7 +17,7 @@ Widget = GenericResource.define(api_version="example.com/v1", kind="Widget", plu
 
 
 def class_for(obj: dict) -> type[models.Resource]:
-    cls = models.resource_class_for(obj["apiVersion"], obj["kind"])
+    cls = resources.resource_class_for(obj["apiVersion"], obj["kind"])
     assert cls is not None, (obj["apiVersion"], obj["kind"])
     return cls
 

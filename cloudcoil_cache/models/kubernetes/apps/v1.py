@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from cloudcoil_cache.models._base import Model, Resource, model
+from cloudcoil_cache._resource import Resource
+from cloudcoil_cache.models._base import Model, model
 from cloudcoil_cache.models._time import Time
 from cloudcoil_cache.models.apimachinery import (
     LabelSelector,

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import functools
 import inspect
-import threading
-import weakref
 from typing import Any, Callable, ClassVar, Iterator
 
-from cloudcoil_cache import _fork
+from cloudcoil_cache._resource import Resource
 from cloudcoil_cache.errors import ReadOnlyError
-from cloudcoil_cache.models import _parse
-from cloudcoil_cache.models._base import Resource, _convert_kwargs, finish_model, model
-from cloudcoil_cache.models._methods import ResourceMethods
+from cloudcoil_cache.models._base import _convert_kwargs, finish_model, model
+from cloudcoil_cache.models._dynamic import dynamic_class
 from cloudcoil_cache.models.apimachinery import ObjectMeta
 
-__all__ = ["Unstructured", "bind_served", "discovered_classes", "dynamic_resource"]
+__all__ = ["Unstructured", "dynamic_resource"]
 
 _TYPE_KEYS = {"apiVersion": "api_version", "api_version": "api_version", "kind": "kind"}
 
@@ -132,7 +129,8 @@ class Unstructured(Resource):
             return self.metadata is not None
         if key in ("apiVersion", "kind"):
             return self._type_value(str(key)) is not None
-        return bool(self._extra) and key in self._extra  # type: ignore[operator]
+        extra = self._extra
+        return bool(extra) and extra is not None and key in extra
 
     def _get_key(self, key: str, default: Any = None) -> Any:
         try:
@@ -215,8 +213,8 @@ def _wire_key(key: str) -> str:
     return "apiVersion" if key == "api_version" else key
 
 
-def _needs_kind(cls: type) -> None:
-    if cls.api_version is None or cls.kind is None:  # type: ignore[attr-defined]
+def _needs_kind(cls: type[Unstructured]) -> None:
+    if cls.api_version is None or cls.kind is None:
         raise TypeError(
             f"{cls.__name__} stands for no kind: use get_dynamic_resource(kind, api_version) for class "
             "methods (get, list, watch, delete), or call the method on an object with apiVersion and kind"
@@ -240,7 +238,7 @@ def _route(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
 def _install() -> None:
     type.__setattr__(Unstructured, "__init__", _init)
     # Every instance method of the API (create, update, save, wait_for...), sent to the object's kind.
-    for name, value in vars(ResourceMethods).items():
+    for name, value in vars(Resource).items():
         if not name.startswith("_") and inspect.isfunction(value):
             type.__setattr__(Unstructured, name, _route(name, value))
 
@@ -263,15 +261,7 @@ class _ClassOrInstance:
 
 
 _install()
-type.__setattr__(Unstructured, "get", _ClassOrInstance(vars(ResourceMethods)["get"], Unstructured._get_key))
-_parse.kinds.unstructured = Unstructured.from_dict
-
-_dynamic_lock = threading.Lock()
-_fork.renew_locks(globals(), _dynamic_lock=threading.Lock)
-_dynamic: dict[tuple[str, str], type[Unstructured]] = {}
-# The classes whose plural and scope came from discovery (bind_served): Config.refresh_api_resources() reads
-# them again. A class that declares its own plural is never here.
-_discovered: weakref.WeakSet[type] = weakref.WeakSet()
+type.__setattr__(Unstructured, "get", _ClassOrInstance(vars(Resource)["get"], Unstructured._get_key))
 
 
 def dynamic_resource(kind: str, api_version: str) -> type[Unstructured]:
@@ -286,10 +276,8 @@ def dynamic_resource(kind: str, api_version: str) -> type[Unstructured]:
     for what, value in (("kind", kind), ("api_version", api_version)):
         if not isinstance(value, str) or not value or value != value.strip() or " " in value:
             raise ValueError(f"get_dynamic_resource: {what} must be a non-empty string without spaces, got {value!r}")
-    with _dynamic_lock:
-        found = _dynamic.get((api_version, kind))
-        if found is not None:
-            return found
+
+    def make() -> type[Unstructured]:
         group, _, version = api_version.rpartition("/")
         metaclass: Any = type(Unstructured)
         new: type[Unstructured] = metaclass(
@@ -310,28 +298,6 @@ def dynamic_resource(kind: str, api_version: str) -> type[Unstructured]:
             },
         )
         finish_model(new)
-        _dynamic[(api_version, kind)] = new
         return new
 
-
-def bind_served(
-    cls: type[Unstructured], plural: str, namespaced: bool, subresources: frozenset[str], *, again: bool = False
-) -> None:
-    """Give a dynamic class what discovery found for its kind (its first binding stays; ``again=True``:
-    what discovery says now replaces a binding discovery gave, never a plural the class declares)."""
-    with _dynamic_lock:
-        if cls.plural is None or (again and cls in _discovered):
-            _bind_locked(cls, plural, namespaced, subresources)
-            _discovered.add(cls)
-
-
-def discovered_classes() -> list[type[Unstructured]]:
-    """The ``get_dynamic_resource`` classes and every class bound from discovery (bound or not yet)."""
-    with _dynamic_lock:
-        return list({*_dynamic.values(), *_discovered})
-
-
-def _bind_locked(cls: type[Unstructured], plural: str, namespaced: bool, subresources: frozenset[str]) -> None:
-    type.__setattr__(cls, "subresources", subresources)
-    type.__setattr__(cls, "namespaced", namespaced)
-    type.__setattr__(cls, "plural", plural)  # last: a plural set means the class is complete
+    return dynamic_class(api_version, kind, make)

@@ -1,69 +1,71 @@
-"""API methods of resource classes (``Pod.get``, ``pod.create()``...), delegated to the client.
-
-Models sit at the bottom layer and must not import the client. The client layer installs a
-factory here when it is imported (``set_client_factory``); the methods below only call it. If
-nobody imported the client yet, the first call imports it (the one place a lower layer reaches
-up, by name, so that ``from ...core.v1 import Pod; Pod.list()`` works on its own).
-"""
+"""``Resource``: the base of every kind, a model (data, ``models.Resource``) with cloudcoil's verbs
+(``Pod.get``, ``pod.save()``...) composed on it, each a call of the kind's typed ``client.Api``."""
 
 from __future__ import annotations
 
-import importlib
+import builtins
+import functools
 import os
-from typing import Any, AsyncGenerator, Callable, Generator, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, AsyncGenerator, Callable, Generator, Generic, Literal, Mapping, TypeVar, overload
 
+from cloudcoil_cache.client import Api, AsyncApi, Config, api_in_scope
+from cloudcoil_cache.client._watch import Watch
 from cloudcoil_cache.errors import ResourceNotFound
+from cloudcoil_cache.models import Resource as ResourceData
+from cloudcoil_cache.models import ResourceList
+from cloudcoil_cache.models._base import model
 from cloudcoil_cache.models._gvk import GVK
+from cloudcoil_cache.models._parse import load_documents, type_meta
+from cloudcoil_cache.models.apimachinery import ObjectMeta
 
-__all__ = ["ResourceMethods", "set_client_factory"]
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
-R = TypeVar("R", bound="ResourceMethods")
+__all__ = ["AsyncEvents", "Resource", "WaitPredicate"]
 
-#: ``factory(cls, config, cached, is_async) -> ResourceClient | AsyncResourceClient``
-_factory: Callable[[type, Any, bool, bool], Any] | None = None
+R = TypeVar("R", bound="Resource")
+T = TypeVar("T")
 
-
-def set_client_factory(factory: Callable[[type, Any, bool, bool], Any]) -> None:
-    global _factory
-    _factory = factory
-
-
-def _clients() -> Callable[[type, Any, bool, bool], Any]:
-    if _factory is None:
-        importlib.import_module("cloudcoil_cache.client")
-    assert _factory is not None, "cloudcoil_cache.client did not install its client factory"
-    return _factory
+#: ``predicate(event_type, obj)``: what ``wait_for`` calls with each change of the object.
+WaitPredicate = Callable[[str, Any], Any]
 
 
-class ResourceMethods:
-    """Class and instance methods that read through the active config's cache and write to the API.
+class Resource(ResourceData):
+    """Base of top-level kinds: a model with API metadata, and cloudcoil's verbs.
 
-    Reads (``get``, ``list``) use the active Config (``with config:``), else the process default
-    (``config.set_default()``), else a Config discovered from the environment.
+    Class methods read and delete (``Pod.get``, ``Pod.list``, ``Pod.watch``, ``Pod.delete``,
+    ``Pod.delete_all``); instance methods write (``create()``, ``update()``, ``save()``,
+    ``patch()``, ``apply()``, ``remove()``, ``scale()``, ``wait_for()``). Each has an ``async_``
+    twin. They go through ``Kind.client()``, the kind's ``client.Api`` in the active Config
+    (``with config:``), else the process default (``config.set_default()``), else a Config
+    discovered from the environment; reads go through its cache.
     """
 
-    __slots__ = ()
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls is Resource:  # ``Resource(apiVersion="v1", kind="Pod", metadata=...)``, as cloudcoil
+            cls = _plain_resource()
+        return object.__new__(cls)
 
     # ---------------------------------------------------------------- clients
     @classmethod
-    def client(cls, config: Any = None, cached: bool = False) -> Any:
-        """An explicit client for this kind (live unless ``cached=True``)."""
-        return _clients()(cls, config, cached, False)
+    def client(cls, config: Config | None = None, cached: bool = False) -> Api[Self]:
+        """The kind's ``Api`` through ``config`` (else the active one): live unless ``cached=True``."""
+        return api_in_scope(cls, config, cached)
 
     @classmethod
-    async def async_client(cls, config: Any = None, cached: bool = False) -> Any:
+    async def async_client(cls, config: Config | None = None, cached: bool = False) -> AsyncApi[Self]:
         """The async twin of ``client()`` (discovery, if still needed, runs off the event loop)."""
-        return await _clients()(cls, config, cached, True).ready()
+        return await AsyncApi(cls.client(config, cached)).ready()
 
     # ------------------------------------------------------------------ reads
     @classmethod
-    def get(cls: type[R], name: str, namespace: str | None = None) -> R:
+    def get(cls, name: str, namespace: str | None = None) -> Self:
         """The object ``name``, from the cache when it can serve it (docs/contract.md), else the API."""
-        return cls.client(cached=True).get(name, namespace)  # type: ignore[no-any-return]
+        return cls.client(cached=True).get(name, namespace)
 
     @classmethod
-    async def async_get(cls: type[R], name: str, namespace: str | None = None) -> R:
-        return await (await cls.async_client(cached=True)).get(name, namespace)  # type: ignore[no-any-return]
+    async def async_get(cls, name: str, namespace: str | None = None) -> Self:
+        return await (await cls.async_client(cached=True)).get(name, namespace)
 
     @classmethod
     def list(
@@ -74,7 +76,7 @@ class ResourceMethods:
         field_selector: str | None = None,
         limit: int | None = None,
         continue_: str | None = None,
-    ) -> Any:
+    ) -> ResourceList[Self]:
         """A list result (``items``, ``metadata``; iterating walks every page), cache-routed."""
         return cls.client(cached=True).list(namespace, all_namespaces, label_selector, field_selector, limit, continue_)
 
@@ -87,9 +89,9 @@ class ResourceMethods:
         field_selector: str | None = None,
         limit: int | None = None,
         continue_: str | None = None,
-    ) -> Any:
-        client = await cls.async_client(cached=True)
-        return await client.list(namespace, all_namespaces, label_selector, field_selector, limit, continue_)
+    ) -> ResourceList[Self]:
+        api = await cls.async_client(cached=True)
+        return await api.list(namespace, all_namespaces, label_selector, field_selector, limit, continue_)
 
     @classmethod
     def watch(
@@ -100,7 +102,7 @@ class ResourceMethods:
         label_selector: str | None = None,
         resource_version: str | None = None,
         **options: Any,
-    ) -> Any:
+    ) -> Watch[Self]:
         """A live watch yielding ``(event_type, object)`` until the caller stops it.
 
         It never ends on its own: each request the server ends (or that stays quiet for the read
@@ -108,7 +110,7 @@ class ResourceMethods:
         current state. ``close()`` it (or use ``with``/``contextlib.closing``) to end it. Options:
         ``timeout_seconds`` (per request), ``read_timeout``, ``allow_bookmarks`` (default True:
         ``BOOKMARK`` events are yielded, as cloudcoil does) and cloudcoil's ``_stop_event`` (a
-        ``threading.Event`` that ends it). See ``ResourceClient.watch``.
+        ``threading.Event`` that ends it). See ``Api.watch``.
         """
         return cls.client().watch(
             namespace,
@@ -128,10 +130,10 @@ class ResourceMethods:
         label_selector: str | None = None,
         resource_version: str | None = None,
         **options: Any,
-    ) -> Any:
+    ) -> AsyncEvents[Self]:
         """The async twin of ``watch()``: an async iterator (``async for``, ``aclose()``,
         ``contextlib.aclosing``); ``await Kind.async_watch()`` also gives it."""
-        return _AsyncEvents(
+        return AsyncEvents(
             cls._watch_events(
                 namespace=namespace,
                 all_namespaces=all_namespaces,
@@ -143,7 +145,7 @@ class ResourceMethods:
         )
 
     @classmethod
-    async def _watch_events(cls, **kwargs: Any) -> AsyncGenerator[Any, None]:
+    async def _watch_events(cls, **kwargs: Any) -> AsyncGenerator[tuple[str, Self], None]:
         events = (await cls.async_client()).watch(**kwargs)
         try:
             async for event in events:
@@ -162,11 +164,11 @@ class ResourceMethods:
         field_selector: str | None = None,
         *,
         all_namespaces: bool = False,
-    ) -> Any:
+    ) -> ResourceList[Self]:
         """Delete every object matching the selectors in the namespace (or ``all_namespaces``).
 
-        Returns the list of deleted objects as the server answers it (or its ``Status``); see
-        ``ResourceClient.delete_all``. Cached reads that follow it see the deletions.
+        Returns the list of deleted objects as the server answers it; see ``Api.delete_all``.
+        Cached reads that follow it see the deletions.
         """
         return cls.client().delete_all(
             namespace,
@@ -189,9 +191,9 @@ class ResourceMethods:
         field_selector: str | None = None,
         *,
         all_namespaces: bool = False,
-    ) -> Any:
-        client = await cls.async_client()
-        return await client.delete_all(
+    ) -> ResourceList[Self]:
+        api = await cls.async_client()
+        return await api.delete_all(
             namespace,
             dry_run,
             propagation_policy,
@@ -216,8 +218,15 @@ class ResourceMethods:
                 raise ValueError(f"{cls.__name__} has no {what}: gvk() needs a resource class of one kind")
         return GVK(api_version=api_version, kind=kind)
 
+    @overload
     @classmethod
-    def from_file(cls: type[R], path: str | os.PathLike[str], load_all: bool = False) -> Any:
+    def from_file(cls, path: str | os.PathLike[str], load_all: Literal[False] = ...) -> Self: ...
+    @overload
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], load_all: Literal[True]) -> builtins.list[Self]: ...
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], load_all: bool = False) -> Self | builtins.list[Self]:
         """The object of this kind in a YAML or JSON file (``load_all=True``: a list, one per document).
 
         Raises:
@@ -225,15 +234,13 @@ class ResourceMethods:
             ValueError: the file is empty, is not YAML/JSON, or holds several documents without
                 ``load_all``.
         """
-        from cloudcoil_cache.models._parse import parse_file  # it imports the models, which import this
-
-        parsed: Any = parse_file(path, load_all=load_all)
+        docs = load_documents(path, load_all)
         if load_all:
-            return [_as_kind(cls, doc, path) for doc in parsed]
-        return _as_kind(cls, parsed, path)
+            return [_as_kind(cls, doc, f"{path}, document {i + 1}") for i, doc in enumerate(docs)]
+        return _as_kind(cls, docs[0], str(path))
 
     # ----------------------------------------------------------------- reads
-    def fetch(self: R) -> R:
+    def fetch(self) -> Self:
         """The live object from the API server (never the cache), by this object's name and namespace.
 
         Raises:
@@ -241,16 +248,16 @@ class ResourceMethods:
             ResourceNotFound: it does not exist (any more).
         """
         name, namespace = _name_of(self, "fetch")
-        return type(self).client().live_get(name, namespace)  # type: ignore[no-any-return]
+        return type(self).client().live_get(name, namespace)
 
-    async def async_fetch(self: R) -> R:
+    async def async_fetch(self) -> Self:
         name, namespace = _name_of(self, "fetch")
-        client = await type(self).async_client()
-        return await client.get(name, namespace)  # type: ignore[no-any-return]
+        return await (await type(self).async_client()).get(name, namespace)
 
     @classmethod
     def delete(cls, name: str, namespace: str | None = None, **kwargs: Any) -> Any:
-        """Delete ``name`` on the API server (``propagation_policy``, ``preconditions``...)."""
+        """Delete ``name`` on the API server (``propagation_policy``, ``preconditions``...); returns the
+        object as the server answers (still there: finalizers, graceful deletion) or its ``Status``."""
         return cls.client().delete(name, namespace, **kwargs)
 
     @classmethod
@@ -258,28 +265,28 @@ class ResourceMethods:
         return await (await cls.async_client()).delete(name, namespace, **kwargs)
 
     # ----------------------------------------------------------------- writes
-    def create(self: R, **kwargs: Any) -> R:
+    def create(self, **kwargs: Any) -> Self:
         """Create this object; returns the server's copy."""
-        return type(self).client().create(self, **kwargs)  # type: ignore[no-any-return]
+        return type(self).client().create(self, **kwargs)
 
-    async def async_create(self: R, **kwargs: Any) -> R:
-        return await (await type(self).async_client()).create(self, **kwargs)  # type: ignore[no-any-return]
+    async def async_create(self, **kwargs: Any) -> Self:
+        return await (await type(self).async_client()).create(self, **kwargs)
 
-    def update(self: R, **kwargs: Any) -> R:
+    def update(self, **kwargs: Any) -> Self:
         """Replace this object (PUT); a stale resourceVersion raises ``ResourceConflict``."""
-        return type(self).client().update(self, **kwargs)  # type: ignore[no-any-return]
+        return type(self).client().update(self, **kwargs)
 
-    async def async_update(self: R, **kwargs: Any) -> R:
-        return await (await type(self).async_client()).update(self, **kwargs)  # type: ignore[no-any-return]
+    async def async_update(self, **kwargs: Any) -> Self:
+        return await (await type(self).async_client()).update(self, **kwargs)
 
-    def update_status(self: R, **kwargs: Any) -> R:
+    def update_status(self, **kwargs: Any) -> Self:
         """Replace this object's status subresource."""
-        return type(self).client().update_status(self, **kwargs)  # type: ignore[no-any-return]
+        return type(self).client().update_status(self, **kwargs)
 
-    async def async_update_status(self: R, **kwargs: Any) -> R:
-        return await (await type(self).async_client()).update_status(self, **kwargs)  # type: ignore
+    async def async_update_status(self, **kwargs: Any) -> Self:
+        return await (await type(self).async_client()).update_status(self, **kwargs)
 
-    def save(self: R, dry_run: bool = False) -> R:
+    def save(self, dry_run: bool = False) -> Self:
         """Create this object, or replace it if it exists (cloudcoil's ``save``).
 
         Without a name (``generate_name``) it is created. With a resourceVersion it is updated,
@@ -287,9 +294,9 @@ class ResourceMethods:
         resourceVersion, the live object is read: absent, this one is created; present, this one
         replaces it at the resourceVersion just read.
         """
-        if _name(self) is None:
+        if self.name is None:
             return self.create(dry_run=dry_run)
-        if _resource_version(self) is not None:
+        if self.resource_version is not None:
             return self.update(dry_run=dry_run)
         try:
             existing = self.fetch()
@@ -297,10 +304,10 @@ class ResourceMethods:
             return self.create(dry_run=dry_run)
         return _at_version(self, existing).update(dry_run=dry_run)
 
-    async def async_save(self: R, dry_run: bool = False) -> R:
-        if _name(self) is None:
+    async def async_save(self, dry_run: bool = False) -> Self:
+        if self.name is None:
             return await self.async_create(dry_run=dry_run)
-        if _resource_version(self) is not None:
+        if self.resource_version is not None:
             return await self.async_update(dry_run=dry_run)
         try:
             existing = await self.async_fetch()
@@ -308,7 +315,14 @@ class ResourceMethods:
             return await self.async_create(dry_run=dry_run)
         return await _at_version(self, existing).async_update(dry_run=dry_run)
 
-    def wait_for(self, predicate: Any, /, timeout: float | None = None) -> Any:
+    @overload
+    def wait_for(self, predicate: Mapping[str, WaitPredicate], /, timeout: float | None = None) -> str: ...
+    @overload
+    def wait_for(self, predicate: WaitPredicate, /, timeout: float | None = None) -> Self: ...
+
+    def wait_for(
+        self, predicate: WaitPredicate | Mapping[str, WaitPredicate], /, timeout: float | None = None
+    ) -> Self | str:
         """Watch this object until ``predicate(event_type, obj)`` returns a true value.
 
         ``predicate`` is one callable, or a dict ``{name: callable}``. Every change after this
@@ -321,111 +335,100 @@ class ResourceMethods:
             ValueError: the object has no name, or no predicate is given.
         """
         _name_of(self, "wait_for")
-        predicates = _predicates(predicate)
-        key, found = type(self).client().wait_for_match(self, predicates, timeout)
+        key, found = type(self).client().wait_for_match(self, _predicates(predicate), timeout)
         return key if isinstance(predicate, Mapping) else found
 
-    async def async_wait_for(self, predicate: Any, /, timeout: float | None = None) -> Any:
+    @overload
+    async def async_wait_for(self, predicate: Mapping[str, WaitPredicate], /, timeout: float | None = None) -> str: ...
+    @overload
+    async def async_wait_for(self, predicate: WaitPredicate, /, timeout: float | None = None) -> Self: ...
+
+    async def async_wait_for(
+        self, predicate: WaitPredicate | Mapping[str, WaitPredicate], /, timeout: float | None = None
+    ) -> Self | str:
         _name_of(self, "wait_for")
-        predicates = _predicates(predicate)
-        client = await type(self).async_client()
-        key, found = await client.wait_for_match(self, predicates, timeout)
+        api = await type(self).async_client()
+        key, found = await api.wait_for_match(self, _predicates(predicate), timeout)
         return key if isinstance(predicate, Mapping) else found
 
-    def patch(self: R, patch: Any, **kwargs: Any) -> R:
+    def patch(self, patch: Any, **kwargs: Any) -> Self:
         """Patch this object (``patch_type`` "merge", "json", "strategic" or "apply")."""
-        meta = self.metadata  # type: ignore[attr-defined]
-        return (  # type: ignore[no-any-return]
-            type(self)
-            .client()
-            .patch(
-                meta.name,
-                patch,
-                namespace=meta.namespace,
-                **kwargs,
-            )
-        )
+        name, namespace = _name_of(self, "patch")
+        return type(self).client().patch(name, patch, namespace=namespace, **kwargs)
 
-    async def async_patch(self: R, patch: Any, **kwargs: Any) -> R:
-        meta = self.metadata  # type: ignore[attr-defined]
-        client = await type(self).async_client()
-        return await client.patch(meta.name, patch, namespace=meta.namespace, **kwargs)  # type: ignore
+    async def async_patch(self, patch: Any, **kwargs: Any) -> Self:
+        name, namespace = _name_of(self, "patch")
+        api = await type(self).async_client()
+        return await api.patch(name, patch, namespace=namespace, **kwargs)
 
-    def apply(self: R, **kwargs: Any) -> R:
+    def apply(self, **kwargs: Any) -> Self:
         """Server-side apply this object (``field_manager``, ``force``)."""
-        return type(self).client().apply(self, **kwargs)  # type: ignore[no-any-return]
+        return type(self).client().apply(self, **kwargs)
 
-    async def async_apply(self: R, **kwargs: Any) -> R:
-        return await (await type(self).async_client()).apply(self, **kwargs)  # type: ignore
+    async def async_apply(self, **kwargs: Any) -> Self:
+        return await (await type(self).async_client()).apply(self, **kwargs)
 
     def remove(self, **kwargs: Any) -> Any:
         """Delete this object on the API server."""
-        meta = self.metadata  # type: ignore[attr-defined]
-        return type(self).client().delete(meta.name, meta.namespace, **kwargs)
+        name, namespace = _name_of(self, "remove")
+        return type(self).client().delete(name, namespace, **kwargs)
 
     async def async_remove(self, **kwargs: Any) -> Any:
-        meta = self.metadata  # type: ignore[attr-defined]
-        return await (await type(self).async_client()).delete(meta.name, meta.namespace, **kwargs)
+        name, namespace = _name_of(self, "remove")
+        return await (await type(self).async_client()).delete(name, namespace, **kwargs)
 
-    def scale(self, replicas: int) -> Any:
+    def scale(self, replicas: int) -> Self:
         """Set ``spec.replicas`` through the scale subresource; returns the updated object."""
-        meta = self.metadata  # type: ignore[attr-defined]
-        return type(self).client().scale(meta.name, replicas, meta.namespace)
+        name, namespace = _name_of(self, "scale")
+        return type(self).client().scale(name, replicas, namespace)
 
-    async def async_scale(self, replicas: int) -> Any:
-        meta = self.metadata  # type: ignore[attr-defined]
-        return await (await type(self).async_client()).scale(meta.name, replicas, meta.namespace)
+    async def async_scale(self, replicas: int) -> Self:
+        name, namespace = _name_of(self, "scale")
+        return await (await type(self).async_client()).scale(name, replicas, namespace)
 
 
-class _AsyncEvents:
+class AsyncEvents(Generic[T]):
     """What ``Kind.async_watch()`` returns: an async iterator of events that also works awaited
     (``await Kind.async_watch()`` gives the same iterator)."""
 
     __slots__ = ("_events",)
 
-    def __init__(self, events: AsyncGenerator[Any, None]) -> None:
+    def __init__(self, events: AsyncGenerator[tuple[str, T], None]) -> None:
         self._events = events
 
-    def __aiter__(self) -> _AsyncEvents:
+    def __aiter__(self) -> AsyncEvents[T]:
         return self
 
-    async def __anext__(self) -> Any:
+    async def __anext__(self) -> tuple[str, T]:
         return await self._events.__anext__()
 
     async def aclose(self) -> None:
         """End the watch (closes its stream)."""
         await self._events.aclose()
 
-    def __await__(self) -> Generator[Any, None, _AsyncEvents]:
+    def __await__(self) -> Generator[Any, None, AsyncEvents[T]]:
         yield from ()
         return self
 
 
-def _name(obj: Any) -> str | None:
-    meta = getattr(obj, "metadata", None)
-    return None if meta is None else meta.name
-
-
-def _resource_version(obj: Any) -> str | None:
-    meta = getattr(obj, "metadata", None)
-    return None if meta is None else meta.resource_version
-
-
-def _name_of(obj: Any, what: str) -> tuple[str, str | None]:
-    name = _name(obj)
+def _name_of(obj: ResourceData, what: str) -> tuple[str, str | None]:
+    name = obj.name
     if not name:
         raise ValueError(f"{type(obj).__name__}.{what}(): the object has no metadata.name")
-    return name, obj.metadata.namespace
+    return name, obj.namespace
 
 
-def _at_version(obj: R, existing: Any) -> R:
+def _at_version(obj: R, existing: ResourceData) -> R:
     """An editable copy of ``obj`` carrying ``existing``'s resourceVersion (to replace it)."""
-    body: Any = obj.copy()  # type: ignore[attr-defined]
-    body.metadata.resource_version = existing.metadata.resource_version
-    return body  # type: ignore[no-any-return]
+    body = obj.copy()
+    meta = body.metadata
+    if meta is None:
+        meta = body.metadata = ObjectMeta()
+    meta.resource_version = existing.resource_version
+    return body
 
 
-def _predicates(predicate: Any) -> Mapping[str, Any]:
+def _predicates(predicate: WaitPredicate | Mapping[str, WaitPredicate]) -> Mapping[str, WaitPredicate]:
     if isinstance(predicate, Mapping):
         return predicate
     if not callable(predicate):
@@ -435,14 +438,39 @@ def _predicates(predicate: Any) -> Mapping[str, Any]:
     return {"predicate": predicate}
 
 
-def _as_kind(cls: type, obj: Any, path: Any) -> Any:
-    """``obj`` (parsed from ``path``) as an object of ``cls``; a TypeError if it is another kind."""
-    if isinstance(obj, cls):
-        return obj
-    found = (getattr(obj, "api_version", None), getattr(obj, "kind", None))
-    if found == (getattr(cls, "api_version", None), getattr(cls, "kind", None)) and hasattr(obj, "to_dict"):
-        return cls.from_dict(obj.to_dict())  # type: ignore[attr-defined]
+def _as_kind(cls: type[R], doc: Any, where: str) -> R:
+    """Manifest ``doc`` (read from ``where``) as an object of ``cls``; a TypeError if it is another kind."""
+    if not isinstance(doc, dict):
+        raise ValueError(f"{where}: a manifest must be a mapping, got {type(doc).__name__}")
+    found = (type_meta(doc, where, "apiVersion"), type_meta(doc, where, "kind"))
+    if found == (cls.api_version, cls.kind) or (cls.api_version is None and cls.kind is None):
+        return cls.from_dict(doc)
     raise TypeError(
-        f"{cls.__name__}.from_file({str(path)!r}): the file holds a {found[1]} "
-        f"(apiVersion {found[0]}), not a {cls.__name__}"
+        f"{cls.__name__}.from_file({where!r}): the file holds a {found[1]} (apiVersion {found[0]}), "
+        f"not a {cls.__name__}"
     )
+
+
+@functools.lru_cache(maxsize=None)
+def _plain_resource() -> type[Resource]:
+    """What ``Resource(...)`` builds: a resource of any kind with only ``metadata`` typed."""
+    plain = type(
+        "Resource",
+        (Resource,),
+        {
+            # pickled by reference as this module's _PlainResource (see __getattr__); shown as Resource
+            "__module__": __name__,
+            "__qualname__": "_PlainResource",
+            "__annotations__": {"metadata": ObjectMeta | None},
+            "metadata": None,
+            "__doc__": "A resource of any kind: typed ``metadata``, other fields kept as they came.",
+        },
+    )
+    made: type[Resource] = model(plain)
+    return made
+
+
+def __getattr__(name: str) -> Any:
+    if name == "_PlainResource":  # what pickle looks up for a ``Resource(...)`` object
+        return _plain_resource()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,35 @@
+"""What a user's type checker sees of cloudcoil's verbs: ``test_typing.py`` runs mypy on this file with the
+package and checks each ``reveal_type`` (never imported at run time: it only states types)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cloudcoil_cache.client import Config
+from cloudcoil_cache.models.kubernetes.core.v1 import Pod
+from cloudcoil_cache.resources import get_model, parse
+
+if TYPE_CHECKING:
+    from typing_extensions import reveal_type
+
+
+def sync_verbs(config: Config, pod: Pod) -> None:
+    reveal_type(Pod.get("a"))  # get
+    reveal_type(Pod.list())  # list
+    reveal_type(pod.save())  # save
+    reveal_type(pod.create())  # create
+    reveal_type(Pod.get("a").metadata)  # metadata
+    reveal_type(parse({"apiVersion": "v1", "kind": "Pod"}))  # parse
+    reveal_type(parse([{"apiVersion": "v1", "kind": "Pod"}]))  # parse_list
+    reveal_type(get_model("Pod"))  # get_model
+    reveal_type(config.client_for(Pod))  # client_for
+    reveal_type(config.client_for(Pod, sync=False))  # client_for_async
+    reveal_type(config.client_for(Pod).get("a"))  # api_get
+    reveal_type(Pod.from_file("pod.yaml"))  # from_file
+
+
+async def async_verbs(config: Config, pod: Pod) -> None:
+    reveal_type(await Pod.async_get("a"))  # async_get
+    reveal_type(await Pod.async_list())  # async_list
+    reveal_type(await pod.async_save())  # async_save
+    reveal_type(await (await config.async_client_for(Pod)).get("a"))  # async_client_for

@@ -1,0 +1,44 @@
+"""The verb list is written once (``client._verbs``): the sync and async ``Api`` and the resource classes'
+verbs, and their ``async_`` twins, are exactly that list."""
+
+from __future__ import annotations
+
+import inspect
+
+from cloudcoil_cache.client import ASYNC_VERBS, VERBS, Api, AsyncApi
+from cloudcoil_cache.client._verbs import CLASS_VERBS, OBJECT_VERBS
+from cloudcoil_cache.models import Resource as ResourceData
+from cloudcoil_cache.models.kubernetes.core.v1 import Pod
+from cloudcoil_cache.resources import Resource
+
+#: What the async Api has beyond the verbs: its readiness (discovery off the loop) and the value-option forms.
+ASYNC_API_EXTRAS = {"ready", "list_with", "wait_for_match"}
+
+
+def _async_methods(cls: type) -> set[str]:
+    return {
+        name
+        for name, value in inspect.getmembers(cls)
+        if not name.startswith("_") and (inspect.iscoroutinefunction(value) or inspect.isasyncgenfunction(value))
+    }
+
+
+def test_the_api_has_every_verb_and_its_async_twin_exactly_the_verbs():
+    assert all(callable(getattr(Api, verb, None)) for verb in VERBS)
+    assert _async_methods(AsyncApi) == set(VERBS) | ASYNC_API_EXTRAS
+
+
+def test_a_resource_class_has_every_verb_and_an_async_twin_of_each():
+    for verb in CLASS_VERBS + OBJECT_VERBS:
+        assert callable(getattr(Pod, verb)), verb
+        twin = getattr(Pod, f"async_{verb}")
+        assert inspect.iscoroutinefunction(twin) or verb == "watch", verb
+    # async_watch is an async iterator that can also be awaited, not a coroutine function
+    public_async = {name for name in dir(Resource) if name.startswith("async_")}
+    assert public_async == set(ASYNC_VERBS) | {"async_client"}
+
+
+def test_the_verbs_are_composed_above_the_models_which_are_data():
+    for verb in CLASS_VERBS + OBJECT_VERBS:
+        assert not hasattr(ResourceData, verb), verb
+    assert issubclass(Pod, Resource) and issubclass(Resource, ResourceData)
