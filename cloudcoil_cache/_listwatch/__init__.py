@@ -3,7 +3,9 @@
 from cloudcoil_cache._listwatch._decode import WatchEvent, decode_event
 from cloudcoil_cache._listwatch._listwatch import ListPage, ListWatch, ParsedPage, WatchStream
 from cloudcoil_cache._listwatch._request import (
+    DeleteOptions,
     ListOptions,
+    WatchOptions,
     check_path_segment,
     collection_path,
     list_params,
@@ -24,7 +26,9 @@ __all__ = [
     "check_field_selector",
     "check_path_segment",
     "LabelSelector",
+    "DeleteOptions",
     "ListOptions",
+    "WatchOptions",
     "ListPage",
     "ListWatch",
     "ParsedPage",

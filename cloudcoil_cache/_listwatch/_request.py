@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 from urllib.parse import quote
 
 import attrs
 
 __all__ = [
+    "DeleteOptions",
     "ListOptions",
+    "WatchOptions",
     "check_path_segment",
     "collection_path",
     "group_version_prefix",
@@ -111,3 +113,32 @@ class ListOptions:
     def page(self, continue_: str | None) -> ListOptions:
         """The same list, at another page."""
         return attrs.evolve(self, continue_=continue_)
+
+
+@attrs.frozen
+class WatchOptions:
+    """The options of a resilient watch (``Api.watch``): scope, selectors, where it starts and how each
+    request is bounded (one value instead of eight arguments)."""
+
+    namespace: str | None = None
+    all_namespaces: bool = False
+    label_selector: str | None = None
+    field_selector: str | None = None
+    resource_version: str | None = None
+    #: per request, server side (None: the server's default)
+    timeout_seconds: int | None = None
+    #: ``BOOKMARK`` events are yielded (cloudcoil does)
+    allow_bookmarks: bool = True
+    #: a quiet stream is re-opened after this many seconds (None: the transport's)
+    read_timeout: float | None = None
+
+
+@attrs.frozen
+class DeleteOptions:
+    """The options of a DELETE (``Api.delete``): ``propagation_policy`` "Foreground", "Background" or
+    "Orphan" (any case), ``preconditions`` ``{"uid": ...}`` and/or ``{"resourceVersion": ...}``."""
+
+    propagation_policy: str | None = None
+    grace_period_seconds: int | None = None
+    preconditions: Mapping[str, str] | None = None
+    dry_run: bool = False

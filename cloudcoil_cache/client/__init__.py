@@ -1,6 +1,7 @@
 """Config (connection + cache + scopes) and the typed ``Api[T]`` of each resource class: its verbs, live or
 through the cache."""
 
+from cloudcoil_cache._listwatch import DeleteOptions, ListOptions, WatchOptions
 from cloudcoil_cache.client._async_client import AsyncApi, AsyncResourceClient
 from cloudcoil_cache.client._config import Config, api_in_scope, current_config
 from cloudcoil_cache.client._kubeconfig import Connection
@@ -15,9 +16,12 @@ __all__ = [
     "AsyncResourceClient",
     "Config",
     "Connection",
+    "DeleteOptions",
+    "ListOptions",
     "ObjectList",
     "ResourceClient",
     "VERBS",
+    "WatchOptions",
     "api_in_scope",
     "current_config",
 ]

@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, Mapping, Typ
 
 from cloudcoil_cache import _json
 from cloudcoil_cache._listwatch import (
+    DeleteOptions,
     ListOptions,
     ListWatch,
+    WatchOptions,
     check_path_segment,
     collection_path,
     decode_event,
@@ -253,22 +255,42 @@ class Api(Generic[T]):
         ends on ``close()`` (any thread) or when ``_stop_event`` is set (also while waiting to
         reconnect). See ``Watch``; ``open_watch`` is the single request.
         """
-        ns = None if all_namespaces else self._namespace(namespace)
+        opts = WatchOptions(
+            namespace,
+            all_namespaces,
+            label_selector,
+            field_selector,
+            resource_version,
+            timeout_seconds,
+            allow_bookmarks,
+            read_timeout,
+        )
+        return self.watch_with(opts, _stop_event=_stop_event, _raise_on_expired=_raise_on_expired)
+
+    def watch_with(
+        self,
+        opts: WatchOptions,
+        *,
+        _stop_event: threading.Event | None = None,
+        _raise_on_expired: bool = False,
+    ) -> Watch[T]:
+        """``watch()`` with its options as one ``WatchOptions`` value."""
+        ns = None if opts.all_namespaces else self._namespace(opts.namespace)
         source: ListWatch[T] = ListWatch(
             self.config.transport,
             self.cls,
             namespace=ns,
-            label_selector=label_selector or "",
-            field_selector=field_selector or "",
+            label_selector=opts.label_selector or "",
+            field_selector=opts.field_selector or "",
             structure=self.cls.from_dict,
         )
         return Watch(
             source,
             self.cls,
-            resource_version=resource_version,
-            timeout_seconds=timeout_seconds,
-            read_timeout=read_timeout,
-            allow_bookmarks=allow_bookmarks,
+            resource_version=opts.resource_version,
+            timeout_seconds=opts.timeout_seconds,
+            read_timeout=opts.read_timeout,
+            allow_bookmarks=opts.allow_bookmarks,
             stop_event=_stop_event,
             raise_on_expired=_raise_on_expired,
         )
@@ -433,23 +455,29 @@ class Api(Generic[T]):
         ``{"uid": ...}`` and/or ``{"resourceVersion": ...}`` (a mismatch raises
         ``ResourceConflict``).
         """
+        return self.delete_with(
+            name, namespace, DeleteOptions(propagation_policy, grace_period_seconds, preconditions, dry_run)
+        )
+
+    def delete_with(self, name: str, namespace: str | None, opts: DeleteOptions) -> Any:
+        """``delete()`` with its options as one ``DeleteOptions`` value."""
         options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
-        if propagation_policy:
-            options["propagationPolicy"] = _propagation(propagation_policy)
-        if grace_period_seconds is not None:
-            options["gracePeriodSeconds"] = int(grace_period_seconds)
-        if preconditions:
-            unknown = set(preconditions) - {"uid", "resourceVersion"}
+        if opts.propagation_policy:
+            options["propagationPolicy"] = _propagation(opts.propagation_policy)
+        if opts.grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = int(opts.grace_period_seconds)
+        if opts.preconditions:
+            unknown = set(opts.preconditions) - {"uid", "resourceVersion"}
             if unknown:
                 raise ValueError(f"preconditions: unknown keys {sorted(unknown)}; use uid, resourceVersion")
-            options["preconditions"] = dict(preconditions)
-        if dry_run:
+            options["preconditions"] = dict(opts.preconditions)
+        if opts.dry_run:
             options["dryRun"] = ["All"]
         data = self._request(
             "DELETE", self._path(name, namespace), body=_json.dumps(options), content_type="application/json"
         )
         result = self._to_obj(data)
-        if not dry_run:
+        if not opts.dry_run:
             self._note_delete(name, namespace, result)
         return result
 
