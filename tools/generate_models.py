@@ -340,7 +340,10 @@ def _render_module(s: _Spec, module: str, classes: list[_Class]) -> str:
         base_names.append("Resource")
     if any(not c.gvk for c in classes):
         base_names.append("Model")
-    lines.append(f"from {_PKG}._base import {', '.join(sorted(base_names))}")
+    # a module of resources imports the bases from _base; one of models only (apimachinery, which
+    # _base imports for Resource.metadata) from the Model base below it
+    base_module = "_base" if "Resource" in base_names else "_model"
+    lines.append(f"from {_PKG}.{base_module} import {', '.join(sorted(base_names))}")
     time_names = sorted(s.typing.get(module, set()) & {"Time", "MicroTime"})
     if time_names:
         lines.append(f"from {_PKG}._time import {', '.join(time_names)}")

@@ -11,12 +11,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# Each module imports only modules below it (``_base`` is the bottom of the classes); the higher
-# ones install, when imported, what the lower ones call: ``_base.codec`` and ``_base.parts``
-# (``_convert``, ``_codegen``, ``_dump``), ``_builders.parts`` (``_base``, ``_codegen``) and
-# ``_parse.kinds`` (``_registry``, ``_unstructured``). Importing the package imports them all, so
-# every part is in place before any model is used.
-from cloudcoil_cache.models import _base, _codegen, _dump, _unstructured, apimachinery  # noqa: F401
+# Each module imports only modules below it: ``_fields`` (markers, names) < ``_codegen`` <
+# ``_convert`` < ``_dump`` < ``_builders`` < ``_model`` (``Model``) < ``apimachinery`` < ``_base``
+# (``Resource``) < the generated kinds. Only ``_parse.kinds`` is still installed from above, by
+# ``_registry`` (and ``_unstructured``): importing the package imports them.
+from cloudcoil_cache.models import _unstructured  # noqa: F401
 from cloudcoil_cache.models._base import Model, Resource, is_sealed
 from cloudcoil_cache.models._convert import (
     converter,
@@ -28,9 +27,6 @@ from cloudcoil_cache.models._convert import (
 from cloudcoil_cache.models._frozen import FrozenDict, FrozenList
 from cloudcoil_cache.models._list import ResourceList
 from cloudcoil_cache.models._registry import resource_class_for
-
-# apimachinery is generated: the package installs its ObjectMeta (a resource's ``metadata``) for it
-_base.parts.object_meta = apimachinery.ObjectMeta
 
 __all__ = [
     "FrozenDict",

@@ -1,4 +1,4 @@
-"""The parts the higher model modules install in the lower ones (no import cycle): all there on import."""
+"""The model modules import only lower ones; the one slot left (``_parse.kinds``) is filled on import."""
 
 from __future__ import annotations
 
@@ -6,20 +6,36 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
-from cloudcoil_cache.models import _base, _builders, _parse
-
-# what each lower module calls, and who installs it (see cloudcoil_cache/models/__init__.py)
-PARTS = [_base.codec, _base.parts, _builders.parts, _parse.kinds]
+from cloudcoil_cache.models import _fields, _parse
+from cloudcoil_cache.models._base import Resource
+from cloudcoil_cache.models.apimachinery import ObjectMeta
+from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 
 
-@pytest.mark.parametrize("parts", PARTS, ids=lambda p: f"{type(p).__module__}.{type(p).__name__}")
-def test_every_part_is_installed_once_the_package_is_imported(parts: object):
-    declared = list(type(parts).__annotations__)
+def test_every_part_of_the_parse_slot_is_installed_once_the_package_is_imported():
+    declared = list(type(_parse.kinds).__annotations__)
     assert declared
-    missing = [name for name in declared if not hasattr(parts, name)]
-    assert not missing, f"{type(parts).__name__}: nothing installed for {missing}"
+    missing = [name for name in declared if not hasattr(_parse.kinds, name)]
+    assert not missing, f"nothing installed for {missing}"
+
+
+def test_a_class_is_a_model_or_a_resource_by_its_marker():
+    sealed = Pod.__sealed_class__
+    assert [_fields.is_model_class(t) for t in (Pod, sealed, ObjectMeta, dict, "Pod", list[int])] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
+    assert [_fields.is_resource_class(t) for t in (Pod, sealed, Resource, ObjectMeta, Pod())] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]
 
 
 def test_a_kind_module_imported_first_builds_dumps_and_reads_files(tmp_path):
@@ -35,6 +51,20 @@ def test_a_kind_module_imported_first_builds_dumps_and_reads_files(tmp_path):
         widget = parse_file({str(widget_file)!r})
         assert (type(widget).__name__, widget.name) == ("Unstructured", "w")
         assert Resource(api_version="v1", kind="Pod", metadata=dict(name="c")).metadata.name == "c"
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_the_model_base_imports_no_module_above_it():
+    # _model is below apimachinery and _base: importing it alone (in a fresh process) must not
+    # import them; the converter, code generation and builders below it not even _model
+    code = textwrap.dedent("""
+        import sys
+        import cloudcoil_cache.models._model
+        below = {"cloudcoil_cache.models._fields", "cloudcoil_cache.models._codegen",
+                 "cloudcoil_cache.models._convert", "cloudcoil_cache.models._dump", "cloudcoil_cache.models._builders"}
+        assert below <= set(sys.modules), below - set(sys.modules)
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
