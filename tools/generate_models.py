@@ -338,9 +338,12 @@ def _render_module(s: _Spec, module: str, classes: list[_Class]) -> str:
     base_names = ["model"]
     if any(not c.gvk for c in classes):
         base_names.append("Model")
-    if any(c.gvk for c in classes):  # a kind: the Resource with the API verbs (above the client)
+    # a module of kinds: their base with the API verbs, above the client; the model bases from _base. One
+    # of models only (apimachinery, which _base imports for Resource.metadata): from the Model base below it
+    if any(c.gvk for c in classes):
         lines.append("from cloudcoil_cache._resource import Resource")
-    lines.append(f"from {_PKG}._base import {', '.join(sorted(base_names))}")
+    base_module = "_base" if any(c.gvk for c in classes) else "_model"
+    lines.append(f"from {_PKG}.{base_module} import {', '.join(sorted(base_names))}")
     time_names = sorted(s.typing.get(module, set()) & {"Time", "MicroTime"})
     if time_names:
         lines.append(f"from {_PKG}._time import {', '.join(time_names)}")

@@ -8,12 +8,10 @@ Generated kinds live in ``cloudcoil_cache.models.kubernetes.<group>.<version>``.
 
 from __future__ import annotations
 
-# Each module imports only modules below it (``_base`` is the bottom of the classes); the higher
-# ones install, when imported, what the lower ones call: ``_base.codec`` and ``_base.parts``
-# (``_convert``, ``_codegen``, ``_dump``), ``_builders.parts`` (``_base``, ``_codegen``) and
-# Importing the package imports them all, so
-# every part is in place before any model is used.
-from cloudcoil_cache.models import _base, _codegen, _dump, apimachinery  # noqa: F401
+# Each module imports only modules below it: ``_fields`` (markers, names) < ``_codegen`` <
+# ``_convert`` < ``_dump`` < ``_builders`` < ``_model`` (``Model``) < ``apimachinery`` < ``_base``
+# (``Resource``, data only) < the generated kinds (``models.kubernetes``, above the client: their base is
+# ``cloudcoil_cache.resources.Resource``, the data with the API verbs).
 from cloudcoil_cache.models._base import Model, Resource, is_sealed
 from cloudcoil_cache.models._convert import (
     converter,
@@ -24,9 +22,6 @@ from cloudcoil_cache.models._convert import (
 )
 from cloudcoil_cache.models._frozen import FrozenDict, FrozenList
 from cloudcoil_cache.models._list import ResourceList
-
-# apimachinery is generated: the package installs its ObjectMeta (a resource's ``metadata``) for it
-_base.parts.object_meta = apimachinery.ObjectMeta
 
 __all__ = [
     "FrozenDict",

@@ -15,12 +15,14 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeAlias,
 
 import attrs
 
+from cloudcoil_cache.models._codegen import model_from_mapping, shape_of
+from cloudcoil_cache.models._fields import field_hints, is_resource_class
 from cloudcoil_cache.models._quantity import Quantity
 
 if TYPE_CHECKING:
     from types import TracebackType
 
-__all__ = ["Builder", "BuilderTypes", "ListBuilder", "Scope", "parts"]
+__all__ = ["Builder", "BuilderTypes", "ListBuilder", "Scope"]
 
 _S = TypeVar("_S", bound="_Model")
 
@@ -55,22 +57,6 @@ class _Field(NamedTuple):
     plain: bool  # a field of strings/scalars: a Quantity given to it is stored as its text
 
 
-class _Parts:
-    """What the model modules install here, so that builders read fields without importing them (no cycle)."""
-
-    #: ``field_hints(cls)``: the resolved annotations of a model class (``models._base``)
-    hints: Callable[[type], dict[str, Any]]
-    #: ``issubclass(cls, Resource)`` (``models._base``)
-    is_resource: Callable[[type], bool]
-    #: ``shape_of(hint)`` (``models._codegen``)
-    shape_of: Callable[[Any], Any]
-    #: ``model_from_mapping(cls, data, path)`` (``models._codegen``)
-    from_mapping: Callable[[type, Any, Any], Any]
-
-
-parts = _Parts()
-
-
 def _fields_of(cls: type[Any]) -> dict[str, _Field]:
     """The setters of ``cls`` by name, derived from its fields once and cached on the class."""
     table: dict[str, _Field] | None = cls.__dict__.get("_cc_builder_fields")
@@ -80,11 +66,11 @@ def _fields_of(cls: type[Any]) -> dict[str, _Field]:
         fields = [a.name for a in attrs.fields(cls) if a.name != "_extra"]
     except (TypeError, attrs.exceptions.NotAnAttrsClassError):
         raise TypeError(f"{cls.__name__} is not a model class; builders need a model") from None
-    hints = parts.hints(cls)
+    hints = field_hints(cls)
     table = {}
     for name in fields:
         try:
-            shape = parts.shape_of(hints[name])
+            shape = shape_of(hints[name])
         except (TypeError, KeyError):
             table[_setter_name(name)] = _Field(name, None, False, False)
             continue
@@ -94,7 +80,7 @@ def _fields_of(cls: type[Any]) -> dict[str, _Field]:
             table[_setter_name(name)] = _Field(name, shape[1][1], True, False)
         else:
             table[_setter_name(name)] = _Field(name, None, False, shape[0] != "json")
-    if parts.is_resource(cls):
+    if is_resource_class(cls):
         # Class constants, but the constructor takes them (cloudcoil's builders have setters for them).
         for name in ("api_version", "kind"):
             table.setdefault(name, _Field(name, None, False, True))
@@ -324,11 +310,13 @@ class ListBuilder(Generic[M]):
         if callable(value) and not isinstance(value, type):
             value = value(Builder(cls))
             if isinstance(value, Builder):
-                return value.build()  # type: ignore[no-any-return]
+                built: M = value.build()
+                return built
         if isinstance(value, cls):
             return value
         if isinstance(value, Mapping):
-            return parts.from_mapping(cls, value, (f"{cls.__name__}.list_builder()", len(self._items)))  # type: ignore[no-any-return]
+            item: M = model_from_mapping(cls, value, (f"{cls.__name__}.list_builder()", len(self._items)))
+            return item
         raise TypeError(
             f"{cls.__name__} list builder: add() takes a {cls.__name__}, a dict or a function "
             f"returning a {cls.__name__} builder, got {type(value).__name__}"

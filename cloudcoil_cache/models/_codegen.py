@@ -13,8 +13,8 @@ from typing import Any, Callable, Union
 import attrs
 
 from cloudcoil_cache.errors import DecodeError
-from cloudcoil_cache.models import _base, _builders, _time
-from cloudcoil_cache.models._base import Model, Resource, field_hints, wire_name
+from cloudcoil_cache.models import _time
+from cloudcoil_cache.models._fields import editable_class, field_hints, is_model_class, is_resource_class, wire_name
 from cloudcoil_cache.models._frozen import FrozenDict, FrozenList, freeze_json, thaw_json
 
 __all__ = [
@@ -59,7 +59,7 @@ def shape_of(hint: Any) -> Shape:
         type_args = typing.get_args(hint)
         inner_shape = shape_of(type_args[1]) if type_args else ("json",)
         return ("json",) if inner_shape == ("json",) else ("dict", inner_shape)
-    if isinstance(hint, type) and issubclass(hint, Model):
+    if is_model_class(hint):
         return ("model", hint)
     raise TypeError(f"no wire conversion for type hint {hint!r}")
 
@@ -142,7 +142,8 @@ class _Emitter:
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         exec(code, self.globals)  # noqa: S102 - generated from type hints, as cattrs.gen does
         self._bind_lazily()
-        return self.globals[name]  # type: ignore[no-any-return]
+        fn: Callable[..., Any] = self.globals[name]
+        return fn
 
     def _bind_lazily(self) -> None:
         """Bind each nested model function on its first call.
@@ -209,9 +210,9 @@ _SHARED_NULLS_MAX = 64
 
 
 def _gen_structure(em: _Emitter, cls: type, fields: list[tuple[str, str, Shape]]) -> Callable[..., Any]:
-    is_resource = issubclass(cls, Resource)
+    is_resource = is_resource_class(cls)
     source = _structure_source(em, is_resource, fields)
-    editable: Any = cls.__editable_class__  # type: ignore[attr-defined]
+    editable: Any = editable_class(cls)
     api_version = editable.api_version if is_resource else None
     kind = editable.kind if is_resource else None
 
@@ -313,8 +314,8 @@ def _extras_function(
 
 def _gen_unstructure(em: _Emitter, cls: type, fields: list[tuple[str, str, Shape]]) -> Callable[..., Any]:
     lines = ["def unstructure(o):", "    x = o._extra"]
-    if issubclass(cls, Resource):
-        editable: Any = cls.__editable_class__
+    if is_resource_class(cls):
+        editable: Any = editable_class(cls)
         head = {"apiVersion": editable.api_version, "kind": editable.kind}
         head = {k: v for k, v in head.items() if v is not None}  # the undeclared GenericResource
         lines.append(f"    r = {head!r}")
@@ -344,7 +345,7 @@ def _gen_copy(em: _Emitter, cls: type, fields: list[tuple[str, str, Shape]]) -> 
     if sealed:
         lines.append("    c.__class__ = TWIN")
     lines.append("    return c")
-    editable: Any = cls.__editable_class__  # type: ignore[attr-defined]
+    editable: Any = editable_class(cls)
     return em.compile("copy", "\n".join(lines) + "\n", {"CLS": editable, "TWIN": editable.__sealed_class__})
 
 
@@ -482,7 +483,7 @@ def model_from_mapping(cls: type, data: Any, path: Path) -> Any:
     for key, value in data.items():
         attr = names.get(key) if isinstance(key, str) else None
         if attr is None:
-            if issubclass(cls, Resource) and key in ("apiVersion", "api_version", "kind"):
+            if is_resource_class(cls) and key in ("apiVersion", "api_version", "kind"):
                 attr = "api_version" if key != "kind" else "kind"
             else:
                 raise TypeError(f"{format_path(path)}: {cls.__name__} has no field {key!r}")
@@ -578,12 +579,16 @@ def _dict_converter(inner: InitConverter, inner_shape: Shape) -> InitConverter:
     return convert_dict
 
 
+#: The class of ``attrs.Factory(...)`` defaults (``attrs.Factory`` is typed as a function).
+_FACTORY: type = type(attrs.Factory(list))
+
+
 def build_init(cls: type) -> Callable[..., None] | None:
     """A generated keyword ``__init__`` for ``cls`` that converts dicts to models inline.
 
     Fields whose type involves no model/Time are assigned as attrs would; the others are converted
     only when given a value of another class. Resources also take ``api_version``/``kind``
-    (see ``_base.set_type_meta``). None when a field is not a plain keyword field with a plain
+    (see ``set_type_meta``). None when a field is not a plain keyword field with a plain
     default (then the generic wrapper is used).
     """
     fields = [a for a in attrs.fields(cls) if a.name != "_extra"]
@@ -594,7 +599,7 @@ def build_init(cls: type) -> Callable[..., None] | None:
             or a.converter is not None
             or a.validator is not None
             or a.alias != a.name
-            or isinstance(a.default, attrs.Factory)  # type: ignore[arg-type]
+            or isinstance(a.default, _FACTORY)
             or a.default is attrs.NOTHING
         ):
             return None
@@ -621,7 +626,7 @@ def build_init(cls: type) -> Callable[..., None] | None:
             body.append(f"    if {guard}:")
             body.append(f"        {a.name} = _c{i}({a.name}, (self.__class__.__name__, {'.' + a.name!r}))")
         body.append(f"    self.{a.name} = {a.name}")
-    if issubclass(cls, Resource):
+    if is_resource_class(cls):
         params += ["api_version=None", "kind=None"]
         body.append("    if api_version is not None or kind is not None:")
         body.append("        _type_meta(self, api_version, kind)")
@@ -634,11 +639,11 @@ def build_init(cls: type) -> Callable[..., None] | None:
     filename = f"<cloudcoil_cache generated {cls.__qualname__}.__init__ #{next(_counter)}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - generated from attrs fields
-    init = namespace["__init__"]
+    init: Callable[..., None] = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
     init.__doc__ = f"Keyword construction of {cls.__name__} (dict values of model fields are converted)."
-    return init  # type: ignore[no-any-return]
+    return init
 
 
 def wire_keywords(cls: type, given: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
@@ -649,7 +654,7 @@ def wire_keywords(cls: type, given: dict[str, Any], extra: dict[str, Any]) -> di
     """
     names = _init_names(cls)
     fields = attrs.fields_dict(cls)
-    resource = issubclass(cls, Resource)
+    resource = is_resource_class(cls)
     out = dict(given)
     for key, value in extra.items():
         attr = names.get(key)
@@ -682,12 +687,3 @@ def set_type_meta(obj: Any, api_version: str | None, kind: str | None) -> None:
         extra["kind"] = kind
     if extra:
         obj._extra = extra
-
-
-# What the bases and the builders call (they are below this module): installed once, at import.
-_base.parts.build_init = build_init
-_base.parts.wire_keywords = wire_keywords
-_base.parts.set_type_meta = set_type_meta
-_base.parts.init_converters = init_converters
-_builders.parts.shape_of = shape_of
-_builders.parts.from_mapping = model_from_mapping

@@ -1,4 +1,8 @@
-"""The one cattrs converter that owns the wire format (camelCase JSON <-> objects)."""
+"""The one cattrs converter that owns the wire format (camelCase JSON <-> objects).
+
+It dispatches on the model marker (``_fields.is_model_class``), as cattrs dispatches attrs classes
+on theirs, so it sits below the ``Model`` base, which calls it directly.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +15,8 @@ import attrs
 import cattrs
 
 from cloudcoil_cache.errors import DecodeError
-from cloudcoil_cache.models import _base, _codegen
-from cloudcoil_cache.models._base import Model, Resource, field_hints
+from cloudcoil_cache.models import _codegen
+from cloudcoil_cache.models._fields import editable_class, field_hints, field_names, is_model_class, is_resource_class
 from cloudcoil_cache.models._frozen import FrozenDict, FrozenList, interning, sharing
 
 __all__ = [
@@ -24,16 +28,13 @@ __all__ = [
     "make_converter",
     "structure",
     "structure_sealed",
+    "to_wire",
     "unstructure",
 ]
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-
-def _is_model(t: Any) -> bool:
-    return isinstance(t, type) and issubclass(t, Model)
 
 
 class ModelConverter(cattrs.Converter):
@@ -45,11 +46,11 @@ class ModelConverter(cattrs.Converter):
 
     __slots__ = ("_cloudcoil_generate",)
 
+    _cloudcoil_generate: Callable[[type, str], Callable[..., Any]]
+
     def copy_function(self, cls: type, sealed: bool) -> Callable[[Any], Any]:
         """The deep-copy function of editable class ``cls`` (editable or read-only result)."""
-        op = "copy_sealed" if sealed else "copy"
-        generate: Any = getattr(self, "_cloudcoil_generate")
-        return generate(cls, op)  # type: ignore[no-any-return]
+        return self._cloudcoil_generate(cls, "copy_sealed" if sealed else "copy")
 
 
 def configure_converter(conv: cattrs.Converter) -> None:
@@ -60,10 +61,10 @@ def configure_converter(conv: cattrs.Converter) -> None:
     variants). Nested models are looked up through ``conv``, so hooks registered on it win.
     """
     hooks = _ModelHooks(conv)
-    conv.register_structure_hook_factory(_is_model, hooks.structure_factory)
-    conv.register_unstructure_hook_factory(_is_model, hooks.unstructure_factory)
+    conv.register_structure_hook_factory(is_model_class, hooks.structure_factory)
+    conv.register_unstructure_hook_factory(is_model_class, hooks.unstructure_factory)
     if isinstance(conv, ModelConverter):
-        setattr(conv, "_cloudcoil_generate", hooks.generate)
+        conv._cloudcoil_generate = hooks.generate
 
 
 class _ModelHooks:
@@ -108,15 +109,15 @@ class _ModelHooks:
         return fn
 
     def structure_factory(self, t: type) -> Callable[..., Any]:
-        editable: type = t.__editable_class__  # type: ignore[attr-defined]
-        if not t._sealed:  # type: ignore[attr-defined]
+        editable = editable_class(t)
+        if not getattr(t, "_sealed"):
             return self.generate(editable, "structure")
         with self.lock:
             hook = self.shared.get(editable)
             if hook is None:
                 # Repeated strings (condition types, phases, images...) become one string object.
                 fn = interning(self.generate(editable, "structure_sealed"), _string_fields(editable))
-                if issubclass(editable, Resource):
+                if is_resource_class(editable):
                     hook = fn  # a top-level object is unique (its name, uid, resourceVersion)
                 else:
                     # Nested read-only values repeat across objects (the containers of a ReplicaSet's
@@ -126,7 +127,7 @@ class _ModelHooks:
         return hook
 
     def unstructure_factory(self, t: type) -> Callable[..., Any]:
-        return self.generate(getattr(t, "__editable_class__"), "unstructure")
+        return self.generate(editable_class(t), "unstructure")
 
 
 def _string_fields(cls: type) -> list[str]:
@@ -188,9 +189,16 @@ def unstructure(obj: Any) -> Any:
         raise TypeError(f"cannot convert {type(obj).__name__} to its wire form: {exc}") from exc
 
 
-def copy_model(obj: Model, sealed: bool = False) -> Any:
-    """A deep copy of ``obj``: editable (plain lists/dicts), or read-only when ``sealed``."""
-    return converter.copy_function(obj.__editable_class__, sealed)(obj)
+def to_wire(obj: Any) -> dict[str, Any]:
+    """The wire form of model ``obj``: ``unstructure`` of a model is always a dict."""
+    wire: dict[str, Any] = unstructure(obj)
+    return wire
+
+
+def copy_model(obj: T, sealed: bool = False) -> T:
+    """A deep copy of model ``obj``: editable (plain lists/dicts), or read-only when ``sealed``."""
+    copied: T = converter.copy_function(editable_class(type(obj)), sealed)(obj)
+    return copied
 
 
 def evolve_sealed(obj: Any, **changes: Any) -> Any:
@@ -205,7 +213,7 @@ def evolve_sealed(obj: Any, **changes: Any) -> Any:
     cls = type(obj)
     if not getattr(cls, "_sealed", False):
         raise TypeError(f"evolve_sealed() needs a sealed object, got {cls.__name__} (use .evolve())")
-    names = _base._field_names(cls)
+    names = field_names(cls)
     unknown = [name for name in changes if name not in names]
     if unknown:
         raise TypeError(f"{cls.__name__} has no field {unknown[0]!r}")
@@ -220,15 +228,10 @@ def evolve_sealed(obj: Any, **changes: Any) -> Any:
 def _read_only_value(value: Any) -> Any:
     if value is None or value.__class__ in (str, int, float, bool, FrozenList, FrozenDict):
         return value
-    if isinstance(value, Model):
+    if is_model_class(value.__class__):
         return value if value._sealed else copy_model(value, sealed=True)
     if isinstance(value, (list, tuple)):
         return FrozenList([_read_only_value(v) for v in value])
     if isinstance(value, dict):
         return FrozenDict({k: _read_only_value(v) for k, v in value.items()})
     return value  # datetimes and other immutable scalars
-
-
-_base.codec.structure = structure
-_base.codec.unstructure = unstructure
-_base.codec.copy = copy_model

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
-from cloudcoil_cache.models import _base
-from cloudcoil_cache.models._base import Model, Resource, _field_names
-from cloudcoil_cache.models._codegen import wire_keywords, wire_name
+from cloudcoil_cache.models import _convert
+from cloudcoil_cache.models._codegen import wire_keywords
+from cloudcoil_cache.models._fields import editable_class, field_names, is_model_class, is_resource_class, wire_name
 
 __all__ = ["copy_model", "dump"]
 
 _MODES = ("python", "json")
 
+T = TypeVar("T")
 
-def dump(obj: Model, *, mode: str, by_alias: bool, exclude_none: bool) -> dict[str, Any]:
+
+def dump(obj: Any, *, mode: str, by_alias: bool, exclude_none: bool) -> dict[str, Any]:
     """``obj.model_dump(...)``: the wire form walked beside the object, keys and values as asked.
 
     JSON values come from ``to_dict()`` (so times, unknown fields and explicit nulls are written
@@ -21,23 +23,23 @@ def dump(obj: Model, *, mode: str, by_alias: bool, exclude_none: bool) -> dict[s
     """
     if mode not in _MODES:
         raise ValueError(f"model_dump mode must be 'python' or 'json', got {mode!r}")
-    wire = obj.to_dict()
+    wire = _convert.to_wire(obj)
     if mode == "json" and by_alias and exclude_none:
         return wire
     return _walk_model(obj, wire, mode == "json", by_alias, exclude_none)
 
 
-def _walk_model(obj: Model, wire: dict[str, Any], json: bool, by_alias: bool, exclude_none: bool) -> dict[str, Any]:
+def _walk_model(obj: Any, wire: dict[str, Any], json: bool, by_alias: bool, exclude_none: bool) -> dict[str, Any]:
     cls = type(obj)
     out: dict[str, Any] = {}
     known: set[str] = set()
-    if isinstance(obj, Resource):
+    if is_resource_class(cls):
         for attr, key in (("api_version", "apiVersion"), ("kind", "kind")):
             known.add(key)
             value = wire.get(key)
             if value is not None or not exclude_none:
                 out[key if by_alias else attr] = value
-    for attr in _field_names(cls):
+    for attr in field_names(cls):
         key = wire_name(cls, attr)
         known.add(key)
         value = getattr(obj, attr)
@@ -53,8 +55,10 @@ def _walk_model(obj: Model, wire: dict[str, Any], json: bool, by_alias: bool, ex
 
 
 def _walk(value: Any, wire: Any, json: bool, by_alias: bool, exclude_none: bool) -> Any:
-    if isinstance(value, Model):
-        return _walk_model(value, wire if isinstance(wire, dict) else value.to_dict(), json, by_alias, exclude_none)
+    if is_model_class(value.__class__):
+        return _walk_model(
+            value, wire if isinstance(wire, dict) else _convert.to_wire(value), json, by_alias, exclude_none
+        )
     if isinstance(value, (list, tuple)):
         items: list[Any] = wire if isinstance(wire, list) and len(wire) == len(value) else [None] * len(value)
         return [_walk(v, w, json, by_alias, exclude_none) for v, w in zip(value, items)]
@@ -66,18 +70,19 @@ def _walk(value: Any, wire: Any, json: bool, by_alias: bool, exclude_none: bool)
     return value
 
 
-def copy_model(obj: Any, *, update: dict[str, Any] | None, deep: bool) -> Any:
+def copy_model(obj: T, *, update: dict[str, Any] | None, deep: bool) -> T:
     """``obj.model_copy(update=..., deep=...)``: an editable copy, nested values shared unless deep."""
+    new: Any
     if deep:
-        new = obj.copy()
+        new = _convert.copy_model(obj)
     else:
-        new = object.__new__(obj.__editable_class__)
-        for attr in _field_names(type(obj)):
+        new = object.__new__(editable_class(type(obj)))
+        for attr in field_names(type(obj)):
             object.__setattr__(new, attr, getattr(obj, attr))
-        extra = obj._extra
+        extra = getattr(obj, "_extra")
         object.__setattr__(new, "_extra", None if extra is None else dict(extra))
     if update:
-        resource = isinstance(new, Resource)
+        resource = is_resource_class(type(new))
         given = {"api_version": None, "kind": None} if resource else {}
         changes = wire_keywords(type(new), given, dict(update))
         if resource:
@@ -87,8 +92,5 @@ def copy_model(obj: Any, *, update: dict[str, Any] | None, deep: bool) -> Any:
                     new._extra = {**(new._extra or {}), key: value}
         for attr, value in changes.items():
             setattr(new, attr, value)
-    return new
-
-
-_base.parts.dump = dump
-_base.parts.copy_model = copy_model
+    copied: T = new
+    return copied

@@ -34,7 +34,7 @@ import hashlib
 import os
 import sys
 import threading
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, NoReturn, SupportsIndex
 
 from cloudcoil_cache import _fork, _json
 from cloudcoil_cache.errors import ReadOnlyError
@@ -58,7 +58,7 @@ def _refuse(kind: str, method: str) -> NoReturn:
     raise ReadOnlyError(f"this {kind} belongs to a shared read-only object and cannot be changed ({method}); {_HINT}")
 
 
-class FrozenList(list):  # type: ignore[type-arg]
+class FrozenList(list[Any]):
     """A ``list`` whose mutating methods raise ``ReadOnlyError``; otherwise just a list."""
 
     __slots__ = ()
@@ -96,10 +96,10 @@ class FrozenList(list):  # type: ignore[type-arg]
     def __delitem__(self, *a: Any) -> NoReturn:
         _refuse("list", "item deletion")
 
-    def __iadd__(self, *a: Any) -> NoReturn:  # type: ignore[misc]
+    def __iadd__(self, *a: Any) -> NoReturn:  # type: ignore[misc]  # mypy: as __add__ or not at all
         _refuse("list", "+=")
 
-    def __imul__(self, *a: Any) -> NoReturn:  # type: ignore[misc]
+    def __imul__(self, value: SupportsIndex, /) -> NoReturn:
         _refuse("list", "*=")
 
     def copy(self) -> list[Any]:
@@ -110,7 +110,7 @@ class FrozenList(list):  # type: ignore[type-arg]
         return (FrozenList, (list(self),))
 
 
-class FrozenDict(dict):  # type: ignore[type-arg]
+class FrozenDict(dict[Any, Any]):
     """A ``dict`` whose mutating methods raise ``ReadOnlyError``; otherwise just a dict."""
 
     __slots__ = ()
@@ -136,7 +136,7 @@ class FrozenDict(dict):  # type: ignore[type-arg]
     def setdefault(self, *a: Any, **k: Any) -> NoReturn:
         _refuse("dict", "setdefault")
 
-    def __ior__(self, *a: Any) -> NoReturn:  # type: ignore[misc]
+    def __ior__(self, *a: Any) -> NoReturn:  # type: ignore[misc]  # mypy: as __or__ or not at all
         _refuse("dict", "|=")
 
     def copy(self) -> dict[Any, Any]:
@@ -368,7 +368,7 @@ def sharing(build: Callable[[Any], Any], name: str) -> Callable[..., Any]:
             stats.sweep()
         return value
 
-    shared.__wrapped__ = build  # type: ignore[attr-defined]
+    setattr(shared, "__wrapped__", build)  # as functools.wraps marks a wrapper
     return shared
 
 
@@ -432,5 +432,5 @@ def interning(build: Callable[..., Any], attributes: list[str]) -> Callable[...,
             state["kept"] = tuple(e[0] for e in entries if e[1] and e[2] >= SHARE_MIN_HITS * e[1])
         return obj
 
-    built.__wrapped__ = build  # type: ignore[attr-defined]
+    setattr(built, "__wrapped__", build)  # as functools.wraps marks a wrapper
     return built

@@ -33,6 +33,8 @@ class WireTime(datetime.datetime):
 
     __slots__ = ("wire",)
 
+    wire: str
+
 
 if sys.version_info >= (3, 11):
     _fromiso = datetime.datetime.fromisoformat
@@ -61,7 +63,7 @@ def _keep_wire(value: datetime.datetime, text: str) -> datetime.datetime:
         value.tzinfo,
         fold=value.fold,
     )
-    kept.wire = text  # type: ignore[attr-defined]
+    kept.wire = text
     return kept
 
 

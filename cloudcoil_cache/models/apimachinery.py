@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from cloudcoil_cache.models._base import Model, model
+from cloudcoil_cache.models._model import Model, model
 from cloudcoil_cache.models._time import Time
 
 __all__ = [

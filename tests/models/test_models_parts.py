@@ -1,25 +1,36 @@
-"""The parts the higher model modules install in the lower ones (no import cycle): all there on import."""
+"""The model modules import only lower ones (no slot is filled from above), and classes are told by marker."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
-import pytest
-
-from cloudcoil_cache.models import _base, _builders
-
-# what each lower module calls, and who installs it (see cloudcoil_cache/models/__init__.py)
-PARTS = [_base.codec, _base.parts, _builders.parts]
+from cloudcoil_cache.models import _fields
+from cloudcoil_cache.models._base import Resource
+from cloudcoil_cache.models.apimachinery import ObjectMeta
+from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 
 
-@pytest.mark.parametrize("parts", PARTS, ids=lambda p: f"{type(p).__module__}.{type(p).__name__}")
-def test_every_part_is_installed_once_the_package_is_imported(parts: object):
-    declared = list(type(parts).__annotations__)
-    assert declared
-    missing = [name for name in declared if not hasattr(parts, name)]
-    assert not missing, f"{type(parts).__name__}: nothing installed for {missing}"
+def test_a_class_is_a_model_or_a_resource_by_its_marker():
+    sealed = Pod.__sealed_class__
+    assert [_fields.is_model_class(t) for t in (Pod, sealed, ObjectMeta, dict, "Pod", list[int])] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
+    assert [_fields.is_resource_class(t) for t in (Pod, sealed, Resource, ObjectMeta, Pod())] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]
 
 
 def test_a_kind_module_imported_first_builds_dumps_and_reads_files(tmp_path):
@@ -38,3 +49,42 @@ def test_a_kind_module_imported_first_builds_dumps_and_reads_files(tmp_path):
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+#: The models core from the bottom up: each module imports (anywhere in it) only modules before it.
+CORE = [
+    "_frozen",
+    "_time",
+    "_quantity",
+    "_fields",
+    "_codegen",
+    "_convert",
+    "_dump",
+    "_builders",
+    "_model",
+    "apimachinery",
+    "_base",
+]
+
+
+def _models_imported(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module == "cloudcoil_cache.models":
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("cloudcoil_cache.models."):
+            found.add(node.module.split(".")[2])
+        elif isinstance(node, ast.Import):
+            found.update(a.name.split(".")[2] for a in node.names if a.name.startswith("cloudcoil_cache.models."))
+    return found
+
+
+def test_each_module_of_the_models_core_imports_only_the_ones_below_it():
+    package = Path(_fields.__file__).parent
+    above = {}
+    for position, name in enumerate(CORE):
+        core_imports = _models_imported(package / f"{name}.py") & set(CORE)
+        above[name] = sorted(core_imports - set(CORE[:position]))
+    assert above == {name: [] for name in CORE}
+    # the models core never reaches the generated kinds (they sit above the client)
+    assert not any("kubernetes" in _models_imported(package / f"{name}.py") for name in CORE)
