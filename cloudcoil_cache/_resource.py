@@ -4,16 +4,27 @@
 from __future__ import annotations
 
 import builtins
-import functools
 import os
-from typing import TYPE_CHECKING, Any, AsyncGenerator, Callable, Generator, Generic, Literal, Mapping, TypeVar, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    AsyncGenerator,
+    Callable,
+    ClassVar,
+    Generator,
+    Generic,
+    Literal,
+    Mapping,
+    TypeVar,
+    overload,
+)
 
 from cloudcoil_cache.client import Api, AsyncApi, Config, api_in_scope
 from cloudcoil_cache.client._watch import Watch
 from cloudcoil_cache.errors import ResourceNotFound
 from cloudcoil_cache.models import Resource as ResourceData
 from cloudcoil_cache.models import ResourceList
-from cloudcoil_cache.models._base import model
+from cloudcoil_cache.models._base import plain_resource_of
 from cloudcoil_cache.models._gvk import GVK
 from cloudcoil_cache.models._parse import load_documents, type_meta
 from cloudcoil_cache.models.apimachinery import ObjectMeta
@@ -41,10 +52,8 @@ class Resource(ResourceData):
     discovered from the environment; reads go through its cache.
     """
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        if cls is Resource:  # ``Resource(apiVersion="v1", kind="Pod", metadata=...)``, as cloudcoil
-            cls = _plain_resource()
-        return object.__new__(cls)
+    # ``Resource(apiVersion="v1", kind="Pod", metadata=...)`` is a resource of any kind, as cloudcoil's
+    _cc_any_kind: ClassVar[bool] = True
 
     # ---------------------------------------------------------------- clients
     @classmethod
@@ -451,26 +460,7 @@ def _as_kind(cls: type[R], doc: Any, where: str) -> R:
     )
 
 
-@functools.lru_cache(maxsize=None)
-def _plain_resource() -> type[Resource]:
-    """What ``Resource(...)`` builds: a resource of any kind with only ``metadata`` typed."""
-    plain = type(
-        "Resource",
-        (Resource,),
-        {
-            # pickled by reference as this module's _PlainResource (see __getattr__); shown as Resource
-            "__module__": __name__,
-            "__qualname__": "_PlainResource",
-            "__annotations__": {"metadata": ObjectMeta | None},
-            "metadata": None,
-            "__doc__": "A resource of any kind: typed ``metadata``, other fields kept as they came.",
-        },
-    )
-    made: type[Resource] = model(plain)
-    return made
-
-
 def __getattr__(name: str) -> Any:
     if name == "_PlainResource":  # what pickle looks up for a ``Resource(...)`` object
-        return _plain_resource()
+        return plain_resource_of(Resource)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

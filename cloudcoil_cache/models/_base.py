@@ -8,7 +8,7 @@ It sits above ``apimachinery`` (its ``metadata`` is an ``ObjectMeta``), which si
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from cloudcoil_cache.models._fields import field_hints, wire_name
 from cloudcoil_cache.models._model import Model, convert_kwargs, finish_model, is_sealed, model
@@ -21,10 +21,13 @@ __all__ = [
     "finish_model",
     "is_sealed",
     "model",
+    "plain_resource_of",
     "register_resource",
     "registered_resource",
     "wire_name",
 ]
+
+R = TypeVar("R", bound="Resource")
 
 _REGISTRY: dict[tuple[str, str], type[Resource]] = {}
 
@@ -60,9 +63,13 @@ class Resource(Model):
     if TYPE_CHECKING:  # a field of every kind (generated, or implied for a user's class)
         metadata: ObjectMeta | None
 
+    # A base that stands for any kind: ``Resource(apiVersion="v1", kind="Pod", metadata=...)`` builds a
+    # plain resource (``plain_resource_of``), as cloudcoil's does. Read from the class's own dict only.
+    _cc_any_kind: ClassVar[bool] = True
+
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        if cls is Resource:  # ``Resource(apiVersion="v1", kind="Pod", metadata=...)``, as cloudcoil
-            cls = _plain_resource()
+        if "_cc_any_kind" in cls.__dict__:
+            cls = plain_resource_of(cls)
         return object.__new__(cls)
 
     @classmethod
@@ -131,24 +138,25 @@ def registered_resource(api_version: str, kind: str) -> type[Resource] | None:
 
 
 @functools.lru_cache(maxsize=None)
-def _plain_resource() -> type[Resource]:
-    """What ``Resource(...)`` builds: a resource of any kind with only ``metadata`` typed."""
+def plain_resource_of(base: type[R]) -> type[R]:
+    """What ``base(...)`` builds for a base that stands for any kind: a resource of any kind with only
+    ``metadata`` typed (pickled by reference as ``_PlainResource`` of the base's module)."""
     plain = type(
         "Resource",
-        (Resource,),
+        (base,),
         {
-            # pickled by reference as this module's _PlainResource (see __getattr__); shown as Resource
-            "__module__": __name__,
+            "__module__": base.__module__,
             "__qualname__": "_PlainResource",
             "__annotations__": {"metadata": ObjectMeta | None},
             "metadata": None,
             "__doc__": "A resource of any kind: typed ``metadata``, other fields kept as they came.",
         },
     )
-    return model(plain)
+    made: type[R] = model(plain)
+    return made
 
 
 def __getattr__(name: str) -> Any:
     if name == "_PlainResource":  # what pickle looks up for a ``Resource(...)`` object
-        return _plain_resource()
+        return plain_resource_of(Resource)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
