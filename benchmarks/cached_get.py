@@ -75,10 +75,24 @@ def calls_per_read(fn: Callable[[], object], n: int = 10) -> str:
     return "\n".join([f"{python} Python calls, {sum(counts.values()) // n - python} C calls", *lines])
 
 
+def report(name: str, times: list[float]) -> None:
+    print(f"{name:<28} median {statistics.median(times):8.2f} µs  (rounds: {' '.join(f'{t:.2f}' for t in times)})")
+
+
+def ratio(name: str, over: list[float], base: list[float], target: float) -> float:
+    ratios = sorted(o / b for o, b in zip(over, base))
+    median = statistics.median(ratios)
+    print(
+        f"{name:<28} median {median:.2f}x  (min {ratios[0]:.2f}x, max {ratios[-1]:.2f}x; target <= {target:g}x)"
+        + ("" if median <= target else "  MISSED")
+    )
+    return median
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--pods", type=int, default=1000)
-    parser.add_argument("--reads", type=int, default=20000)
+    parser.add_argument("--pods", type=int, default=1000, help="pods in the namespace read (the list's size)")
+    parser.add_argument("--reads", type=int, default=20000, help="gets per round (lists: a fiftieth)")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--calls", action="store_true", help="also count the calls of one read of each")
     parser.add_argument(
@@ -86,47 +100,70 @@ def main() -> None:
     )
     args = parser.parse_args()
     with FakeAPIServer() as server, tempfile.TemporaryDirectory() as tmp:
-        seed_pods(server, args.pods)
+        seed_pods(server, args.pods, namespaces=("default",))
+        seed_pods(server, 100, namespaces=("other",))
         kubeconfig = server.write_kubeconfig(Path(tmp) / "kubeconfig")
         cache = Cache(resources=[Pod], mode="strict")
         config = Config(kubeconfig=str(kubeconfig), cache=cache)
         with contextlib.closing(config.set_default()) if args.default else config:
             informer = cache.get_informer(Pod, sync=True)
             assert informer is not None
-            some = Pod.list(all_namespaces=True).items[0]
+            client = config.client_for(Pod, cached=True)  # today's ResourceClient (the lead's Api[Pod])
+            some = Pod.list(namespace="default").items[0]
             ns, name = some.namespace, some.name
 
-            def cached_get() -> object:
+            def pod_get() -> object:
                 return Pod.get(name, namespace=ns)
+
+            def client_get() -> object:
+                return client.get(name, ns)
 
             def informer_get() -> object:
                 return informer.get(name, namespace=ns)
 
-            assert cached_get() is informer_get()  # the same stored object
+            def pod_list() -> object:
+                return Pod.list(namespace=ns)
+
+            def client_list() -> object:
+                return client.list(ns)
+
+            def informer_list() -> object:
+                return informer.list(ns)
+
+            assert pod_get() is informer_get() and client_get() is informer_get()  # the same stored object
+            listed = [o.name for o in informer_list()]  # type: ignore[attr-defined]
+            assert len(listed) == args.pods
+            assert [o.name for o in pod_list().items] == listed == [o.name for o in client_list().items]  # type: ignore[attr-defined]
 
             def reads() -> int:
                 return sum(1 for r in server.requests if r.verb in ("get", "list"))
 
             if args.calls:
-                print(f"Pod.get (cached): {calls_per_read(cached_get)}")
+                for label, fn in (("Pod.get (cached)", pod_get), ("client.get (cached)", client_get)):
+                    print(f"{label}: {calls_per_read(fn)}")
                 print(f"informer.get: {calls_per_read(informer_get)}")
+                print(f"Pod.list (cached): {calls_per_read(pod_list)}")
+                print(f"informer.list: {calls_per_read(informer_list)}")
             reads_before = reads()
-            gets, bare = [], []
+            times: dict[str, list[float]] = collections.defaultdict(list)
+            lists = max(1, args.reads // 50)
             for _ in range(args.rounds):
-                gets.append(per_read_us(cached_get, args.reads))
-                bare.append(per_read_us(informer_get, args.reads))
+                for label, fn, n in (
+                    ("Pod.get (cached)", pod_get, args.reads),
+                    ("client.get (cached)", client_get, args.reads),
+                    ("informer.get", informer_get, args.reads),
+                    ("Pod.list (cached)", pod_list, lists),
+                    ("client.list (cached)", client_list, lists),
+                    ("informer.list", informer_list, lists),
+                ):
+                    times[label].append(per_read_us(fn, n))
             assert reads() == reads_before  # not one read reached the API server
-        ratios = sorted(g / b for g, b in zip(gets, bare))
-        print(
-            f"Pod.get (cached)  median {statistics.median(gets):.2f} µs  (rounds: {' '.join(f'{g:.2f}' for g in gets)})"
-        )
-        print(
-            f"informer.get      median {statistics.median(bare):.2f} µs  (rounds: {' '.join(f'{b:.2f}' for b in bare)})"
-        )
-        print(
-            f"ratio             median {statistics.median(ratios):.1f}x  "
-            f"(min {ratios[0]:.1f}x, max {ratios[-1]:.1f}x; target <= 3x)"
-        )
+        for label, values in times.items():
+            report(label, values)
+        ratio("Pod.get / informer.get", times["Pod.get (cached)"], times["informer.get"], 1.5)
+        ratio("client.get / informer.get", times["client.get (cached)"], times["informer.get"], 1.5)
+        ratio("Pod.list / informer.list", times["Pod.list (cached)"], times["informer.list"], 1.2)
+        ratio("client.list / informer.list", times["client.list (cached)"], times["informer.list"], 1.2)
 
 
 if __name__ == "__main__":

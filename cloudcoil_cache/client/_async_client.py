@@ -59,7 +59,9 @@ class AsyncResourceClient(Generic[T]):
     async def get(self, name: str, namespace: str | None = None) -> T:
         if self.sync.cached:
             await self._bound()
-            return await async_cached_get(self.sync, name, namespace)  # type: ignore[no-any-return]
+            sync = self.sync
+            sync.check_get(name)
+            return await async_cached_get(sync.read_cache, sync.cls, name, sync._namespace(namespace), sync.live_get)  # type: ignore[no-any-return]
         return await run_blocking(self.sync.live_get, name, namespace)
 
     async def list(
@@ -79,7 +81,9 @@ class AsyncResourceClient(Generic[T]):
         """``list()`` with its options as one ``ListOptions`` value."""
         if self.sync.cached:
             await self._bound()
-            return await async_cached_list(self.sync, opts)
+            sync = self.sync
+            sync.check_list(opts.limit)
+            return await async_cached_list(sync.read_cache, sync.cls, opts, sync._namespace, sync.live_list_with)
         return await run_blocking(self.sync.live_list_with, opts)
 
     async def create(self, obj: Any, **kwargs: Any) -> T:

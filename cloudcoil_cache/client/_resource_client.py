@@ -20,7 +20,7 @@ from cloudcoil_cache._listwatch import (
 from cloudcoil_cache.apimachinery import Status
 from cloudcoil_cache.client._discovery import bind_dynamic
 from cloudcoil_cache.client._lists import ObjectList
-from cloudcoil_cache.client._reads import cached_list, plain_segment, policy_get, shortcut_get
+from cloudcoil_cache.client._reads import cached_get, cached_list, plain_segment
 from cloudcoil_cache.client._wait import WaitPredicate, check_wait, wait_timeout_message
 from cloudcoil_cache.client._watch import Watch
 from cloudcoil_cache.errors import ConfigError, DecodeError, WaitTimeout
@@ -155,11 +155,18 @@ class ResourceClient(Generic[T]):
     # ------------------------------------------------------------------ reads
     def get(self, name: str, namespace: str | None = None) -> T:
         """The object ``name`` (``ResourceNotFound`` if it does not exist)."""
-        if self.cached:  # cached_get's two steps, one call less: on every cached get's path
-            found: T | None = shortcut_get(self, name, namespace)
-            if found is None:
-                found = policy_get(self, name, namespace)
-            return found
+        if self.cached:
+            cache = self.read_cache
+            reader = None if cache is None else cache.readers.get(self.kind_class)
+            if reader is not None:  # its hit path, with the arguments as given: on every cached get's path
+                found: T | None = reader.hit(
+                    name, namespace if namespace is not None or not reader.namespaced else self.config.namespace
+                )
+                if found is not None:
+                    return found
+            self.check_get(name)
+            read: T = cached_get(cache, self.cls, name, self._namespace(namespace), self.live_get)
+            return read
         return self.live_get(name, namespace)
 
     def live_get(self, name: str, namespace: str | None = None) -> T:
@@ -182,7 +189,9 @@ class ResourceClient(Generic[T]):
     def list_with(self, opts: ListOptions) -> ObjectList[T]:
         """``list()`` with its options as one ``ListOptions`` value."""
         if self.cached:
-            return cached_list(self, opts)
+            if opts.limit is not None:
+                self.check_list(opts.limit)
+            return cached_list(self.read_cache, self.cls, opts, self._namespace, self.live_list_with)
         return self.live_list_with(opts)
 
     def live_list(
