@@ -6,6 +6,7 @@ sockets; the cache binds one per kind; ``Pod.get``, ``client_for(...).get``, ``c
 from __future__ import annotations
 
 import gc
+import sys
 import weakref
 from typing import Any, Callable
 
@@ -152,6 +153,47 @@ def test_the_readers_hits_follow_the_informers_health(server: FakeAPIServer, mak
         fail_relists_with_403(server, failing)
         assert agreed(failing.cache, "default", "pod-1") is None
         assert agreed_list(failing.cache, "default") is None
+
+
+def calls_during(read: Callable[[], object]) -> list[str]:
+    """The library's Python functions ``read()`` calls, in order (``sys.setprofile``: observed, not mocked)."""
+    seen: list[str] = []
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        path = frame.f_code.co_filename
+        if event == "call" and "cloudcoil_cache" in path and "/tests/" not in path:
+            seen.append(frame.f_code.co_qualname)
+
+    sys.setprofile(profile)
+    try:
+        read()
+    finally:
+        sys.setprofile(None)
+    return seen
+
+
+def test_a_cached_hit_is_four_calls_and_a_controllers_read_builds_no_client(
+    server: FakeAPIServer, make_config: Callable[..., Config]
+):
+    seed(server, 1)
+    config = make_config(resources=[Pod])
+    with config:
+        client = config.client_for(Pod, cached=True)
+        assert calls_during(lambda: client.get("pod-0", "default")) == [
+            "ResourceClient.get",
+            "CacheReader.hit",
+            "WriteTracker.pending",
+            "Store.get",
+        ]
+        kind = KindReader(
+            Pod, config, watched=None, selector=None, default_namespace="default", owner="t", no_namespace="-"
+        )
+        calls = calls_during(lambda: kind.get("pod-0"))
+        assert "CacheReader.hit" in calls and "CacheReader.get" in calls
+        assert not [c for c in calls if c.startswith("ResourceClient")], calls  # not one client per read
+        listed = calls_during(lambda: client.list("default"))
+        assert "CacheReader.hit_list" in listed and "ObjectList.whole" in listed
+        assert "decide" not in listed and "read" not in listed  # a hit: no request, no facts, no policy
 
 
 def test_every_reader_of_a_kind_reads_through_its_one_reader(server: FakeAPIServer, make_config: Callable[..., Config]):
