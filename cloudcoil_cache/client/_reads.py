@@ -86,7 +86,6 @@ def _plain(opts: ListOptions) -> bool:
 
 
 def _request(cls: Any, opts: ListOptions, namespace: str | None, mode: Mode | None) -> ReadRequest:
-    check_field_selector(cls, opts.field_selector)  # an unknown field is the API server's 400, not []
     return ReadRequest(
         cls.kind,
         namespace,
@@ -112,13 +111,22 @@ def cached_list(
     """A list through ``cache`` per the read policy (its kind's reader: a hit at once, else the
     policy), else ``live(opts)``. ``resolve``: the client's namespace default and check; ``opts``'s
     limit is checked by the caller; ``cls`` is bound."""
+    if opts.field_selector is not None:
+        check_field_selector(cls, opts.field_selector)  # an unknown field is the API server's 400, not []
     if cache is None:
         return live(opts)
     if opts.all_namespaces or not cls.namespaced:
         namespace = None
     else:  # resolve(), without a call for a plain namespace given (on every cached list's path)
-        namespace = opts.namespace
-        if namespace.__class__ is not str or not namespace or not plain_segment(namespace):
+        namespace = opts.namespace  # plain_segment(), written out
+        if (
+            namespace.__class__ is not str
+            or not namespace
+            or "/" in namespace
+            or "%" in namespace
+            or namespace == "."
+            or namespace == ".."
+        ):
             namespace = resolve(namespace)
     if opts.label_selector is None and opts.field_selector is None and opts.limit is None and opts.continue_ is None:
         reader = cache.readers.get(cls)
@@ -135,6 +143,8 @@ async def async_cached_list(
     cache: Cache | None, cls: Any, opts: ListOptions, resolve: Resolve, live: LiveList
 ) -> ObjectList[Any]:
     """``cached_list`` on the event loop: a hit or a served page inline, waits and live reads off it."""
+    if opts.field_selector is not None:
+        check_field_selector(cls, opts.field_selector)
     if cache is not None:
         namespace = list_namespace(cls, opts, resolve)
         if _plain(opts):
