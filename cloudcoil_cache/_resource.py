@@ -20,6 +20,9 @@ from typing import (
 )
 
 from cloudcoil_cache.client import Api, AsyncApi, Config, api_in_scope
+from cloudcoil_cache.client import _config as scopes
+from cloudcoil_cache.client._config import active as _active_scope
+from cloudcoil_cache.client._config import cached_api
 from cloudcoil_cache.client._watch import Watch
 from cloudcoil_cache.errors import ResourceNotFound
 from cloudcoil_cache.models import Resource as ResourceData
@@ -70,7 +73,13 @@ class Resource(ResourceData):
     @classmethod
     def get(cls, name: str, namespace: str | None = None) -> Self:
         """The object ``name``, from the cache when it can serve it (docs/contract.md), else the API."""
-        return cls.client(cached=True).get(name, namespace)
+        # cached_api(cls), written out: the scope's cached Api of the class (on every cached read)
+        scope = _active_scope.get() or scopes.default_scope
+        try:
+            api: Api[Self] = cached_api(cls) if scope is None else scope.clients[cls]
+        except KeyError:  # the scope's first read of cls
+            api = cached_api(cls)
+        return api.get(name, namespace)
 
     @classmethod
     async def async_get(cls, name: str, namespace: str | None = None) -> Self:
@@ -87,7 +96,12 @@ class Resource(ResourceData):
         continue_: str | None = None,
     ) -> ResourceList[Self]:
         """A list result (``items``, ``metadata``; iterating walks every page), cache-routed."""
-        return cls.client(cached=True).list(namespace, all_namespaces, label_selector, field_selector, limit, continue_)
+        scope = _active_scope.get() or scopes.default_scope  # cached_api(cls), written out (as in get)
+        try:
+            api: Api[Self] = cached_api(cls) if scope is None else scope.clients[cls]
+        except KeyError:
+            api = cached_api(cls)
+        return api.list(namespace, all_namespaces, label_selector, field_selector, limit, continue_)
 
     @classmethod
     async def async_list(

@@ -7,12 +7,16 @@ import inspect
 from typing import Any, Callable, ClassVar, Iterator
 
 from cloudcoil_cache._resource import Resource
+from cloudcoil_cache.client._verbs import ASYNC_VERBS, CLASS_VERBS
 from cloudcoil_cache.errors import ReadOnlyError
 from cloudcoil_cache.models._base import _convert_kwargs, finish_model, model
 from cloudcoil_cache.models._dynamic import dynamic_class
 from cloudcoil_cache.models.apimachinery import ObjectMeta
 
 __all__ = ["Unstructured", "dynamic_resource"]
+
+#: The class verbs and their async twins (``async_client`` is checked by ``client``'s override).
+_CLASS_VERBS = frozenset(CLASS_VERBS) | frozenset(ASYNC_VERBS)
 
 _TYPE_KEYS = {"apiVersion": "api_version", "api_version": "api_version", "kind": "kind"}
 
@@ -235,12 +239,26 @@ def _route(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
     return functools.wraps(method)(routed)
 
 
+def _kind_checked(method: classmethod[Any, Any, Any]) -> classmethod[Any, Any, Any]:
+    """A class verb (``get``, ``list``...) that first says what to use on a class of no kind."""
+    func = method.__func__
+
+    def checked(cls: type[Unstructured], *args: Any, **kwargs: Any) -> Any:
+        _needs_kind(cls)
+        return func(cls, *args, **kwargs)
+
+    return classmethod(functools.wraps(func)(checked))
+
+
 def _install() -> None:
     type.__setattr__(Unstructured, "__init__", _init)
-    # Every instance method of the API (create, update, save, wait_for...), sent to the object's kind.
+    # Every instance method of the API (create, update, save, wait_for...), sent to the object's kind;
+    # every class verb (get, list, watch, delete...), checked for a kind first.
     for name, value in vars(Resource).items():
         if not name.startswith("_") and inspect.isfunction(value):
             type.__setattr__(Unstructured, name, _route(name, value))
+        elif name in _CLASS_VERBS and isinstance(value, classmethod):
+            type.__setattr__(Unstructured, name, _kind_checked(value))
 
 
 class _ClassOrInstance:
@@ -261,7 +279,7 @@ class _ClassOrInstance:
 
 
 _install()
-type.__setattr__(Unstructured, "get", _ClassOrInstance(vars(Resource)["get"], Unstructured._get_key))
+type.__setattr__(Unstructured, "get", _ClassOrInstance(_kind_checked(vars(Resource)["get"]), Unstructured._get_key))
 
 
 def dynamic_resource(kind: str, api_version: str) -> type[Unstructured]:

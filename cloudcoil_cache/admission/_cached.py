@@ -18,8 +18,9 @@ _REFUSED = "Admission cached reads require a preconfigured Config cache resource
 
 class CachedKind(KindReader[T]):
     """Reads of one kind from the webhook's cache, as a controller's ``ctx.cached`` reads (one
-    ``KindReader``): deep editable copies, None on a miss, ``CacheUnavailableError`` when the informer
-    cannot serve. ``namespace`` defaults to the request's."""
+    ``KindReader``, a view of the kind's ``caching.CacheReader``): deep editable copies, None on a
+    miss, ``CacheUnavailableError`` when the informer cannot serve. ``namespace`` defaults to the
+    request's."""
 
     def __init__(self, cls: Any, config: Config, default_namespace: str | None, count: ReadCounter) -> None:
         cache = config.cache

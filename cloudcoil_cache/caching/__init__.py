@@ -11,7 +11,7 @@ from cloudcoil_cache.caching._cache import Cache, CacheStatus, after_fork
 from cloudcoil_cache.caching._informer import Informer, InformerKey, InformerStatus
 from cloudcoil_cache.caching._options import CacheOptions
 from cloudcoil_cache.caching._policy import InformerState, Mode
-from cloudcoil_cache.caching._reader import CachedResources
+from cloudcoil_cache.caching._reader import CachedResources, CacheReader
 from cloudcoil_cache.caching._reflector import Tuning
 from cloudcoil_cache.caching._store import Added, Deleted, Notification, Store, Updated, Writer
 from cloudcoil_cache.caching._transform import strip_managed_fields
@@ -23,6 +23,7 @@ __all__ = [
     "Backoff",
     "Cache",
     "CacheOptions",
+    "CacheReader",
     "CacheStatus",
     "CachedResources",
     "Deleted",

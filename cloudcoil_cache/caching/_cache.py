@@ -7,6 +7,7 @@ import contextlib
 import contextvars
 import logging
 import threading
+import types
 import weakref
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
@@ -27,6 +28,7 @@ from cloudcoil_cache.caching._options import (
 )
 from cloudcoil_cache.caching._owner import CacheOwner, Scopes
 from cloudcoil_cache.caching._policy import CacheFacts, InformerState, Mode, in_scope
+from cloudcoil_cache.caching._reader import CacheReader
 from cloudcoil_cache.caching._reflector import Tuning
 from cloudcoil_cache.caching._views import InformerView, SyncInformer
 from cloudcoil_cache.caching._writes import WriteTracker
@@ -114,7 +116,10 @@ class Cache:
         self._informers: dict[InformerKey, Informer[Any]] = {}
         self._write_peers: tuple[Cache, ...] = ()  # caches told about this cache's Config's writes
         self._by_kind: dict[type, Informer[Any]] = {}  # the informer that serves reads of a kind (read lock-free)
-        self._servable: dict[type, Informer[Any]] = {}  # those of them the options let serve (serving_informer)
+        self._readers: dict[type, CacheReader[Any]] = {}  # the reader bound to each of them (``readers``)
+        #: The reader of each kind with an informer (``reader(cls)``), read-only, lock-free: one per
+        #: informer, bound when the informer is made (``caching._reader.CacheReader``).
+        self.readers: Mapping[type, CacheReader[Any]] = types.MappingProxyType(self._readers)
         self._cache_facts: dict[tuple[bool, bool, bool, bool], CacheFacts] = {}
         this = weakref.ref(self)  # what the cache owns holds no reference back to it
         tuning = self.tuning  # read at each use, as ``cache.tuning`` may be assigned
@@ -278,8 +283,20 @@ class Cache:
             )
             self._informers[key] = informer
             self._by_kind[cls] = informer
-            if self._options.enabled and settings.enabled:
-                self._servable[cls] = informer
+            self._readers[cls] = CacheReader(
+                informer,
+                self,
+                facts=CacheFacts(
+                    enabled=self._options.enabled,
+                    paused=False,
+                    started=True,
+                    kind_enabled=settings.enabled,
+                    kind_cached=True,
+                    lazy=self.resources is None,
+                ),
+                paused=self._pause_var,
+                run=self._scopes,
+            )
         return informer
 
     def _bind_discovered(self) -> None:
@@ -392,18 +409,10 @@ class Cache:
             )
         return cache_facts, informer, self._mode_var.get() or self._mode
 
-    def serving_informer(self, cls: Any) -> Informer[Any] | None:
-        """The informer of ``cls`` when the cache itself lets a read of ``cls`` be served right now,
-        else None (``read_facts`` and the policy then say why).
-
-        "Lets": every ``CacheFacts`` test of ``decide`` passes: the cache is enabled, not paused in
-        this thread/task, started, the kind is enabled and has an informer (memory only, no lock).
-        """
-        if self._pause_var.get() or not self._scopes.count:
-            return None
-        if self._fork_epoch != _fork.epoch:  # one global read: forked since, resume here first
-            self.resume_after_fork()
-        return self._servable.get(cls)
+    def reader(self, cls: Any) -> CacheReader[Any] | None:
+        """The one reader of ``cls`` in this cache (``CacheReader``: its hits, else the read
+        policy), bound when its informer was made; None while the kind has no informer."""
+        return self._readers.get(getattr(cls, "__editable_class__", cls))
 
     def sync_lazily(self, cls: Any) -> None:
         """``resources=None``: create and start the informer of ``cls`` and wait for its first sync.

@@ -136,7 +136,7 @@ class Informer(Generic[T]):
         self._generation = 0  # of the current run; see start()
         #: Whether it serves reads now (``_policy.serving_verdict`` of the fields above), rebuilt under
         #: ``_state`` by ``_judge_locked()`` at each change of them: a cached get reads it instead of
-        #: gathering the facts (``caching._reads.served_get``). Read without the lock: one attribute.
+        #: gathering the facts (``caching._reader.CacheReader.hit``). Read without the lock: one attribute.
         self.serving: Verdict = None
         self.writes = WriteTracker(key, self.store, self._clock)
         self.name = _informer_name(key)

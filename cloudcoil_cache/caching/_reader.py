@@ -1,19 +1,247 @@
-"""CachedResources: editable deep copies read from an informer (``ctx.cached``), never from the API."""
+"""One reader per kind, bound once by its cache (``CacheReader``); cloudcoil's ``CachedResources``, a view of one."""
 
 from __future__ import annotations
 
-from typing import Any, Generic, Mapping, TypeVar
+import contextvars
+import weakref
+from typing import Any, Callable, Generic, Mapping, Protocol, TypeVar
 
-from cloudcoil_cache.caching._policy import InformerState
+from cloudcoil_cache import _fork
+from cloudcoil_cache.caching._informer import Informer
+from cloudcoil_cache.caching._policy import (
+    CacheFacts,
+    InformerFacts,
+    InformerState,
+    Mode,
+    ReadRequest,
+    Serve,
+    decide,
+    get_request,
+    informer_facts,
+    serves_at,
+)
+from cloudcoil_cache.caching._reads import ReadSource, list_selector_problem, policy_get
 from cloudcoil_cache.caching._views import InformerView
 
-__all__ = ["CachedResources"]
+__all__ = ["CacheReader", "CachedResources", "Running", "copies", "hit_facts"]
 
 T = TypeVar("T")
 
+#: ``CacheReader``'s pause flag when it belongs to no cache: never paused.
+_NEVER: contextvars.ContextVar[bool] = contextvars.ContextVar("cloudcoil_cache_never_paused", default=False)
+
+
+class Running(Protocol):
+    """A cache's reference-counted run, as a reader sees it (``caching._owner.Scopes``)."""
+
+    count: int
+
+
+class _NotRunning:
+    """The run of a reader of no cache: never started (its hits are off anyway)."""
+
+    count = 0
+
+
+_NOT_RUNNING = _NotRunning()
+
+
+def _no_cache() -> None:
+    return None
+
+
+def hit_facts(cache: CacheFacts, informer: Informer[Any]) -> tuple[bool, bool]:
+    """Whether the read policy serves, in both modes, (1) a get of a stored object and (2) a list
+    of one namespace (or of every namespace the informer watches) without selectors, page or
+    continue token, whenever the cache is as ``cache`` says and the informer's verdict serves
+    ("current" or "degraded"), the read lies in the informer's scope, no write is pending there
+    and the store is complete.
+
+    ``decide`` itself answers, once per reader, on those facts: a reader's hit path then only
+    checks that each fact that can change from one read to the next is still the one decided on
+    (the cache's pause and run, the informer's verdict at this moment, the scope, the writes
+    pending, the object in the store, the store's completeness). Anything else goes to ``decide``.
+    """
+    key = informer.key
+    cls: Any = key.cls
+    scope = key.namespace
+    namespace = scope or ("default" if cls.namespaced else None)  # a namespace inside the scope
+    gets = [get_request(cls.kind, namespace, "name")]
+    lists = [ReadRequest(cls.kind, namespace, None, namespace is None)]
+    if cls.namespaced and not scope:
+        lists.append(ReadRequest(cls.kind, None, None, True))  # every namespace
+    served = [
+        all(
+            isinstance(decide(cache, _serving_facts(informer, state, request), request, mode), Serve)
+            for request in requests
+            for state in (InformerState.CURRENT, InformerState.DEGRADED)
+            for mode in Mode
+        )
+        for requests in (gets, lists)
+    ]
+    return served[0], served[1]
+
+
+def _serving_facts(informer: Informer[Any], state: InformerState, request: ReadRequest) -> InformerFacts:
+    """The facts of an informer whose verdict serves (``state``), as the hit path finds them."""
+    key = informer.key
+    return informer_facts(
+        key,
+        True,  # synced: a verdict that serves is never built for an informer that is not
+        state,
+        0.0,
+        informer.max_staleness,
+        None,
+        True,  # complete: the hit path checks it for lists
+        informer.incomplete_reason,
+        None if request.name is not None else list_selector_problem(key, request),
+        False,  # no write pending: the hit path checks it
+        True,  # found: the hit path serves only what the store holds
+    )
+
+
+class CacheReader(Generic[T]):
+    """The reads of one kind through one cache (controller-runtime's ``CacheReader``, kube-rs's
+    ``Store`` handle): its informer, the informer's store and write tracker, and the informer's
+    serving verdict (``Informer.serving``, rebuilt by the informer at each change of its state).
+
+    The cache binds one per informer, once (``Cache.reader(cls)``). ``hit()`` and ``hit_list()``
+    answer what the read policy serves at once, without building a request or gathering facts;
+    ``get()`` asks the policy (``caching._reads.read``: ``decide``) about anything else. Every
+    other reader of a kind (``Pod.get``, ``ctx.cached``, ``request.cached``, ``KindReader``,
+    ``CachedResources``) is a view of it: shared objects or copies, falling back or raising.
+
+    Thread safety: every method may be called from any thread; nothing here takes a lock but the
+    store's (an unbounded store's ``get`` takes none) and the write tracker's.
+    """
+
+    def __init__(
+        self,
+        informer: Informer[T],
+        cache: ReadSource | None = None,
+        *,
+        facts: CacheFacts | None = None,
+        paused: contextvars.ContextVar[bool] = _NEVER,
+        run: Running = _NOT_RUNNING,
+    ) -> None:
+        """Bound by ``cache`` (held weakly): ``facts``, the cache's facts when it serves (enabled,
+        not paused, started: ``hit_facts`` asks ``decide`` about them once); ``paused``, its pause
+        flag (per thread/task); ``run``, its reference-counted run (``count``: started when > 0).
+        Without a cache, a reader of a bare informer: no hits, no policy (``CachedResources``'s)."""
+        key = informer.key
+        cls: Any = key.cls
+        self.cls: Any = cls
+        self.informer = informer
+        self.store = informer.store
+        self.writes = informer.writes
+        #: whether the kind is namespaced (a get then needs a namespace; a list may cover them all)
+        self.namespaced: bool = bool(cls.namespaced)
+        #: the namespace the informer watches (None: all)
+        self.scope: str | None = key.namespace
+        self._clock = informer.clock
+        self._epoch = _fork.epoch
+        self._cache: Callable[[], ReadSource | None] = _no_cache if cache is None else weakref.ref(cache)
+        self._paused = paused
+        self._run = run
+        self._hits, self._lists = (False, False) if cache is None or facts is None else hit_facts(facts, informer)
+
+    def __repr__(self) -> str:
+        return f"<CacheReader {self.informer.key.describe()}>"
+
+    # ---------------------------------------------------------------- hits
+    def hit(self, name: str, namespace: str | None = None) -> T | None:
+        """The stored object (shared, read-only) when the read policy serves this get at once, else
+        None: then ``get()`` (the policy) answers: a miss, a refusal, a wait or a live read.
+
+        ``namespace``: the request's (a namespaced kind's must be given: None or "" is never a hit;
+        a cluster-scoped kind's is ignored).
+        """
+        if not self._hits or self._paused.get() or not self._run.count:
+            return None
+        if _fork.epoch != self._epoch:
+            self._resume()
+        verdict = self.informer.serving
+        if verdict is not True and (verdict is None or not serves_at(verdict, self._clock.now())):
+            return None
+        if self.namespaced:
+            scope = self.scope
+            if namespace.__class__ is not str or not namespace or (scope and namespace != scope):
+                return None
+        elif namespace is None or namespace.__class__ is str:
+            namespace = None
+        else:
+            return None  # the caller's checks name the type
+        if name.__class__ is not str or self.writes.pending(namespace, name):
+            return None
+        return self.store.get(namespace, name)
+
+    def hit_list(self, namespace: str | None) -> tuple[list[T], str] | None:
+        """The objects of ``namespace`` (None: of every namespace the informer watches; None for a
+        cluster-scoped kind) and the resourceVersion that describes them, when the read policy
+        serves a list without selectors, page or continue token at once; else None (then
+        ``read()`` answers). The list is new; its objects are shared, read-only."""
+        if not self._lists or self._paused.get() or not self._run.count:
+            return None
+        if _fork.epoch != self._epoch:
+            self._resume()
+        verdict = self.informer.serving
+        if verdict is not True and (verdict is None or not serves_at(verdict, self._clock.now())):
+            return None
+        if namespace is None:
+            if self.scope and self.namespaced:
+                return None  # every namespace, from an informer that watches one
+        elif not self.namespaced or (self.scope and namespace != self.scope):
+            return None
+        if not self.store.complete or self.writes.pending(namespace, None):
+            return None
+        objs, rv = self.store.snapshot(namespace)
+        return objs, rv or ""
+
+    def _resume(self) -> None:
+        """Forked since the last read: the cache resumes its informers in this process first."""
+        cache = self._cache()
+        if cache is not None:
+            cache.resume_after_fork()
+        self._epoch = _fork.epoch
+
+    def serving(self) -> bool:
+        """Whether the informer serves reads now: "current", or "degraded" within ``max_staleness``
+        (its verdict against its clock; the cache's own state aside)."""
+        verdict = self.informer.serving
+        return verdict is True or (verdict is not None and serves_at(verdict, self._clock.now()))
+
+    # ------------------------------------------------------------- the policy
+    def get(
+        self,
+        name: str,
+        namespace: str | None = None,
+        live: Callable[[str, str | None], T] | None = None,
+        mode: Mode | None = None,
+        selector_is_scope: bool = False,
+    ) -> T:
+        """A get as the read policy answers it: a hit at once, else ``caching._reads.policy_get``
+        (the stored object, ``ResourceNotFound``, ``CacheUnavailableError``, or ``live(name,
+        namespace)`` when the policy reads the API server; without ``live`` that is refused).
+
+        ``namespace``: the request's, checked and defaulted by the caller. ``mode``: this read's
+        (None: the cache's in this thread/task). ``selector_is_scope``: a get outside the
+        informer's selectors is "not found", not unservable (a controller's reads).
+        """
+        found = self.hit(name, namespace)
+        if found is not None:
+            return found
+        cache = self._cache()
+        if cache is None:
+            raise RuntimeError(f"{self!r} belongs to no cache: it only reads its informer's store")
+        answer: T = policy_get(
+            cache, self.cls, name, namespace if self.namespaced else None, live, mode, selector_is_scope
+        )
+        return answer
+
 
 class CachedResources(Generic[T]):
-    """Reads of one kind from an informer view, as cloudcoil's ``CachedResources``.
+    """Reads of one kind from an informer view, as cloudcoil's ``CachedResources``: a view of a
+    ``CacheReader`` of the view's informer that copies and raises.
 
     ``get``/``list`` return editable deep copies (``obj.copy()``), never call the API server and never
     fall back: a miss is ``None`` / ``[]``. An informer that is not running and synced raises
@@ -25,24 +253,29 @@ class CachedResources(Generic[T]):
     def __init__(self, informer: InformerView[T], namespace: str | None = None) -> None:
         self._view = informer
         self._namespace = namespace
+        self._reader: CacheReader[T] = CacheReader(informer._informer)
 
     def _check(self) -> None:
-        informer = self._view._informer
+        reader = self._reader
+        if reader.serving():
+            return
+        informer = reader.informer
         if not informer.started or not informer.has_synced():
             raise RuntimeError("Informer is not running and synced")
-        state, _ = informer.state()
-        if state in (InformerState.FAILING, InformerState.STALE):
-            raise RuntimeError("Informer watch failed") from informer.last_error
+        raise RuntimeError("Informer watch failed") from informer.last_error
+
+    def _in(self, namespace: str | None) -> str | None:
+        return namespace or self._namespace or self._view.namespace
 
     def get(self, name: str, namespace: str | None = None) -> T | None:
         """A deep copy of the cached object, or None."""
         self._check()
-        cls: Any = self._view.resource
-        if cls.namespaced:
-            namespace = namespace or self._namespace or self._view.namespace
+        reader = self._reader
+        if reader.namespaced:
+            namespace = self._in(namespace)
             if not namespace:
                 raise ValueError("Specify a namespace for a namespaced cache lookup")
-        obj = self._view._informer.store.get(namespace if cls.namespaced else None, name)
+        obj = reader.store.get(namespace if reader.namespaced else None, name)
         return None if obj is None else obj.copy()  # type: ignore[attr-defined]
 
     def list(
@@ -50,27 +283,24 @@ class CachedResources(Generic[T]):
     ) -> list[T]:
         """Deep copies of the cached objects of a namespace (or all), with labels matching exactly."""
         self._check()
-        cls: Any = self._view.resource
+        reader = self._reader
         if namespace and all_namespaces:
             raise ValueError("namespace and all_namespaces are mutually exclusive")
-        if cls.namespaced and not all_namespaces:
-            namespace = namespace or self._namespace or self._view.namespace
+        if reader.namespaced and not all_namespaces:
+            namespace = self._in(namespace)
             if not namespace:
                 raise ValueError("Specify namespace or all_namespaces=True")
         else:
             namespace = None
-        objs = self._view._informer.store.list(namespace)
-        if labels:
-            wanted = dict(labels)
-            objs = [
-                o
-                for o in objs
-                if all(
-                    (o.metadata.labels or {}).get(k) == v  # type: ignore[attr-defined]
-                    for k, v in wanted.items()
-                )
-            ]
-        return [o.copy() for o in objs]  # type: ignore[attr-defined]
+        return copies(reader.store.list(namespace), labels)
 
     def __repr__(self) -> str:
-        return f"<CachedResources {self._view._informer.key.describe()}>"
+        return f"<CachedResources {self._reader.informer.key.describe()}>"
+
+
+def copies(objs: list[Any], labels: Mapping[str, str] | None = None) -> list[Any]:
+    """Editable deep copies of the objects whose labels include every pair of ``labels``."""
+    if labels:
+        wanted = dict(labels).items()
+        objs = [o for o in objs if all((o.metadata.labels or {}).get(k) == v for k, v in wanted)]
+    return [o.copy() for o in objs]

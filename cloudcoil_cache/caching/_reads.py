@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import TYPE_CHECKING, Any, Callable, Final, Iterator, NamedTuple
+from typing import Any, Callable, Final, Iterator, NamedTuple, Protocol
 
 from cloudcoil_cache._listwatch import parse_field_selector, parse_label_selector, undecided_field_paths
+from cloudcoil_cache._threads import run_control
 from cloudcoil_cache.caching._informer import Informer, InformerKey
 from cloudcoil_cache.caching._pages import cut_page
 from cloudcoil_cache.caching._policy import (
+    CacheFacts,
     InformerFacts,
     Mode,
     ReadLive,
@@ -19,16 +21,24 @@ from cloudcoil_cache.caching._policy import (
     Serve,
     WaitForSync,
     decide,
+    get_request,
     informer_facts,
-    serves_at,
 )
 from cloudcoil_cache.caching._views import filter_objects
 from cloudcoil_cache.errors import CacheUnavailableError, ResourceNotFound
 
-if TYPE_CHECKING:
-    from cloudcoil_cache.caching._cache import Cache
-
-__all__ = ["LIVE", "Page", "ReadFlow", "Wait", "read", "served_get"]
+__all__ = [
+    "LIVE",
+    "Page",
+    "ReadFlow",
+    "ReadSource",
+    "Wait",
+    "drive",
+    "drive_async",
+    "list_selector_problem",
+    "policy_get",
+    "read",
+]
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +79,74 @@ ReadFlow = Iterator[Any]
 _ROUNDS = 3
 
 
-def read(cache: Cache, cls: Any, request: ReadRequest) -> ReadFlow:
+class ReadSource(Protocol):
+    """What the read flow asks of the cache it reads through (a ``Cache``: it binds the readers
+    that use this flow, so the flow names only these): its facts, its lazy sync, its wait for
+    writes, and resuming in a process forked since."""
+
+    @property
+    def read_your_writes_timeout(self) -> float: ...
+
+    def read_facts(self, cls: Any) -> tuple[CacheFacts, Informer[Any] | None, Mode]: ...
+
+    def sync_lazily(self, cls: Any) -> None: ...
+
+    def resume_after_fork(self) -> None: ...
+
+
+# ----------------------------------------------------------------- drivers
+def drive(flow: ReadFlow) -> Any:
+    """Run a read flow in this thread: each wait it yields is called here; the last step is the answer."""
+    answer = None
+    for step in flow:
+        if step.__class__ is Wait:
+            step.call()
+        else:
+            answer = step
+    return answer
+
+
+async def drive_async(flow: ReadFlow) -> Any:
+    """Run a read flow on the event loop (memory only, no thread hop); each wait runs off the loop."""
+    answer = None
+    for step in flow:
+        if step.__class__ is Wait:
+            await run_control(step.call)
+        else:
+            answer = step
+    return answer
+
+
+def policy_get(
+    cache: ReadSource,
+    cls: Any,
+    name: str,
+    namespace: str | None,
+    live: Callable[[str, str | None], Any] | None = None,
+    mode: Mode | None = None,
+    selector_is_scope: bool = False,
+) -> Any:
+    """A get as the read policy answers it: the stored object, ``ResourceNotFound``,
+    ``CacheUnavailableError``, or (the policy says read the API server) ``live(name, namespace)``.
+
+    ``name`` and ``namespace`` are the request's, checked and defaulted by the caller (``namespace``
+    None for a cluster-scoped kind); ``cls`` is bound (its plural known). Without ``live``, a read
+    the cache does not serve is refused (``CacheUnavailableError``).
+    """
+    request = get_request(cls.kind, namespace, name, mode, selector_is_scope)
+    answer = drive(read(cache, cls, request))
+    if answer is LIVE:
+        if live is None:
+            raise CacheUnavailableError(
+                f"cannot serve {request.what} from the cache: it is bypassed (disabled or paused) "
+                "and this reader never reads the API server",
+                reason="the cache is bypassed",
+            )
+        return live(name, namespace)
+    return answer
+
+
+def read(cache: ReadSource, cls: Any, request: ReadRequest) -> ReadFlow:
     """A cached read of ``cls`` (``Pod.get``/``Pod.list``, ``ctx.cached``; an admission request's
     ``request.cached``): every read through a cache goes through here.
 
@@ -133,31 +210,6 @@ def read(cache: Cache, cls: Any, request: ReadRequest) -> ReadFlow:
     yield LIVE
 
 
-def served_get(cache: Cache, cls: Any, namespace: str | None, name: str) -> Any:
-    """A get's shortcut: the stored object when ``read()`` would serve it, else None (then ``read()``
-    answers: a miss, a refusal, a wait, or a live read).
-
-    ``read()`` serves a get (``decide`` says ``Serve``, the store holds the object) exactly when
-    each test below passes, in ``decide``'s order: the cache's own facts (``serving_informer``), the
-    informer's state ("current", or "degraded" within ``max_staleness``: its ``serving`` verdict,
-    kept built, against its clock), the namespace in its scope, no write pending there, and the
-    object in the store. Selectors, completeness and the mode only matter for lists and misses,
-    which this leaves to ``read()``. ``namespace`` is the request's (``ReadRequest.namespace``).
-    """
-    informer = cache.serving_informer(cls)
-    if informer is None:
-        return None
-    verdict = informer.serving
-    if verdict is not True and (verdict is None or not serves_at(verdict, informer.clock.now())):
-        return None
-    scope = informer.key.namespace
-    if scope and namespace != scope:  # in_scope(scope, namespace)
-        return None
-    if informer.writes.pending(namespace, name):
-        return None
-    return informer.store.get(namespace, name)
-
-
 def _refused(decision: Refuse, request: ReadRequest) -> CacheUnavailableError:
     suffix = " (continuing a page the cache served)" if decision.continuing else ""
     return CacheUnavailableError(
@@ -187,13 +239,14 @@ def _facts(informer: Informer[Any], request: ReadRequest, found: bool, writes_pe
         informer.last_error,
         informer.store.complete,
         informer.incomplete_reason,
-        None if name is not None else _list_selector_problem(key, request),
+        None if name is not None else list_selector_problem(key, request),
         writes_pending,
         found,
     )
 
 
-def _list_selector_problem(key: InformerKey, request: ReadRequest) -> str | None:
+def list_selector_problem(key: InformerKey, request: ReadRequest) -> str | None:
+    """Why an informer of ``key`` cannot answer the selectors of the list ``request`` (None: it can)."""
     return _undecided_problem(key, request.field_selector) or (
         None
         if not (key.label_selector or key.field_selector)

@@ -59,7 +59,11 @@ class AsyncApi(Generic[T]):
     async def get(self, name: str, namespace: str | None = None) -> T:
         if self.sync.cached:
             await self._bound()
-            found: T = await async_cached_get(self.sync, name, namespace)
+            sync = self.sync
+            sync.check_get(name)
+            found: T = await async_cached_get(
+                sync.read_cache, sync.cls, name, sync._namespace(namespace), sync.live_get
+            )
             return found
         return await run_blocking(self.sync.live_get, name, namespace)
 
@@ -80,7 +84,9 @@ class AsyncApi(Generic[T]):
         """``list()`` with its options as one ``ListOptions`` value."""
         if self.sync.cached:
             await self._bound()
-            return await async_cached_list(self.sync, opts)
+            sync = self.sync
+            sync.check_list(opts.limit)
+            return await async_cached_list(sync.read_cache, sync.cls, opts, sync._namespace, sync.live_list_with)
         return await run_blocking(self.sync.live_list_with, opts)
 
     async def create(self, obj: T, **kwargs: Any) -> T:

@@ -25,7 +25,7 @@ from cloudcoil_cache.errors import CloudcoilError, ConfigError
 if TYPE_CHECKING:
     from cloudcoil_cache.caching._owner import Scopes
 
-__all__ = ["Config", "api_in_scope", "current_config"]
+__all__ = ["Config", "api_in_scope", "cached_api", "current_config"]
 
 #: The connection arguments of ``Config(...)`` (everything but ``cache``).
 _CONNECTION_ARGS = (
@@ -66,11 +66,13 @@ class _Scope:
         self.clients: dict[type, Api[Any]] = {}
 
 
-_active: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar("cloudcoil_cache_config", default=None)
+#: The innermost scope of this thread/task (``with config:``), and the process default's (``set_default()``):
+#: where ``Pod.get`` finds its cached ``Api`` (``_resource.Resource.get`` reads both on every read).
+active: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar("cloudcoil_cache_config", default=None)
 _default_lock = threading.Lock()
 _default: Config | None = None  # set_default(): the process-wide config
 # the default's cached clients (as a scope keeps its own): module -> clients -> config, no cycle
-_default_scope: _Scope | None = None
+default_scope: _Scope | None = None
 _implicit: Config | None = None  # discovered from the environment on first use without any config
 
 # Scopes open in any thread or task (pushed, not yet popped). current_config() reads it without
@@ -95,7 +97,7 @@ def api_in_scope(cls: type[T], config: Config | None = None, cached: bool = Fals
     one of the process default's (``set_default()``), outside every scope.
     """
     if config is None and cached:
-        scope = _active.get() or _default_scope
+        scope = active.get() or default_scope
         if scope is not None:
             api: Api[T] | None = scope.clients.get(cls)
             if api is None:
@@ -104,13 +106,23 @@ def api_in_scope(cls: type[T], config: Config | None = None, cached: bool = Fals
     return _make_client(cls, config or current_config(), cached)
 
 
+def cached_api(cls: type[T]) -> Api[T]:
+    """``api_in_scope(cls, None, True)``, kept short: what ``Pod.get`` and ``Pod.list`` call on every read."""
+    scope = active.get() or default_scope
+    if scope is not None:
+        api: Api[T] | None = scope.clients.get(cls)
+        if api is not None:
+            return api
+    return api_in_scope(cls, None, True)
+
+
 def current_config() -> Config:
     """The config of the innermost scope, else the process default, else one from the environment.
 
     A thread that gets the environment's config while a scope is open in another thread (threads
     do not inherit context variables) is told so once, by a warning on this module's logger.
     """
-    scope = _active.get()
+    scope = active.get()
     if scope is not None:
         return scope.config
     if _default is not None:
@@ -336,7 +348,8 @@ class Config:
         explicit: str | None = self._args["namespace"]
         if explicit:
             return explicit
-        return self._discovered().namespace or "default"
+        connection = self._connection  # once discovered, read without the lock (every cached get reads it)
+        return (connection or self._discovered()).namespace or "default"
 
     @property
     def server(self) -> str:
@@ -473,7 +486,7 @@ class Config:
             return False
 
     def _push(self) -> None:
-        token = _active.set(_Scope(self))
+        token = active.set(_Scope(self))
         _scopes.set(_scopes.get() + ((self, token),))
         _scope_opened()
 
@@ -495,7 +508,7 @@ class Config:
             )
         _, token = stack[-1]
         _scopes.set(stack[:-1])
-        _active.reset(token)
+        active.reset(token)
         _scope_closed()
 
     def _start(self) -> None:
@@ -509,7 +522,7 @@ class Config:
         thread's (threads do not inherit context variables), so a handler's own ``Pod.get()`` reads
         through it."""
         context = contextvars.Context()
-        context.run(_active.set, _Scope(self))
+        context.run(active.set, _Scope(self))
         return context
 
     def _stop(self) -> None:
@@ -617,7 +630,7 @@ class Config:
         If it has a cache, the cache is started now (waiting for sync as a scope would) and
         stopped by ``close()``, which also runs at interpreter exit.
         """
-        global _default, _default_scope
+        global _default, default_scope
         _fork.check()
         with self._default_start:  # request threads calling it at once: the others wait for the first
             with _default_lock:
@@ -634,7 +647,7 @@ class Config:
                 raise
             with _default_lock:
                 previous, _default = _default, self
-                _default_scope = _Scope(self)
+                default_scope = _Scope(self)
             self._is_default = True
         if previous is not None and previous is not self:
             previous._release_default()
@@ -677,7 +690,7 @@ class Config:
         Raises:
             RuntimeError: ``with``/``async with`` scopes of this config are still open.
         """
-        global _default, _default_scope
+        global _default, default_scope
         with self._lock:
             open_scopes = self._refcount - (1 if self._is_default else 0)
         if open_scopes > 0:
@@ -685,7 +698,7 @@ class Config:
         with _default_lock:
             if _default is self:
                 _default = None
-                _default_scope = None
+                default_scope = None
         self._release_default()
         with self._lock:
             self._closed = True

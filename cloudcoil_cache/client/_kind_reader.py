@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Callable, Generic, Mapping, TypeVar
 
-from cloudcoil_cache._listwatch import ListOptions
+from cloudcoil_cache._listwatch import ListOptions, check_path_segment
 from cloudcoil_cache.caching._policy import Mode, in_scope
+from cloudcoil_cache.caching._reader import copies
 from cloudcoil_cache.client._config import Config
-from cloudcoil_cache.client._reads import cached_get, cached_list
+from cloudcoil_cache.client._lists import ObjectList
+from cloudcoil_cache.client._reads import cached_get, cached_list, plain_segment
 from cloudcoil_cache.errors import CacheUnavailableError, ResourceNotFound
 
 __all__ = ["KindReader", "ReadCounter"]
@@ -23,7 +25,9 @@ def _no_count(kind: str, result: str) -> None:
 
 
 class KindReader(Generic[T]):
-    """Reads of ``cls`` through ``config``'s cache in strict mode: editable deep copies, never an API call.
+    """Reads of ``cls`` through ``config``'s cache in strict mode: editable deep copies, never an API
+    call (but while the cache is bypassed: disabled, or paused in this thread/task). A view of the
+    kind's one reader (``Cache.reader(cls)``, a ``CacheReader``) that copies and raises.
 
     They get what that cache guarantees (no stale data past ``max_staleness``; read-your-writes for
     writes made through that Config) and raise ``CacheUnavailableError`` when it cannot serve. A get
@@ -69,16 +73,31 @@ class KindReader(Generic[T]):
             raise ValueError(f"{cls.kind} in namespace {namespace!r}: {self._owner} watches only {watched!r}")
         return namespace
 
+    def _check_name(self, name: str) -> None:
+        """A bad name is refused as the client refuses it (the cache could only say "not found")."""
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"{self._cls.kind}: a name is required (a non-empty string), got {name!r}")
+        if not plain_segment(name):
+            check_path_segment(name, f"{self._cls.kind} name")
+
+    def _live_get(self, name: str, namespace: str | None) -> Any:
+        """A bypassed cache's get (the policy's ``ReadLive(bypass=True)``): from the API server."""
+        return self._config.client_for(self._cls, cached=False).live_get(name, namespace)
+
+    def _live_list(self, opts: ListOptions) -> ObjectList[Any]:
+        live: ObjectList[Any] = self._config.client_for(self._cls, cached=False).live_list_with(opts)
+        return live
+
     def get(self, name: str, namespace: str | None = None) -> T | None:
         """A deep copy of the cached object, or None."""
         kind = self._cls.kind
+        ns = self._namespace(namespace)
+        self._check_name(name)
+        if ns is not None and not plain_segment(ns):
+            check_path_segment(ns, "namespace")
         try:
             obj = cached_get(
-                self._cls.client(self._config, cached=True),
-                name,
-                self._namespace(namespace),
-                mode=Mode.STRICT,
-                selector_is_scope=True,
+                self._config.cache, self._cls, name, ns, self._live_get, mode=Mode.STRICT, selector_is_scope=True
             )
         except ResourceNotFound:
             self._count(kind, "miss")
@@ -101,18 +120,23 @@ class KindReader(Generic[T]):
         ns = self._watched if all_namespaces or not cls.namespaced else self._namespace(namespace)
         try:
             result = cached_list(
-                cls.client(self._config, cached=True),
+                self._config.cache,
+                cls,
                 ListOptions(ns, ns is None, self._selector),
+                _checked_namespace,
+                self._live_list,
                 mode=Mode.STRICT,
             )
         except CacheUnavailableError:
             self._count(cls.kind, "unavailable")
             raise
-        wanted = dict(labels or {})
-        found = [
-            obj.copy()
-            for obj in result.items
-            if all((obj.metadata.labels or {}).get(k) == v for k, v in wanted.items())
-        ]
+        found: list[T] = copies(result.items, labels)
         self._count(cls.kind, "hit" if found else "miss")
         return found
+
+
+def _checked_namespace(namespace: str | None) -> str | None:
+    """A namespace ``KindReader._namespace`` defaulted, checked as a path segment."""
+    if namespace is not None and not plain_segment(namespace):
+        return check_path_segment(namespace, "namespace")
+    return namespace

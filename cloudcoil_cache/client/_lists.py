@@ -40,6 +40,21 @@ class ObjectList(ResourceList[T]):
         self.kind = kind or f"{cls.kind}List"
         self.api_version = api_version or cls.api_version
 
+    @classmethod
+    def whole(cls, resource: Any, items: list[T], resource_version: str) -> ObjectList[T]:
+        """``ObjectList(resource, items, {"resourceVersion": resource_version})``, built without
+        checking or structuring anything: a whole list the cache served (on every cached list's path)."""
+        page = cls.__new__(cls)
+        kind_class = getattr(resource, "__editable_class__", resource)
+        page.items = items
+        page.metadata = meta = ListMeta()  # its one field set, not structured from a dict: ~0.5 µs less
+        meta.resource_version = resource_version
+        page._resource_class = kind_class
+        page._next_page = None
+        page.kind = f"{kind_class.kind}List"
+        page.api_version = kind_class.api_version
+        return page
+
     @property
     def resource(self) -> Any:
         """The item class (``resource_class``)."""

@@ -23,13 +23,13 @@ from cloudcoil_cache.apimachinery import Status
 from cloudcoil_cache.client._api_config import ApiConfig
 from cloudcoil_cache.client._discovery import bind_dynamic
 from cloudcoil_cache.client._lists import ObjectList
-from cloudcoil_cache.client._reads import cached_list, plain_segment, policy_get, shortcut_get
+from cloudcoil_cache.client._reads import cached_get, cached_list, plain_segment
 from cloudcoil_cache.client._wait import WaitPredicate, check_wait, wait_timeout_message
 from cloudcoil_cache.client._watch import Watch
 from cloudcoil_cache.errors import ConfigError, DecodeError, WaitTimeout
 
 if TYPE_CHECKING:
-    from cloudcoil_cache.caching import Cache
+    from cloudcoil_cache.caching import Cache, CacheReader
 
 __all__ = ["PATCH_TYPES", "Api", "LiveWatch", "ResourceClient", "Watch"]
 
@@ -77,6 +77,13 @@ class Api(Generic[T]):
         self.cached = cached
         #: The cache its reads go through (``config.cache`` for a cached client, else None).
         self.read_cache: Cache | None = config.cache if cached else None
+        self._config_namespace: str | None = None  # the config's default namespace, once read
+        self._reader: CacheReader[T] | None = None  # the cache's reader of the kind, once it has one
+
+    def _config_default_namespace(self) -> str:
+        """The config's default namespace (read once: it is fixed once the config is discovered)."""
+        self._config_namespace = namespace = self.config.namespace
+        return namespace
 
     @property
     def cls(self) -> Any:
@@ -157,11 +164,23 @@ class Api(Generic[T]):
     # ------------------------------------------------------------------ reads
     def get(self, name: str, namespace: str | None = None) -> T:
         """The object ``name`` (``ResourceNotFound`` if it does not exist)."""
-        if self.cached:  # cached_get's two steps, one call less: on every cached get's path
-            found: T | None = shortcut_get(self, name, namespace)
-            if found is None:
-                found = policy_get(self, name, namespace)
-            return found
+        if self.cached:
+            reader = self._reader
+            if reader is None:  # the cache binds one reader per kind, for good, once the kind has an informer
+                cache = self.read_cache
+                reader = self._reader = None if cache is None else cache.readers.get(self.kind_class)
+            if reader is not None:  # its hit path, with the arguments as given: on every cached get's path
+                found: T | None = reader.hit(
+                    name,
+                    namespace
+                    if namespace is not None or not reader.namespaced
+                    else self._config_namespace or self._config_default_namespace(),
+                )
+                if found is not None:
+                    return found
+            self.check_get(name)
+            read: T = cached_get(self.read_cache, self.cls, name, self._namespace(namespace), self.live_get)
+            return read
         return self.live_get(name, namespace)
 
     def live_get(self, name: str, namespace: str | None = None) -> T:
@@ -184,7 +203,9 @@ class Api(Generic[T]):
     def list_with(self, opts: ListOptions) -> ObjectList[T]:
         """``list()`` with its options as one ``ListOptions`` value."""
         if self.cached:
-            return cached_list(self, opts)
+            if opts.limit is not None:
+                self.check_list(opts.limit)
+            return cached_list(self.read_cache, self.cls, opts, self._namespace, self.live_list_with)
         return self.live_list_with(opts)
 
     def live_list(

@@ -22,7 +22,9 @@ T = TypeVar("T")
 class CachedKind(KindReader[T]):
     """Reads of one kind from a controller's informer: editable deep copies, never an API call.
 
-    Reads go through the cache of the Config that owns the informer in strict mode, so they get
+    A view of the kind's one reader in the cache of the Config that owns the informer
+    (``Cache.reader(cls)``, a ``caching.CacheReader``; no client is built per read). Reads go
+    through that cache in strict mode, so they get
     what that cache guarantees (no stale data past ``max_staleness``; read-your-writes for writes
     made through that Config) and raise ``CacheUnavailableError`` when it cannot serve.
     ``namespace`` defaults to the namespace of the key being reconciled, else the informer's.

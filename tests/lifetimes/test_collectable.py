@@ -136,7 +136,7 @@ def test_the_process_default_keeps_one_cached_client_per_class_and_is_freed_when
         assert len(Pod.list()) == 3
     finally:
         config.close()
-    assert _config._default is None and _config._default_scope is None
+    assert _config._default is None and _config.default_scope is None
     refs = _refs(config)
     del config, first
     gc.disable()

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from cloudcoil_cache.caching import InformerKey
+from cloudcoil_cache.caching import Informer, InformerKey
 from cloudcoil_cache.caching._pages import encode_token
 from cloudcoil_cache.caching._policy import (
     CacheFacts,
@@ -24,6 +26,7 @@ from cloudcoil_cache.caching._policy import (
     serves_at,
     serving_verdict,
 )
+from cloudcoil_cache.caching._reader import hit_facts
 from cloudcoil_cache.errors import Forbidden, ResourceNotFound, ServerError
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 
@@ -189,7 +192,7 @@ def test_hard_failures_fail_at_once_and_a_healthy_informer_is_current():
 
 def test_the_serving_verdict_serves_exactly_when_the_state_is_current_or_degraded():
     """An informer's ``serving`` (built at each state change) against the clock is ``informer_state``'s
-    "current"/"degraded", on every combination: a get served by the shortcut is one decide serves."""
+    "current"/"degraded", on every combination: a reader's hit (``CacheReader.hit``) is one decide serves."""
     since = 1000.25
     errors = (None, ERR, Forbidden("no", code=403), ResourceNotFound("gone", code=404))
     limits = (None, 0.0, -1.0, 1e-9, 0.1, 30.0, 60.0, float("nan"), float("inf"))
@@ -238,3 +241,36 @@ def test_the_informer_state_is_an_enum_equal_to_its_name():
     )
     assert state is InformerState.CURRENT and state == "current" and f"{state}" == "current"
     assert [s.value for s in InformerState] == ["stopped", "syncing", "current", "degraded", "stale", "failing"]
+
+
+def _informer(key: InformerKey) -> Informer[Any]:
+    """An informer never started (its source is never asked for): what ``hit_facts`` reads of it is its key."""
+
+    def no_source(_: InformerKey) -> Any:
+        raise AssertionError("hit_facts must not start the informer")
+
+    return Informer(key, no_source)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+@pytest.mark.parametrize("kind_enabled", [True, False])
+@pytest.mark.parametrize("lazy", [True, False])
+@pytest.mark.parametrize("key", [InformerKey(Pod, None), InformerKey(Pod, "team-a"), SELECTED], ids=str)
+def test_a_readers_hits_are_what_decide_serves_on_the_facts_of_a_serving_informer(enabled, kind_enabled, lazy, key):
+    """``CacheReader``'s hit path is derived, once per reader, by asking ``decide`` (``hit_facts``):
+    gets hit on exactly an enabled cache and kind, plain lists also need an informer without
+    selectors. Each answer is checked against ``decide`` on the facts a hit stands for (a serving
+    verdict: "current" or "degraded"; in scope; nothing pending; found; complete), in both modes."""
+    cache = CacheFacts(enabled, False, True, kind_enabled, True, lazy)
+    gets, lists = hit_facts(cache, _informer(key))
+    assert gets is (enabled and kind_enabled)
+    assert lists is (enabled and kind_enabled and not key.label_selector)
+    namespace = key.namespace or "default"
+    for state, since, err in (("current", 0.0, None), ("degraded", 30.0, ERR)):
+        served = facts(key=key, namespace=key.namespace, state=state, seconds_since_current=since, last_error=err)
+        unselected = served._replace(selector_problem="selector not servable: x" if key.label_selector else None)
+        for mode in Mode:
+            get = decide(cache, served, get_request("Pod", namespace, "web-0"), mode)
+            assert isinstance(get, Serve) is gets, (state, mode, get)
+            listed = decide(cache, unselected, ReadRequest("Pod", namespace), mode)
+            assert isinstance(listed, Serve) is lists, (state, mode, listed)
