@@ -13,6 +13,7 @@ import time
 from typing import Callable
 
 from cloudcoil_cache._clock import SYSTEM_CLOCK, ClockLike, as_clock
+from cloudcoil_cache._runnable import RunnableThread
 from cloudcoil_cache.admission._certs import SelfSignedCertificates
 from cloudcoil_cache.admission._exchange import Answer, Endpoint, Exchange
 from cloudcoil_cache.admission._http1 import Closed, Connection, Refused, plain
@@ -223,13 +224,16 @@ class WebhookServer:
         self._work = queue.SimpleQueue()
         # Socket deadlines are real time, as the sockets' own timeouts: never the injected clock.
         loop = AcceptLoop(listener, self._dispatch, SYSTEM_CLOCK)
-        threads = [threading.Thread(target=loop.run, name=f"webhook-{self._port}-accept", daemon=True)]
+        owner = f"webhook server {self._port}"
+        threads: list[threading.Thread] = [RunnableThread(f"webhook-{self._port}-accept", loop.run, owner=owner)]
         threads += [
-            threading.Thread(target=self._worker, name=f"webhook-{self._port}-worker-{i}", daemon=True)
+            RunnableThread(f"webhook-{self._port}-worker-{i}", self._worker, owner=owner)
             for i in range(self.max_concurrency)
         ]
         threads.append(
-            threading.Thread(target=self._watch_certificates, name=f"webhook-{self._port}-certs", daemon=True)
+            RunnableThread(
+                f"webhook-{self._port}-certs", self._watch_certificates, owner=owner, stopping=self._stop_certs
+            )
         )
         with self._lock:
             self._threads = threads

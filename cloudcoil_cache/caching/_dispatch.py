@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterator
 
 import attrs
 
+from cloudcoil_cache._runnable import RunnableThread
 from cloudcoil_cache.caching._store import Added, Deleted, Notification, Updated
 
 __all__ = ["EVENT_TYPES", "Item", "Lane", "Lanes", "Registration", "ThreadLane", "describe", "handler_args"]
@@ -151,7 +152,7 @@ class ThreadLane(Lane):
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self._cond = threading.Condition(self._lock)
-        self._thread: threading.Thread | None = None
+        self._thread: RunnableThread | None = None
 
     def after_fork(self) -> None:
         super().after_fork()
@@ -175,11 +176,13 @@ class ThreadLane(Lane):
             # handler never runs twice at once, even when a scope is re-entered right away.
             # Handlers run with the context variables of whoever started the lane (a Config's
             # scope: a handler's own ``Pod.get()`` reads through that Config).
-            self._thread = threading.Thread(
-                target=contextvars.copy_context().run,
-                args=(self._run, self._generation, self._thread),
-                name=f"cloudcoil-handlers-{self.name}",
-                daemon=True,
+            self._thread = RunnableThread(
+                f"cloudcoil-handlers-{self.name}",
+                self._run,
+                self._generation,
+                self._thread,
+                owner=f"handler lane {self.name}",
+                context=contextvars.copy_context(),
             )
             self._thread.start()
 
@@ -200,7 +203,7 @@ class ThreadLane(Lane):
 
         return join
 
-    def _run(self, generation: int, previous: threading.Thread | None) -> None:
+    def _run(self, generation: int, previous: RunnableThread | None) -> None:
         if previous is not None and previous is not threading.current_thread():
             previous.join()
         while (item := self._next(generation)) is not None:
