@@ -235,6 +235,7 @@ class Group:
         self._lock = threading.Lock()  # guards the lists below (never held while a member runs code)
         self._members: list[Runnable] = list(members)
         self._started: list[Runnable] = []
+        self._signalled: Runnable | None = None  # the member stop() already asked to end
 
     def __repr__(self) -> str:
         return f"<Group {self.name} {len(self._members)} member(s), {len(self._started)} started>"
@@ -273,6 +274,7 @@ class Group:
     def stop(self) -> None:
         with self._lock:
             last = self._started[-1] if self._started else None
+            self._signalled = last
         if last is not None:
             last.stop()
 
@@ -289,8 +291,10 @@ class Group:
                 if not self._started:
                     break
                 member = self._started.pop()
+                signalled, self._signalled = self._signalled is member, None
             try:
-                member.stop()
+                if not signalled:
+                    member.stop()
                 member.join(remaining(deadline))
             except Exception:
                 log.exception("%s: stopping %r failed", self.name, member)
