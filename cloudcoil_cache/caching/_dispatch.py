@@ -140,6 +140,10 @@ class Lane(abc.ABC):
         """Drop queued events and ask the lane to end; returns a ``join(timeout)`` to wait with
         (False when the handler call in flight had not ended by then)."""
 
+    def threads(self) -> list[threading.Thread]:
+        """The lane's threads now (none for a lane delivering on an event loop)."""
+        return []
+
 
 def handler_args(note: Notification) -> tuple[Any, ...]:
     """What a handler is called with: ``(old, new)`` for an update, ``(obj,)`` otherwise."""
@@ -185,6 +189,10 @@ class ThreadLane(Lane):
                 context=contextvars.copy_context(),
             )
             self._thread.start()
+
+    def threads(self) -> list[threading.Thread]:
+        thread = self._thread
+        return [thread] if thread is not None and thread.is_alive() else []
 
     def stop(self) -> Callable[[float | None], bool] | None:
         with self._cond:
@@ -246,6 +254,10 @@ class Lanes:
     def stop(self) -> list[Callable[[float | None], bool]]:
         """Ask every lane to stop; the joins to wait with (none for a lane that never ran)."""
         return [join for join in (lane.stop() for lane in self._lanes) if join is not None]
+
+    def threads(self) -> list[threading.Thread]:
+        """Every lane's thread now."""
+        return [thread for lane in self._lanes for thread in lane.threads()]
 
     def add(self, lane: Lane) -> bool:
         """Take ``lane`` in; True if it is new."""

@@ -118,8 +118,9 @@ class Tuning:
         clock: the clock of backoff waits, watch durations, resync and staleness (None: the
             system's monotonic clock); tests inject ``cloudcoil_cache.testing.FakeClock``.
         rng: the random source of backoff jitter and watch timeouts (``random.random``).
-        stop_timeout: how long the last scope's exit waits for each informer's threads (a thread
-            still running then is a daemon thread that ends by itself; it is logged).
+        stop_timeout: how long the last scope's exit waits for the informers' threads, all of them
+            together (one deadline; a thread still running then is a daemon thread that ends by
+            itself; it is logged).
     """
 
     backoff: Backoff = Backoff()
@@ -368,6 +369,10 @@ class Reflector:
         """Objects and bookmarks refused so far: a kind or identity that does not match the watch
         (counted by the source), and bookmarks with an implausible resourceVersion."""
         return self._dropped_bookmarks + int(getattr(self._source, "refused", 0))
+
+    def threads(self) -> list[threading.Thread]:
+        """The reflector's thread, while it runs."""
+        return [self._thread] if self._thread is not None and self._thread.is_alive() else []
 
     @property
     def alive(self) -> bool:

@@ -90,9 +90,12 @@ def test_every_library_thread_is_owned_by_a_runnable_and_joined_on_stop(
         informer = config.cache.get_informer(ConfigMap, sync=True)
         added = threading.Event()
         informer.on_add(lambda cm: added.set())  # type: ignore[union-attr]
+        assert isinstance(config.cache, _runnable.Runnable)
         with config:
             assert added.wait(WAIT)
             sampler.sample("cache")
+            names = sorted(t.name.partition("#")[0] for t in config.cache.threads())
+            assert names == ["cloudcoil-handlers-configmaps@*", "cloudcoil-reflector-configmaps@*"], names
 
             # a Manager: a controller (workers), leader election, a health server, an admission webhook
             reconciled = threading.Event()
@@ -137,6 +140,7 @@ def test_every_library_thread_is_owned_by_a_runnable_and_joined_on_stop(
     finally:
         config.close()
     sampler.sample("closed")
+    assert config.cache.threads() == []
     assert not sampler.unowned, f"threads started outside cloudcoil_cache._runnable: {sorted(sampler.unowned)}"
     owners = set(sampler.seen.values())
     expected_owners = (
