@@ -41,15 +41,16 @@ log = logging.getLogger("cloudcoil_cache.threads")
 
 @runtime_checkable
 class Runnable(Protocol):
-    """Something that runs threads: ``start()``; ``stop()`` asks it to end (never blocks);
-    ``join(timeout)`` waits up to ``timeout`` for its threads to end; ``ready()`` says whether it
-    serves; ``threads()`` are the threads it runs now."""
+    """Something that runs threads: ``start()``; ``stop()`` asks it to end (a server's may drain
+    first); ``join(timeout)`` waits up to ``timeout`` for its threads to end; ``ready()`` says
+    whether it serves; ``threads()`` are the threads it runs now. (What ``start``, ``stop`` and
+    ``join`` return is theirs: a ``WebhookServer.start()`` returns the server.)"""
 
-    def start(self) -> None: ...
+    def start(self) -> object: ...
 
-    def stop(self) -> None: ...
+    def stop(self) -> object: ...
 
-    def join(self, timeout: float | None = None) -> None: ...
+    def join(self, timeout: float | None = None) -> object: ...
 
     def ready(self) -> bool: ...
 
@@ -108,6 +109,9 @@ class RunnableThread(threading.Thread):
     and calls ``on_stop`` (which interrupts a blocking call: a socket read, a server's loop).
     ``join()`` of a thread not started, or of the calling thread itself, returns at once. An
     exception that ends it is logged with its name and owner, never silently dropped.
+
+    ``detached``: no owner joins it; it ends by itself within a bound its owner documents (a
+    watch's stop-event relay, whose ``close()`` never waits for a thread). The one such thread.
     """
 
     def __init__(
@@ -119,9 +123,11 @@ class RunnableThread(threading.Thread):
         stopping: threading.Event | None = None,
         on_stop: Callable[[], object] | None = None,
         context: contextvars.Context | None = None,
+        detached: bool = False,
     ) -> None:
         super().__init__(name=name, daemon=True)
         self.owner = owner or name
+        self.detached = detached
         self.stopping = stopping if stopping is not None else threading.Event()
         self._body = target
         self._body_args = args

@@ -13,7 +13,7 @@ import time
 from typing import Callable
 
 from cloudcoil_cache._clock import SYSTEM_CLOCK, ClockLike, as_clock
-from cloudcoil_cache._runnable import RunnableThread
+from cloudcoil_cache._runnable import RunnableThread, deadline_after, remaining
 from cloudcoil_cache.admission._certs import SelfSignedCertificates
 from cloudcoil_cache.admission._exchange import Answer, Endpoint, Exchange
 from cloudcoil_cache.admission._http1 import Closed, Connection, Refused, plain
@@ -183,6 +183,17 @@ class WebhookServer:
         """Every thread the server runs now (accept loop, workers, certificate thread)."""
         with self._lock:
             return list(self._threads)
+
+    def ready(self) -> bool:
+        """Listening, and its endpoint ready (``readiness()`` says why not)."""
+        return self.running and self.readiness() is None
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait up to ``timeout`` for the threads of a ``stop()`` under way in another thread (``stop()``
+        itself joins them)."""
+        deadline = deadline_after(timeout)
+        for thread in self.threads():
+            thread.join(remaining(deadline))
 
     # ------------------------------------------------------------- lifecycle
     def start(self) -> WebhookServer:

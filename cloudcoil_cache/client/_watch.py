@@ -311,7 +311,8 @@ def _start_relay(user_stop: threading.Event, state: _State) -> None:
                 state.signal_stop()
                 return
 
-    RunnableThread(f"cloudcoil-watch-stop-{state.cls.kind}", relay, stopping=state.stopped).start()
+    name = f"cloudcoil-watch-stop-{state.cls.kind}"
+    RunnableThread(name, relay, owner=f"watch of {state.cls.kind}", stopping=state.stopped, detached=True).start()
 
 
 def _retriable(exc: APIError) -> bool:

@@ -81,3 +81,13 @@ def test_the_check_sees_a_raw_thread(tmp_path: Path) -> None:
         "from threading import Thread",
         "threading.Thread",
     ]
+
+
+def test_the_watch_relay_is_the_one_detached_thread() -> None:
+    """Every thread is joined by its owner on stop, but the watch's stop-event relay (``detached``)."""
+    detached = sorted(
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if path.name != "_runnable.py" and "detached=True" in path.read_text()
+    )
+    assert detached == ["client/_watch.py"]
