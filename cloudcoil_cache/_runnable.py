@@ -7,7 +7,7 @@ recorded with its owner while it lives (``library_threads()``: what a test or ``
 
 A ``Group`` (controller-runtime's runnable groups) starts its members in order and stops them in
 reverse against *one* deadline: each member's ``join`` gets what is left of it, so a stop of a
-Manager, a Cache or a Config never takes longer than the time it was given, however many members.
+Manager or a controller's run never takes longer than the time it was given, however many members.
 
 In a fork child the registry's lock is new and its threads are the parent's (dead here): the
 owners' own fork hooks abandon them (``_fork.abandon``), never join them.
@@ -69,7 +69,7 @@ def remaining(deadline: float | None) -> float | None:
 
 
 # ------------------------------------------------------------------- registry
-_lock = threading.Lock()  # guards _owners and _started
+_lock = threading.Lock()  # guards _owners and _counts
 _owners: weakref.WeakKeyDictionary[threading.Thread, str] = weakref.WeakKeyDictionary()
 _counts = [0]  # threads ever registered (under _lock)
 _fork.renew_locks(globals(), _lock=threading.Lock)
