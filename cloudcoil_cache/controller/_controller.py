@@ -431,6 +431,7 @@ class Controller:
 
     def stop(self) -> bool:
         """Stop the workers (waiting up to ``shutdown_timeout``), then the informers."""
+        self._run.finished = True  # (nothing running: nothing late)
         self._run.close()
         return self._run.finished
 
