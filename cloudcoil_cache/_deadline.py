@@ -175,13 +175,25 @@ class DeadlinePool:
                     self._cond.notify_all()
                 call.done.set()
 
+    def start(self) -> None:
+        """Nothing to start: threads start with the calls (a runnable, as the library's pools are)."""
+
+    def stop(self) -> None:
+        """``close()``: the runnable's name."""
+        self.close()
+
+    def ready(self) -> bool:
+        """Taking calls (not closed)."""
+        with self._cond:
+            return not self._closed
+
     def close(self) -> None:
         """Refuse new calls, wake waiting submitters, and end idle threads (busy ones end after their call)."""
         with self._cond:
             self._closed = True
             self._cond.notify_all()
 
-    def join(self, timeout: float) -> bool:
+    def join(self, timeout: float | None = None) -> bool:
         """Wait up to ``timeout`` for every thread to end (after ``close()``); False if one still runs."""
         deadline = deadline_after(timeout)
         for thread in self.threads():

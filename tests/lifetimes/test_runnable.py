@@ -136,3 +136,18 @@ def test_a_step_joins_its_threads_within_the_timeout() -> None:
     assert group.threads() == [thread]
     assert group.close(WAIT) == []
     assert not thread.is_alive()
+
+
+def test_the_librarys_runnables_satisfy_the_protocol() -> None:
+    from cloudcoil_cache._deadline import DeadlinePool
+    from cloudcoil_cache.aio._loop import LoopThread
+
+    pool = DeadlinePool("test-pool", 1)
+    loop = LoopThread("test-loop")
+    group = Group("g", [pool, loop])
+    assert isinstance(pool, Runnable) and isinstance(loop, Runnable)
+    group.start()
+    assert loop.ready() and pool.ready()
+    assert pool.submit(lambda: 42).done.wait(WAIT)
+    assert group.close(WAIT) == []
+    assert not pool.ready() and not loop.ready() and pool.threads() == []
