@@ -7,7 +7,6 @@ import threading
 from typing import Any, Callable, TypeVar
 
 from cloudcoil_cache._listwatch import parse_label_selector
-from cloudcoil_cache.caching import HandlerHandle
 from cloudcoil_cache.caching._policy import in_scope
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.controller._context import CachedKind, Context
@@ -22,7 +21,7 @@ from cloudcoil_cache.controller._queue import QueueStats
 from cloudcoil_cache.controller._run import ControllerRun
 from cloudcoil_cache.controller._stages import Flow, StageScope
 from cloudcoil_cache.controller._status_report import ControllerStatus, ReconcileCounts, snapshot
-from cloudcoil_cache.controller._workers import Reconciler, Workers
+from cloudcoil_cache.controller._workers import Reconciler
 
 __all__ = ["Controller"]
 
@@ -46,9 +45,9 @@ class Controller:
     the API server when the controller starts (one GET each); a kind the server does not serve fails
     the start with ``ConfigError`` ("... is not registered with the server ...").
 
-    This class holds the declaration (kind, scope, owned and watched kinds, the reconcile function)
-    and the lifecycle (informers, then workers while leading); ``EventMapping`` turns events into
-    keys and ``Workers`` runs the reconciles of one run.
+    This class is the declaration (kind, scope, owned and watched kinds, the reconcile function);
+    its run (informers, then workers while leading) is ``run``, a ``ControllerRun`` (a run group);
+    ``EventMapping`` turns events into keys and ``Workers`` runs the reconciles of one run.
 
     An operator's writes (``OperatorPass`` runs them around each pass): ``finalize()``;
     ``report_status=True`` keeps a ``Ready`` condition from each pass's outcome; ``status_updates``
@@ -307,15 +306,6 @@ class Controller:
         return self._selector.empty or self._selector.matches(obj.metadata.labels)
 
     # ----------------------------------------------------------- the run
-    def _start_informers(
-        self, config: Config | None = None, *, sync_timeout: float = 30.0, cancel: threading.Event | None = None
-    ) -> None:
-        """The run's ``start_informers`` (a Manager starts every controller's informers first)."""
-        self._run.start_informers(config, sync_timeout=sync_timeout, cancel=cancel)
-
-    def _stop_informers(self) -> None:
-        self._run.stop_informers()
-
     @property
     def run(self) -> ControllerRun:
         """The controller's run (a run group: its informers, then its workers)."""
@@ -341,53 +331,11 @@ class Controller:
         controller ownerReference (owned kinds), and what the mappers of its kind return."""
         return self._mapping.keys_for(obj)
 
-    def _subscribe(self, workers: Workers) -> list[HandlerHandle]:
-        """Queue the keys of every event of every source into ``workers``' queue.
-
-        The primary kind's registration replays each cached primary as an add, so this also queues
-        every primary the run starts with, once (client-go's initial list: a queue filled beside
-        the handlers would see the handlers' late initial adds re-queue keys a worker already
-        took). The other kinds are registered first and without a replay: their cached objects
-        would only queue again primaries the replay queues (each startup reconcile reads them), and
-        a change of theirs made after their registration queues its primary again.
-        """
-
-        def handle(*objs: Any) -> None:
-            keys: dict[str, None] = {}
-            for obj in objs:
-                keys.update(dict.fromkeys(self._mapping.keys_for(obj)))
-            for key in keys:
-                workers.queue.add(key)
-
-        sources = self.sources
-        primary = sources.get(self.kind)
-        handles: list[HandlerHandle] = []
-        try:
-            for source in sources.values():
-                if source is not primary:
-                    handles += source.view.add_event_handler(handle, handle, handle, replay=False)
-            if primary is not None:
-                handles += primary.view.add_event_handler(handle, handle, handle)
-        except BaseException:
-            for registered in handles:
-                registered.remove(0)
-            raise
-        return handles
-
     # -------------------------------------------------------------- workers
     @property
     def running(self) -> bool:
         """Are the workers running (this replica leads)?"""
         return self._run.running is not None
-
-    def _start_workers(self) -> None:
-        self._run.start_workers()
-
-    def _stop_workers(self, timeout: float | None = None) -> bool:
-        return self._run.stop_workers(timeout)
-
-    def _leadership_lost(self) -> None:
-        self._run.leadership_lost()
 
     def status(self) -> ControllerStatus:
         """A snapshot: synced, running/leading, the queue, reconcile counts, the last error per key."""

@@ -161,7 +161,7 @@ class Manager:
                 Step(
                     f"controller {controller.name} informers",
                     start=self._unless_closing(self._informers_starter(controller, config)),
-                    stop=controller._stop_informers,
+                    stop=controller.run.stop_informers,
                     ready=controller.run.synced.is_set,
                 )
             )
@@ -194,7 +194,7 @@ class Manager:
 
     def _informers_starter(self, controller: Controller, config: Config) -> Callable[[], None]:
         def start() -> None:
-            controller._start_informers(config, sync_timeout=self.sync_timeout, cancel=self._stop_requested)
+            controller.run.start_informers(config, sync_timeout=self.sync_timeout, cancel=self._stop_requested)
 
         return start
 
@@ -268,7 +268,7 @@ class Manager:
                 return
             for controller in self.controllers:
                 try:
-                    controller._start_workers()
+                    controller.run.start_workers()
                 except Exception:
                     log.exception("Manager: starting the workers of controller %r failed", controller.name)
 
@@ -276,7 +276,7 @@ class Manager:
         """Leadership lost: fence the reconciles in flight (their writes raise ``LeadershipLost``), then
         stop the workers (bounded by each controller's shutdown_timeout)."""
         for controller in self.controllers:
-            controller._leadership_lost()
+            controller.run.leadership_lost()
         self._stop_workers()
 
     def _stop_workers(self, timeout: float | None = None) -> None:
@@ -287,7 +287,7 @@ class Manager:
             threads = [
                 RunnableThread(
                     f"controller-{c.name}-stop",
-                    c._stop_workers,
+                    c.run.stop_workers,
                     c.shutdown_timeout if timeout is None else min(c.shutdown_timeout, timeout),
                     owner="manager",
                 )

@@ -146,12 +146,46 @@ class ControllerRun(Group):
             )
             self._workers = workers
         workers.start()
-        handles = decl._subscribe(workers)
+        handles = self.subscribe(workers)
         with self._run_lock:
             if self._workers is workers:
                 self._handles, handles = handles, []
         for handle in handles:  # stopped meanwhile
             handle.remove(decl.shutdown_timeout)
+
+    def subscribe(self, workers: Workers) -> list[HandlerHandle]:
+        """Queue the keys of every event of every source into ``workers``' queue.
+
+        The primary kind's registration replays each cached primary as an add, so this also queues
+        every primary the run starts with, once (client-go's initial list: a queue filled beside
+        the handlers would see the handlers' late initial adds re-queue keys a worker already
+        took). The other kinds are registered first and without a replay: their cached objects
+        would only queue again primaries the replay queues (each startup reconcile reads them), and
+        a change of theirs made after their registration queues its primary again.
+        """
+        decl = self._decl
+
+        def handle(*objs: Any) -> None:
+            keys: dict[str, None] = {}
+            for obj in objs:
+                keys.update(dict.fromkeys(decl._mapping.keys_for(obj)))
+            for key in keys:
+                workers.queue.add(key)
+
+        sources = self.sources
+        primary = sources.get(decl.kind)
+        handles: list[HandlerHandle] = []
+        try:
+            for source in sources.values():
+                if source is not primary:
+                    handles += source.view.add_event_handler(handle, handle, handle, replay=False)
+            if primary is not None:
+                handles += primary.view.add_event_handler(handle, handle, handle)
+        except BaseException:
+            for registered in handles:
+                registered.remove(0)
+            raise
+        return handles
 
     def stop_workers(self, timeout: float | None = None) -> bool:
         """Stop taking keys, wait up to ``timeout`` (default ``shutdown_timeout``) for reconciles in
