@@ -379,8 +379,11 @@ class WebhookServer:
                 conn.wants = conn.wants or select.POLLIN
                 loop.command("park", conn)  # the handshake's next bytes, or the first request, wake a worker
                 return
+        # A keep-alive answer is kept to even when a stop begins right after it (the client may
+        # send its next request at once): the connection is parked as an idle one, whose next
+        # request the stop answers with Connection: close (or closes it after _IDLE_GRACE).
         while self._one_request(conn, loop):
-            if self._is_closing() or loop is None:
+            if loop is None:
                 break
             if not conn.buffered():
                 conn.wants = select.POLLIN
