@@ -13,6 +13,8 @@ import threading
 import time
 from typing import Any, Callable
 
+from cloudcoil_cache._runnable import RunnableThread, deadline_after, remaining
+
 __all__ = ["Call", "DeadlinePool", "PoolBusy", "PoolClosed"]
 
 log = logging.getLogger(__name__)
@@ -114,7 +116,7 @@ class DeadlinePool:
             self._cond.notify_all()
             # a thread per call in flight at most: with as many threads as calls, one is free for this one
             if len(self._threads) < self._busy:
-                thread = threading.Thread(target=self._loop, name=f"{self.name}-{next(self._numbers)}", daemon=True)
+                thread = RunnableThread(f"{self.name}-{next(self._numbers)}", self._loop, owner=self.name)
                 self._threads.append(thread)
                 thread.start()
         return call
@@ -173,17 +175,29 @@ class DeadlinePool:
                     self._cond.notify_all()
                 call.done.set()
 
+    def start(self) -> None:
+        """Nothing to start: threads start with the calls (a runnable, as the library's pools are)."""
+
+    def stop(self) -> None:
+        """``close()``: the runnable's name."""
+        self.close()
+
+    def ready(self) -> bool:
+        """Taking calls (not closed)."""
+        with self._cond:
+            return not self._closed
+
     def close(self) -> None:
         """Refuse new calls, wake waiting submitters, and end idle threads (busy ones end after their call)."""
         with self._cond:
             self._closed = True
             self._cond.notify_all()
 
-    def join(self, timeout: float) -> bool:
+    def join(self, timeout: float | None = None) -> bool:
         """Wait up to ``timeout`` for every thread to end (after ``close()``); False if one still runs."""
-        deadline = time.monotonic() + timeout
+        deadline = deadline_after(timeout)
         for thread in self.threads():
-            thread.join(max(deadline - time.monotonic(), 0.0))
+            thread.join(remaining(deadline))
         return not any(t.is_alive() for t in self.threads())
 
     def threads(self) -> list[threading.Thread]:

@@ -9,7 +9,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, TypeVar
 
-from cloudcoil_cache import _fork
+from cloudcoil_cache import _fork, _runnable
 
 __all__ = ["hold_executor", "release_executor", "run_blocking", "run_control", "submit_control"]
 
@@ -20,8 +20,9 @@ R = TypeVar("R")
 _worker = threading.local()
 
 
-def _mark_worker(owner: list[ThreadPoolExecutor]) -> None:
+def _mark_worker(owner: list[ThreadPoolExecutor], name: str) -> None:
     _worker.owner = owner
+    _runnable.adopt(name)  # a library thread (the executor started it): in the registry with its pool
 
 
 def _is_worker_of(owner: list[ThreadPoolExecutor]) -> bool:
@@ -68,7 +69,7 @@ class _Pool:
                     max_workers=self._max_workers,
                     thread_name_prefix=self._name,
                     initializer=_mark_worker,
-                    initargs=(self._owner,),
+                    initargs=(self._owner, f"{self._name} pool"),
                 )
             return self._executor
 

@@ -13,6 +13,7 @@ import time
 from typing import Callable
 
 from cloudcoil_cache._clock import SYSTEM_CLOCK, ClockLike, as_clock
+from cloudcoil_cache._runnable import RunnableThread, deadline_after, remaining
 from cloudcoil_cache.admission._certs import SelfSignedCertificates
 from cloudcoil_cache.admission._exchange import Answer, Endpoint, Exchange
 from cloudcoil_cache.admission._http1 import Closed, Connection, Refused, plain
@@ -183,6 +184,17 @@ class WebhookServer:
         with self._lock:
             return list(self._threads)
 
+    def ready(self) -> bool:
+        """Listening, and its endpoint ready (``readiness()`` says why not)."""
+        return self.running and self.readiness() is None
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait up to ``timeout`` for the threads of a ``stop()`` under way in another thread (``stop()``
+        itself joins them)."""
+        deadline = deadline_after(timeout)
+        for thread in self.threads():
+            thread.join(remaining(deadline))
+
     # ------------------------------------------------------------- lifecycle
     def start(self) -> WebhookServer:
         with self._lock:
@@ -223,13 +235,16 @@ class WebhookServer:
         self._work = queue.SimpleQueue()
         # Socket deadlines are real time, as the sockets' own timeouts: never the injected clock.
         loop = AcceptLoop(listener, self._dispatch, SYSTEM_CLOCK)
-        threads = [threading.Thread(target=loop.run, name=f"webhook-{self._port}-accept", daemon=True)]
+        owner = f"webhook server {self._port}"
+        threads: list[threading.Thread] = [RunnableThread(f"webhook-{self._port}-accept", loop.run, owner=owner)]
         threads += [
-            threading.Thread(target=self._worker, name=f"webhook-{self._port}-worker-{i}", daemon=True)
+            RunnableThread(f"webhook-{self._port}-worker-{i}", self._worker, owner=owner)
             for i in range(self.max_concurrency)
         ]
         threads.append(
-            threading.Thread(target=self._watch_certificates, name=f"webhook-{self._port}-certs", daemon=True)
+            RunnableThread(
+                f"webhook-{self._port}-certs", self._watch_certificates, owner=owner, stopping=self._stop_certs
+            )
         )
         with self._lock:
             self._threads = threads
@@ -364,8 +379,11 @@ class WebhookServer:
                 conn.wants = conn.wants or select.POLLIN
                 loop.command("park", conn)  # the handshake's next bytes, or the first request, wake a worker
                 return
+        # A keep-alive answer is kept to even when a stop begins right after it (the client may
+        # send its next request at once): the connection is parked as an idle one, whose next
+        # request the stop answers with Connection: close (or closes it after _IDLE_GRACE).
         while self._one_request(conn, loop):
-            if self._is_closing() or loop is None:
+            if loop is None:
                 break
             if not conn.buffered():
                 conn.wants = select.POLLIN

@@ -7,6 +7,8 @@ import concurrent.futures
 import threading
 from typing import Any, Coroutine, TypeVar
 
+from cloudcoil_cache._runnable import RunnableThread
+
 __all__ = ["LoopThread"]
 
 R = TypeVar("R")
@@ -18,12 +20,12 @@ class LoopThread:
     def __init__(self, name: str) -> None:
         self.name = name
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._thread: RunnableThread | None = None
         self._ready = threading.Event()
 
     def start(self) -> None:
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+        self._thread = RunnableThread(self.name, self._run, owner=self.name, on_stop=self._stop_loop)
         self._thread.start()
         self._ready.wait()
 
@@ -66,20 +68,36 @@ class LoopThread:
         except RuntimeError:  # already closed
             pass
 
+    def _stop_loop(self) -> None:
+        loop = self._loop
+        if loop is None:
+            return
+        try:
+            loop.call_soon_threadsafe(loop.stop)
+        except RuntimeError:  # already closed
+            pass
+
     def stop(self, timeout: float | None = None) -> bool:
         """Stop the loop (tasks left are cancelled) and join the thread; False if it did not end in time."""
         loop, thread = self._loop, self._thread
         if loop is None or thread is None:
             return True
-        try:
-            loop.call_soon_threadsafe(loop.stop)
-        except RuntimeError:
-            pass
+        thread.stop()
         thread.join(timeout)
         if thread.is_alive():
             return False
         self._loop = self._thread = None
         return True
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def ready(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def threads(self) -> list[threading.Thread]:
+        return [self._thread] if self._thread is not None else []
 
     @property
     def thread(self) -> threading.Thread | None:

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 import attrs
 
 from cloudcoil_cache import _fork
+from cloudcoil_cache._runnable import deadline_after, remaining
 from cloudcoil_cache._threads import run_control
 from cloudcoil_cache.caching._async import AsyncInformer, running_loop
 from cloudcoil_cache.caching._informer import Decoder, DecodingSource, Informer, InformerKey, InformerStatus
@@ -540,6 +541,19 @@ class Cache:
     def stop(self) -> None:
         """Drop the reference taken by ``start()`` (the last one stops and joins every thread)."""
         self._scopes.release()
+
+    def threads(self) -> list[threading.Thread]:
+        """Every thread the cache runs now (each informer's reflector and handler lanes)."""
+        return [thread for informer in self.informers() for thread in informer.threads()]
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait up to ``timeout`` (for all of them together) for the threads of a stopped cache to end
+        (the last ``stop()`` already joins them within ``Tuning.stop_timeout``); at once while started."""
+        if self.started:
+            return
+        deadline = deadline_after(timeout)
+        for thread in self.threads():
+            thread.join(remaining(deadline))
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until every informer synced: True, or False on timeout (a hard failure raises)."""

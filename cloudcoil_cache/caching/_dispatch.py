@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterator
 
 import attrs
 
+from cloudcoil_cache._runnable import RunnableThread
 from cloudcoil_cache.caching._store import Added, Deleted, Notification, Updated
 
 __all__ = ["EVENT_TYPES", "Item", "Lane", "Lanes", "Registration", "ThreadLane", "describe", "handler_args"]
@@ -139,6 +140,10 @@ class Lane(abc.ABC):
         """Drop queued events and ask the lane to end; returns a ``join(timeout)`` to wait with
         (False when the handler call in flight had not ended by then)."""
 
+    def threads(self) -> list[threading.Thread]:
+        """The lane's threads now (none for a lane delivering on an event loop)."""
+        return []
+
 
 def handler_args(note: Notification) -> tuple[Any, ...]:
     """What a handler is called with: ``(old, new)`` for an update, ``(obj,)`` otherwise."""
@@ -151,7 +156,7 @@ class ThreadLane(Lane):
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self._cond = threading.Condition(self._lock)
-        self._thread: threading.Thread | None = None
+        self._thread: RunnableThread | None = None
 
     def after_fork(self) -> None:
         super().after_fork()
@@ -175,13 +180,19 @@ class ThreadLane(Lane):
             # handler never runs twice at once, even when a scope is re-entered right away.
             # Handlers run with the context variables of whoever started the lane (a Config's
             # scope: a handler's own ``Pod.get()`` reads through that Config).
-            self._thread = threading.Thread(
-                target=contextvars.copy_context().run,
-                args=(self._run, self._generation, self._thread),
-                name=f"cloudcoil-handlers-{self.name}",
-                daemon=True,
+            self._thread = RunnableThread(
+                f"cloudcoil-handlers-{self.name}",
+                self._run,
+                self._generation,
+                self._thread,
+                owner=f"handler lane {self.name}",
+                context=contextvars.copy_context(),
             )
             self._thread.start()
+
+    def threads(self) -> list[threading.Thread]:
+        thread = self._thread
+        return [thread] if thread is not None and thread.is_alive() else []
 
     def stop(self) -> Callable[[float | None], bool] | None:
         with self._cond:
@@ -200,7 +211,7 @@ class ThreadLane(Lane):
 
         return join
 
-    def _run(self, generation: int, previous: threading.Thread | None) -> None:
+    def _run(self, generation: int, previous: RunnableThread | None) -> None:
         if previous is not None and previous is not threading.current_thread():
             previous.join()
         while (item := self._next(generation)) is not None:
@@ -243,6 +254,10 @@ class Lanes:
     def stop(self) -> list[Callable[[float | None], bool]]:
         """Ask every lane to stop; the joins to wait with (none for a lane that never ran)."""
         return [join for join in (lane.stop() for lane in self._lanes) if join is not None]
+
+    def threads(self) -> list[threading.Thread]:
+        """Every lane's thread now."""
+        return [thread for lane in self._lanes for thread in lane.threads()]
 
     def add(self, lane: Lane) -> bool:
         """Take ``lane`` in; True if it is new."""

@@ -314,6 +314,11 @@ class Informer(Generic[T]):
     def started(self) -> bool:
         return self._started
 
+    def threads(self) -> list[threading.Thread]:
+        """The threads of the current run (its reflector, its handler lanes)."""
+        reflector = self._reflector
+        return (reflector.threads() if reflector is not None else []) + self._lanes.threads()
+
     @property
     def max_staleness(self) -> float | None:
         """Seconds a degraded informer keeps serving (None: for good; 0: not at all)."""

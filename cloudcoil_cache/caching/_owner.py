@@ -12,6 +12,7 @@ from typing import Any, Callable, Literal, Protocol
 
 from cloudcoil_cache import _fork
 from cloudcoil_cache._listwatch import ListWatch
+from cloudcoil_cache._runnable import deadline_after, remaining
 from cloudcoil_cache.caching._informer import Decoder, Informer, InformerKey
 from cloudcoil_cache.caching._options import CacheOptions
 from cloudcoil_cache.caching._reflector import Tuning
@@ -207,9 +208,12 @@ class Scopes:
             self.count -= 1
             if self.count:
                 return
-            runs = [(informer, informer.signal_stop()) for informer in self._informers.values()]
+            # in the reverse of their start, against one deadline (``Tuning.stop_timeout`` for the
+            # whole stop, however many informers: each is joined with what is left of it)
+            runs = [(informer, informer.signal_stop()) for informer in reversed(self._informers.values())]
+        deadline = deadline_after(self._tuning().stop_timeout)
         for informer, run in runs:  # joined outside the lock; only this run's threads, bounded
-            informer.join(run, self._tuning().stop_timeout)
+            informer.join(run, remaining(deadline))
 
     def close(self) -> None:
         """The owning Config was closed (for good): forget the handlers, so that what they hold of

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import threading
 from typing import Callable
+
+from cloudcoil_cache._runnable import RunnableThread
 
 __all__ = ["PagePrefetch"]
 
@@ -18,7 +19,7 @@ class PagePrefetch:
 
     def __init__(self, name: str) -> None:
         self._name = f"cloudcoil-list-{name}"
-        self._thread: threading.Thread | None = None
+        self._thread: RunnableThread | None = None
         self._body: bytes | None = None
         self._error: BaseException | None = None
 
@@ -30,7 +31,7 @@ class PagePrefetch:
         if self._thread is not None:
             raise RuntimeError(f"{self._name}: a page is already being fetched")
         self._body = self._error = None
-        self._thread = threading.Thread(target=self._run, args=(fetch,), name=self._name, daemon=True)
+        self._thread = RunnableThread(self._name, self._run, fetch)
         self._thread.start()
 
     def _run(self, fetch: Callable[[], bytes]) -> None:

@@ -21,6 +21,7 @@ from cloudcoil_cache._listwatch._listwatch import (
     PrefetchingListerWatcher,
     StreamingListerWatcher,
 )
+from cloudcoil_cache._runnable import RunnableThread
 from cloudcoil_cache.caching._backoff import Backoff
 from cloudcoil_cache.caching._page_size import PageSizer
 from cloudcoil_cache.caching._prefetch import PagePrefetch
@@ -117,8 +118,9 @@ class Tuning:
         clock: the clock of backoff waits, watch durations, resync and staleness (None: the
             system's monotonic clock); tests inject ``cloudcoil_cache.testing.FakeClock``.
         rng: the random source of backoff jitter and watch timeouts (``random.random``).
-        stop_timeout: how long the last scope's exit waits for each informer's threads (a thread
-            still running then is a daemon thread that ends by itself; it is logged).
+        stop_timeout: how long the last scope's exit waits for the informers' threads, all of them
+            together (one deadline; a thread still running then is a daemon thread that ends by
+            itself; it is logged).
     """
 
     backoff: Backoff = Backoff()
@@ -312,7 +314,7 @@ class Reflector:
         self._tuning = tuning
         self._resync_period = resync_period or None
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._thread: RunnableThread | None = None
         self._backoff = tuning.backoff
         self._clock: Clock = tuning.clock or SYSTEM_CLOCK
         # Read by status(); written only by the reflector thread.
@@ -348,7 +350,9 @@ class Reflector:
     def start(self) -> None:
         if self._thread is not None:
             raise RuntimeError(f"reflector {self.name} was already started")
-        self._thread = threading.Thread(target=self._run, name=f"cloudcoil-reflector-{self.name}", daemon=True)
+        self._thread = RunnableThread(
+            f"cloudcoil-reflector-{self.name}", self._run, owner=f"informer {self.name}", stopping=self._stop
+        )
         self._thread.start()
 
     def stop(self) -> None:
@@ -357,14 +361,18 @@ class Reflector:
         self._source.interrupt()
 
     def join(self, timeout: float | None = None) -> None:
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
+        if self._thread is not None:
+            self._thread.join(timeout)  # not when called from the thread itself
 
     @property
     def refused_events(self) -> int:
         """Objects and bookmarks refused so far: a kind or identity that does not match the watch
         (counted by the source), and bookmarks with an implausible resourceVersion."""
         return self._dropped_bookmarks + int(getattr(self._source, "refused", 0))
+
+    def threads(self) -> list[threading.Thread]:
+        """The reflector's thread, while it runs."""
+        return [self._thread] if self._thread is not None and self._thread.is_alive() else []
 
     @property
     def alive(self) -> bool:

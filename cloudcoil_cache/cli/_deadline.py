@@ -7,6 +7,7 @@ import time
 from typing import Any, Callable
 
 from cloudcoil_cache._http._interrupt import Interrupter, interruptible
+from cloudcoil_cache._runnable import RunnableThread
 from cloudcoil_cache.cli._errors import CliError
 from cloudcoil_cache.errors import APIError, ReadTimeout, TransportError
 
@@ -31,7 +32,7 @@ class Deadline:
         self.expired = threading.Event()  # set by the watchdog at the end; ends retry waits
         self._done = threading.Event()
         self._interrupter = Interrupter()
-        self._watchdog = threading.Thread(target=self._watch, name="cloudcoil-cli-deadline", daemon=True)
+        self._watchdog = RunnableThread("cloudcoil-cli-deadline", self._watch, stopping=self._done)
 
     def __enter__(self) -> Deadline:
         self._watchdog.start()

@@ -10,6 +10,7 @@ import threading
 import time
 from typing import Any, Callable, Deque, TextIO
 
+from cloudcoil_cache._runnable import RunnableThread
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.cli._cluster import FAKE_NAMESPACES, fake_cluster
 from cloudcoil_cache.cli._console import interactive, rich_available
@@ -85,11 +86,11 @@ def _update_detail(old: Any, new: Any) -> str:
     return f"status written (phase {new_phase})"
 
 
-class Churn(threading.Thread):
+class Churn(RunnableThread):
     """Creates, updates and deletes pods on the server at ``rate`` changes per second until stopped."""
 
     def __init__(self, server: FakeAPIServer, keys: list[str], rate: float, stop: threading.Event) -> None:
-        super().__init__(name="cloudcoil-demo-churn", daemon=True)
+        super().__init__("cloudcoil-demo-churn", owner="demo", stopping=stop)
         self._server = server
         self._alive: list[tuple[str, str]] = []
         for key in keys:
@@ -102,7 +103,7 @@ class Churn(threading.Thread):
         self._created = 0
         self.error: BaseException | None = None
 
-    def run(self) -> None:
+    def run_body(self) -> None:
         if self._rate <= 0:
             return
         period = 0.05
@@ -145,7 +146,7 @@ class Churn(threading.Thread):
             self.population = len(self._alive)
 
 
-class Faults(threading.Thread):
+class Faults(RunnableThread):
     """Every ``every`` seconds: drop the watch, force a 410 relist, or fail rewatches with 503s; reports recovery.
 
     ``ends_at``: when the demo ends (``time.monotonic()``; None: at Ctrl-C); no fault is injected
@@ -162,7 +163,7 @@ class Faults(threading.Thread):
         stop: threading.Event,
         ends_at: float | None = None,
     ) -> None:
-        super().__init__(name="cloudcoil-demo-faults", daemon=True)
+        super().__init__("cloudcoil-demo-faults", owner="demo")
         self._server = server
         self._config = config
         self._state = state
@@ -177,7 +178,7 @@ class Faults(threading.Thread):
         infos = self._config.cache.status().informers
         return infos[0] if infos else None
 
-    def run(self) -> None:
+    def run_body(self) -> None:
         if self._every <= 0:
             return
         # (what, how, the seconds its recovery may take: backoff steps of 0.8 and 1.6 s, jitter [d, 2d))

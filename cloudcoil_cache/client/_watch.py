@@ -9,6 +9,7 @@ import time
 from typing import Any, Generator, Generic, TypeVar
 
 from cloudcoil_cache._listwatch import ListWatch, WatchEvent
+from cloudcoil_cache._runnable import RunnableThread
 from cloudcoil_cache.caching._backoff import Backoff
 from cloudcoil_cache.errors import (
     APIError,
@@ -310,7 +311,8 @@ def _start_relay(user_stop: threading.Event, state: _State) -> None:
                 state.signal_stop()
                 return
 
-    threading.Thread(target=relay, name=f"cloudcoil-watch-stop-{state.cls.kind}", daemon=True).start()
+    name = f"cloudcoil-watch-stop-{state.cls.kind}"
+    RunnableThread(name, relay, owner=f"watch of {state.cls.kind}", stopping=state.stopped, detached=True).start()
 
 
 def _retriable(exc: APIError) -> bool:

@@ -4,25 +4,24 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from typing import Any, Callable, TypeVar
 
 from cloudcoil_cache._listwatch import parse_label_selector
-from cloudcoil_cache.caching import HandlerHandle
 from cloudcoil_cache.caching._policy import in_scope
-from cloudcoil_cache.client import Config, current_config
+from cloudcoil_cache.client import Config
 from cloudcoil_cache.controller._context import CachedKind, Context
 from cloudcoil_cache.controller._finalizers import check_finalizer_name
-from cloudcoil_cache.controller._informers import InformerSet, Scope, Source
+from cloudcoil_cache.controller._informers import Source
 from cloudcoil_cache.controller._keys import normalize_key, split_key
-from cloudcoil_cache.controller._kinds import bind_kinds, check_kind
+from cloudcoil_cache.controller._kinds import check_kind
 from cloudcoil_cache.controller._mapping import EventMapping, Mapper
 from cloudcoil_cache.controller._observe import ControllerObserver
 from cloudcoil_cache.controller._operator import WriteOptions
 from cloudcoil_cache.controller._queue import QueueStats
+from cloudcoil_cache.controller._run import ControllerRun
 from cloudcoil_cache.controller._stages import Flow, StageScope
 from cloudcoil_cache.controller._status_report import ControllerStatus, ReconcileCounts, snapshot
-from cloudcoil_cache.controller._workers import Reconciler, Workers
+from cloudcoil_cache.controller._workers import Reconciler
 
 __all__ = ["Controller"]
 
@@ -46,9 +45,9 @@ class Controller:
     the API server when the controller starts (one GET each); a kind the server does not serve fails
     the start with ``ConfigError`` ("... is not registered with the server ...").
 
-    This class holds the declaration (kind, scope, owned and watched kinds, the reconcile function)
-    and the lifecycle (informers, then workers while leading); ``EventMapping`` turns events into
-    keys and ``Workers`` runs the reconciles of one run.
+    This class is the declaration (kind, scope, owned and watched kinds, the reconcile function);
+    its run (informers, then workers while leading) is ``run``, a ``ControllerRun`` (a run group);
+    ``EventMapping`` turns events into keys and ``Workers`` runs the reconciles of one run.
 
     An operator's writes (``OperatorPass`` runs them around each pass): ``finalize()``;
     ``report_status=True`` keeps a ``Ready`` condition from each pass's outcome; ``status_updates``
@@ -116,13 +115,8 @@ class Controller:
         self._reconciler: Reconciler | None = None
         self._flow = Flow()  # stages or top-level cases, the other ways to declare the reconcile
         self._counts = ReconcileCounts()  # for status(), across runs
-        self._synced = threading.Event()  # the informers are synced (wait_ready)
         if reconcile is not None:
             self._set_reconcile(reconcile, None)
-        self._lock = threading.Lock()  # guards the run state below
-        self._informers: InformerSet | None = None
-        self._handles: list[Any] = []
-        self._workers: Workers | None = None  # the current run (while leading)
         self._primary_namespace: str | None = namespace if kind.namespaced else None
         self._mapping = EventMapping(
             self.name,
@@ -136,6 +130,7 @@ class Controller:
             sources=lambda: self.sources,
             logger=self.logger,
         )
+        self._run = ControllerRun(self)  # the run state: informers, then workers while leading
 
     def __repr__(self) -> str:
         return f"<Controller {self.name!r} {self.kind.kind} running={self.running}>"
@@ -260,7 +255,8 @@ class Controller:
         return self._flow.branches.otherwise()
 
     def _check_not_started(self, what: str) -> None:
-        if getattr(self, "_informers", None) is not None:
+        run: ControllerRun | None = getattr(self, "_run", None)
+        if run is not None and run.started:
             raise RuntimeError(f"controller {self.name!r}: {what} after the controller started")
 
     def enqueue(self, key: Any) -> None:
@@ -274,7 +270,7 @@ class Controller:
                 f"controller {self.name!r} reconciles namespace {self._primary_namespace!r} only: "
                 f"cannot enqueue {key!r} (namespace {outside!r})"
             )
-        workers = self._workers
+        workers = self._run.running
         if workers is not None:
             workers.queue.add(key)
 
@@ -309,61 +305,15 @@ class Controller:
             return False
         return self._selector.empty or self._selector.matches(obj.metadata.labels)
 
-    # ----------------------------------------------------------- informers
-    def _start_informers(
-        self, config: Config | None = None, *, sync_timeout: float = 30.0, cancel: threading.Event | None = None
-    ) -> None:
-        """Create the informers (shared with ``config.cache`` where it has the same ones), register the
-        event handlers and wait for every informer's sync. Raises the informer's error on failure.
-        Setting ``cancel`` (a Manager's stop) ends the wait: the informers are stopped again."""
-        self._reconciler = self._flow.reconciler(self._reconciler, self.name)
-        with self._lock:
-            if self._informers is not None:
-                return
-        config = self.config or config or current_config()
-        # a dynamic kind learns its plural and scope now (discovery: I/O, outside the lock); one the
-        # server does not serve fails the start with the client's ConfigError
-        bind_kinds([self.kind, *self._owned, *(k for k, _ in self._watches)], config)
-        with self._lock:
-            if self._informers is not None:
-                return
-            self.config = config
-            namespace = self._scope_namespace(config)
-            self._primary_namespace = namespace if self.kind.namespaced else None
-            scopes = [Scope(self.kind, self._primary_namespace, self.label_selector)]
-            scopes += [Scope(k, namespace if k.namespaced else None) for k in self._owned]
-            scopes += [Scope(k, namespace if k.namespaced else None) for k, _ in self._watches]
-            informers = InformerSet(
-                self.name, config, scopes, resync_period=self.resync_period, sync_timeout=sync_timeout
-            )
-            self._informers = informers
-        try:
-            started = informers.start(cancel)
-        except BaseException:
-            self._stop_informers()
-            raise
-        if not started:  # cancelled
-            self._stop_informers()
-            return
-        self._synced.set()
-        self.logger.info(
-            "controller %s: informers synced (%s)",
-            self.name,
-            ", ".join(s.scope.describe() + (" shared" if s.shared else "") for s in informers.sources.values()),
-        )
-
-    def _stop_informers(self) -> None:
-        self._synced.clear()
-        with self._lock:
-            informers, self._informers = self._informers, None
-        if informers is not None:
-            informers.stop()
-            informers.close()
+    # ----------------------------------------------------------- the run
+    @property
+    def run(self) -> ControllerRun:
+        """The controller's run (a run group: its informers, then its workers)."""
+        return self._run
 
     @property
     def sources(self) -> dict[Any, Source]:
-        informers = self._informers
-        return dict(informers.sources) if informers is not None else {}
+        return self._run.sources
 
     def cached(self, cls: Any) -> CachedKind[Any]:
         """Reads of ``cls`` from the controller's informers (for mappers and tests)."""
@@ -381,108 +331,15 @@ class Controller:
         controller ownerReference (owned kinds), and what the mappers of its kind return."""
         return self._mapping.keys_for(obj)
 
-    def _subscribe(self, workers: Workers) -> list[HandlerHandle]:
-        """Queue the keys of every event of every source into ``workers``' queue.
-
-        The primary kind's registration replays each cached primary as an add, so this also queues
-        every primary the run starts with, once (client-go's initial list: a queue filled beside
-        the handlers would see the handlers' late initial adds re-queue keys a worker already
-        took). The other kinds are registered first and without a replay: their cached objects
-        would only queue again primaries the replay queues (each startup reconcile reads them), and
-        a change of theirs made after their registration queues its primary again.
-        """
-
-        def handle(*objs: Any) -> None:
-            keys: dict[str, None] = {}
-            for obj in objs:
-                keys.update(dict.fromkeys(self._mapping.keys_for(obj)))
-            for key in keys:
-                workers.queue.add(key)
-
-        sources = self.sources
-        primary = sources.get(self.kind)
-        handles: list[HandlerHandle] = []
-        try:
-            for source in sources.values():
-                if source is not primary:
-                    handles += source.view.add_event_handler(handle, handle, handle, replay=False)
-            if primary is not None:
-                handles += primary.view.add_event_handler(handle, handle, handle)
-        except BaseException:
-            for registered in handles:
-                registered.remove(0)
-            raise
-        return handles
-
     # -------------------------------------------------------------- workers
     @property
     def running(self) -> bool:
         """Are the workers running (this replica leads)?"""
-        return self._workers is not None
-
-    def _start_workers(self) -> None:
-        """Start a run: a new queue, ``workers`` threads, and the event handlers that queue every
-        cached primary (their replay) and then what changes."""
-        informers = self._informers
-        if informers is None:
-            raise RuntimeError(f"controller {self.name!r}: start the informers first")
-        with self._lock:
-            if self._workers is not None:
-                return
-            assert self._reconciler is not None  # (checked when the informers started)
-            workers = Workers(
-                self.name,
-                self.kind,
-                self._reconciler,
-                count=self.workers,
-                context=informers.context_for(self._write_config()),
-                sources=lambda: self.sources,
-                in_scope=self.in_scope,
-                observer=lambda: self.observer,
-                logger=self.logger,
-                reconcile_timeout=self.reconcile_timeout,
-                counts=self._counts,
-                around=self._writes.around(self._reconciler, self._finalizers, self.logger),
-                needs_loop=any(f.is_async for f in self._finalizers.values()),
-            )
-            self._workers = workers
-        workers.start()
-        handles = self._subscribe(workers)
-        with self._lock:
-            if self._workers is workers:
-                self._handles, handles = handles, []
-        for handle in handles:  # stopped meanwhile
-            handle.remove(self.shutdown_timeout)
-
-    def _stop_workers(self, timeout: float | None = None) -> bool:
-        """Stop taking keys, wait up to ``timeout`` (default ``shutdown_timeout``) for reconciles in
-        flight, join the workers, then remove the event handlers (what they queue meanwhile is
-        dropped), waiting for a mapper in flight with the time left. False when something did not
-        finish in time: coroutine reconciles are then cancelled; a plain function (a reconcile, a
-        mapper) cannot be interrupted, its thread is left to end."""
-        timeout = self.shutdown_timeout if timeout is None else timeout
-        deadline = time.monotonic() + timeout
-        with self._lock:
-            workers, self._workers = self._workers, None
-            handles, self._handles = self._handles, []
-        done = workers is None or workers.stop(timeout)
-        for handle in handles:
-            # at least a moment: an idle lane's thread needs one to see the stop and end
-            if not handle.remove(max(0.1, deadline - time.monotonic())):
-                done = False
-                self.logger.warning("%s: an event mapper was still running at the stop; left to end", self.name)
-        return done
-
-    def _leadership_lost(self) -> None:
-        """The Manager's election stepped down: reconciles of the current run see ``LeadershipLost`` at
-        their next ``ctx.check_leadership()`` (the workers are stopped next)."""
-        workers = self._workers
-        if workers is not None:
-            workers.fence.lose()
+        return self._run.running is not None
 
     def status(self) -> ControllerStatus:
         """A snapshot: synced, running/leading, the queue, reconcile counts, the last error per key."""
-        workers = self._workers
+        workers = self._run.running
         sources = self.sources
         synced = bool(sources) and all(s.view.status().synced for s in sources.values())
         return snapshot(
@@ -502,34 +359,29 @@ class Controller:
     def wait_ready(self, timeout: float | None = 30) -> bool:
         """Wait up to ``timeout`` seconds (None: no limit) for the informers to be started and synced;
         True when they are, False on timeout."""
-        return self._synced.wait(timeout) and self.status().synced
+        return self._run.synced.wait(timeout) and self.status().synced
 
     def queue_stats(self) -> QueueStats | None:
         """The current run's queue measurements (None while the workers are not running)."""
-        workers = self._workers
+        workers = self._run.running
         return workers.queue.stats() if workers is not None else None
 
     def threads(self) -> list[threading.Thread]:
         """The worker and event-loop threads of the current run."""
-        with self._lock:
-            return self._workers.threads() if self._workers is not None else []
+        return self._run.threads()
 
     # ---------------------------------------------------- standalone use
     def start(self, config: Config | None = None) -> Controller:
         """Start the informers (waiting for their sync) and the workers, without a Manager."""
-        self._start_informers(config)
-        try:
-            self._start_workers()
-        except BaseException:
-            self._stop_informers()
-            raise
+        self._run.start_informers(config)
+        self._run.start()  # the run group: the informers (started above), then the workers
         return self
 
     def stop(self) -> bool:
         """Stop the workers (waiting up to ``shutdown_timeout``), then the informers."""
-        finished = self._stop_workers()
-        self._stop_informers()
-        return finished
+        self._run.finished = True  # (nothing running: nothing late)
+        self._run.close()
+        return self._run.finished
 
     def __enter__(self) -> Controller:
         return self.start()

@@ -5,7 +5,9 @@ from __future__ import annotations
 import http.server
 import logging
 import threading
-from typing import Callable
+from typing import Any, Callable
+
+from cloudcoil_cache._runnable import RunnableThread
 
 __all__ = ["HealthServer"]
 
@@ -16,8 +18,35 @@ Metrics = Callable[[], "tuple[int, bytes, str]"]
 
 
 class _Server(http.server.ThreadingHTTPServer):
-    daemon_threads = False  # request threads are joined by server_close()
+    """One library thread per request (``RunnableThread``), joined by ``server_close()``."""
+
+    daemon_threads = False
     block_on_close = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._requests: list[RunnableThread] = []
+        self._requests_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        thread = RunnableThread(
+            f"controller-health-{self.server_address[1]}-request",
+            self.process_request_thread,
+            request,
+            client_address,
+            owner="health server",
+        )
+        with self._requests_lock:
+            self._requests = [t for t in self._requests if t.is_alive()]
+            self._requests.append(thread)
+        thread.start()
+
+    def server_close(self) -> None:
+        super().server_close()
+        with self._requests_lock:
+            requests, self._requests = self._requests, []
+        for thread in requests:
+            thread.join()
 
 
 class HealthServer:
@@ -53,12 +82,12 @@ class HealthServer:
         self._server = _Server((host, port), Handler)
         self.host = host
         self.port: int = self._server.server_address[1]
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.5},
-            name=f"controller-health-{self.port}",
-            daemon=True,
+        self._thread = RunnableThread(
+            f"controller-health-{self.port}", self._serve, owner="health server", on_stop=self._server.shutdown
         )
+
+    def _serve(self) -> None:
+        self._server.serve_forever(poll_interval=0.5)
 
     def start(self) -> None:
         self._thread.start()
@@ -66,9 +95,18 @@ class HealthServer:
 
     def stop(self) -> None:
         if self._thread.is_alive():
-            self._server.shutdown()  # returns once serve_forever has ended
+            self._thread.stop()  # the server's shutdown(): returns once serve_forever has ended
             self._thread.join()
         self._server.server_close()  # joins the request threads
+
+    def join(self, timeout: float | None = None) -> None:
+        self._thread.join(timeout)
+
+    def ready(self) -> bool:
+        return self._thread.is_alive()
+
+    def threads(self) -> list[threading.Thread]:
+        return self._thread.threads()
 
     @property
     def thread(self) -> threading.Thread:

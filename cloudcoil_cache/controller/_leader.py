@@ -13,6 +13,7 @@ import uuid
 from typing import Any, Callable
 
 from cloudcoil_cache._clock import ClockLike, as_clock
+from cloudcoil_cache._runnable import RunnableThread
 from cloudcoil_cache.apimachinery import ObjectMeta
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.errors import CloudcoilError, ResourceNotFound
@@ -104,8 +105,8 @@ class LeaderElection:
         self._stopped = False
         self._stop_event = threading.Event()
         self._config: Config | None = None
-        self._elector: threading.Thread | None = None
-        self._watcher: threading.Thread | None = None
+        self._elector: RunnableThread | None = None
+        self._watcher: RunnableThread | None = None
         self._started_cb: Callable[[], Any] = lambda: None
         self._stopped_cb: Callable[[], Any] = lambda: None
 
@@ -131,8 +132,9 @@ class LeaderElection:
             self._leader_events.clear()
         self._started_cb = started or (lambda: None)
         self._stopped_cb = stopped or (lambda: None)
-        self._elector = threading.Thread(target=self._campaign, name=f"leader-election-{self.name}", daemon=True)
-        self._watcher = threading.Thread(target=self._watch, name=f"leader-watch-{self.name}", daemon=True)
+        owner = f"leader election {self.name}"
+        self._elector = RunnableThread(f"leader-election-{self.name}", self._campaign, owner=owner)
+        self._watcher = RunnableThread(f"leader-watch-{self.name}", self._watch, owner=owner)
         self._watcher.start()
         self._elector.start()
 

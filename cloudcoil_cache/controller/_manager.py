@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-from typing import Any
+from typing import Any, Callable
 
+from cloudcoil_cache._runnable import Group, RunnableThread, Step
 from cloudcoil_cache.admission import AdmissionMetrics, WebhookServer
 from cloudcoil_cache.caching import InformerState
 from cloudcoil_cache.client import Config, current_config
@@ -34,7 +35,9 @@ class Manager:
 
     ``stop()``, in order: no new leadership, stop taking keys and let reconciles in flight finish (up to
     each controller's ``shutdown_timeout``), close the webhook server (drained), stop the informers,
-    release the Lease, stop the health server; every thread is joined. ``run(stop=None)`` = start, wait for ``stop`` (a
+    release the Lease, stop the health server; every thread is joined. The Manager is a run group
+    (``cloudcoil_cache._runnable.Group``): its members start in that order's reverse and stop against
+    one deadline, ``stop_timeout`` (None: each step's own bound). ``run(stop=None)`` = start, wait for ``stop`` (a
     ``threading.Event``) or SIGTERM/SIGINT (handlers installed only in the main thread, restored after),
     stop. Also a context manager.
 
@@ -52,6 +55,7 @@ class Manager:
         health_port: int | None = None,
         health_host: str = "127.0.0.1",
         sync_timeout: float = 30.0,
+        stop_timeout: float | None = None,
     ) -> None:
         if webhooks is not None and not isinstance(webhooks, WebhookServer):
             raise TypeError(f"Manager(webhooks=...) expects a WebhookServer, got {type(webhooks).__name__}")
@@ -81,6 +85,7 @@ class Manager:
         self.health_host = health_host
         self._health_port = health_port
         self.sync_timeout = sync_timeout
+        self.stop_timeout = stop_timeout
         self.metrics: ManagerMetrics | None = None
         self._health: HealthServer | None = None
         self._lock = threading.Lock()  # orders start/stop and leadership changes of the workers
@@ -91,6 +96,7 @@ class Manager:
         self._closing = False
         self._run_stop: threading.Event | None = None  # the event run() waits on; stop() sets it
         self._stop_requested = threading.Event()  # set by stop(): a start waiting for a sync gives up
+        self._run_group: Group | None = None  # what start() started, stopped in reverse by stop()
 
     def __repr__(self) -> str:
         webhooks = f" webhooks={self.webhooks.url}" if self.webhooks is not None else ""
@@ -117,49 +123,122 @@ class Manager:
                 if not self._started:
                     return self  # a stop() from another thread came first: nothing is started
             try:
-                self._start_steps()
+                config = self.config or current_config()
+                self.config = config
+                group = self._group(config)
+                with self._lock:
+                    self._run_group = group
+                group.start()  # a member that fails: those before it are stopped, in reverse
             except BaseException:
-                self._shutdown_locked()
+                with self._lock:
+                    self._run_group = None
+                    self._started = False
                 raise
         return self
 
-    def _start_steps(self) -> None:
-        config = self.config or current_config()
-        self.config = config
+    def _group(self, config: Config) -> Group:
+        """The manager's run group, in start order: the health server first (``/healthz`` answers and
+        ``/readyz`` says what is not ready yet while the informers sync), the Lease's release, every
+        controller's informers (synced), the webhooks, then leadership (the workers while leading).
+        Stopped in reverse: no new leadership and the workers drained, the webhooks drained, the
+        informers stopped, the Lease released, the health server stopped."""
+        group = Group("manager")
         if self._health_port is not None:
-            if metrics_available():
-                self.metrics = ManagerMetrics(self)
-            else:
-                log.warning("Manager: /metrics needs prometheus_client: pip install 'cloudcoil_cache[metrics]'")
-            self._health = HealthServer(
-                self.health_host,
-                self._health_port,
-                healthy=self.healthy,
-                ready=self.ready,
-                metrics=self._render_metrics,
+            group.add(
+                Step("health server", start=self._start_health, stop=self._stop_health, threads=self._health_threads)
             )
-            self._health.start()
-        # the health server first: /healthz answers (a liveness probe passes) and /readyz says what
-        # is not ready yet while the informers sync
+        election = self.leader_election
+        if election is not None:
+            group.add(
+                Step(
+                    f"lease {election.name}",
+                    stop=lambda: election._stop(release=True) if election.threads() else None,
+                    threads=election.threads,
+                )
+            )
         for controller in self.controllers:
-            if self._closing:
-                return  # stop() was called meanwhile: it stops what was started
-            controller._start_informers(config, sync_timeout=self.sync_timeout, cancel=self._stop_requested)
-        if self._closing:
-            return
-        if self.webhooks is not None:
-            self.webhooks.start()
-        if self._closing:
-            return
-        if self.leader_election is not None:
-            self.leader_election._start(config, started=self._lead, stopped=self._step_down)
+            group.add(
+                Step(
+                    f"controller {controller.name} informers",
+                    start=self._unless_closing(self._informers_starter(controller, config)),
+                    stop=controller.run.stop_informers,
+                    ready=controller.run.synced.is_set,
+                )
+            )
+        webhooks = self.webhooks
+        if webhooks is not None:
+            group.add(
+                Step(
+                    "webhooks",
+                    start=self._unless_closing(webhooks.start),
+                    stop=webhooks.stop,
+                    ready=lambda: webhooks.readiness() is None,
+                    threads=webhooks.threads,
+                )
+            )
+        if election is not None:
+            lead = lambda: election._start(config, started=self._lead, stopped=self._step_down)  # noqa: E731
+            step_down: Callable[[], object] = election._begin_shutdown
         else:
-            self._lead()
+            lead, step_down = self._lead, lambda: None
+        group.add(
+            Step(
+                "leadership",
+                start=self._unless_closing(lead),
+                stop=step_down,
+                join=self._stop_workers,
+                threads=lambda: [t for c in self.controllers for t in c.threads()],
+            )
+        )
+        return group
 
-    def stop(self) -> None:
+    def _informers_starter(self, controller: Controller, config: Config) -> Callable[[], None]:
+        def start() -> None:
+            controller.run.start_informers(config, sync_timeout=self.sync_timeout, cancel=self._stop_requested)
+
+        return start
+
+    def _unless_closing(self, start: Callable[[], object]) -> Callable[[], None]:
+        """``start``, unless a ``stop()`` from another thread came meanwhile (it stops what was started)."""
+
+        def step() -> None:
+            if not self._closing:
+                start()
+
+        return step
+
+    def _start_health(self) -> None:
+        assert self._health_port is not None
+        if metrics_available():
+            self.metrics = ManagerMetrics(self)
+        else:
+            log.warning("Manager: /metrics needs prometheus_client: pip install 'cloudcoil_cache[metrics]'")
+        self._health = HealthServer(
+            self.health_host,
+            self._health_port,
+            healthy=self.healthy,
+            ready=self.ready,
+            metrics=self._render_metrics,
+        )
+        self._health.start()
+
+    def _stop_health(self) -> None:
+        if self._health is not None:
+            self._health.stop()
+            self._health = None
+
+    def _health_threads(self) -> list[threading.Thread]:
+        health = self._health
+        return health.threads() if health is not None else []
+
+    def stop(self, timeout: float | None = None) -> None:
         """Stop everything in order (see the class docstring); idempotent, from any thread. When it
         returns everything is stopped and joined (a stop already under way in another thread, or a
-        start in progress, is waited for), and ``run()`` returns."""
+        start in progress, is waited for), and ``run()`` returns.
+
+        ``timeout`` (default: the Manager's ``stop_timeout``; None: no limit but each controller's
+        ``shutdown_timeout``) is the one deadline of the whole stop: each step in turn gets what
+        is left of it (a controller's workers at most their ``shutdown_timeout``)."""
         with self._lock:
             run_stop = self._run_stop
             if self._started:
@@ -168,27 +247,17 @@ class Manager:
         if run_stop is not None:
             run_stop.set()  # run() returns (after its own stop() finds everything stopped)
         with self._lifecycle:
-            self._shutdown_locked()
+            self._shutdown_locked(self.stop_timeout if timeout is None else timeout)
 
-    def _shutdown_locked(self) -> None:
-        """Stop what runs (under ``_lifecycle``); nothing when nothing was started."""
+    def _shutdown_locked(self, timeout: float | None) -> None:
+        """Stop what runs (under ``_lifecycle``): the group in reverse, against one deadline."""
         with self._lock:
             if not self._started:
                 return
             self._closing = True
-        election = self.leader_election
-        if election is not None:
-            election._begin_shutdown()
-        self._stop_workers()
-        if self.webhooks is not None:
-            self.webhooks.stop()
-        for controller in self.controllers:
-            controller._stop_informers()
-        if election is not None and election.threads():
-            election._stop(release=True)
-        if self._health is not None:
-            self._health.stop()
-            self._health = None
+            group, self._run_group = self._run_group, None
+        if group is not None:
+            group.close(timeout)
         with self._lock:
             self._started = False
 
@@ -199,7 +268,7 @@ class Manager:
                 return
             for controller in self.controllers:
                 try:
-                    controller._start_workers()
+                    controller.run.start_workers()
                 except Exception:
                     log.exception("Manager: starting the workers of controller %r failed", controller.name)
 
@@ -207,18 +276,24 @@ class Manager:
         """Leadership lost: fence the reconciles in flight (their writes raise ``LeadershipLost``), then
         stop the workers (bounded by each controller's shutdown_timeout)."""
         for controller in self.controllers:
-            controller._leadership_lost()
+            controller.run.leadership_lost()
         self._stop_workers()
 
-    def _stop_workers(self) -> None:
+    def _stop_workers(self, timeout: float | None = None) -> None:
+        """Every controller's workers, in parallel (each waits for its own reconciles in flight), each
+        within its ``shutdown_timeout`` and ``timeout``."""
         with self._lock:
-            controllers = list(self.controllers)
+            controllers = [c for c in self.controllers if c.running]
             threads = [
-                threading.Thread(target=c._stop_workers, name=f"controller-{c.name}-stop", daemon=True)
+                RunnableThread(
+                    f"controller-{c.name}-stop",
+                    c.run.stop_workers,
+                    c.shutdown_timeout if timeout is None else min(c.shutdown_timeout, timeout),
+                    owner="manager",
+                )
                 for c in controllers
-                if c.running
             ]
-            for thread in threads:  # in parallel: each waits for its own reconciles in flight
+            for thread in threads:
                 thread.start()
             for thread in threads:
                 thread.join()
@@ -268,8 +343,7 @@ class Manager:
             threads += self.webhooks.threads()
         if self.leader_election is not None:
             threads += self.leader_election.threads()
-        if self._health is not None:
-            threads.append(self._health.thread)
+        threads += self._health_threads()
         return threads
 
     def healthy(self) -> tuple[bool, str]:

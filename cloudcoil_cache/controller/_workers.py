@@ -12,6 +12,7 @@ from typing import Any, Callable, Mapping
 
 import attrs
 
+from cloudcoil_cache._runnable import RunnableThread, deadline_after, remaining
 from cloudcoil_cache.controller._context import CachedKind, Context
 from cloudcoil_cache.controller._fence import Fence, LeadershipLost
 from cloudcoil_cache.controller._informers import Source
@@ -98,9 +99,13 @@ class Workers:
         self._loop = LoopThread(f"controller-{name}-loop") if reconciler.is_async or needs_loop else None
         if self._loop is not None:
             self._loop.start()
-        self._threads = [
-            threading.Thread(
-                target=context.copy().run, args=(self._work,), name=f"controller-{name}-worker-{i}", daemon=True
+        self._threads: list[threading.Thread] = [
+            RunnableThread(
+                f"controller-{name}-worker-{i}",
+                self._work,
+                owner=f"controller {name}",
+                stopping=self._stopping,
+                context=context.copy(),
             )
             for i in range(count)
         ]
@@ -113,6 +118,16 @@ class Workers:
             for thread in self._threads:
                 thread.start()
         self.logger.info("controller %s: %d worker(s) started", self.name, len(self._threads))
+
+    def ready(self) -> bool:
+        """Started and not stopping."""
+        return any(t.is_alive() for t in self._threads) and not self._stopping.is_set()
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait up to ``timeout`` for the threads (``stop(timeout)`` stops and joins them)."""
+        deadline = deadline_after(timeout)
+        for thread in self.threads():
+            thread.join(remaining(deadline))
 
     def threads(self) -> list[threading.Thread]:
         """The worker and event-loop threads."""

@@ -21,6 +21,7 @@ LAYERS = {
     "_clock": 0,
     "_fork": 0,
     "_threads": 0,
+    "_runnable": 0,
     "_deadline": 0,
     "models": 0,  # the models are data: classes, their converter, API metadata (no client)
     "apimachinery": 0,
