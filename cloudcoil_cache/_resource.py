@@ -30,7 +30,7 @@ from cloudcoil_cache.models import ResourceList
 from cloudcoil_cache.models._base import plain_resource_of
 from cloudcoil_cache.models._gvk import GVK
 from cloudcoil_cache.models._parse import load_documents, type_meta
-from cloudcoil_cache.models.apimachinery import ObjectMeta
+from cloudcoil_cache.models.apimachinery import ObjectMeta, Status
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -57,6 +57,8 @@ class Resource(ResourceData):
 
     # ``Resource(apiVersion="v1", kind="Pod", metadata=...)`` is a resource of any kind, as cloudcoil's
     _cc_any_kind: ClassVar[bool] = True
+    # A subclass that declares its kind is what parse()/get_model() give for it.
+    _cc_registers: ClassVar[bool] = True
 
     # ---------------------------------------------------------------- clients
     @classmethod
@@ -278,13 +280,13 @@ class Resource(ResourceData):
         return await (await type(self).async_client()).get(name, namespace)
 
     @classmethod
-    def delete(cls, name: str, namespace: str | None = None, **kwargs: Any) -> Any:
+    def delete(cls, name: str, namespace: str | None = None, **kwargs: Any) -> Self | Status:
         """Delete ``name`` on the API server (``propagation_policy``, ``preconditions``...); returns the
         object as the server answers (still there: finalizers, graceful deletion) or its ``Status``."""
         return cls.client().delete(name, namespace, **kwargs)
 
     @classmethod
-    async def async_delete(cls, name: str, namespace: str | None = None, **kwargs: Any) -> Any:
+    async def async_delete(cls, name: str, namespace: str | None = None, **kwargs: Any) -> Self | Status:
         return await (await cls.async_client()).delete(name, namespace, **kwargs)
 
     # ----------------------------------------------------------------- writes
@@ -391,12 +393,12 @@ class Resource(ResourceData):
     async def async_apply(self, **kwargs: Any) -> Self:
         return await (await type(self).async_client()).apply(self, **kwargs)
 
-    def remove(self, **kwargs: Any) -> Any:
+    def remove(self, **kwargs: Any) -> Self | Status:
         """Delete this object on the API server."""
         name, namespace = _name_of(self, "remove")
         return type(self).client().delete(name, namespace, **kwargs)
 
-    async def async_remove(self, **kwargs: Any) -> Any:
+    async def async_remove(self, **kwargs: Any) -> Self | Status:
         name, namespace = _name_of(self, "remove")
         return await (await type(self).async_client()).delete(name, namespace, **kwargs)
 
@@ -466,7 +468,15 @@ def _as_kind(cls: type[R], doc: Any, where: str) -> R:
     if not isinstance(doc, dict):
         raise ValueError(f"{where}: a manifest must be a mapping, got {type(doc).__name__}")
     found = (type_meta(doc, where, "apiVersion"), type_meta(doc, where, "kind"))
-    if found == (cls.api_version, cls.kind) or (cls.api_version is None and cls.kind is None):
+    if getattr(cls, "_cc_any_content", False):  # Unstructured: a manifest of any kind, as plain content
+        return cls.from_dict(doc)
+    if not cls.api_version or not cls.kind:
+        raise TypeError(
+            f"{cls.__name__}.from_file({where!r}): {cls.__name__} stands for no kind; call from_file on the "
+            "class of the file's kind (Pod.from_file), or read a file of any kind with "
+            "cloudcoil_cache.resources.parse_file()"
+        )
+    if found == (cls.api_version, cls.kind):
         return cls.from_dict(doc)
     raise TypeError(
         f"{cls.__name__}.from_file({where!r}): the file holds a {found[1]} (apiVersion {found[0]}), "

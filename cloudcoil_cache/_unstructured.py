@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, ClassVar, Iterator
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator
 
 from cloudcoil_cache._resource import Resource
+from cloudcoil_cache.client import Api, AsyncApi, Config
 from cloudcoil_cache.client._verbs import ASYNC_VERBS, CLASS_VERBS
 from cloudcoil_cache.errors import ReadOnlyError
 from cloudcoil_cache.models._base import _convert_kwargs, finish_model, model
 from cloudcoil_cache.models._dynamic import dynamic_class
 from cloudcoil_cache.models.apimachinery import ObjectMeta
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["Unstructured", "dynamic_resource"]
 
@@ -57,6 +61,8 @@ class Unstructured(Resource):
     api_version = _TypeMeta("apiVersion")
     kind = _TypeMeta("kind")
 
+    # Its objects hold any kind's content (``Unstructured.from_file`` reads a manifest of any kind).
+    _cc_any_content: ClassVar[bool] = True
     # True on the classes get_dynamic_resource() makes (plural/namespaced come from discovery).
     _cc_dynamic: ClassVar[bool] = False
     #: Subresources the server lists for the kind (``status``, ``scale``), once discovered.
@@ -165,12 +171,12 @@ class Unstructured(Resource):
 
     # ----------------------------------------------------------- API routing
     @classmethod
-    def client(cls, config: Any = None, cached: bool = False) -> Any:
+    def client(cls, config: Config | None = None, cached: bool = False) -> Api[Self]:
         _needs_kind(cls)
         return super().client(config, cached)
 
     @classmethod
-    async def async_client(cls, config: Any = None, cached: bool = False) -> Any:
+    async def async_client(cls, config: Config | None = None, cached: bool = False) -> AsyncApi[Self]:
         _needs_kind(cls)
         return await super().async_client(config, cached)
 

@@ -8,6 +8,7 @@ from typing import Any, AsyncGenerator, Generic, Mapping, TypeVar
 
 from cloudcoil_cache._listwatch import ListOptions
 from cloudcoil_cache._threads import run_blocking, run_control
+from cloudcoil_cache.apimachinery import Status
 from cloudcoil_cache.client._lists import ObjectList
 from cloudcoil_cache.client._reads import async_cached_get, async_cached_list
 from cloudcoil_cache.client._resource_client import Api
@@ -104,18 +105,38 @@ class AsyncApi(Generic[T]):
     async def apply(self, obj: T, **kwargs: Any) -> T:
         return await run_blocking(lambda: self.sync.apply(obj, **kwargs))
 
-    async def delete(self, name: str, namespace: str | None = None, **kwargs: Any) -> Any:
+    async def delete(self, name: str, namespace: str | None = None, **kwargs: Any) -> T | Status:
         return await run_blocking(lambda: self.sync.delete(name, namespace, **kwargs))
 
     async def scale(self, name: str, replicas: int, namespace: str | None = None) -> T:
         return await run_blocking(self.sync.scale, name, replicas, namespace)
 
-    async def delete_all(self, *args: Any, **kwargs: Any) -> ObjectList[T]:
-        """``ResourceClient.delete_all`` off the loop (same arguments and result)."""
-        return await run_blocking(lambda: self.sync.delete_all(*args, **kwargs))
+    async def delete_all(
+        self,
+        namespace: str | None = None,
+        dry_run: bool = False,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        *,
+        all_namespaces: bool = False,
+    ) -> ObjectList[T]:
+        """``Api.delete_all`` off the loop (same arguments and result)."""
+        return await run_blocking(
+            lambda: self.sync.delete_all(
+                namespace,
+                dry_run,
+                propagation_policy,
+                grace_period_seconds,
+                label_selector,
+                field_selector,
+                all_namespaces=all_namespaces,
+            )
+        )
 
     async def watch(self, *args: Any, **kwargs: Any) -> AsyncGenerator[tuple[str, T], None]:
-        """Async generator of ``(type, object)`` (arguments as ``ResourceClient.watch``: resilient,
+        """Async generator of ``(type, object)`` (arguments as ``Api.watch``: resilient,
         it runs until the consumer stops; ``aclose()`` it or cancel the consuming task).
 
         The watch reads on a thread of its own, never on the shared executors: a long watch
@@ -144,14 +165,14 @@ class AsyncApi(Generic[T]):
                 opened.add_done_callback(_close_opened)
             reader.shutdown(wait=False)
 
-    async def wait_for(self, obj: Any, predicates: Mapping[str, WaitPredicate], timeout: float | None = None) -> str:
-        """The async twin of ``ResourceClient.wait_for`` (returns the matching predicate's name)."""
+    async def wait_for(self, obj: T, predicates: Mapping[str, WaitPredicate], timeout: float | None = None) -> str:
+        """The async twin of ``Api.wait_for`` (returns the matching predicate's name)."""
         return (await self.wait_for_match(obj, predicates, timeout))[0]
 
     async def wait_for_match(
-        self, obj: Any, predicates: Mapping[str, WaitPredicate], timeout: float | None = None
+        self, obj: T, predicates: Mapping[str, WaitPredicate], timeout: float | None = None
     ) -> tuple[str, T]:
-        """The async twin of ``ResourceClient.wait_for_match``; predicates run on the event loop."""
+        """The async twin of ``Api.wait_for_match``; predicates run on the event loop."""
         name, namespace, rv = check_wait(self.cls, obj, predicates, timeout)
 
         async def scan() -> tuple[str, T]:

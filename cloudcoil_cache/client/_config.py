@@ -93,7 +93,7 @@ def api_in_scope(cls: type[T], config: Config | None = None, cached: bool = Fals
     through ``current_config()``.
 
     A cached ``Api`` of the innermost scope's Config (``Pod.get``, ``Pod.list``) is made once per
-    scope and class: the scope keeps it (an ``Api`` holds no state but its class and Config); so is
+    scope and class: the scope keeps it (an ``Api`` holds nothing but its class, its Config and memos); so is
     one of the process default's (``set_default()``), outside every scope.
     """
     if config is None and cached:

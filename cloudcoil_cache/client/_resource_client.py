@@ -59,7 +59,8 @@ class Api(Generic[T]):
 
     With ``cached=True``, ``get`` and ``list`` are routed through the config's cache (served from
     memory when it can, per docs/contract.md "What the cache can serve"); with ``cached=False`` they are live.
-    Thread-safe: it holds no state beyond the class and the config.
+    Thread-safe: beyond the class and the config it only memoizes, idempotently, the cache's reader of
+    the kind and the config's default namespace (each fixed once known).
     """
 
     def __init__(self, cls: type[T], config: ApiConfig, *, cached: bool = False) -> None:
@@ -69,7 +70,10 @@ class Api(Generic[T]):
             attrs = ("api_version", "kind") if _unbound(kind_cls) else ("api_version", "kind", "plural", "namespaced")
             for attr in attrs:
                 if getattr(cls, attr, None) is None:
-                    raise ConfigError(f"{cls!r} is not a resource class (no {attr})")
+                    raise ConfigError(
+                        f"{getattr(cls, '__name__', cls)!r} is not a resource class of one kind (no {attr}): use "
+                        "the class of a kind (Pod), get_dynamic_resource(kind, api_version) or a GenericResource"
+                    )
         self._cls = kind_cls
         #: The resource class as it is now (``cls`` without binding a dynamic one first).
         self.kind_class: Any = kind_cls
@@ -156,10 +160,11 @@ class Api(Generic[T]):
                 cache.will_write(self.cls)
         return self.config.transport.request(method, path, params=params, body=body, content_type=content_type).json()
 
-    def _to_obj(self, data: Any) -> Any:
+    def _to_obj(self, data: Any) -> T | Status:
         if isinstance(data, dict) and data.get("kind") == "Status" and self.cls.kind != "Status":
             return Status.from_dict(data)
-        return self.cls.from_dict(data)
+        obj: T = self.cls.from_dict(data)
+        return obj
 
     # ------------------------------------------------------------------ reads
     def get(self, name: str, namespace: str | None = None) -> T:
@@ -316,7 +321,7 @@ class Api(Generic[T]):
             raise_on_expired=_raise_on_expired,
         )
 
-    def wait_for(self, obj: Any, predicates: Mapping[str, WaitPredicate], timeout: float | None = None) -> str:
+    def wait_for(self, obj: T, predicates: Mapping[str, WaitPredicate], timeout: float | None = None) -> str:
         """Watch ``obj`` until a predicate returns true; returns its name (cloudcoil's ``wait_for``).
 
         Raises:
@@ -325,7 +330,7 @@ class Api(Generic[T]):
         return self.wait_for_match(obj, predicates, timeout)[0]
 
     def wait_for_match(
-        self, obj: Any, predicates: Mapping[str, WaitPredicate], timeout: float | None = None
+        self, obj: T, predicates: Mapping[str, WaitPredicate], timeout: float | None = None
     ) -> tuple[str, T]:
         """``wait_for`` returning the matching predicate's name and the object it matched.
 
@@ -468,7 +473,7 @@ class Api(Generic[T]):
         grace_period_seconds: int | None = None,
         preconditions: Mapping[str, str] | None = None,
         dry_run: bool = False,
-    ) -> Any:
+    ) -> T | Status:
         """DELETE ``name``; returns the object as the server returned it (or its Status).
 
         ``propagation_policy``: "Foreground", "Background" or "Orphan" (any case, as cloudcoil's
@@ -480,7 +485,7 @@ class Api(Generic[T]):
             name, namespace, DeleteOptions(propagation_policy, grace_period_seconds, preconditions, dry_run)
         )
 
-    def delete_with(self, name: str, namespace: str | None, opts: DeleteOptions) -> Any:
+    def delete_with(self, name: str, namespace: str | None, opts: DeleteOptions) -> T | Status:
         """``delete()`` with its options as one ``DeleteOptions`` value."""
         options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
         if opts.propagation_policy:

@@ -11,7 +11,14 @@ import functools
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from cloudcoil_cache.models._fields import field_hints, wire_name
-from cloudcoil_cache.models._model import Model, convert_kwargs, finish_model, is_sealed, model
+from cloudcoil_cache.models._model import (
+    Model,
+    _rebuild,  # noqa: F401 - objects pickled before the split name it here
+    convert_kwargs,
+    finish_model,
+    is_sealed,
+    model,
+)
 from cloudcoil_cache.models.apimachinery import ObjectMeta
 
 __all__ = [
@@ -28,6 +35,9 @@ __all__ = [
 ]
 
 R = TypeVar("R", bound="Resource")
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 _REGISTRY: dict[tuple[str, str], type[Resource]] = {}
 
@@ -67,15 +77,20 @@ class Resource(Model):
     # plain resource (``plain_resource_of``), as cloudcoil's does. Read from the class's own dict only.
     _cc_any_kind: ClassVar[bool] = True
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
         if "_cc_any_kind" in cls.__dict__:
             cls = plain_resource_of(cls)
-        return object.__new__(cls)
+        made: Self = object.__new__(cls)
+        return made
+
+    # Whether a class that declares its kind is what ``parse``/``get_model`` give for it: the kinds with
+    # the API verbs (``resources.Resource`` sets it). A data-only kind must not take a kind's place.
+    _cc_registers: ClassVar[bool] = False
 
     @classmethod
     def _cc_built(cls, *, replace: bool, register: bool) -> None:
-        """Called by ``model()`` once ``cls`` is built: a class that declares its kind registers it."""
-        if register and cls.kind:
+        """Called by ``model()`` once ``cls`` is built: a kind with the API verbs registers its kind."""
+        if register and cls.kind and cls._cc_registers:
             register_resource(cls, replace=replace)
 
     @property

@@ -35,6 +35,17 @@ REVEALED = {
     "async_list": f"cloudcoil_cache.models._list.ResourceList[{POD}]",
     "async_save": POD,
     "async_client_for": POD,
+    "delete": f"{POD} | cloudcoil_cache.models.apimachinery.Status",
+    "remove": f"{POD} | cloudcoil_cache.models.apimachinery.Status",
+    "scale": POD,
+    "wait_for": POD,
+    "wait_for_named": "str",
+    "delete_all": f"cloudcoil_cache.models._list.ResourceList[{POD}]",
+    "watch_event": f"tuple[str, {POD}]",
+    "construct": POD,
+    "dynamic_get": "cloudcoil_cache._unstructured.Unstructured",
+    "async_delete": f"{POD} | cloudcoil_cache.models.apimachinery.Status",
+    "async_watch_event": f"tuple[str, {POD}]",
 }
 
 

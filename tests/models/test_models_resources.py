@@ -304,3 +304,25 @@ def test_models_package_exports() -> None:
     # the models are data: the verbs come with the kinds' base above the client
     assert not hasattr(models.Resource, "get") and not hasattr(models.Resource, "save")
     assert issubclass(resources.Resource, models.Resource) and hasattr(resources.Resource, "get")
+
+
+def test_a_data_only_kind_is_not_registered_and_shadows_no_kind(tmp_path) -> None:
+    class DataOnlyConfigMap(models.Resource):  # the models' base: data, no verbs
+        api_version = "v1"
+        kind = "ConfigMap"
+
+    from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap
+
+    assert resources.resource_class_for("v1", "ConfigMap") is ConfigMap
+    assert type(resources.parse({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}})) is ConfigMap
+    assert DataOnlyConfigMap.kind == "ConfigMap" and not hasattr(DataOnlyConfigMap, "save")
+
+
+def test_from_file_on_a_class_of_no_kind_says_what_to_call(tmp_path) -> None:
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n")
+    for cls in (resources.Resource, GenericResource):
+        with pytest.raises(TypeError, match=r"stands for no kind; call from_file on the class .*parse_file"):
+            cls.from_file(manifest)
+    unstructured = resources.Unstructured.from_file(manifest)  # any kind, as plain content
+    assert type(unstructured) is resources.Unstructured and unstructured["kind"] == "Pod"
