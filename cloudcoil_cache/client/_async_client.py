@@ -7,6 +7,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, AsyncGenerator, Generic, Mapping, TypeVar
 
 from cloudcoil_cache._listwatch import ListOptions
+from cloudcoil_cache._runnable import adopt
 from cloudcoil_cache._threads import run_blocking, run_control
 from cloudcoil_cache.apimachinery import Status
 from cloudcoil_cache.client._lists import ObjectList
@@ -145,7 +146,9 @@ class AsyncApi(Generic[T]):
         then ends by itself (the event loop never waits for it).
         """
         loop = asyncio.get_running_loop()
-        reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cloudcoil-watch")
+        reader = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="cloudcoil-watch", initializer=adopt, initargs=("async-watch",)
+        )
         watch: Watch[T] | None = None
         opened = reader.submit(lambda: self.sync.watch(*args, **kwargs))  # discovery, if needed, runs there
         try:

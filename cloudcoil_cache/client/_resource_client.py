@@ -19,6 +19,7 @@ from cloudcoil_cache._listwatch import (
     object_path,
     watch_params,
 )
+from cloudcoil_cache._runnable import RunnableThread
 from cloudcoil_cache.apimachinery import Status
 from cloudcoil_cache.client._api_config import ApiConfig
 from cloudcoil_cache.client._discovery import bind_dynamic
@@ -342,11 +343,11 @@ class Api(Generic[T]):
         watch = self.watch(
             namespace=namespace, field_selector=f"metadata.name={name}", resource_version=rv, allow_bookmarks=False
         )
-        timer: threading.Timer | None = None
+        timer: RunnableThread | None = None
         if timeout is not None:
-            timer = threading.Timer(timeout, watch.close)
-            timer.name = f"cloudcoil-wait-for-{self.cls.kind}"
-            timer.daemon = True
+            stopping = threading.Event()
+            label = f"cloudcoil-wait-for-{self.cls.kind}"
+            timer = RunnableThread(label, _close_after, timeout, watch, stopping, owner="wait_for", stopping=stopping)
             timer.start()
         try:
             for event_type, found in watch:
@@ -356,7 +357,7 @@ class Api(Generic[T]):
             raise WaitTimeout(wait_timeout_message(self.cls, namespace, name, timeout))
         finally:
             if timer is not None:
-                timer.cancel()
+                timer.stop()
                 timer.join()
             watch.close()
 
@@ -687,6 +688,12 @@ def _answer_kind(data: Any) -> str:
     if isinstance(data, dict) and isinstance(data.get("kind"), str):
         return f"a {data['kind']}"
     return f"a {type(data).__name__}"
+
+
+def _close_after(timeout: float, watch: Watch[Any], stopping: threading.Event) -> None:
+    """``wait_for``'s timer: close the watch after ``timeout`` seconds, unless stopped first."""
+    if not stopping.wait(timeout):
+        watch.close()
 
 
 def _metadata(obj: Any) -> Any:

@@ -17,12 +17,9 @@ import cloudcoil_cache
 PACKAGE = Path(cloudcoil_cache.__file__).parent
 ALLOWED = {"_runnable.py"}  # the one thread implementation
 #: Raw threads in files of another area, not converted yet (they may only go): file -> what.
-KNOWN = {
-    "client/_async_client.py": {"ThreadPoolExecutor"},  # the async watch's reader
-    "client/_resource_client.py": {"threading.Timer"},  # a watch's timeout
-}
+KNOWN: dict[str, set[str]] = {}
 #: Executors whose initializer registers every worker with ``_runnable.adopt``.
-ADOPTING = {"_threads.py"}
+ADOPTING = {"_threads.py", "client/_async_client.py"}
 
 
 def _raw_threads(path: Path) -> list[tuple[str, int]]:
