@@ -19,7 +19,7 @@ from typing import (
     overload,
 )
 
-from cloudcoil_cache.client import Api, AsyncApi, Config, api_in_scope
+from cloudcoil_cache.client import Api, AsyncApi, Config, ListOptions, api_in_scope
 from cloudcoil_cache.client import _config as scopes
 from cloudcoil_cache.client._config import active as _active_scope
 from cloudcoil_cache.client._config import cached_api
@@ -103,7 +103,7 @@ class Resource(ResourceData):
             api: Api[Self] = cached_api(cls) if scope is None else scope.clients[cls]
         except KeyError:
             api = cached_api(cls)
-        return api.list(namespace, all_namespaces, label_selector, field_selector, limit, continue_)
+        return api.list_with(ListOptions(namespace, all_namespaces, label_selector, field_selector, limit, continue_))
 
     @classmethod
     async def async_list(
