@@ -14,10 +14,11 @@ Run: .venv/bin/python benchmarks/cached_get.py [--pods 1000] [--reads 20000] [--
 
 History (get only, issue 21): 10.6-11.6x at 5fa5209; 2.1x at i21-reads (the informer keeps its
 serving verdict built; ``served_get``, a second copy of the policy for gets); 2.3-2.6x at e62f6f1.
-Issue 34 (one reader per kind): a hit is ``ResourceClient.get`` -> ``CacheReader.hit`` ->
-``WriteTracker.pending`` -> ``Store.get`` (4 Python calls; ``informer.get`` is 6), so the client's
-get is 1.1-1.2x; ``Pod.get`` adds the models seam (``Pod.get``, ``Pod.client``, ``_clients``,
-``client_in_scope``: 4 calls), the issue's other part. See benchmarks/README.md for the figures.
+Issue 34: one ``CacheReader`` per kind and the typed ``Api``. A hit is ``Pod.get`` (the scope's
+cached ``Api``, looked up without a call) -> ``Api.get`` -> ``CacheReader.hit`` ->
+``WriteTracker.pending`` -> ``Store.get`` (5 Python calls; ``informer.get`` is 6): ``Pod.get``
+1.41-1.47x, the client's get 0.96-0.98x, ``Pod.list`` 1.13-1.16x (quiet machine, three runs; see
+benchmarks/README.md).
 """
 
 from __future__ import annotations
