@@ -230,8 +230,13 @@ def test_writes_through_a_cached_objects_own_methods_are_read_back(server, make_
                 Pod.get("a", namespace="default")
         finally:
             server.resume_watches()
+        # the patch's event arrives on the resumed watch: wait for it (under CPU load it can take longer
+        # than the 0.3 s a strict read waits), then the strict read serves it
+        informer = config.cache.informer_for(Pod)
+        assert informer is not None and informer.writes.wait("default", "a", 10)
         assert Pod.get("a", namespace="default").metadata.labels["y"] == "1"
         Pod.get("a", namespace="default").remove()
+        assert informer.writes.wait("default", "a", 10)  # its DELETED event, as above
         with pytest.raises(ResourceNotFound):
             Pod.get("a", namespace="default")
 
