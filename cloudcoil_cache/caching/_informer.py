@@ -416,6 +416,7 @@ class Informer(Generic[T]):
                 for registration in registrations:
                     if registration.event == "add":
                         lane.enqueue([Added(obj, initial=True) for obj in cached], only=registration)
+            lane.replayed(registrations, self._synced)  # their has_synced: after the replay, or the first list
 
     def unregister(self, lane: Lane, registration: Registration, timeout: float | None = None) -> bool:
         """Stop delivering to one handler; a lane left without handlers is stopped and joined (up
@@ -500,6 +501,7 @@ class Informer(Generic[T]):
                 return  # a stopped run's reflector
             notes = self._writer.replace(items, resource_version, resync=resync)
             self._lanes.enqueue(notes)
+            self._lanes.synced()  # handlers registered before the list: their replay ends here
             # Under _deliver_lock: a handler registered from now on gets the replay (register
             # checks _synced under the same lock); one registered before got the notifications.
             with self._state:

@@ -6,6 +6,7 @@ import builtins
 import functools
 import inspect
 import itertools
+import time
 from typing import Any, Callable, Generic, TypeVar, overload
 
 from cloudcoil_cache._listwatch import check_field_selector, parse_field_selector, parse_label_selector
@@ -46,6 +47,25 @@ class HandlerHandle:
         handler, wait for the view's handler call in flight, up to ``timeout`` seconds (None: until
         it returns); False when one was still running then (it ends by itself, nothing follows it)."""
         return self._informer.unregister(self._lane, self._registration, timeout)
+
+    def has_synced(self) -> bool:
+        """True once this handler has been delivered the replay of the objects cached when it was
+        added (or, added before the informer's first list, that list), as client-go's
+        ``ResourceEventHandlerRegistration.HasSynced()``. An update or delete handler is delivered no
+        replay: it is synced once its view's lane has passed the point where it was added."""
+        return self._registration.synced.is_set()
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        """Block until ``has_synced()`` (True) or ``timeout`` seconds (False; None: no limit). A
+        hard failure of the informer's list (401/403/404) raises at once, as the view's
+        ``wait_for_sync``; an informer that is not started returns False."""
+        synced = self._registration.synced
+        if synced.is_set():
+            return True
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._informer.wait_for_sync(timeout):
+            return synced.is_set()
+        return synced.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     @property
     def backlog(self) -> int:

@@ -1,0 +1,91 @@
+"""Issue 35's hooks: a handler's own "initial replay delivered", the watch-error callback, read counters."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from cluster_support import Recorder, seed
+
+from cloudcoil_cache.models.kubernetes.core.v1 import Pod
+from cloudcoil_cache.testing import make_pod
+
+
+# ------------------------------------------------------------------ has_synced
+def test_a_late_handler_is_synced_only_once_its_replay_was_delivered(server, make_config):
+    seed(server, 5)
+    config = make_config(resources=[Pod])
+    gate = threading.Event()
+    seen: list[str] = []
+
+    def slow(pod: Any) -> None:
+        gate.wait(10)
+        seen.append(pod.metadata.name)
+
+    with config:
+        informer = config.cache.get_informer(Pod)
+        assert informer.has_synced()  # the informer is synced, the new handler is not
+        handle = informer.on_add(slow)
+        try:
+            assert not handle.has_synced()
+            assert handle.wait_for_sync(timeout=0.05) is False  # held in its first replay call
+            assert seen == []
+        finally:
+            gate.set()
+        assert handle.wait_for_sync(timeout=10)
+        assert handle.has_synced()
+        assert sorted(seen) == [f"pod-{i}" for i in range(5)]  # every replayed object, before it said so
+
+
+def test_a_handler_added_before_the_first_list_is_synced_after_that_list(server, make_config):
+    seed(server, 3)
+    config = make_config(resources=[Pod])
+    informer = config.cache.get_informer(Pod)  # not started yet
+    rec = Recorder()
+    handle = informer.on_add(lambda pod: rec.add("add", pod))
+    assert not handle.has_synced()
+    assert handle.wait_for_sync(timeout=0.05) is False  # not started: nothing to wait for
+    with config:
+        assert handle.wait_for_sync(timeout=10)
+        assert sorted(rec.names("add")) == ["pod-0", "pod-1", "pod-2"]
+
+
+def test_update_delete_and_no_replay_handlers_are_synced_once_their_lane_passed_them(server, make_config):
+    seed(server, 2)
+    config = make_config(resources=[Pod])
+    with config:
+        informer = config.cache.get_informer(Pod)
+        gate = threading.Event()
+        blocker = informer.on_add(lambda pod: gate.wait(10))  # holds the view's lane in its replay
+        handles = informer.add_event_handler(on_update=lambda old, new: None, on_delete=lambda pod: None)
+        quiet = informer.add_event_handler(on_add=lambda pod: None, replay=False)
+        try:
+            assert not any(h.has_synced() for h in [blocker, *handles, *quiet])  # queued behind the replay
+        finally:
+            gate.set()
+        assert all(h.wait_for_sync(timeout=10) for h in [blocker, *handles, *quiet])
+        other = config.cache.get_informer(Pod).on_update(lambda old, new: None)  # a view of its own
+        assert other.wait_for_sync(timeout=10)
+
+
+def test_handlers_synced_per_view_and_a_stopped_replay_is_marked_by_the_next_run(server, make_config):
+    seed(server, 2)
+    config = make_config(resources=[Pod])
+    gate = threading.Event()
+    rec = Recorder()
+
+    def held(pod: Any) -> None:
+        gate.wait(10)
+        rec.add("add", pod)
+
+    with config:
+        handle = config.cache.get_informer(Pod).on_add(held)
+        assert not handle.has_synced()
+        fast = config.cache.get_informer(Pod).on_add(lambda pod: None)
+        assert fast.wait_for_sync(timeout=10)  # another view's lane is not held by this one
+        assert not handle.has_synced()
+        gate.set()  # the config's stop drops what is still queued (the rest of the replay)
+    assert not handle.has_synced() or rec.count("add") == 2
+    with config:  # a new run: its first list is the handler's replay
+        assert handle.wait_for_sync(timeout=10)
+        rec.wait(lambda ev: {p.metadata.name for _, p in ev} == {"pod-0", "pod-1"})
