@@ -64,7 +64,8 @@ class Cache:
     ``field_selector``, ``resync_period``, ``wait_for_sync``, ``sync_timeout``,
     ``max_items_per_resource``, ``per_resource``, ``mode`` ("strict"/"fallback"), ``enabled``,
     ``max_staleness``, ``read_your_writes_timeout``, ``transform``. ``tuning`` (advanced) sets the
-    reflectors' timing knobs (backoff, watch timeout, read timeout, clock).
+    reflectors' timing knobs (backoff, watch timeout, read timeout, clock). ``watch_error_handler``:
+    ``handler(informer name, error)`` at each failed list or watch of its informers.
 
     The Cache keeps the registry of informers; their reference-counted run is its ``Scopes``
     (``caching._owner``), which the owning Config drives; a read is answered by ``caching._reads``
@@ -93,6 +94,7 @@ class Cache:
         transform: Callable[[Any], Any] | None = None,
         *,
         tuning: Tuning | None = None,
+        watch_error_handler: Callable[[str, BaseException], Any] | None = None,
     ) -> None:
         self._options: CacheOptions = validate_options(
             resources=resources,
@@ -109,6 +111,7 @@ class Cache:
             max_staleness=max_staleness,
             read_your_writes_timeout=read_your_writes_timeout,
             transform=transform,
+            watch_error_handler=watch_error_handler,
         )
         self._mode: Mode = self._options.mode
         self.tuning = tuning or Tuning()
@@ -282,6 +285,7 @@ class Cache:
                 transform=settings.transform,
                 handler_context=_weakly(scopes.handler_context, contextvars.Context),
             )
+            informer.watch_error_handler = self._options.watch_error_handler
             self._informers[key] = informer
             self._by_kind[cls] = informer
             self._readers[cls] = CacheReader(

@@ -59,6 +59,8 @@ class CacheOptions:
     max_staleness: float | None
     read_your_writes_timeout: float
     transform: Callable[[Any], Any] | None
+    #: ``handler(informer name, error)`` at each failed list or watch of any informer (None: logged only)
+    watch_error_handler: Callable[[str, BaseException], Any] | None = None
 
 
 def check_mode(mode: Any, where: str = "Cache") -> Mode:
@@ -83,6 +85,15 @@ def _check_staleness(value: Any, where: str) -> float | None:
 def _check_transform(value: Any, where: str) -> Callable[[Any], Any] | None:
     if value is not None and not callable(value):
         raise ValueError(f"{where}: expected a function obj -> obj or None, got {type(value).__name__}")
+    return value  # type: ignore[no-any-return]
+
+
+def _check_watch_error_handler(value: Any) -> Callable[[str, BaseException], Any] | None:
+    if value is not None and not callable(value):
+        raise ValueError(
+            f"Cache(watch_error_handler=...): expected a function (informer name, error) or None, "
+            f"got {type(value).__name__}"
+        )
     return value  # type: ignore[no-any-return]
 
 
@@ -256,6 +267,7 @@ def validate_options(
     max_staleness: Any = 60,
     read_your_writes_timeout: Any = 2.0,
     transform: Any = None,
+    watch_error_handler: Any = None,
 ) -> CacheOptions:
     """Check every Cache option; raise ``ValueError`` naming the problem. Returns normalised values."""
     checked_resources = _check_resources(resources)
@@ -283,6 +295,7 @@ def validate_options(
         max_staleness=_check_staleness(max_staleness, "Cache(max_staleness=...)"),
         read_your_writes_timeout=float(read_your_writes_timeout),
         transform=_check_transform(transform, "Cache(transform=...)"),
+        watch_error_handler=_check_watch_error_handler(watch_error_handler),
     )
 
 

@@ -258,6 +258,16 @@ class InformerView(Generic[T]):
             namespace = None
         return self._informer.store.get(namespace, name)
 
+    def set_watch_error_handler(self, handler: Callable[[str, BaseException], Any] | None) -> None:
+        """Call ``handler(informer name, error)`` at each failure of the informer's list or watch
+        (client-go's ``SetWatchErrorHandler``), on its reflector thread, no lock held; the
+        reflector logs the error and retries as before, and logs what the handler raises. The
+        informer is shared: this replaces the handler for every view of it (and the cache's
+        ``watch_error_handler``); None removes it."""
+        if handler is not None and not callable(handler):
+            raise TypeError(f"set_watch_error_handler expects a callable or None, got {type(handler).__name__}")
+        self._informer.watch_error_handler = handler
+
     def has_synced(self) -> bool:
         return self._informer.has_synced()
 

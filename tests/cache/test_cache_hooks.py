@@ -89,3 +89,71 @@ def test_handlers_synced_per_view_and_a_stopped_replay_is_marked_by_the_next_run
     with config:  # a new run: its first list is the handler's replay
         assert handle.wait_for_sync(timeout=10)
         rec.wait(lambda ev: {p.metadata.name for _, p in ev} == {"pod-0", "pod-1"})
+
+
+# --------------------------------------------------------- watch error handler
+class _Errors:
+    """What a watch error handler was called with, and on which thread."""
+
+    def __init__(self, config: Any = None, raise_first: bool = False) -> None:
+        self.calls: list[tuple[str, BaseException, str]] = []
+        self.cond = threading.Condition()
+        self.config = config
+        self.raise_first = raise_first
+
+    def __call__(self, name: str, exc: BaseException) -> None:
+        if self.config is not None:
+            self.config.cache.status()  # takes every informer's locks: none is held by the caller
+        with self.cond:
+            self.calls.append((name, exc, threading.current_thread().name))
+            self.cond.notify_all()
+        if self.raise_first and len(self.calls) == 1:
+            raise RuntimeError("a broken watch error handler")
+
+    def wait(self, n: int) -> None:
+        with self.cond:
+            assert self.cond.wait_for(lambda: len(self.calls) >= n, 10), self.calls
+
+
+def test_the_cache_s_watch_error_handler_is_called_at_each_failed_list_and_may_raise(server, make_config, caplog):
+    seed(server, 2)
+    server.fail_next(2, 500, verb="list", path="re:^/api/v1/pods$")
+    errors = _Errors(raise_first=True)
+    config = make_config(resources=[Pod], watch_error_handler=errors)
+    errors.config = config
+    with config:
+        informer = config.cache.get_informer(Pod)
+        assert informer.wait_for_sync(10)  # listed again after each failure, and synced
+    errors.wait(2)
+    names = {name for name, _, _ in errors.calls}
+    assert names == {"pods@*"}
+    assert all("500" in str(exc) for _, exc, _ in errors.calls), errors.calls
+    assert {thread for _, _, thread in errors.calls} == {"cloudcoil-reflector-pods@*"}
+    assert "the watch error handler raised" in caplog.text  # logged; the reflector went on
+
+
+def test_a_view_s_watch_error_handler_sees_a_failed_watch_and_the_informer_recovers(server, make_config):
+    seed(server, 1)
+    config = make_config(resources=[Pod])
+    errors = _Errors(config)
+    with config:
+        informer = config.cache.get_informer(Pod)
+        informer.set_watch_error_handler(errors)
+        assert informer.wait_for_sync(10)
+        server.wait_for_watches(1)
+        server.fail_next(1, 500, verb="watch")
+        server.drop_watches()
+        errors.wait(1)
+        name, exc, thread = errors.calls[0]
+        assert (name, thread) == ("pods@*", "cloudcoil-reflector-pods@*")
+        server.create("pods", make_pod("after"))
+        rec = Recorder()
+        informer.on_add(lambda pod: rec.add("add", pod))
+        rec.wait(lambda ev: "after" in [p.metadata.name for _, p in ev])  # watching again
+        informer.set_watch_error_handler(None)
+        try:
+            informer.set_watch_error_handler(42)  # type: ignore[arg-type]
+        except TypeError as e:
+            assert "callable" in str(e)
+        else:
+            raise AssertionError("a non-callable handler was accepted")
