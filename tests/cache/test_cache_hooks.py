@@ -5,8 +5,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import pytest
 from cluster_support import Recorder, seed
 
+from cloudcoil_cache.caching import Cache, ReadCounts
+from cloudcoil_cache.errors import CacheUnavailableError, ResourceNotFound
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import make_pod
 
@@ -157,3 +160,60 @@ def test_a_view_s_watch_error_handler_sees_a_failed_watch_and_the_informer_recov
             assert "callable" in str(e)
         else:
             raise AssertionError("a non-callable handler was accepted")
+
+
+# ---------------------------------------------------------------- read counters
+def _counts(config: Any, kind: str = "Pod") -> tuple[int, int, int, int, int]:
+    c = config.cache.status().reads[kind]
+    return (c.hits, c.misses, c.fallbacks, c.live_reads, c.refusals)
+
+
+def test_reads_are_counted_per_kind_by_outcome_and_exported_as_prometheus_text(server, make_config):
+    seed(server, 3)
+    seed(server, 1, namespace="other", prefix="far")
+    config = make_config(resources=[Pod], namespace="default", namespaces="default", count_hits=True)
+    with config:
+        assert config.cache.status().reads["Pod"] == ReadCounts()  # bound with the informer, nothing read
+        assert Pod.get("pod-0").metadata.name == "pod-0"  # a hit, at once
+        assert len(Pod.list()) == 3  # a list, at once
+        assert len(Pod.list(label_selector="app!=none")) == 3  # a list the policy serves
+        assert _counts(config) == (3, 0, 0, 0, 0)
+        with pytest.raises(ResourceNotFound):
+            Pod.get("absent")  # the cache answers "not found"
+        assert _counts(config) == (3, 1, 0, 0, 0)
+        assert Pod.get("far-0", namespace="other").metadata.name == "far-0"  # outside the scope: live
+        assert _counts(config) == (3, 1, 1, 0, 0)
+        with config.cache.pause():
+            assert Pod.get("pod-1").metadata.name == "pod-1"  # bypassed: a live read
+        assert _counts(config) == (3, 1, 1, 1, 0)
+        with config.cache.strict_mode(), pytest.raises(CacheUnavailableError):
+            Pod.get("far-0", namespace="other")  # strict: refused
+        assert _counts(config) == (3, 1, 1, 1, 1)
+        text = config.cache.metrics_text()
+    assert "# TYPE cloudcoil_cache_reads_total counter" in text
+    lines = {line.rpartition(" ")[0]: line.rpartition(" ")[2] for line in text.splitlines() if not line.startswith("#")}
+    assert lines == {
+        'cloudcoil_cache_reads_total{kind="Pod",outcome="hit"}': "3",
+        'cloudcoil_cache_reads_total{kind="Pod",outcome="miss"}': "1",
+        'cloudcoil_cache_reads_total{kind="Pod",outcome="fallback"}': "1",
+        'cloudcoil_cache_reads_total{kind="Pod",outcome="live"}': "1",
+        'cloudcoil_cache_reads_total{kind="Pod",outcome="refused"}': "1",
+    }
+
+
+def test_without_count_hits_a_get_answered_at_once_is_not_counted_but_every_other_read_is(server, make_config):
+    seed(server, 2)
+    config = make_config(resources=[Pod], namespace="default")
+    with config:
+        Pod.get("pod-0")  # the hit path pays nothing for counting
+        assert len(Pod.list()) == 2
+        with pytest.raises(ResourceNotFound):
+            Pod.get("absent")
+        assert _counts(config) == (1, 1, 0, 0, 0)
+
+
+def test_count_hits_must_be_a_bool():
+    with pytest.raises(ValueError, match="count_hits"):
+        Cache(count_hits="yes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="watch_error_handler"):
+        Cache(watch_error_handler=42)  # type: ignore[arg-type]
