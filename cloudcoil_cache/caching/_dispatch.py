@@ -120,6 +120,8 @@ class Lane(abc.ABC):
         """Stop delivering to ``registration``; True when the lane has no handler left."""
         with self._reg_lock:
             self._registrations = tuple(r for r in self._registrations if r is not registration)
+            # nor keep it for a replay end (it may close over its Config: ``Lanes.forget``)
+            self._awaiting = [r for r in self._awaiting if r is not registration]
             return not self._registrations
 
     def replayed(self, registrations: tuple[Registration, ...], synced: bool) -> None:
@@ -146,7 +148,8 @@ class Lane(abc.ABC):
             dropped = [r for note, targets in self._queue if note.__class__ is ReplayEnd for r in targets]
         if dropped:
             with self._reg_lock:
-                self._awaiting.extend(r for r in dropped if not r.synced.is_set())
+                registered = self._registrations
+                self._awaiting.extend(r for r in dropped if not r.synced.is_set() and r in registered)
 
     def enqueue(self, notes: list[Notification], only: Registration | None = None) -> None:
         """Queue notifications for every current registration (or just ``only``, for a replay)."""
