@@ -10,6 +10,7 @@ import time
 from typing import Any, Callable, Generic, TypeVar, overload
 
 from cloudcoil_cache._listwatch import check_field_selector, parse_field_selector, parse_label_selector
+from cloudcoil_cache._threads import run_control
 from cloudcoil_cache.caching._dispatch import Lane, Registration, ThreadLane
 from cloudcoil_cache.caching._informer import Informer
 from cloudcoil_cache.caching._policy import in_scope
@@ -66,6 +67,11 @@ class HandlerHandle:
         if not self._informer.wait_for_sync(timeout):
             return synced.is_set()
         return synced.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+
+    async def async_wait_for_sync(self, timeout: float | None = None) -> bool:
+        """``wait_for_sync`` for a coroutine (an async view's handlers run on the loop it would
+        block): the wait runs off the loop, on the library's control pool."""
+        return await run_control(self.wait_for_sync, timeout)
 
     @property
     def backlog(self) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from typing import Any
 
@@ -217,3 +218,26 @@ def test_count_hits_must_be_a_bool():
         Cache(count_hits="yes")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="watch_error_handler"):
         Cache(watch_error_handler=42)  # type: ignore[arg-type]
+
+
+def test_an_async_view_s_late_handler_is_awaited_until_its_replay_was_delivered(server, make_config):
+    seed(server, 3)
+    config = make_config(resources=[Pod])
+
+    async def main() -> list[str]:
+        seen: list[str] = []
+        release = asyncio.Event()
+
+        async def added(pod: Any) -> None:
+            await release.wait()
+            seen.append(pod.metadata.name)
+
+        async with config:
+            informer = config.cache.get_informer(Pod, sync=False)
+            handle = informer.on_add(added)
+            assert await handle.async_wait_for_sync(timeout=0.05) is False  # the loop is free meanwhile
+            release.set()
+            assert await handle.async_wait_for_sync(timeout=10)
+            return sorted(seen)
+
+    assert asyncio.run(main()) == ["pod-0", "pod-1", "pod-2"]
