@@ -8,6 +8,7 @@ classes (``Pod.list()``) are served from those stores; ``get_informer()`` subscr
 from cloudcoil_cache.caching._async import AsyncInformer
 from cloudcoil_cache.caching._backoff import Backoff
 from cloudcoil_cache.caching._cache import Cache, CacheStatus, after_fork
+from cloudcoil_cache.caching._counts import ReadCounts
 from cloudcoil_cache.caching._informer import Informer, InformerKey, InformerStatus
 from cloudcoil_cache.caching._options import CacheOptions
 from cloudcoil_cache.caching._policy import InformerState, Mode
@@ -35,6 +36,7 @@ __all__ = [
     "InformerView",
     "Mode",
     "Notification",
+    "ReadCounts",
     "Store",
     "StoreView",
     "SyncInformer",

@@ -14,7 +14,17 @@ import attrs
 from cloudcoil_cache._runnable import RunnableThread
 from cloudcoil_cache.caching._store import Added, Deleted, Notification, Updated
 
-__all__ = ["EVENT_TYPES", "Item", "Lane", "Lanes", "Registration", "ThreadLane", "describe", "handler_args"]
+__all__ = [
+    "EVENT_TYPES",
+    "Item",
+    "Lane",
+    "Lanes",
+    "Registration",
+    "ReplayEnd",
+    "ThreadLane",
+    "describe",
+    "handler_args",
+]
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +48,8 @@ class Registration:
     handler: Callable[..., Any]
     name: str
     accepts: type = attrs.field(init=False)
+    #: set once the lane has delivered this handler's replay (client-go's ``HasSynced`` of a registration)
+    synced: threading.Event = attrs.field(init=False, factory=threading.Event)
 
     def __attrs_post_init__(self) -> None:
         if self.event not in EVENT_TYPES:
@@ -45,9 +57,18 @@ class Registration:
         object.__setattr__(self, "accepts", EVENT_TYPES[self.event])
 
 
+class ReplayEnd:
+    """A queued marker: the registrations it is queued for have been delivered everything before it
+    (their replay, or the informer's first list): reaching it sets their ``synced``."""
+
+    __slots__ = ()
+
+
+_REPLAY_END = ReplayEnd()
+
 #: A queued delivery: the notification and the registrations that get it (those registered when
-#: it was queued, or the one a replay is for).
-Item = tuple[Notification, tuple[Registration, ...]]
+#: it was queued, or the one a replay is for), or a ``ReplayEnd`` and the registrations it marks.
+Item = tuple[Notification | ReplayEnd, tuple[Registration, ...]]
 
 
 class Lane(abc.ABC):
@@ -76,6 +97,8 @@ class Lane(abc.ABC):
         self._queue: deque[Item] = deque()
         self._running = False
         self._generation = 0  # of the current run: a run that is over makes no further call
+        #: registrations whose replay is the informer's next (first) list: marked after it (``synced()``)
+        self._awaiting: list[Registration] = []
 
     @property
     def registrations(self) -> tuple[Registration, ...]:
@@ -97,7 +120,36 @@ class Lane(abc.ABC):
         """Stop delivering to ``registration``; True when the lane has no handler left."""
         with self._reg_lock:
             self._registrations = tuple(r for r in self._registrations if r is not registration)
+            # nor keep it for a replay end (it may close over its Config: ``Lanes.forget``)
+            self._awaiting = [r for r in self._awaiting if r is not registration]
             return not self._registrations
+
+    def replayed(self, registrations: tuple[Registration, ...], synced: bool) -> None:
+        """Mark where the replay of new ``registrations`` ends: right after what is queued now when
+        the informer has ``synced`` (their replay is queued), else after its first list (``synced()``).
+        Called by the informer under its delivery lock, after queuing the replay."""
+        if synced:
+            self._push([(_REPLAY_END, registrations)])
+        else:
+            with self._reg_lock:
+                self._awaiting.extend(registrations)
+
+    def synced(self) -> None:
+        """The informer's list was just queued: registrations waiting for it are marked after it."""
+        if self._awaiting:
+            with self._reg_lock:
+                awaiting, self._awaiting = tuple(self._awaiting), []
+            self._push([(_REPLAY_END, awaiting)])
+
+    def keep_replay_ends(self) -> None:
+        """Before a stop drops the queue: registrations whose replay end was still queued wait for
+        the next run's first list instead (their replay was dropped with it)."""
+        with self._lock:
+            dropped = [r for note, targets in self._queue if note.__class__ is ReplayEnd for r in targets]
+        if dropped:
+            with self._reg_lock:
+                registered = self._registrations
+                self._awaiting.extend(r for r in dropped if not r.synced.is_set() and r in registered)
 
     def enqueue(self, notes: list[Notification], only: Registration | None = None) -> None:
         """Queue notifications for every current registration (or just ``only``, for a replay)."""
@@ -107,8 +159,14 @@ class Lane(abc.ABC):
 
     def _calls(self, item: Item, generation: int) -> Iterator[tuple[Registration, Notification]]:
         """The handler calls a queued item makes in run ``generation``, in order: each target that
-        accepts its kind of event and is still registered, while that run lasts."""
+        accepts its kind of event and is still registered, while that run lasts. A ``ReplayEnd``
+        makes no call: it marks its registrations synced."""
         note, targets = item
+        if isinstance(note, ReplayEnd):
+            if self._running and self._generation == generation:
+                for registration in targets:
+                    registration.synced.set()
+            return
         for registration in targets:
             if not self._running or self._generation != generation:
                 return  # stopped (or restarted): the call in progress was the last
@@ -253,6 +311,8 @@ class Lanes:
 
     def stop(self) -> list[Callable[[float | None], bool]]:
         """Ask every lane to stop; the joins to wait with (none for a lane that never ran)."""
+        for lane in self._lanes:
+            lane.keep_replay_ends()
         return [join for join in (lane.stop() for lane in self._lanes) if join is not None]
 
     def threads(self) -> list[threading.Thread]:
@@ -290,6 +350,11 @@ class Lanes:
         if notes:
             for lane in self._lanes:
                 lane.enqueue(notes)
+
+    def synced(self) -> None:
+        """The informer's list was just queued: mark the replay end of every handler waiting for it."""
+        for lane in self._lanes:
+            lane.synced()
 
     def backlogs(self) -> dict[str, int]:
         """``{"pods@*#3 (add:handler, update:other)": queued}``: each view's lane and the handlers it feeds."""

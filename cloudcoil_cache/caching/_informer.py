@@ -138,6 +138,9 @@ class Informer(Generic[T]):
         #: ``_state`` by ``_judge_locked()`` at each change of them: a cached get reads it instead of
         #: gathering the facts (``caching._reader.CacheReader.hit``). Read without the lock: one attribute.
         self.serving: Verdict = None
+        #: called as ``handler(informer name, error)`` at each failure of the reflector's list or
+        #: watch, on its thread, no lock held (client-go's ``SetWatchErrorHandler``); None: only logged
+        self.watch_error_handler: Callable[[str, BaseException], None] | None = None
         self.writes = WriteTracker(key, self.store, self._clock)
         self.name = _informer_name(key)
         #: set in a fork child (``_after_fork_in_child``) until its run resumes here: the
@@ -179,14 +182,16 @@ class Informer(Generic[T]):
             if isinstance(factory, DecodingSource)
             else factory(self.key)
         )
+        sink = _RunSink(weakref.ref(self), generation)
         reflector = Reflector(
             self.name,
             source,
-            _RunSink(weakref.ref(self), generation),
+            sink,
             tuning=self._tuning,
             resync_period=self._resync_period,
             max_staleness=self.max_staleness,
             resume_from=resume_from,
+            on_failure=sink.failed,
         )
         self._reflector = reflector
         # an informer dropped while started (its Cache and Config gone without a stop) takes
@@ -416,6 +421,7 @@ class Informer(Generic[T]):
                 for registration in registrations:
                     if registration.event == "add":
                         lane.enqueue([Added(obj, initial=True) for obj in cached], only=registration)
+            lane.replayed(registrations, self._synced)  # their has_synced: after the replay, or the first list
 
     def unregister(self, lane: Lane, registration: Registration, timeout: float | None = None) -> bool:
         """Stop delivering to one handler; a lane left without handlers is stopped and joined (up
@@ -500,6 +506,7 @@ class Informer(Generic[T]):
                 return  # a stopped run's reflector
             notes = self._writer.replace(items, resource_version, resync=resync)
             self._lanes.enqueue(notes)
+            self._lanes.synced()  # handlers registered before the list: their replay ends here
             # Under _deliver_lock: a handler registered from now on gets the replay (register
             # checks _synced under the same lock); one registered before got the notifications.
             with self._state:
@@ -634,6 +641,15 @@ class _RunSink:
         informer = self.informer()
         if informer is not None:
             informer.error(exc, self.generation, since)
+
+    def failed(self, exc: BaseException) -> None:
+        """A list or watch failed: the informer's watch error handler is told (reflector thread)."""
+        informer = self.informer()
+        if informer is None or informer._generation != self.generation:
+            return  # gone, or a stopped run's reflector
+        handler = informer.watch_error_handler
+        if handler is not None:
+            handler(informer.name, exc)
 
 
 def _informer_name(key: InformerKey) -> str:

@@ -59,6 +59,10 @@ class CacheOptions:
     max_staleness: float | None
     read_your_writes_timeout: float
     transform: Callable[[Any], Any] | None
+    #: ``handler(informer name, error)`` at each failed list or watch of any informer (None: logged only)
+    watch_error_handler: Callable[[str, BaseException], Any] | None = None
+    #: count the gets served at once (``CacheReader.hit``) too: ~0.1 µs more on each (see ``ReadCounts``)
+    count_hits: bool = False
 
 
 def check_mode(mode: Any, where: str = "Cache") -> Mode:
@@ -83,6 +87,15 @@ def _check_staleness(value: Any, where: str) -> float | None:
 def _check_transform(value: Any, where: str) -> Callable[[Any], Any] | None:
     if value is not None and not callable(value):
         raise ValueError(f"{where}: expected a function obj -> obj or None, got {type(value).__name__}")
+    return value  # type: ignore[no-any-return]
+
+
+def _check_watch_error_handler(value: Any) -> Callable[[str, BaseException], Any] | None:
+    if value is not None and not callable(value):
+        raise ValueError(
+            f"Cache(watch_error_handler=...): expected a function (informer name, error) or None, "
+            f"got {type(value).__name__}"
+        )
     return value  # type: ignore[no-any-return]
 
 
@@ -192,9 +205,9 @@ def _check_namespace(namespaces: Any) -> str | None:
 
 
 def _check_flags_and_timeouts(
-    *, enabled: Any, wait_for_sync: Any, read_your_writes_timeout: Any, sync_timeout: Any
+    *, enabled: Any, wait_for_sync: Any, read_your_writes_timeout: Any, sync_timeout: Any, count_hits: Any = False
 ) -> None:
-    for name, flag in (("enabled", enabled), ("wait_for_sync", wait_for_sync)):
+    for name, flag in (("enabled", enabled), ("wait_for_sync", wait_for_sync), ("count_hits", count_hits)):
         if not isinstance(flag, bool):
             raise ValueError(f"Cache({name}={flag!r}): expected True or False")
     if (
@@ -256,6 +269,8 @@ def validate_options(
     max_staleness: Any = 60,
     read_your_writes_timeout: Any = 2.0,
     transform: Any = None,
+    watch_error_handler: Any = None,
+    count_hits: Any = False,
 ) -> CacheOptions:
     """Check every Cache option; raise ``ValueError`` naming the problem. Returns normalised values."""
     checked_resources = _check_resources(resources)
@@ -266,6 +281,7 @@ def validate_options(
         wait_for_sync=wait_for_sync,
         read_your_writes_timeout=read_your_writes_timeout,
         sync_timeout=sync_timeout,
+        count_hits=count_hits,
     )
     per = _check_per_resource(per_resource)
     return CacheOptions(
@@ -283,6 +299,8 @@ def validate_options(
         max_staleness=_check_staleness(max_staleness, "Cache(max_staleness=...)"),
         read_your_writes_timeout=float(read_your_writes_timeout),
         transform=_check_transform(transform, "Cache(transform=...)"),
+        watch_error_handler=_check_watch_error_handler(watch_error_handler),
+        count_hits=count_hits,
     )
 
 

@@ -144,6 +144,9 @@ class CacheReader(Generic[T]):
         self._paused = paused
         self._run = run
         self._hits, self._lists = (False, False) if cache is None or facts is None else hit_facts(facts, informer)
+        #: reads answered by ``hit``/``hit_list`` (the cache's ``status().reads``): a plain increment
+        #: without a lock, so approximate under threads (an increment may be lost, never invented)
+        self.hits = 0
 
     def __repr__(self) -> str:
         return f"<CacheReader {self.informer.key.describe()}>"
@@ -195,6 +198,7 @@ class CacheReader(Generic[T]):
         if not self.store.complete or self.writes.pending(namespace, None):
             return None
         objs, rv = self.store.snapshot(namespace)
+        self.hits += 1
         return objs, rv or ""
 
     def _resume(self) -> None:

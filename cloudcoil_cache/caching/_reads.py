@@ -9,6 +9,7 @@ from typing import Any, Callable, Final, Iterator, NamedTuple, Protocol
 
 from cloudcoil_cache._listwatch import parse_field_selector, parse_label_selector, undecided_field_paths
 from cloudcoil_cache._threads import run_control
+from cloudcoil_cache.caching._counts import FALLBACK, HIT, LIVE_READ, MISS, REFUSAL
 from cloudcoil_cache.caching._informer import Informer, InformerKey
 from cloudcoil_cache.caching._pages import cut_page
 from cloudcoil_cache.caching._policy import (
@@ -93,6 +94,8 @@ class ReadSource(Protocol):
 
     def resume_after_fork(self) -> None: ...
 
+    def count_read(self, cls: Any, outcome: int) -> None: ...
+
 
 # ----------------------------------------------------------------- drivers
 def drive(flow: ReadFlow) -> Any:
@@ -173,6 +176,7 @@ def read(cache: ReadSource, cls: Any, request: ReadRequest) -> ReadFlow:
         decision = decide(cache_facts, facts, request, request.mode or mode, writes_waited=waited)
         if isinstance(decision, Serve):
             assert informer is not None
+            cache.count_read(cls, HIT if request.name is None or found is not None else MISS)
             if request.name is None:
                 yield _serve_list(informer, request)
                 return
@@ -187,8 +191,10 @@ def read(cache: ReadSource, cls: Any, request: ReadRequest) -> ReadFlow:
             yield found
             return
         if isinstance(decision, Refuse):
+            cache.count_read(cls, REFUSAL)
             raise _refused(decision, request)
         if isinstance(decision, ReadLive):
+            cache.count_read(cls, LIVE_READ if decision.bypass else FALLBACK)
             if not decision.bypass:
                 log.debug("cache cannot serve %s (%s); reading from the API server", request.what, decision.reason)
             yield LIVE
@@ -207,6 +213,7 @@ def read(cache: ReadSource, cls: Any, request: ReadRequest) -> ReadFlow:
                 )
             )
             waited = True
+    cache.count_read(cls, FALLBACK)
     yield LIVE
 
 

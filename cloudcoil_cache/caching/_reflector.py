@@ -303,14 +303,18 @@ class Reflector:
         resync_period: float | None = None,
         max_staleness: float | None = None,
         resume_from: str | None = None,
+        on_failure: Callable[[BaseException], None] | None = None,
     ) -> None:
-        """``max_staleness``: the informer's; no backoff wait's jitter carries it past that.
+        """``on_failure``: called with each failure of a list or watch, on this thread, no lock held
+        (the informer's watch error handler); what it raises is logged and the reflector goes on.
+        ``max_staleness``: the informer's; no backoff wait's jitter carries it past that.
         ``resume_from``: a resourceVersion the sink's store already holds (a fork child's inherited
         copy): the run starts with a watch from it, not a LIST; the sink turns current at the
         watch's first progress (a 410 relists, as for any watch)."""
         self.name = name
         self._source = source
         self._sink = sink
+        self._on_failure = on_failure
         self._tuning = tuning
         self._resync_period = resync_period or None
         self._stop = threading.Event()
@@ -425,6 +429,17 @@ class Reflector:
         else:
             self._report(exc)
             _log_failure(self.name, exc)
+        self._tell_failure(exc)
+
+    def _tell_failure(self, exc: BaseException) -> None:
+        """Call the watch error handler (no lock held); what it raises is logged, never fatal."""
+        on_failure = self._on_failure
+        if on_failure is None:
+            return
+        try:
+            on_failure(exc)
+        except BaseException:  # SystemExit too: it would end the reflector without a trace
+            log.exception("%s: the watch error handler raised on %s; the reflector goes on", self.name, exc)
 
     def _report(self, exc: BaseException, since: float | None = None) -> None:
         """Tell the sink about a failure; ``since``: when the data was last known current."""

@@ -6,9 +6,11 @@ import builtins
 import functools
 import inspect
 import itertools
+import time
 from typing import Any, Callable, Generic, TypeVar, overload
 
 from cloudcoil_cache._listwatch import check_field_selector, parse_field_selector, parse_label_selector
+from cloudcoil_cache._threads import run_control
 from cloudcoil_cache.caching._dispatch import Lane, Registration, ThreadLane
 from cloudcoil_cache.caching._informer import Informer
 from cloudcoil_cache.caching._policy import in_scope
@@ -46,6 +48,30 @@ class HandlerHandle:
         handler, wait for the view's handler call in flight, up to ``timeout`` seconds (None: until
         it returns); False when one was still running then (it ends by itself, nothing follows it)."""
         return self._informer.unregister(self._lane, self._registration, timeout)
+
+    def has_synced(self) -> bool:
+        """True once this handler has been delivered the replay of the objects cached when it was
+        added (or, added before the informer's first list, that list), as client-go's
+        ``ResourceEventHandlerRegistration.HasSynced()``. An update or delete handler is delivered no
+        replay: it is synced once its view's lane has passed the point where it was added."""
+        return self._registration.synced.is_set()
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        """Block until ``has_synced()`` (True) or ``timeout`` seconds (False; None: no limit). A
+        hard failure of the informer's list (401/403/404) raises at once, as the view's
+        ``wait_for_sync``; an informer that is not started returns False."""
+        synced = self._registration.synced
+        if synced.is_set():
+            return True
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._informer.wait_for_sync(timeout):
+            return synced.is_set()
+        return synced.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+
+    async def async_wait_for_sync(self, timeout: float | None = None) -> bool:
+        """``wait_for_sync`` for a coroutine (an async view's handlers run on the loop it would
+        block): the wait runs off the loop, on the library's control pool."""
+        return await run_control(self.wait_for_sync, timeout)
 
     @property
     def backlog(self) -> int:
@@ -237,6 +263,16 @@ class InformerView(Generic[T]):
         else:
             namespace = None
         return self._informer.store.get(namespace, name)
+
+    def set_watch_error_handler(self, handler: Callable[[str, BaseException], Any] | None) -> None:
+        """Call ``handler(informer name, error)`` at each failure of the informer's list or watch
+        (client-go's ``SetWatchErrorHandler``), on its reflector thread, no lock held; the
+        reflector logs the error and retries as before, and logs what the handler raises. The
+        informer is shared: this replaces the handler for every view of it (and the cache's
+        ``watch_error_handler``); None removes it."""
+        if handler is not None and not callable(handler):
+            raise TypeError(f"set_watch_error_handler expects a callable or None, got {type(handler).__name__}")
+        self._informer.watch_error_handler = handler
 
     def has_synced(self) -> bool:
         return self._informer.has_synced()
