@@ -16,6 +16,7 @@ __all__ = [
     "PER_RESOURCE_KEYS",
     "awaits_discovery",
     "check_mode",
+    "check_index",
     "check_resource_class",
     "kind_settings",
     "validate_options",
@@ -59,6 +60,8 @@ class CacheOptions:
     max_staleness: float | None
     read_your_writes_timeout: float
     transform: Callable[[Any], Any] | None
+    #: ``{Kind: {index name: index function}}``, each added to the kind's informer when it is made
+    indexes: Mapping[Any, Mapping[str, Callable[[Any], Any]]] = attrs.field(factory=dict)
 
 
 def check_mode(mode: Any, where: str = "Cache") -> Mode:
@@ -231,6 +234,32 @@ def _check_entry(entry: Any, where: str) -> dict[str, Any]:
     return {key: check(entry[key], f"{where} {key}") for key, check in _PER_RESOURCE_CHECKS if key in entry}
 
 
+def check_index(cls: Any, name: Any, func: Any, where: str) -> None:
+    """One index declaration: a resource class, a non-empty string name and a callable."""
+    check_resource_class(cls, where, discovered_at_start=True)
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{where}: an index name must be a non-empty string, got {name!r}")
+    if not callable(func):
+        raise ValueError(f"{where}: index {name!r} needs a callable (object -> key, keys or None), got {func!r}")
+
+
+def _check_indexes(indexes: Any) -> dict[Any, dict[str, Callable[[Any], Any]]]:
+    """``Cache(indexes={Kind: {name: func}})``, each declaration checked."""
+    if indexes is None:
+        return {}
+    if not isinstance(indexes, Mapping):
+        raise ValueError(f"Cache(indexes=...): expected {{Kind: {{name: function}}}}, got {type(indexes).__name__}")
+    checked: dict[Any, dict[str, Callable[[Any], Any]]] = {}
+    for cls, named in indexes.items():
+        where = f"Cache(indexes={{{_kind_name(cls)}: ...}})"
+        if not isinstance(named, Mapping):
+            raise ValueError(f"{where}: expected a dict of index name -> function, got {type(named).__name__}")
+        for name, func in named.items():
+            check_index(cls, name, func, where)
+        checked[cls] = dict(named)
+    return checked
+
+
 def _check_per_resource(per_resource: Mapping[Any, Any] | None) -> dict[Any, dict[str, Any] | None]:
     per: dict[Any, dict[str, Any] | None] = {}
     for cls, entry in (per_resource or {}).items():
@@ -256,6 +285,7 @@ def validate_options(
     max_staleness: Any = 60,
     read_your_writes_timeout: Any = 2.0,
     transform: Any = None,
+    indexes: Any = None,
 ) -> CacheOptions:
     """Check every Cache option; raise ``ValueError`` naming the problem. Returns normalised values."""
     checked_resources = _check_resources(resources)
@@ -283,6 +313,7 @@ def validate_options(
         max_staleness=_check_staleness(max_staleness, "Cache(max_staleness=...)"),
         read_your_writes_timeout=float(read_your_writes_timeout),
         transform=_check_transform(transform, "Cache(transform=...)"),
+        indexes=_check_indexes(indexes),
     )
 
 

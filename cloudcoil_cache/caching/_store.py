@@ -229,6 +229,33 @@ class Store(Generic[T]):
             index = _index_locked(d, name)
             return [d.items[k] for k in index.get(value, ()) if k in d.items]
 
+    def has_index(self, name: str) -> bool:
+        """Whether an index named ``name`` exists (no lock: ``indexers`` only grows, one dict op)."""
+        return name in self._d.indexers
+
+    def index_names(self) -> builtins.list[str]:
+        with self._d.lock:
+            return sorted(self._d.indexers)
+
+    def index_snapshot(
+        self, name: str, value: str, namespace: str | None = None
+    ) -> tuple[builtins.list[T], str | None] | None:
+        """The objects whose index ``name`` holds ``value`` (of one namespace, or all) and the
+        resourceVersion that describes them, in one step under the lock; None when there is no
+        such index. O(matches): the index's keys, each looked up once."""
+        d = self._d
+        with d.lock:
+            index = d.indices.get(name)
+            if index is None:
+                return None
+            keys = index.get(value)
+            if not keys:
+                return [], d.resource_version
+            items = d.items
+            if namespace is None:
+                return [items[k] for k in keys], d.resource_version
+            return [items[k] for k in keys if k[0] == namespace], d.resource_version
+
     def list_index_keys(self, name: str) -> builtins.list[str]:
         with self._d.lock:
             return list(_index_locked(self._d, name))
