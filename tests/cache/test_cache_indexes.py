@@ -6,6 +6,7 @@ an index the cache cannot serve is an ``IndexUnavailableError`` naming it. Over 
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any, Callable
 
 import pytest
@@ -63,6 +64,16 @@ def test_an_index_follows_the_watch(server: FakeAPIServer, kubeconfig: str):
     with pytest.raises(ValueError, match="already has an index named 'team'"):
         cache.index(Pod, "team", lambda pod: None)
     config = Config(kubeconfig=kubeconfig, cache=cache)
+    changed = threading.Condition()  # notified by the handler lane, after the store applied an event
+
+    def notify(*_: Any) -> None:
+        with changed:
+            changed.notify_all()
+
+    view = cache.get_informer(Pod, sync=True)
+    assert view is not None
+    view.on_update(notify)
+    view.on_delete(notify)
     try:
         with config:
             assert list(Pod.list(index=("team", "blue"))) == []
@@ -70,9 +81,9 @@ def test_an_index_follows_the_watch(server: FakeAPIServer, kubeconfig: str):
                 pod = server.get("pods", name, "default")
                 pod["metadata"].setdefault("labels", {})["team"] = "blue"
                 server.update("pods", pod, "default")
-            wait_until(cache._sync_cond, lambda: names(Pod.list(index=("team", "blue"))) == {"pod-1", "pod-2"})
+            wait_until(changed, lambda: names(Pod.list(index=("team", "blue"))) == {"pod-1", "pod-2"})
             server.delete("pods", "pod-1", "default")
-            wait_until(cache._sync_cond, lambda: names(Pod.list(index=("team", "blue"))) == {"pod-2"})
+            wait_until(changed, lambda: names(Pod.list(index=("team", "blue"))) == {"pod-2"})
             cache.index(Pod, "node", node_of)  # after the start: built from the stored objects at once
             assert names(Pod.list(index=("node", "node-02"))) == {"pod-2"}
     finally:
