@@ -157,7 +157,8 @@ def check_index(index: Any) -> tuple[str, str]:
         raise ValueError(
             f"index= must be a (name, value) pair of strings, such as ('spec.nodeName', 'node-1'), got {index!r}"
         )
-    return index  # type: ignore[no-any-return]
+    checked: tuple[str, str] = index
+    return checked
 
 
 def _indexed_list(
