@@ -251,7 +251,9 @@ def _serve_list(informer: Informer[Any], request: ReadRequest, index: tuple[str,
                 request.kind, index[0], f"the informer has no index of that name (its indexes: {names})"
             )
     elif field_selector is not None:
-        snapshot = _by_field_index(store, request.namespace, field_selector)
+        served = _by_field_index(store, request.namespace, field_selector)
+        if served is not None:
+            snapshot, field_selector = served
     if snapshot is None:
         snapshot = store.snapshot(request.namespace)  # items and RV in one step
     objs, rv = snapshot
@@ -260,15 +262,20 @@ def _serve_list(informer: Informer[Any], request: ReadRequest, index: tuple[str,
     return Page(cut_page(objs, metadata, request.limit, request.continue_), metadata)
 
 
-def _by_field_index(store: Any, namespace: str | None, field_selector: str) -> tuple[list[Any], str | None] | None:
+def _by_field_index(
+    store: Any, namespace: str | None, field_selector: str
+) -> tuple[tuple[list[Any], str | None], str | None] | None:
     """A field selector with a term ``path=value`` whose path names an index: that index's objects
-    (the whole selector is still matched on them); None when no term names one."""
+    and the selector's other terms (None: none), which still apply; None when no term names an
+    index. An index named after a field files each object under that field's value (documented)."""
     if "=" not in field_selector:
         return None
-    for path, op, value in parse_field_selector(field_selector).terms:
+    terms = parse_field_selector(field_selector).terms
+    for i, (path, op, value) in enumerate(terms):
         if op == "=" and value and store.has_index(path):
-            found: tuple[list[Any], str | None] | None = store.index_snapshot(path, value, namespace)
-            return found
+            found: tuple[list[Any], str | None] = store.index_snapshot(path, value, namespace)
+            rest = ",".join(f"{p}{o}{v}" for p, o, v in terms[:i] + terms[i + 1 :])
+            return found, rest or None
     return None
 
 

@@ -172,8 +172,18 @@ def _indexed_list(
 ) -> ObjectList[Any]:
     """A list by the cache's index ``opts.index``: the reader's hit (O(matches)), else the policy,
     which may wait or refuse; never the API server (it has no index)."""
-    name, value = check_index(opts.index)
-    if _plain(opts):
+    index = opts.index
+    if (
+        index.__class__ is tuple
+        and len(index) == 2
+        and index[0].__class__ is str
+        and index[0]
+        and index[1].__class__ is str
+    ):
+        name, value = index  # check_index(), written out (on every list by an index)
+    else:
+        name, value = check_index(index)
+    if opts.label_selector is None and opts.field_selector is None and opts.limit is None and opts.continue_ is None:
         reader = cache.readers.get(cls)
         hit = None if reader is None else reader.hit_index(namespace, name, value)
         if hit is not None:
