@@ -196,3 +196,19 @@ def test_index_declarations_are_checked(make_config: Callable[..., Config]):
         Cache(indexes={"Pod": {"node": node_of}})
     with pytest.raises(ValueError, match="needs a callable"):
         Cache().index(Pod, "node", None)  # type: ignore[arg-type]
+
+
+def test_a_lazy_cache_syncs_the_kind_then_answers_by_its_index(
+    server: FakeAPIServer, make_config: Callable[..., Config]
+):
+    seed(server, 20)
+    config = make_config(indexes={Pod: {"node": node_of}})  # resources=None: informers on first use
+    cache = config.cache
+    assert cache is not None
+    with config:
+        assert cache.reader(Pod) is None  # no informer yet
+        assert names(Pod.list(index=("node", "node-06"))) == {"pod-6"}  # waits for the lazy sync
+        assert cache.reader(Pod) is not None
+        server.clear_requests()
+        assert names(Pod.list(index=("node", "node-06"))) == {"pod-6"}
+        assert reads(server) == []
