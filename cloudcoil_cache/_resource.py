@@ -96,14 +96,19 @@ class Resource(ResourceData):
         field_selector: str | None = None,
         limit: int | None = None,
         continue_: str | None = None,
+        index: tuple[str, str] | None = None,
     ) -> ResourceList[Self]:
-        """A list result (``items``, ``metadata``; iterating walks every page), cache-routed."""
+        """A list result (``items``, ``metadata``; iterating walks every page), cache-routed.
+        ``index=(name, value)``: the objects the cache's index ``name`` files under ``value``, in
+        O(matches) (declared with ``Cache(indexes=...)``/``cache.index()``; never a live read)."""
         scope = _active_scope.get() or scopes.default_scope  # cached_api(cls), written out (as in get)
         try:
             api: Api[Self] = cached_api(cls) if scope is None else scope.clients[cls]
         except KeyError:
             api = cached_api(cls)
-        return api.list_with(ListOptions(namespace, all_namespaces, label_selector, field_selector, limit, continue_))
+        return api.list_with(
+            ListOptions(namespace, all_namespaces, label_selector, field_selector, limit, continue_, index)
+        )
 
     @classmethod
     async def async_list(
@@ -114,9 +119,10 @@ class Resource(ResourceData):
         field_selector: str | None = None,
         limit: int | None = None,
         continue_: str | None = None,
+        index: tuple[str, str] | None = None,
     ) -> ResourceList[Self]:
         api = await cls.async_client(cached=True)
-        return await api.list(namespace, all_namespaces, label_selector, field_selector, limit, continue_)
+        return await api.list(namespace, all_namespaces, label_selector, field_selector, limit, continue_, index)
 
     @classmethod
     def watch(

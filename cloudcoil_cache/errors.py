@@ -53,6 +53,7 @@ __all__ = [
     "ConnectError",
     "DecodeError",
     "Forbidden",
+    "IndexUnavailableError",
     "InheritedAcrossFork",
     "InvalidSelector",
     "LineTooLong",
@@ -281,6 +282,18 @@ class CacheUnavailableError(CacheError):
         self.reason = reason
         self.last_error = last_error
         super().__init__(message)
+
+
+class IndexUnavailableError(CacheUnavailableError):
+    """A list asked an index (``index=(name, value)``) that cannot answer: the kind has no cache
+    (or the cache is bypassed), the informer has no index of that name, or the cache refuses the
+    read. The API server has no index to fall back to. ``index`` names it."""
+
+    def __init__(
+        self, message: str, *, index: str = "", reason: str = "", last_error: BaseException | None = None
+    ) -> None:
+        self.index = index
+        super().__init__(message, reason=reason, last_error=last_error)
 
 
 class CacheSyncTimeout(CacheError):

@@ -111,6 +111,10 @@ class ListOptions(NamedTuple):
     field_selector: str | None = None
     limit: int | None = None
     continue_: str | None = None
+    #: ``(index name, value)``: the objects the cache's index of that name files under ``value``
+    #: (a cached read only: the API server has no index); the last field, so positional callers keep
+    #: working. It shadows ``tuple.index`` (a named tuple's field may: nothing here searches the tuple).
+    index: tuple[str, str] | None = None  # type: ignore[assignment]
 
     def page(self, continue_: str | None) -> ListOptions:
         """The same list, at another page."""

@@ -23,6 +23,7 @@ from cloudcoil_cache.caching._options import (
     CacheOptions,
     KindSettings,
     awaits_discovery,
+    check_index,
     check_mode,
     check_resource_class,
     kind_settings,
@@ -100,6 +101,7 @@ class Cache:
         tuning: Tuning | None = None,
         watch_error_handler: Callable[[str, BaseException], Any] | None = None,
         count_hits: bool = False,
+        indexes: Mapping[Any, Mapping[str, Callable[[Any], Any]]] | None = None,
     ) -> None:
         self._options: CacheOptions = validate_options(
             resources=resources,
@@ -118,7 +120,12 @@ class Cache:
             transform=transform,
             watch_error_handler=watch_error_handler,
             count_hits=count_hits,
+            indexes=indexes,
         )
+        #: the declared indexes of each kind (``indexes=``, ``index()``), added to its informer when made
+        self._indexes: dict[Any, dict[str, Callable[[Any], Any]]] = {
+            cls: dict(named) for cls, named in self._options.indexes.items()
+        }
         self._mode: Mode = self._options.mode
         self.tuning = tuning or Tuning()
         self._settings: dict[Any, KindSettings] = {}
@@ -293,6 +300,8 @@ class Cache:
                 handler_context=_weakly(scopes.handler_context, contextvars.Context),
             )
             informer.watch_error_handler = self._options.watch_error_handler
+            for name, func in self._indexes.get(cls, {}).items():
+                informer.store.add_index(name, func)
             self._informers[key] = informer
             self._by_kind[cls] = informer
             self._readers[cls] = (_CountingReader if self._options.count_hits else CacheReader)(
@@ -336,6 +345,26 @@ class Cache:
                     informer = self._informer_for_kind_locked(cls)
                     if self._refcount > 0:
                         informer.start()  # another scope started the cache meanwhile
+
+    def index(self, cls: Any, name: str, func: Callable[[Any], Any]) -> None:
+        """Declare an index of ``cls``'s informer: ``func(obj)`` returns one key (str), an iterable
+        of keys, or None (pure and fast: it runs under the store's lock). Reads ask it with
+        ``Pod.list(index=(name, value))``; a field selector ``name=value`` is served by it too.
+        Declared before the start, it is filled as the informer lists; declared later, it is built
+        from the stored objects at once. The same declaration again is a no-op; another function
+        under a declared name is a ``ValueError``."""
+        check_index(cls, name, func, f"Cache.index({getattr(cls, 'kind', cls)!r}, {name!r}, ...)")
+        cls = getattr(cls, "__editable_class__", cls)
+        with self._lock:
+            declared = self._indexes.setdefault(cls, {})
+            if name in declared:
+                if declared[name] is not func:
+                    raise ValueError(f"Cache.index(): {cls.kind} already has an index named {name!r}")
+                return
+            declared[name] = func
+            informer = self._by_kind.get(cls)
+            if informer is not None:
+                informer.store.add_index(name, func)
 
     def get_informer(
         self, cls: Any, sync: bool | None = None, namespace: str | None = None

@@ -16,6 +16,7 @@ __all__ = [
     "PER_RESOURCE_KEYS",
     "awaits_discovery",
     "check_mode",
+    "check_index",
     "check_resource_class",
     "kind_settings",
     "validate_options",
@@ -63,6 +64,8 @@ class CacheOptions:
     watch_error_handler: Callable[[str, BaseException], Any] | None = None
     #: count the gets served at once (``CacheReader.hit``) too: ~0.1 µs more on each (see ``ReadCounts``)
     count_hits: bool = False
+    #: ``{Kind: {index name: index function}}``, each added to the kind's informer when it is made
+    indexes: Mapping[Any, Mapping[str, Callable[[Any], Any]]] = attrs.field(factory=dict)
 
 
 def check_mode(mode: Any, where: str = "Cache") -> Mode:
@@ -244,6 +247,32 @@ def _check_entry(entry: Any, where: str) -> dict[str, Any]:
     return {key: check(entry[key], f"{where} {key}") for key, check in _PER_RESOURCE_CHECKS if key in entry}
 
 
+def check_index(cls: Any, name: Any, func: Any, where: str) -> None:
+    """One index declaration: a resource class, a non-empty string name and a callable."""
+    check_resource_class(cls, where, discovered_at_start=True)
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{where}: an index name must be a non-empty string, got {name!r}")
+    if not callable(func):
+        raise ValueError(f"{where}: index {name!r} needs a callable (object -> key, keys or None), got {func!r}")
+
+
+def _check_indexes(indexes: Any) -> dict[Any, dict[str, Callable[[Any], Any]]]:
+    """``Cache(indexes={Kind: {name: func}})``, each declaration checked."""
+    if indexes is None:
+        return {}
+    if not isinstance(indexes, Mapping):
+        raise ValueError(f"Cache(indexes=...): expected {{Kind: {{name: function}}}}, got {type(indexes).__name__}")
+    checked: dict[Any, dict[str, Callable[[Any], Any]]] = {}
+    for cls, named in indexes.items():
+        where = f"Cache(indexes={{{_kind_name(cls)}: ...}})"
+        if not isinstance(named, Mapping):
+            raise ValueError(f"{where}: expected a dict of index name -> function, got {type(named).__name__}")
+        for name, func in named.items():
+            check_index(cls, name, func, where)
+        checked[cls] = dict(named)
+    return checked
+
+
 def _check_per_resource(per_resource: Mapping[Any, Any] | None) -> dict[Any, dict[str, Any] | None]:
     per: dict[Any, dict[str, Any] | None] = {}
     for cls, entry in (per_resource or {}).items():
@@ -271,6 +300,7 @@ def validate_options(
     transform: Any = None,
     watch_error_handler: Any = None,
     count_hits: Any = False,
+    indexes: Any = None,
 ) -> CacheOptions:
     """Check every Cache option; raise ``ValueError`` naming the problem. Returns normalised values."""
     checked_resources = _check_resources(resources)
@@ -301,6 +331,7 @@ def validate_options(
         transform=_check_transform(transform, "Cache(transform=...)"),
         watch_error_handler=_check_watch_error_handler(watch_error_handler),
         count_hits=count_hits,
+        indexes=_check_indexes(indexes),
     )
 
 

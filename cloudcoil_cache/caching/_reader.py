@@ -201,6 +201,29 @@ class CacheReader(Generic[T]):
         self.hits += 1
         return objs, rv or ""
 
+    def hit_index(self, namespace: str | None, name: str, value: str) -> tuple[list[T], str] | None:
+        """``hit_list`` through the informer's index ``name``: the objects whose index holds
+        ``value`` (O(matches)), when the read policy serves such a list at once; else None (then
+        ``read()`` answers, and names an index the informer lacks)."""
+        if not self._lists or self._paused.get() or not self._run.count:
+            return None
+        if _fork.epoch != self._epoch:
+            self._resume()
+        verdict = self.informer.serving
+        if verdict is not True and (verdict is None or not serves_at(verdict, self._clock.now())):
+            return None
+        if namespace is None:
+            if self.scope and self.namespaced:
+                return None
+        elif not self.namespaced or (self.scope and namespace != self.scope):
+            return None
+        if not self.store.complete or self.writes.pending(namespace, None):
+            return None
+        found = self.store.index_snapshot(name, value, namespace)
+        if found is None:
+            return None
+        return found[0], found[1] or ""
+
     def _resume(self) -> None:
         """Forked since the last read: the cache resumes its informers in this process first."""
         cache = self._cache()

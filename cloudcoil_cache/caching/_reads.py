@@ -26,7 +26,7 @@ from cloudcoil_cache.caching._policy import (
     informer_facts,
 )
 from cloudcoil_cache.caching._views import filter_objects
-from cloudcoil_cache.errors import CacheUnavailableError, ResourceNotFound
+from cloudcoil_cache.errors import CacheUnavailableError, IndexUnavailableError, ResourceNotFound
 
 __all__ = [
     "LIVE",
@@ -36,6 +36,7 @@ __all__ = [
     "Wait",
     "drive",
     "drive_async",
+    "index_unavailable",
     "list_selector_problem",
     "policy_get",
     "read",
@@ -149,7 +150,7 @@ def policy_get(
     return answer
 
 
-def read(cache: ReadSource, cls: Any, request: ReadRequest) -> ReadFlow:
+def read(cache: ReadSource, cls: Any, request: ReadRequest, index: tuple[str, str] | None = None) -> ReadFlow:
     """A cached read of ``cls`` (``Pod.get``/``Pod.list``, ``ctx.cached``; an admission request's
     ``request.cached``): every read through a cache goes through here.
 
@@ -159,6 +160,10 @@ def read(cache: ReadSource, cls: Any, request: ReadRequest) -> ReadFlow:
     object (a get), a ``Page`` (a list), or ``LIVE``. Raises ``ResourceNotFound`` (a get the cache
     can answer "not found") and ``CacheUnavailableError`` (refused: strict mode, or a page the API
     server cannot continue).
+
+    ``index``: a list asks the informer's index ``(name, value)`` (O(matches)); a refusal is an
+    ``IndexUnavailableError`` naming it, and the answer is never ``LIVE``'s read from the API
+    server without the caller knowing (the caller raises: the API server has no index).
     """
     waited = False
     for _ in range(_ROUNDS):
@@ -178,7 +183,7 @@ def read(cache: ReadSource, cls: Any, request: ReadRequest) -> ReadFlow:
             assert informer is not None
             cache.count_read(cls, HIT if request.name is None or found is not None else MISS)
             if request.name is None:
-                yield _serve_list(informer, request)
+                yield _serve_list(informer, request, index)
                 return
             if found is None:
                 plural = informer.key.cls.plural  # type: ignore[attr-defined]
@@ -192,8 +197,13 @@ def read(cache: ReadSource, cls: Any, request: ReadRequest) -> ReadFlow:
             return
         if isinstance(decision, Refuse):
             cache.count_read(cls, REFUSAL)
-            raise _refused(decision, request)
+            raise _refused(decision, request, index)
         if isinstance(decision, ReadLive):
+            if index is not None:  # the API server has no index: nothing to fall back to
+                cache.count_read(cls, REFUSAL)
+                raise index_unavailable(
+                    request.kind, index[0], f"{decision.reason}; the API server has no index to read instead"
+                )
             cache.count_read(cls, LIVE_READ if decision.bypass else FALLBACK)
             if not decision.bypass:
                 log.debug("cache cannot serve %s (%s); reading from the API server", request.what, decision.reason)
@@ -217,7 +227,9 @@ def read(cache: ReadSource, cls: Any, request: ReadRequest) -> ReadFlow:
     yield LIVE
 
 
-def _refused(decision: Refuse, request: ReadRequest) -> CacheUnavailableError:
+def _refused(decision: Refuse, request: ReadRequest, index: tuple[str, str] | None = None) -> CacheUnavailableError:
+    if index is not None:
+        return index_unavailable(request.kind, index[0], decision.reason, decision.last_error)
     suffix = " (continuing a page the cache served)" if decision.continuing else ""
     return CacheUnavailableError(
         f"cannot serve {request.what}{suffix} from the cache: {decision.reason}",
@@ -226,11 +238,53 @@ def _refused(decision: Refuse, request: ReadRequest) -> CacheUnavailableError:
     )
 
 
-def _serve_list(informer: Informer[Any], request: ReadRequest) -> Page:
-    objs, rv = informer.store.snapshot(request.namespace)  # items and RV in one step
-    objs = filter_objects(objs, request.label_selector, request.field_selector)
+def index_unavailable(
+    kind: str, name: str, reason: str, last_error: BaseException | None = None
+) -> IndexUnavailableError:
+    """The error of a list that asked index ``name`` of ``kind`` and cannot be answered (``reason``)."""
+    return IndexUnavailableError(
+        f"cannot serve a list of {kind} by index {name!r}: {reason}", index=name, reason=reason, last_error=last_error
+    )
+
+
+def _serve_list(informer: Informer[Any], request: ReadRequest, index: tuple[str, str] | None = None) -> Page:
+    store = informer.store
+    field_selector = request.field_selector
+    snapshot = None
+    if index is not None:
+        snapshot = store.index_snapshot(index[0], index[1], request.namespace)
+        if snapshot is None:
+            names = ", ".join(store.index_names()) or "none"
+            raise index_unavailable(
+                request.kind, index[0], f"the informer has no index of that name (its indexes: {names})"
+            )
+    elif field_selector is not None:
+        served = _by_field_index(store, request.namespace, field_selector)
+        if served is not None:
+            snapshot, field_selector = served
+    if snapshot is None:
+        snapshot = store.snapshot(request.namespace)  # items and RV in one step
+    objs, rv = snapshot
+    objs = filter_objects(objs, request.label_selector, field_selector)
     metadata: dict[str, Any] = {"resourceVersion": rv or ""}
     return Page(cut_page(objs, metadata, request.limit, request.continue_), metadata)
+
+
+def _by_field_index(
+    store: Any, namespace: str | None, field_selector: str
+) -> tuple[tuple[list[Any], str | None], str | None] | None:
+    """A field selector with a term ``path=value`` whose path names an index: that index's objects
+    and the selector's other terms (None: none), which still apply; None when no term names an
+    index. An index named after a field files each object under that field's value (documented)."""
+    if "=" not in field_selector:
+        return None
+    terms = parse_field_selector(field_selector).terms
+    for i, (path, op, value) in enumerate(terms):
+        if op == "=" and value and store.has_index(path):
+            found: tuple[list[Any], str | None] = store.index_snapshot(path, value, namespace)
+            rest = ",".join(f"{p}{o}{v}" for p, o, v in terms[:i] + terms[i + 1 :])
+            return found, rest or None
+    return None
 
 
 def _facts(informer: Informer[Any], request: ReadRequest, found: bool, writes_pending: bool) -> InformerFacts:

@@ -117,6 +117,8 @@ class _Data(Generic[T]):
         self.indexers: dict[str, IndexFunc] = {}
         self.indices: dict[str, dict[str, set[Key]]] = {}
         self.index_values: dict[str, dict[Key, tuple[str, ...]]] = {}
+        #: name -> value -> namespace -> key -> object: what ``index_snapshot`` copies out (O(matches))
+        self.index_objects: dict[str, dict[str, dict[str, dict[Key, T]]]] = {}
         self.index_failures: dict[str, int] = {}  # objects each index function failed on
         self.resource_version: str | None = None  # describes exactly ``items``
         self.evictions = 0  # cumulative, for status()
@@ -220,6 +222,7 @@ class Store(Generic[T]):
             d.indexers[name] = func
             d.indices[name] = {}
             d.index_values[name] = {}
+            d.index_objects[name] = {}
             for key, obj in d.items.items():
                 _index_add_locked(d, name, key, obj)
 
@@ -228,6 +231,36 @@ class Store(Generic[T]):
         with d.lock:
             index = _index_locked(d, name)
             return [d.items[k] for k in index.get(value, ()) if k in d.items]
+
+    def has_index(self, name: str) -> bool:
+        """Whether an index named ``name`` exists (no lock: ``indexers`` only grows, one dict op)."""
+        return name in self._d.indexers
+
+    def index_names(self) -> builtins.list[str]:
+        with self._d.lock:
+            return sorted(self._d.indexers)
+
+    def index_snapshot(
+        self, name: str, value: str, namespace: str | None = None
+    ) -> tuple[builtins.list[T], str | None] | None:
+        """The objects whose index ``name`` holds ``value`` (of one namespace, or all) and the
+        resourceVersion that describes them, in one step under the lock; None when there is no
+        such index. O(matches): the index's keys, each looked up once."""
+        d = self._d
+        with d.lock:
+            index = d.index_objects.get(name)
+            if index is None:
+                return None
+            by_namespace = index.get(value)
+            if not by_namespace:
+                return [], d.resource_version
+            if namespace is not None:
+                bucket = by_namespace.get(namespace)
+                return ([] if bucket is None else list(bucket.values())), d.resource_version
+            found: builtins.list[T] = []
+            for bucket in by_namespace.values():
+                found += bucket.values()
+            return found, d.resource_version
 
     def list_index_keys(self, name: str) -> builtins.list[str]:
         with self._d.lock:
@@ -386,19 +419,37 @@ def _index_add_locked(d: _Data[Any], name: str, key: Key, obj: Any) -> None:
     if values:
         d.index_values[name][key] = values
         index = d.indices[name]
+        objects = d.index_objects[name]
         for value in values:
             index.setdefault(value, set()).add(key)
+            by_namespace = objects.get(value)
+            if by_namespace is None:
+                by_namespace = objects[value] = {}
+            bucket = by_namespace.get(key[0])
+            if bucket is None:
+                bucket = by_namespace[key[0]] = {}
+            bucket[key] = obj
 
 
 def _index_remove_locked(d: _Data[Any], name: str, key: Key) -> None:
     values = d.index_values[name].pop(key, ())
     index = d.indices[name]
+    objects = d.index_objects[name]
     for value in values:
         keys = index.get(value)
         if keys is not None:
             keys.discard(key)
             if not keys:  # drop empty sets: high-cardinality values must not leak (k8s#84959)
                 del index[value]
+        by_namespace = objects.get(value)
+        if by_namespace is not None:
+            bucket = by_namespace.get(key[0])
+            if bucket is not None:
+                bucket.pop(key, None)
+                if not bucket:
+                    del by_namespace[key[0]]
+            if not by_namespace:
+                del objects[value]
 
 
 def _put_locked(d: _Data[T], key: Key, obj: T, old: T | None) -> None:
@@ -435,6 +486,7 @@ def _rebuild_indexes_locked(d: _Data[Any]) -> None:
     for name in d.indexers:
         d.indices[name] = {}
         d.index_values[name] = {}
+        d.index_objects[name] = {}
         for key, obj in d.items.items():
             _index_add_locked(d, name, key, obj)
 

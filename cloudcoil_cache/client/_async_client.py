@@ -77,9 +77,10 @@ class AsyncApi(Generic[T]):
         field_selector: str | None = None,
         limit: int | None = None,
         continue_: str | None = None,
+        index: tuple[str, str] | None = None,
     ) -> ObjectList[T]:
         return await self.list_with(
-            ListOptions(namespace, all_namespaces, label_selector, field_selector, limit, continue_)
+            ListOptions(namespace, all_namespaces, label_selector, field_selector, limit, continue_, index)
         )
 
     async def list_with(self, opts: ListOptions) -> ObjectList[T]:
@@ -89,6 +90,8 @@ class AsyncApi(Generic[T]):
             sync = self.sync
             sync.check_list(opts.limit)
             return await async_cached_list(sync.read_cache, sync.cls, opts, sync._namespace, sync.live_list_with)
+        if opts.index is not None:  # raises, naming the index: a live read has none
+            return await async_cached_list(None, self.sync.cls, opts, self.sync._namespace, self.sync.live_list_with)
         return await run_blocking(self.sync.live_list_with, opts)
 
     async def create(self, obj: T, **kwargs: Any) -> T:

@@ -110,10 +110,17 @@ class KindReader(Generic[T]):
         return copied
 
     def list(
-        self, namespace: str | None = None, *, all_namespaces: bool = False, labels: Mapping[str, str] | None = None
+        self,
+        namespace: str | None = None,
+        *,
+        all_namespaces: bool = False,
+        labels: Mapping[str, str] | None = None,
+        index: tuple[str, str] | None = None,
     ) -> list[T]:
         """Deep copies of the cached objects of one namespace (or all the informer watches), whose
-        labels include every pair of ``labels``."""
+        labels include every pair of ``labels``. ``index=(name, value)``: only those the cache's
+        index ``name`` files under ``value`` (O(matches); ``IndexUnavailableError`` when it cannot
+        answer)."""
         cls = self._cls
         if namespace is not None and all_namespaces:
             raise ValueError("namespace and all_namespaces are mutually exclusive")
@@ -122,7 +129,7 @@ class KindReader(Generic[T]):
             result = cached_list(
                 self._config.cache,
                 cls,
-                ListOptions(ns, ns is None, self._selector),
+                ListOptions(ns, ns is None, self._selector, None, None, None, index),
                 _checked_namespace,
                 self._live_list,
                 mode=Mode.STRICT,

@@ -9,7 +9,7 @@ from cloudcoil_cache._listwatch import ListOptions, check_field_selector
 from cloudcoil_cache._threads import run_blocking
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.caching._policy import Mode, ReadRequest, get_request
-from cloudcoil_cache.caching._reads import LIVE, Page, drive, drive_async, policy_get, read
+from cloudcoil_cache.caching._reads import LIVE, Page, drive, drive_async, index_unavailable, policy_get, read
 from cloudcoil_cache.client._lists import ObjectList
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "async_cached_list",
     "cached_get",
     "cached_list",
+    "check_index",
     "drive",
     "drive_async",
     "list_namespace",
@@ -114,6 +115,9 @@ def cached_list(
     if opts.field_selector is not None:
         check_field_selector(cls, opts.field_selector)  # an unknown field is the API server's 400, not []
     if cache is None:
+        if opts.index is not None:
+            check_index(opts.index)
+            raise index_unavailable(cls.kind, opts.index[0], "the client reads through no cache")
         return live(opts)
     if opts.all_namespaces or not cls.namespaced:
         namespace = None
@@ -128,6 +132,8 @@ def cached_list(
             or namespace == ".."
         ):
             namespace = resolve(namespace)
+    if opts.index is not None:
+        return _indexed_list(cache, cls, opts, namespace, resolve, live, mode)
     if opts.label_selector is None and opts.field_selector is None and opts.limit is None and opts.continue_ is None:
         reader = cache.readers.get(cls)
         hit = None if reader is None else reader.hit_list(namespace)
@@ -139,12 +145,82 @@ def cached_list(
     return _objects(cache, cls, answer, opts, resolve, live, mode)
 
 
+def check_index(index: Any) -> tuple[str, str]:
+    """``index=(name, value)``: two strings, else a ``ValueError`` naming what was given."""
+    if (
+        index.__class__ is not tuple
+        or len(index) != 2
+        or not isinstance(index[0], str)
+        or not index[0]
+        or not isinstance(index[1], str)
+    ):
+        raise ValueError(
+            f"index= must be a (name, value) pair of strings, such as ('spec.nodeName', 'node-1'), got {index!r}"
+        )
+    checked: tuple[str, str] = index
+    return checked
+
+
+def _indexed_list(
+    cache: Cache,
+    cls: Any,
+    opts: ListOptions,
+    namespace: str | None,
+    resolve: Resolve,
+    live: LiveList,
+    mode: Mode | None,
+) -> ObjectList[Any]:
+    """A list by the cache's index ``opts.index``: the reader's hit (O(matches)), else the policy,
+    which may wait or refuse; never the API server (it has no index)."""
+    index = opts.index
+    if (
+        index.__class__ is tuple
+        and len(index) == 2
+        and index[0].__class__ is str
+        and index[0]
+        and index[1].__class__ is str
+    ):
+        name, value = index  # check_index(), written out (on every list by an index)
+    else:
+        name, value = check_index(index)
+    if opts.label_selector is None and opts.field_selector is None and opts.limit is None and opts.continue_ is None:
+        reader = cache.readers.get(cls)
+        hit = None if reader is None else reader.hit_index(namespace, name, value)
+        if hit is not None:
+            return ObjectList.whole(cls, hit[0], hit[1])
+    answer = drive(read(cache, cls, _request(cls, opts, namespace, mode), (name, value)))
+    if answer is LIVE:
+        raise _index_live(cls, name)
+    return _objects(cache, cls, answer, opts, resolve, live, mode)
+
+
+def _index_live(cls: Any, name: str) -> Exception:
+    return index_unavailable(
+        cls.kind,
+        name,
+        "the cache could not serve it (it kept waiting for writes) and the API server has no index",
+    )
+
+
 async def async_cached_list(
     cache: Cache | None, cls: Any, opts: ListOptions, resolve: Resolve, live: LiveList
 ) -> ObjectList[Any]:
     """``cached_list`` on the event loop: a hit or a served page inline, waits and live reads off it."""
     if opts.field_selector is not None:
         check_field_selector(cls, opts.field_selector)
+    if opts.index is not None:
+        name, value = check_index(opts.index)
+        if cache is None:
+            raise index_unavailable(cls.kind, name, "the client reads through no cache")
+        namespace = list_namespace(cls, opts, resolve)
+        reader = cache.readers.get(cls)
+        hit = None if reader is None or not _plain(opts) else reader.hit_index(namespace, name, value)
+        if hit is not None:
+            return ObjectList.whole(cls, hit[0], hit[1])
+        answer = await drive_async(read(cache, cls, _request(cls, opts, namespace, None), (name, value)))
+        if answer is LIVE:
+            raise _index_live(cls, name)
+        return _objects(cache, cls, answer, opts, resolve, live, None)
     if cache is not None:
         namespace = list_namespace(cls, opts, resolve)
         if _plain(opts):

@@ -202,9 +202,13 @@ class Api(Generic[T]):
         field_selector: str | None = None,
         limit: int | None = None,
         continue_: str | None = None,
+        index: tuple[str, str] | None = None,
     ) -> ObjectList[T]:
-        """A list result: ``items``, ``metadata``; iterating it walks every page."""
-        return self.list_with(ListOptions(namespace, all_namespaces, label_selector, field_selector, limit, continue_))
+        """A list result: ``items``, ``metadata``; iterating it walks every page. ``index=(name,
+        value)``: the objects the cache's index ``name`` files under ``value`` (a cached client only)."""
+        return self.list_with(
+            ListOptions(namespace, all_namespaces, label_selector, field_selector, limit, continue_, index)
+        )
 
     def list_with(self, opts: ListOptions) -> ObjectList[T]:
         """``list()`` with its options as one ``ListOptions`` value."""
@@ -212,6 +216,8 @@ class Api(Generic[T]):
             if opts.limit is not None:
                 self.check_list(opts.limit)
             return cached_list(self.read_cache, self.cls, opts, self._namespace, self.live_list_with)
+        if opts.index is not None:
+            return cached_list(None, self.cls, opts, self._namespace, self.live_list_with)  # raises, naming it
         return self.live_list_with(opts)
 
     def live_list(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Mapping, TypeVar
 
 from cloudcoil_cache._listwatch import parse_label_selector
 from cloudcoil_cache.caching._policy import in_scope
@@ -112,6 +112,7 @@ class Controller:
         self._finalizers: dict[str, Reconciler] = {}
         self._owned: list[Any] = []
         self._watches: list[tuple[Any, Mapper]] = []
+        self._indexes: dict[tuple[Any, str], Callable[[Any], Any]] = {}  # (kind, name) -> index function
         self._reconciler: Reconciler | None = None
         self._flow = Flow()  # stages or top-level cases, the other ways to declare the reconcile
         self._counts = ReconcileCounts()  # for status(), across runs
@@ -163,6 +164,34 @@ class Controller:
             raise TypeError(f"watch(mapper=...) expects a callable, got {type(mapper).__name__}")
         self._watches.append((kind, mapper))
         return self
+
+    def index(self, kind: Any, name: str, func: Callable[[Any], Any]) -> Controller:
+        """Declare an index of ``kind`` (the primary, or a kind of ``owns()``/``watch()``) on the cache
+        that holds the controller's informer of it, at the start (controller-runtime's ``IndexField``):
+        ``func(obj)`` returns one key, an iterable of keys, or None. Reconciles ask it with
+        ``ctx.cached(kind).list(index=(name, value))``; ``Pod.list(index=...)`` through that cache too."""
+        self._check_not_started("index()")
+        check_kind(kind, "index()")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"index(): an index name must be a non-empty string, got {name!r}")
+        if not callable(func):
+            raise TypeError(f"index({kind.kind}, {name!r}, ...) expects a callable, got {type(func).__name__}")
+        if self._indexes.get((kind, name), func) is not func:
+            raise ValueError(f"controller {self.name!r}: index {name!r} of {kind.kind} is declared twice")
+        self._indexes[(kind, name)] = func
+        return self
+
+    def _add_indexes(self, sources: Mapping[Any, Any]) -> None:
+        """At the start: each declared index on the cache of the controller's informer of its kind."""
+        for (kind, name), func in self._indexes.items():
+            source = sources.get(kind)
+            cache = None if source is None else source.config.cache
+            if cache is None:
+                raise ValueError(
+                    f"controller {self.name!r}: index {name!r} of {kind.kind}, a kind the controller does not "
+                    "watch (declare it with owns() or watch())"
+                )
+            cache.index(kind, name, func)
 
     def reconcile(self, func: Callable[..., Any] | None = None, *, every: float | None = None) -> Any:
         """Decorator: ``@ctl.reconcile()`` / ``@ctl.reconcile(every=60)`` on ``def f(obj)``,

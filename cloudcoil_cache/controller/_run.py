@@ -90,6 +90,7 @@ class ControllerRun(Group):
             )
             self._informer_set = informers
         try:
+            decl._add_indexes(informers.sources)  # ctl.index(): on the caches, before the informers list
             started = informers.start(cancel)
         except BaseException:
             self.stop_informers()

@@ -21,6 +21,7 @@ RESOURCE = "cloudcoil_cache._resource.Resource"
 REVEALED = {
     "get": POD,
     "list": f"cloudcoil_cache.models._list.ResourceList[{POD}]",
+    "list_by_index": f"cloudcoil_cache.models._list.ResourceList[{POD}]",
     "save": POD,
     "create": POD,
     "metadata": "cloudcoil_cache.models.apimachinery.ObjectMeta | None",
@@ -33,6 +34,7 @@ REVEALED = {
     "from_file": POD,
     "async_get": POD,
     "async_list": f"cloudcoil_cache.models._list.ResourceList[{POD}]",
+    "async_list_by_index": f"cloudcoil_cache.models._list.ResourceList[{POD}]",
     "async_save": POD,
     "async_client_for": POD,
     "delete": f"{POD} | cloudcoil_cache.models.apimachinery.Status",

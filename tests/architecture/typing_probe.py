@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 def sync_verbs(config: Config, pod: Pod) -> None:
     reveal_type(Pod.get("a"))  # get
     reveal_type(Pod.list())  # list
+    reveal_type(Pod.list(index=("spec.nodeName", "node-1")))  # list_by_index
     reveal_type(pod.save())  # save
     reveal_type(pod.create())  # create
     reveal_type(Pod.get("a").metadata)  # metadata
@@ -40,6 +41,7 @@ def sync_verbs(config: Config, pod: Pod) -> None:
 async def async_verbs(config: Config, pod: Pod) -> None:
     reveal_type(await Pod.async_get("a"))  # async_get
     reveal_type(await Pod.async_list())  # async_list
+    reveal_type(await Pod.async_list(index=("spec.nodeName", "node-1")))  # async_list_by_index
     reveal_type(await pod.async_save())  # async_save
     reveal_type(await (await config.async_client_for(Pod)).get("a"))  # async_client_for
     reveal_type(await Pod.async_delete("a"))  # async_delete

@@ -100,3 +100,27 @@ def test_capacity_evicts_least_recently_used_without_delete_notifications():
     assert store.get("default", "b") is None
     assert store.get("default", "a") is not None
     assert store.evictions == 1
+
+
+def test_index_snapshot_is_the_objects_of_one_value_by_namespace_and_drops_empty_buckets():
+    store = Writer()
+    store.add_index("by_app", lambda o: o.metadata.labels.get("app"))
+    for name, namespace, app in (("a", "ns1", "web"), ("b", "ns1", "web"), ("c", "ns2", "web"), ("d", "ns1", "db")):
+        store.upsert(obj(name, namespace, app=app))
+    store.bookmark("7")
+    objs, rv = store.index_snapshot("by_app", "web")  # type: ignore[misc]
+    assert sorted(o.metadata.name for o in objs) == ["a", "b", "c"] and rv == "7"
+    assert sorted(o.metadata.name for o in store.index_snapshot("by_app", "web", "ns1")[0]) == ["a", "b"]  # type: ignore[index]
+    assert store.index_snapshot("by_app", "web", "ns3") == ([], "7")
+    assert store.index_snapshot("by_app", "nothing") == ([], "7")
+    assert store.index_snapshot("nope", "web") is None and not store.has_index("nope")
+    updated = obj("a", "ns1", rv="2", app="web")
+    store.upsert(updated)
+    assert any(o is updated for o in store.index_snapshot("by_app", "web", "ns1")[0])  # type: ignore[index]
+    for name, namespace in (("a", "ns1"), ("b", "ns1"), ("c", "ns2")):
+        store.delete(obj(name, namespace))
+    assert store.index_snapshot("by_app", "web") == ([], "7")
+    assert list(store._d.index_objects["by_app"]) == ["db"]  # no empty bucket left behind (k8s#84959)
+    store.replace([obj("e", "ns2", app="web")], "9")  # a relist rebuilds it
+    assert [o.metadata.name for o in store.index_snapshot("by_app", "web", "ns2")[0]] == ["e"]  # type: ignore[index]
+    assert store.index_names() == ["by_app"]
