@@ -25,6 +25,19 @@ from cloudcoil_cache.controller._leader import LeaderElection
 from cloudcoil_cache.controller._manager import Manager
 from cloudcoil_cache.controller._mutations import mutate
 from cloudcoil_cache.controller._outcomes import Result, TerminalError, Wait
+from cloudcoil_cache.controller._predicates import (
+    AllOf,
+    AnnotationsChanged,
+    AnyOf,
+    Funcs,
+    GenerationChanged,
+    LabelsChanged,
+    Predicate,
+    ResourceVersionChanged,
+    all_of,
+    any_of,
+    default_predicates,
+)
 from cloudcoil_cache.controller._queue import QueueHooks, QueueStats, WorkQueue
 from cloudcoil_cache.controller._ratelimit import (
     BucketRateLimiter,
@@ -39,6 +52,9 @@ from cloudcoil_cache.controller._status_report import ControllerStatus
 from cloudcoil_cache.controller._timeout import ReconcileTimeout
 
 __all__ = [
+    "AllOf",
+    "AnnotationsChanged",
+    "AnyOf",
     "BucketRateLimiter",
     "CachedKind",
     "CachedResources",
@@ -46,21 +62,29 @@ __all__ = [
     "Controller",
     "ControllerStatus",
     "EventRecorder",
+    "Funcs",
+    "GenerationChanged",
     "ItemExponentialRateLimiter",
+    "LabelsChanged",
     "LeaderElection",
     "LeadershipLost",
     "Manager",
     "MaxOfRateLimiter",
+    "Predicate",
     "QueueHooks",
     "QueueStats",
     "RateLimiter",
     "ReconcileTimeout",
     "ResourceKey",
+    "ResourceVersionChanged",
     "Result",
     "StageScope",
     "TerminalError",
     "Wait",
     "WorkQueue",
+    "all_of",
+    "any_of",
+    "default_predicates",
     "default_rate_limiter",
     "ensure_finalizer",
     "get_condition",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from cloudcoil_cache._listwatch import parse_label_selector
 from cloudcoil_cache.caching._policy import in_scope
@@ -17,6 +17,7 @@ from cloudcoil_cache.controller._kinds import check_kind
 from cloudcoil_cache.controller._mapping import EventMapping, Mapper
 from cloudcoil_cache.controller._observe import ControllerObserver
 from cloudcoil_cache.controller._operator import WriteOptions
+from cloudcoil_cache.controller._predicates import Predicate, as_predicates, default_predicates
 from cloudcoil_cache.controller._queue import QueueStats
 from cloudcoil_cache.controller._run import ControllerRun
 from cloudcoil_cache.controller._stages import Flow, StageScope
@@ -55,6 +56,15 @@ class Controller:
     pass and only on a change; ``events`` lets ``ctx.event`` record Events, for at most
     ``event_flush_timeout`` seconds per pass; ``field_manager`` (default: the name) is the manager
     of its writes (``ctx.ensure`` applies children with it).
+
+    ``predicates`` filter the primary kind's events (see ``Predicate``; a list passes an event when all
+    of its predicates do). None (the default): for a custom resource, a change of the generation, the
+    labels or the annotations queues the key, so a status write (the controller's own included) costs
+    no pass (kinds without a generation queue every change); for a built-in kind (a Pod, whose status
+    others write), every change (``default_predicates``). ``predicates=[]``: every change queues.
+    ``owns()`` and ``watch()`` take ``predicates=`` too (default: every change). Whatever the
+    predicates say, creations and deletions pass (the ready-made predicates filter updates only), and
+    so do resync re-deliveries and updates that set the deletion mark or change the finalizers.
     """
 
     def __init__(
@@ -76,6 +86,7 @@ class Controller:
         events: bool = True,
         event_flush_timeout: float = 2.0,
         field_manager: str | None = None,
+        predicates: Predicate | Callable[[Any, Any], Any] | Sequence[Any] | None = None,
     ) -> None:
         check_kind(kind, "Controller()")
         if namespace is not None and all_namespaces:
@@ -93,6 +104,9 @@ class Controller:
             raise ValueError(
                 f"Controller(reconcile_timeout=...) must be a number of seconds > 0, got {reconcile_timeout!r}"
             )
+        self.predicates: tuple[Predicate, ...] = (
+            default_predicates(kind) if predicates is None else as_predicates(predicates, "Controller(predicates=...)")
+        )
         self._selector = parse_label_selector(label_selector)  # a bad selector fails here, named
         self.kind = kind
         self.name = name or kind.kind.lower()
@@ -113,6 +127,8 @@ class Controller:
         self._owned: list[Any] = []
         self._watches: list[tuple[Any, Mapper]] = []
         self._indexes: dict[tuple[Any, str], Callable[[Any], Any]] = {}  # (kind, name) -> index function
+        self._owned_predicates: dict[Any, tuple[Predicate, ...]] = {}
+        self._watch_predicates: list[tuple[Predicate, ...]] = []  # beside _watches
         self._reconciler: Reconciler | None = None
         self._flow = Flow()  # stages or top-level cases, the other ways to declare the reconcile
         self._counts = ReconcileCounts()  # for status(), across runs
@@ -130,6 +146,9 @@ class Controller:
             namespace=lambda: self._primary_namespace,
             sources=lambda: self.sources,
             logger=self.logger,
+            primary_predicates=self.predicates,
+            owned_predicates=self._owned_predicates,
+            watch_predicates=self._watch_predicates,
         )
         self._run = ControllerRun(self)  # the run state: informers, then workers while leading
 
@@ -137,32 +156,45 @@ class Controller:
         return f"<Controller {self.name!r} {self.kind.kind} running={self.running}>"
 
     # ------------------------------------------------------------ declaring
-    def owns(self, *kinds: Any) -> Controller:
+    def owns(self, *kinds: Any, predicates: Predicate | Callable[[Any, Any], Any] | Sequence[Any] = ()) -> Controller:
         """Objects of ``kinds`` whose controller ownerReference names a cached primary (same kind,
-        group and UID) queue that primary."""
+        group and UID) queue that primary. ``predicates``: the events of these kinds that do (default:
+        every change; ``predicates=[GenerationChanged()]`` keeps a child's status churn from waking its
+        owner). Declaring a kind again replaces its predicates."""
         self._check_not_started("owns()")
+        checked = as_predicates(predicates, "owns(predicates=...)")
         for kind in kinds:
             check_kind(kind, "owns()")
             if kind not in self._owned:
                 self._owned.append(kind)
+            self._owned_predicates[kind] = checked
         return self
 
-    def watch(self, kind: Any, mapper: Mapper | None = None) -> Any:
+    def watch(
+        self,
+        kind: Any,
+        mapper: Mapper | None = None,
+        *,
+        predicates: Predicate | Callable[[Any, Any], Any] | Sequence[Any] = (),
+    ) -> Any:
         """Objects of ``kind`` queue the keys ``mapper(obj)`` returns (a key, an iterable of keys, or
         None). The mapper gets a deep copy; an exception in it is logged. Also a decorator:
-        ``@ctl.watch(Secret)``."""
+        ``@ctl.watch(Secret)``. ``predicates``: the events of ``kind`` that call the mapper (default:
+        every change)."""
         self._check_not_started("watch()")
         check_kind(kind, "watch()")
+        checked = as_predicates(predicates, "watch(predicates=...)")
         if mapper is None:
 
             def register(func: F) -> F:
-                self.watch(kind, func)
+                self.watch(kind, func, predicates=checked)
                 return func
 
             return register
         if not callable(mapper):
             raise TypeError(f"watch(mapper=...) expects a callable, got {type(mapper).__name__}")
         self._watches.append((kind, mapper))
+        self._watch_predicates.append(checked)
         return self
 
     def index(self, kind: Any, name: str, func: Callable[[Any], Any]) -> Controller:

@@ -1,4 +1,5 @@
-"""EventMapping: which keys an informer event queues (the object, its controller owner, what mappers return)."""
+"""EventMapping: which keys an informer event queues (the object, its controller owner, what mappers return),
+each of the three paths filtered by its predicates."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from cloudcoil_cache.controller._informers import Source
 from cloudcoil_cache.controller._keys import ResourceKey, key_of
+from cloudcoil_cache.controller._predicates import Predicate, event_passes
 
 __all__ = ["EventMapping", "Mapper"]
 
@@ -23,6 +25,10 @@ class EventMapping:
     primary?), ``normalize(key)`` (a key with the default namespace), ``outside_scope(key)`` (the
     namespace of a key it may not reconcile, else None), ``namespace()`` (the one it reconciles),
     ``sources()`` (its informers, empty before it starts).
+
+    ``keys_for_event`` filters each path by its predicates (``primary_predicates``, ``owned_predicates``
+    by kind, ``watch_predicates`` beside ``watches``): a path whose predicates refuse the event queues
+    nothing; ``keys_for`` is the unfiltered mapping of one object.
     """
 
     def __init__(
@@ -38,6 +44,9 @@ class EventMapping:
         namespace: Callable[[], str | None],
         sources: Callable[[], Mapping[Any, Source]],
         logger: logging.Logger,
+        primary_predicates: tuple[Predicate, ...] = (),
+        owned_predicates: Mapping[Any, tuple[Predicate, ...]] | None = None,
+        watch_predicates: Sequence[tuple[Predicate, ...]] = (),
     ) -> None:
         self.name = name
         self.kind = kind
@@ -49,6 +58,36 @@ class EventMapping:
         self._namespace = namespace
         self._sources = sources
         self.logger = logger
+        self.primary_predicates = primary_predicates
+        self._owned_predicates = owned_predicates if owned_predicates is not None else {}
+        self._watch_predicates = watch_predicates
+
+    def keys_for_event(self, event: str, objs: tuple[Any, ...]) -> list[str]:
+        """The keys an informer event queues, each once: ``event`` is ``add``, ``update`` (``objs`` is
+        ``(old, new)``: the keys of both, so an object leaving a primary's scope or owner still queues
+        it) or ``delete``; each path (the primary itself, the owner, each watch) counts only when its
+        predicates pass the event."""
+        keys: dict[str, None] = {}
+        where = f"controller {self.name}"
+        obj = objs[-1]
+        if isinstance(obj, self.kind) and event_passes(self.primary_predicates, event, objs, self.logger, where):
+            for o in objs:
+                if self._in_scope(o):
+                    keys[key_of(o)] = None
+        owned = next((kind for kind in self._owned if isinstance(obj, kind)), None)
+        if owned is not None and event_passes(
+            self._owned_predicates.get(owned, ()), event, objs, self.logger, f"{where} owns({owned.__name__})"
+        ):
+            for o in objs:
+                keys.update(dict.fromkeys(self._owner_keys(o)))
+        for i, (kind, mapper) in enumerate(self._watches):
+            if not isinstance(obj, kind):
+                continue
+            predicates = self._watch_predicates[i] if i < len(self._watch_predicates) else ()
+            if event_passes(predicates, event, objs, self.logger, f"{where} watch({kind.__name__})"):
+                for o in objs:
+                    keys.update(dict.fromkeys(self._mapped_keys(mapper, o)))
+        return list(keys)
 
     def keys_for(self, obj: Any) -> list[str]:
         """The keys an event for ``obj`` queues, each once, in that order."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from cloudcoil_cache._runnable import Group, Step
 from cloudcoil_cache.caching import HandlerHandle
@@ -166,12 +166,12 @@ class ControllerRun(Group):
         """
         decl = self._decl
 
-        def handle(*objs: Any) -> None:
-            keys: dict[str, None] = {}
-            for obj in objs:
-                keys.update(dict.fromkeys(decl._mapping.keys_for(obj)))
-            for key in keys:
-                workers.queue.add(key)
+        def handler(event: str) -> Callable[..., None]:
+            def handle(*objs: Any) -> None:  # (the mapping applies the predicates of each path)
+                for key in decl._mapping.keys_for_event(event, objs):
+                    workers.queue.add(key)
+
+            return handle
 
         sources = self.sources
         primary = sources.get(decl.kind)
@@ -179,9 +179,11 @@ class ControllerRun(Group):
         try:
             for source in sources.values():
                 if source is not primary:
-                    handles += source.view.add_event_handler(handle, handle, handle, replay=False)
+                    handles += source.view.add_event_handler(
+                        handler("add"), handler("update"), handler("delete"), replay=False
+                    )
             if primary is not None:
-                handles += primary.view.add_event_handler(handle, handle, handle)
+                handles += primary.view.add_event_handler(handler("add"), handler("update"), handler("delete"))
         except BaseException:
             for registered in handles:
                 registered.remove(0)
