@@ -25,7 +25,7 @@ from cloudcoil_cache.controller._leader import LeaderElection
 from cloudcoil_cache.controller._manager import Manager
 from cloudcoil_cache.controller._mutations import mutate
 from cloudcoil_cache.controller._outcomes import Result, TerminalError, Wait
-from cloudcoil_cache.controller._queue import QueueHooks, QueueStats, WorkQueue
+from cloudcoil_cache.controller._queue import Priority, QueueHooks, QueueStats, WorkQueue
 from cloudcoil_cache.controller._ratelimit import (
     BucketRateLimiter,
     ItemExponentialRateLimiter,
@@ -51,6 +51,7 @@ __all__ = [
     "LeadershipLost",
     "Manager",
     "MaxOfRateLimiter",
+    "Priority",
     "QueueHooks",
     "QueueStats",
     "RateLimiter",

@@ -11,6 +11,7 @@ from cloudcoil_cache.caching import HandlerHandle
 from cloudcoil_cache.client import Config, current_config
 from cloudcoil_cache.controller._informers import InformerSet, Scope, Source
 from cloudcoil_cache.controller._kinds import bind_kinds
+from cloudcoil_cache.controller._priorities import EventPriorities
 from cloudcoil_cache.controller._workers import Workers
 
 __all__ = ["ControllerRun"]
@@ -165,22 +166,36 @@ class ControllerRun(Group):
         """
         decl = self._decl
 
-        def handle(*objs: Any) -> None:
+        def handle(priority: int, *objs: Any) -> None:
             keys: dict[str, None] = {}
             for obj in objs:
                 keys.update(dict.fromkeys(decl._mapping.keys_for(obj)))
             for key in keys:
-                workers.queue.add(key)
+                workers.queue.add(key, priority)
 
         sources = self.sources
         primary = sources.get(decl.kind)
+        # the replay's adds (and resyncs) queue behind the watch's changes (see EventPriorities)
+        priorities = EventPriorities(
+            primary.view.list() if primary is not None else (), warm_restart=getattr(decl, "warm_restart", False)
+        )
+
+        def on_add(obj: Any) -> None:
+            handle(priorities.add(obj), obj)
+
+        def on_update(old: Any, new: Any) -> None:
+            handle(priorities.update(old, new), old, new)
+
+        def on_delete(obj: Any) -> None:
+            handle(priorities.delete(obj), obj)
+
         handles: list[HandlerHandle] = []
         try:
             for source in sources.values():
                 if source is not primary:
-                    handles += source.view.add_event_handler(handle, handle, handle, replay=False)
+                    handles += source.view.add_event_handler(on_add, on_update, on_delete, replay=False)
             if primary is not None:
-                handles += primary.view.add_event_handler(handle, handle, handle)
+                handles += primary.view.add_event_handler(on_add, on_update, on_delete)
         except BaseException:
             for registered in handles:
                 registered.remove(0)
