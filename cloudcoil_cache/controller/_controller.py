@@ -55,6 +55,10 @@ class Controller:
     pass and only on a change; ``events`` lets ``ctx.event`` record Events, for at most
     ``event_flush_timeout`` seconds per pass; ``field_manager`` (default: the name) is the manager
     of its writes (``ctx.ensure`` applies children with it).
+
+    The queue serves watch events before the start's replay and resyncs (``Priority``);
+    ``warm_restart`` (default True) queues after those the primaries whose status says they
+    converged for their generation (``observedGeneration``, ``Ready=True``): still reconciled, last.
     """
 
     def __init__(
@@ -76,8 +80,11 @@ class Controller:
         events: bool = True,
         event_flush_timeout: float = 2.0,
         field_manager: str | None = None,
+        warm_restart: bool = True,
     ) -> None:
         check_kind(kind, "Controller()")
+        if not isinstance(warm_restart, bool):
+            raise TypeError(f"Controller(warm_restart=...) must be True or False, got {warm_restart!r}")
         if namespace is not None and all_namespaces:
             raise ValueError("Controller(): namespace and all_namespaces are mutually exclusive")
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
@@ -102,6 +109,7 @@ class Controller:
         self.label_selector = label_selector or None
         self.workers = workers
         self.resync_period = resync_period
+        self.warm_restart = warm_restart  # converged primaries queued last at a start (docs/controllers.md)
         self.shutdown_timeout = float(shutdown_timeout)
         self.reconcile_timeout = None if reconcile_timeout is None else float(reconcile_timeout)
         self.logger = log.getChild(self.name)

@@ -176,9 +176,7 @@ class ControllerRun(Group):
         sources = self.sources
         primary = sources.get(decl.kind)
         # the replay's adds (and resyncs) queue behind the watch's changes (see EventPriorities)
-        priorities = EventPriorities(
-            primary.view.list() if primary is not None else (), warm_restart=getattr(decl, "warm_restart", False)
-        )
+        priorities = EventPriorities(primary.view.list() if primary is not None else (), warm_restart=decl.warm_restart)
 
         def on_add(obj: Any) -> None:
             handle(priorities.add(obj), obj)
