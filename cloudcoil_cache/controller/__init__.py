@@ -38,7 +38,7 @@ from cloudcoil_cache.controller._predicates import (
     any_of,
     default_predicates,
 )
-from cloudcoil_cache.controller._queue import QueueHooks, QueueStats, WorkQueue
+from cloudcoil_cache.controller._queue import Priority, QueueHooks, QueueStats, WorkQueue
 from cloudcoil_cache.controller._ratelimit import (
     BucketRateLimiter,
     ItemExponentialRateLimiter,
@@ -71,6 +71,7 @@ __all__ = [
     "Manager",
     "MaxOfRateLimiter",
     "Predicate",
+    "Priority",
     "QueueHooks",
     "QueueStats",
     "RateLimiter",

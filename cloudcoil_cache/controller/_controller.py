@@ -65,6 +65,9 @@ class Controller:
     ``owns()`` and ``watch()`` take ``predicates=`` too (default: every change). Whatever the
     predicates say, creations and deletions pass (the ready-made predicates filter updates only), and
     so do resync re-deliveries and updates that set the deletion mark or change the finalizers.
+    The queue serves watch events before the start's replay and resyncs (``Priority``);
+    ``warm_restart`` (default True) queues after those the primaries whose status says they
+    converged for their generation (``observedGeneration``, ``Ready=True``): still reconciled, last.
     """
 
     def __init__(
@@ -87,8 +90,11 @@ class Controller:
         event_flush_timeout: float = 2.0,
         field_manager: str | None = None,
         predicates: Predicate | Callable[[Any, Any], Any] | Sequence[Any] | None = None,
+        warm_restart: bool = True,
     ) -> None:
         check_kind(kind, "Controller()")
+        if not isinstance(warm_restart, bool):
+            raise TypeError(f"Controller(warm_restart=...) must be True or False, got {warm_restart!r}")
         if namespace is not None and all_namespaces:
             raise ValueError("Controller(): namespace and all_namespaces are mutually exclusive")
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
@@ -116,6 +122,7 @@ class Controller:
         self.label_selector = label_selector or None
         self.workers = workers
         self.resync_period = resync_period
+        self.warm_restart = warm_restart  # converged primaries queued last at a start (docs/controllers.md)
         self.shutdown_timeout = float(shutdown_timeout)
         self.reconcile_timeout = None if reconcile_timeout is None else float(reconcile_timeout)
         self.logger = log.getChild(self.name)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
+from typing import Any
 
 from cloudcoil_cache._runnable import Group, Step
 from cloudcoil_cache.caching import HandlerHandle
 from cloudcoil_cache.client import Config, current_config
 from cloudcoil_cache.controller._informers import InformerSet, Scope, Source
 from cloudcoil_cache.controller._kinds import bind_kinds
+from cloudcoil_cache.controller._priorities import EventPriorities
 from cloudcoil_cache.controller._workers import Workers
 
 __all__ = ["ControllerRun"]
@@ -166,24 +167,31 @@ class ControllerRun(Group):
         """
         decl = self._decl
 
-        def handler(event: str) -> Callable[..., None]:
-            def handle(*objs: Any) -> None:  # (the mapping applies the predicates of each path)
-                for key in decl._mapping.keys_for_event(event, objs):
-                    workers.queue.add(key)
-
-            return handle
+        def handle(event: str, priority: int, *objs: Any) -> None:  # the mapping applies each path's predicates
+            for key in decl._mapping.keys_for_event(event, objs):
+                workers.queue.add(key, priority)
 
         sources = self.sources
         primary = sources.get(decl.kind)
+        # the replay's adds (and resyncs) queue behind the watch's changes (see EventPriorities)
+        priorities = EventPriorities(primary.view.list() if primary is not None else (), warm_restart=decl.warm_restart)
+
+        def on_add(obj: Any) -> None:
+            handle("add", priorities.add(obj), obj)
+
+        def on_update(old: Any, new: Any) -> None:
+            handle("update", priorities.update(old, new), old, new)
+
+        def on_delete(obj: Any) -> None:
+            handle("delete", priorities.delete(obj), obj)
+
         handles: list[HandlerHandle] = []
         try:
             for source in sources.values():
                 if source is not primary:
-                    handles += source.view.add_event_handler(
-                        handler("add"), handler("update"), handler("delete"), replay=False
-                    )
+                    handles += source.view.add_event_handler(on_add, on_update, on_delete, replay=False)
             if primary is not None:
-                handles += primary.view.add_event_handler(handler("add"), handler("update"), handler("delete"))
+                handles += primary.view.add_event_handler(on_add, on_update, on_delete)
         except BaseException:
             for registered in handles:
                 registered.remove(0)

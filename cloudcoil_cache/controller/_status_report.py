@@ -30,8 +30,9 @@ class ControllerStatus:
     ``ready``: informers synced and workers running. ``synced``: every informer synced.
     ``running``/``leading``: the workers run (they run only while this replica leads, or always
     without an election). Queue: ``queued`` keys ready to be taken, ``delayed`` keys waiting for a
-    backoff or requeue timer, ``processing`` keys being reconciled. Counts (since the controller was
-    created, across runs): ``successes`` (``Wait`` included), ``errors`` (timeouts included),
+    backoff or requeue timer, ``processing`` keys being reconciled; ``queued_by_priority``: the
+    queued keys per ``Priority`` name (``{"EVENT": 1, "REPLAY": 4999, "CONVERGED": 0}``). Counts
+    (since the controller was created, across runs): ``successes`` (``Wait`` included), ``errors`` (timeouts included),
     ``terminal_errors``, ``timeouts``, ``cancellations``, ``leadership_lost``; ``abandoned``: timed-out
     sync reconciles whose thread is still running; ``last_errors``: the last error of each key whose
     latest reconcile failed (``"Type: message"``).
@@ -53,6 +54,7 @@ class ControllerStatus:
     leadership_lost: int
     abandoned: int
     last_errors: Mapping[str, str]
+    queued_by_priority: Mapping[str, int] = attrs.field(factory=lambda: types.MappingProxyType({}))
 
 
 class ReconcileCounts:
@@ -123,4 +125,5 @@ def snapshot(
         leadership_lost=totals.get("leadership_lost", 0),
         abandoned=abandoned,
         last_errors=types.MappingProxyType(last_errors),
+        queued_by_priority=types.MappingProxyType(dict(queue.depth_by_priority) if queue is not None else {}),
     )

@@ -20,7 +20,7 @@ from cloudcoil_cache.controller._keys import split_key
 from cloudcoil_cache.controller._loop import LoopThread
 from cloudcoil_cache.controller._observe import ControllerObserver
 from cloudcoil_cache.controller._outcomes import Result, TerminalError, Wait
-from cloudcoil_cache.controller._queue import WorkQueue
+from cloudcoil_cache.controller._queue import Priority, WorkQueue
 from cloudcoil_cache.controller._status_report import ReconcileCounts
 from cloudcoil_cache.controller._timeout import Deadline
 
@@ -300,7 +300,7 @@ class Workers:
             raise TypeError(f"reconcile returned {type(outcome).__name__}; expected None, Result or Wait")
         queue.forget(key)
         if self._reconciler.every is not None:
-            queue.add_after(key, self._reconciler.every)
+            queue.add_after(key, self._reconciler.every, Priority.REPLAY)  # a periodic check, not a change
         return "success"
 
 

@@ -72,16 +72,21 @@ def test_a_requeue_years_away_leaves_the_workers_running_and_an_infinite_one_is_
     config = make_config(namespace="default", resources=[])
     ctl = Controller(ConfigMap, config=config, workers=1)
     reconciled: list[str] = []
+    first = threading.Event()
     later = threading.Event()
 
     @ctl.reconcile()
     def sync(cm):
         reconciled.append(cm.name)
+        first.set()
         if cm.name == "later":
             later.set()
         return Result(requeue_after=1e10)
 
     with ctl:
+        # "a" asks for 1e10 s first: "later" is created once it did (a change created before the
+        # start's replay of "a" is taken would go first: the queue serves changes before the replay)
+        assert first.wait(10)
         server.create("configmaps", _cm("later"), "default")
         assert later.wait(10), reconciled  # the worker is still alive after "a" asked for 1e10 s
     # "a" first; a relist under load may reconcile "a" again before "later" (seen once: ['a', 'a', 'later'])
