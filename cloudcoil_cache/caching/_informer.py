@@ -467,10 +467,16 @@ class Informer(Generic[T]):
         same_is_stored = self._transform is None
         peek = self._writer.peek
         this = weakref.ref(self)  # held by the source, held by the reflector: no cycle back to us
+        # PartialObjectMetadata.of(kind): only the metadata is kept (kube-apiserver's kind and
+        # apiVersion, PartialObjectMetadata meta.k8s.io/v1, are not stored; nor is the rest of a
+        # whole object from a server that ignored the media type)
+        only_metadata = getattr(self.key.cls, "metadata_of", None) is not None
 
         def structure(raw: dict[str, Any]) -> T:
             meta = raw.get("metadata") if raw.__class__ is dict else None
             previous = None
+            if only_metadata and meta.__class__ is dict:
+                raw = {"metadata": meta}
             if meta.__class__ is dict:
                 if prepare is not None:
                     prepare(raw)
