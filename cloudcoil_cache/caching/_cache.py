@@ -210,8 +210,9 @@ class Cache:
         cls = getattr(cls, "__editable_class__", cls)  # a cached object's read-only class is its kind's
         settings = self._settings.get(cls)
         if settings is None:  # options never change: compute once per kind
-            if is_metadata_class(cls):
-                settings = attrs.evolve(kind_settings(self._options, cls.metadata_of), metadata_only=True)
+            if is_metadata_class(cls):  # its own per_resource entry, else its kind's
+                of = cls if cls in self._options.per_resource else cls.metadata_of
+                settings = attrs.evolve(kind_settings(self._options, of), metadata_only=True)
             else:
                 settings = kind_settings(self._options, cls)
             self._settings[cls] = settings

@@ -22,6 +22,7 @@ from cloudcoil_cache.controller._run import ControllerRun
 from cloudcoil_cache.controller._stages import Flow, StageScope
 from cloudcoil_cache.controller._status_report import ControllerStatus, ReconcileCounts, snapshot
 from cloudcoil_cache.controller._workers import Reconciler
+from cloudcoil_cache.models._partial import metadata_class
 
 __all__ = ["Controller"]
 
@@ -136,22 +137,29 @@ class Controller:
         return f"<Controller {self.name!r} {self.kind.kind} running={self.running}>"
 
     # ------------------------------------------------------------ declaring
-    def owns(self, *kinds: Any) -> Controller:
+    def owns(self, *kinds: Any, metadata_only: bool = False) -> Controller:
         """Objects of ``kinds`` whose controller ownerReference names a cached primary (same kind,
-        group and UID) queue that primary."""
+        group and UID) queue that primary. ``metadata_only``: their informer holds only their
+        metadata (``PartialObjectMetadata.of(kind)``: what the mapping needs; read them with
+        ``ctx.cached(PartialObjectMetadata.of(kind))``, whole with ``kind.get``)."""
         self._check_not_started("owns()")
         for kind in kinds:
             check_kind(kind, "owns()")
+            if metadata_only:
+                kind = metadata_class(kind)
             if kind not in self._owned:
                 self._owned.append(kind)
         return self
 
-    def watch(self, kind: Any, mapper: Mapper | None = None) -> Any:
+    def watch(self, kind: Any, mapper: Mapper | None = None, *, metadata_only: bool = False) -> Any:
         """Objects of ``kind`` queue the keys ``mapper(obj)`` returns (a key, an iterable of keys, or
         None). The mapper gets a deep copy; an exception in it is logged. Also a decorator:
-        ``@ctl.watch(Secret)``."""
+        ``@ctl.watch(Secret)``. ``metadata_only``: the informer holds, and the mapper gets,
+        ``PartialObjectMetadata.of(kind)`` objects (name, namespace, labels, owners...)."""
         self._check_not_started("watch()")
         check_kind(kind, "watch()")
+        if metadata_only:
+            kind = metadata_class(kind)
         if mapper is None:
 
             def register(func: F) -> F:

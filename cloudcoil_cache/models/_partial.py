@@ -63,6 +63,11 @@ def metadata_class(kind: Any) -> type[PartialObjectMetadata]:
         return kind  # type: ignore[no-any-return]
     if not isinstance(kind, type) or not getattr(kind, "kind", None) or not getattr(kind, "api_version", None):
         raise ValueError(f"PartialObjectMetadata.of({kind!r}): expected a resource class such as Secret")
+    if getattr(kind, "plural", None) is None or getattr(kind, "namespaced", None) is None:
+        raise ValueError(
+            f"PartialObjectMetadata.of({kind.__name__}): {kind.kind}'s plural and scope are not known yet "
+            "(a kind found by discovery): bind it first (its first API call, or client_for(kind).bind())"
+        )
     name = f"{kind.__name__}Metadata"
     namespace: dict[str, Any] = {
         "__module__": __name__,
