@@ -54,7 +54,7 @@ def check_media_types(config: Config, namespace: str) -> None:
 def check_metadata_informer(make_config: Callable[..., Config], namespace: str, **cache_options: Any) -> None:
     """A metadata-only informer: its objects are PartialObjectMetadata.of(Secret) (no data), its
     events follow the server, typed reads of Secret go to the API server (strict: refused)."""
-    with make_config(cache=False) as plain:
+    with make_config(cache=False):
         Secret(metadata={"name": "s1", "namespace": namespace}, data={"k": "dmFs"}).create()
     config = make_config(namespaces=[namespace], **cache_options)
     with config:

@@ -201,10 +201,11 @@ class ListWatch(Generic[T]):
         metadata_only: bool = False,
     ) -> None:
         """``metadata_only``: LIST and WATCH ask for ``PartialObjectMetadata`` (the ``Accept`` of
-        ``METADATA_LIST_ACCEPT`` / ``METADATA_WATCH_ACCEPT``) and admit it; ``refuse_mismatched``: skip (and count in ``refused``) objects whose kind or identity
-        does not match this kind and scope (``_admit``); ``line_timeouts``: a watch's read timeout
-        also bounds the wait for a complete line (a trickling stream is a stall); ``max_list_bytes``:
-        a LIST body longer than this is refused while read (``errors.BodyTooLarge``)."""
+        ``METADATA_LIST_ACCEPT`` / ``METADATA_WATCH_ACCEPT``) and admit it; ``refuse_mismatched``:
+        skip (and count in ``refused``) objects whose kind or identity does not match this kind and
+        scope (``_admit``); ``line_timeouts``: a watch's read timeout also bounds the wait for a
+        complete line (a trickling stream is a stall); ``max_list_bytes``: a LIST body longer
+        than this is refused while read (``errors.BodyTooLarge``)."""
         self.transport = transport
         self.cls = cls
         self.namespace = namespace if cls.namespaced else None

@@ -185,7 +185,10 @@ class Context:
         source = self._sources.get(cls)
         if source is None:
             readable = ", ".join(
-                sorted(f"PartialObjectMetadata.of({c.kind})" if getattr(c, "metadata_of", None) else c.kind for c in self._sources)
+                sorted(
+                    f"PartialObjectMetadata.of({c.kind})" if getattr(c, "metadata_of", None) else c.kind
+                    for c in self._sources
+                )
             )
             raise ValueError(
                 f"{getattr(cls, 'kind', cls)!r} is not watched by controller {self.controller!r}; "

@@ -55,19 +55,22 @@ def is_metadata_class(cls: Any) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def metadata_class(kind: Any) -> type[PartialObjectMetadata]:
+def metadata_class(of: Any) -> type[PartialObjectMetadata]:
     """``PartialObjectMetadata.of(kind)``: a ``PartialObjectMetadata`` subclass with ``kind``'s
     apiVersion, kind, plural, scope, group and version."""
-    kind = getattr(kind, "__editable_class__", kind)
+    kind: Any = getattr(of, "__editable_class__", of)
     if is_metadata_class(kind):
         return kind  # type: ignore[no-any-return]
     if not isinstance(kind, type) or not getattr(kind, "kind", None) or not getattr(kind, "api_version", None):
         raise ValueError(f"PartialObjectMetadata.of({kind!r}): expected a resource class such as Secret")
     if getattr(kind, "plural", None) is None or getattr(kind, "namespaced", None) is None:
         raise ValueError(
-            f"PartialObjectMetadata.of({kind.__name__}): {kind.kind}'s plural and scope are not known yet "
-            "(a kind found by discovery): bind it first (its first API call, or client_for(kind).bind())"
+            f"PartialObjectMetadata.of({kind.__name__}): {getattr(kind, 'kind', '')}'s plural and scope "
+            "are not known yet (a kind found by discovery): bind it first (its first API call, or "
+            "client_for(kind).bind())"
         )
+    kind = of  # (Any again: not narrowed to ``type``)
+    kind = getattr(kind, "__editable_class__", kind)
     name = f"{kind.__name__}Metadata"
     namespace: dict[str, Any] = {
         "__module__": __name__,

@@ -86,7 +86,11 @@ def test_metadata_classes_are_one_per_kind_and_keep_the_kinds_identity():
     generic = PartialObjectMetadata.from_dict(
         {"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": {"name": "x"}}
     )
-    assert generic.to_dict() == {"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": {"name": "x"}}
+    assert generic.to_dict() == {
+        "apiVersion": "meta.k8s.io/v1",
+        "kind": "PartialObjectMetadata",
+        "metadata": {"name": "x"},
+    }
     with pytest.raises(TypeError, match="names no kind"):
         generic.full()
     with pytest.raises(ValueError, match="expected a resource class"):
@@ -103,4 +107,6 @@ def test_the_identity_check_of_a_metadata_watch_admits_partial_objects_and_the_k
         {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": {"name": "a", "namespace": "x"}}
     )
     whole = identity_check(Secret, "ns")  # a whole informer refuses partial objects
-    assert "PartialObjectMetadata" in whole({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": meta})
+    assert "PartialObjectMetadata" in whole(
+        {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": meta}
+    )

@@ -13,11 +13,11 @@ from ..storage.store import APPLY_PATCH
 from .admitted import admitted_write
 from .context import ServerContext
 from .list import list_body, parse_filters, parse_rv, wait_not_too_large
+from .partial import check_partial, partial_list, partial_object
 from .request import Request, Responder, method_not_allowed
 from .reviews import review
 from .routing import subresource_ok
 from .scale import serve_scale
-from .partial import check_partial, partial_list, partial_object
 from .tables import to_table
 from .watch import serve_watch
 

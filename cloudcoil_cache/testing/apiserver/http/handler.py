@@ -15,10 +15,10 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..endpoints.context import ServerContext
 from ..endpoints.discovery import serve_discovery, serve_openapi
+from ..endpoints.partial import wants_partial
 from ..endpoints.request import Request
 from ..endpoints.resource import serve_resource
 from ..endpoints.routing import Route, derive_verb, parse_route
-from ..endpoints.partial import wants_partial
 from ..endpoints.tables import wants_table
 from ..machinery import status as _status
 from ..machinery.status import StatusError
