@@ -420,7 +420,7 @@ class Cache:
         settings = self._settings.get(cls) or self.settings_for(cls)
         informer = self._by_kind.get(cls)  # clients pass the kind's class (never a read-only twin)
         # a kind cached as metadata only: its typed reads are not served (its informer holds metadata)
-        partial = settings.metadata_only and informer is None
+        partial = settings.metadata_only and informer is None and not is_metadata_class(cls)
         key = (self._pause_var.get(), self._scopes.count > 0, settings.enabled, informer is not None, partial)
         cache_facts = self._cache_facts.get(key)
         if cache_facts is None:  # a handful of combinations: made once each

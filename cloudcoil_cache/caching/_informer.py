@@ -49,7 +49,10 @@ class InformerKey:
     def describe(self) -> str:
         scope = self.namespace if self.namespace else "all namespaces"
         sel = ",".join(s for s in (self.label_selector, self.field_selector) if s)
-        return f"{self.cls.kind} in {scope}" + (f" [{sel}]" if sel else "")  # type: ignore[attr-defined]
+        what: str = self.cls.kind  # type: ignore[attr-defined]
+        if getattr(self.cls, "metadata_of", None) is not None:  # PartialObjectMetadata.of(kind)
+            what += " metadata"
+        return f"{what} in {scope}" + (f" [{sel}]" if sel else "")
 
 
 @attrs.frozen
