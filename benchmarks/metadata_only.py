@@ -153,7 +153,9 @@ def main() -> None:
         server.stdout.readline()  # the URL: seeded and listening
         for _ in range(args.rounds):
             for mode in ("full", "metadata"):
-                out = subprocess.run([*me, "--client", mode, "--kubeconfig", kubeconfig], capture_output=True, text=True)
+                out = subprocess.run(
+                    [*me, "--client", mode, "--kubeconfig", kubeconfig], capture_output=True, text=True
+                )
                 if out.returncode != 0:
                     raise SystemExit(f"the {mode} client failed:\n{out.stderr}")
                 run = json.loads(out.stdout.strip().splitlines()[-1])
@@ -163,7 +165,12 @@ def main() -> None:
     finally:
         server.stdin.close()
         server.wait(30)
-    figures: dict[str, Any] = {"secrets": args.secrets, "size": args.size, "rounds": args.rounds, "load": os.getloadavg()}
+    figures: dict[str, Any] = {
+        "secrets": args.secrets,
+        "size": args.size,
+        "rounds": args.rounds,
+        "load": os.getloadavg(),
+    }
     for mode, done in runs.items():
         figures[mode] = {
             "sync_s_min": min(r["sync_s"] for r in done),

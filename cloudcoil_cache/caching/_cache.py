@@ -295,7 +295,7 @@ class Cache:
                 DecodingSource(_weakly(scopes.source_for, _no_source)),
                 capacity=settings.max_items,
                 resync_period=settings.resync_period,
-                tuning=self.tuning,
+                tuning=_metadata_tuning(self.tuning) if is_metadata_class(cls) else self.tuning,
                 on_change=_weakly(scopes.wake, _nothing),
                 max_staleness=settings.max_staleness,
                 transform=settings.transform,
@@ -655,6 +655,19 @@ def _weakly(method: Callable[..., Any], if_gone: Callable[..., Any]) -> Callable
         return if_gone(*args, **kwargs) if bound is None else bound(*args, **kwargs)
 
     return call
+
+
+#: The JSON a metadata-only informer's LIST pages (or streamed batches) are sized to: its objects are
+#: small, and the room a page's parse leaves in the allocator is what stays resident after the sync
+#: (``caching._page_size``); a quarter of ``Tuning.page_bytes``' default costs a few more requests.
+METADATA_PAGE_BYTES = 100_000
+
+
+def _metadata_tuning(tuning: Tuning) -> Tuning:
+    """``tuning`` for a metadata-only informer: pages of at most ``METADATA_PAGE_BYTES``."""
+    if tuning.page_bytes is None or tuning.page_bytes <= METADATA_PAGE_BYTES:
+        return tuning
+    return attrs.evolve(tuning, page_bytes=METADATA_PAGE_BYTES)
 
 
 def _nothing(*_: Any) -> None:

@@ -16,6 +16,7 @@ from cloudcoil_cache._clock import SYSTEM_CLOCK, Clock
 from cloudcoil_cache._listwatch import WatchEvent
 from cloudcoil_cache._listwatch._listwatch import ListerWatcher
 from cloudcoil_cache.caching._dispatch import Lane, Lanes, Registration
+from cloudcoil_cache.caching._metadata import metadata_of
 from cloudcoil_cache.caching._policy import InformerState, Verdict, informer_state, serving_verdict
 from cloudcoil_cache.caching._reflector import Reflector, Tuning
 from cloudcoil_cache.caching._store import Added, Store, Writer, drain
@@ -470,16 +471,14 @@ class Informer(Generic[T]):
         same_is_stored = self._transform is None
         peek = self._writer.peek
         this = weakref.ref(self)  # held by the source, held by the reflector: no cycle back to us
-        # PartialObjectMetadata.of(kind): only the metadata is kept (kube-apiserver's kind and
-        # apiVersion, PartialObjectMetadata meta.k8s.io/v1, are not stored; nor is the rest of a
-        # whole object from a server that ignored the media type)
+        # PartialObjectMetadata.of(kind): what ``_metadata.metadata_of`` keeps of the JSON
         only_metadata = getattr(self.key.cls, "metadata_of", None) is not None
 
         def structure(raw: dict[str, Any]) -> T:
             meta = raw.get("metadata") if raw.__class__ is dict else None
             previous = None
             if only_metadata and meta.__class__ is dict:
-                raw = {"metadata": meta}
+                raw = metadata_of(raw, meta)
             if meta.__class__ is dict:
                 if prepare is not None:
                     prepare(raw)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
-from cluster_support import FAST
+from cluster_support import FAST, wait_until
 from metadata_support import LIST_ACCEPT, WATCH_ACCEPT, check_media_types, check_metadata_informer
 
 from cloudcoil_cache._listwatch._admit import identity_check
@@ -110,3 +112,27 @@ def test_the_identity_check_of_a_metadata_watch_admits_partial_objects_and_the_k
     assert "PartialObjectMetadata" in whole(
         {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": meta}
     )
+
+
+def test_objects_of_a_metadata_informer_share_their_common_strings(server, cfg):
+    config = cfg(metadata_only=[Secret])
+    with config:
+        view = config.cache.get_informer(Secret)
+        added: list[str] = []
+        cond = threading.Condition()
+
+        def on_add(obj):
+            with cond:
+                added.append(obj.name)
+                cond.notify_all()
+
+        view.on_add(on_add)
+        for name in ("a", "b"):
+            owner = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "u-1"}
+            meta = {"name": name, "namespace": "default", "labels": {"app": "web"}, "ownerReferences": [owner]}
+            Secret(metadata=meta, data={"k": "dmFs"}).create()
+        wait_until(cond, lambda: sorted(added) == ["a", "b"])
+        a, b = view.get("a", "default").metadata, view.get("b", "default").metadata
+        assert a.namespace is b.namespace and a.labels["app"] is b.labels["app"]
+        assert a.owner_references[0].uid is b.owner_references[0].uid
+        assert a.name is not b.name and a.managed_fields is None

@@ -15,7 +15,14 @@ from typing import Any
 from ..machinery import status as _status
 from ..machinery.status import StatusError
 
-__all__ = ["check_partial", "partial_event", "partial_list", "partial_object", "wants_partial"]
+__all__ = [
+    "check_partial",
+    "partial_event",
+    "partial_list",
+    "partial_list_kind",
+    "partial_object",
+    "wants_partial",
+]
 
 PARTIAL = "PartialObjectMetadata"
 PARTIAL_LIST = "PartialObjectMetadataList"
@@ -63,6 +70,11 @@ def check_partial(partial: tuple[str, str] | None, verb: str) -> None:
 def partial_object(obj: dict[str, Any], version: str = "v1") -> dict[str, Any]:
     """The ``PartialObjectMetadata`` of ``obj``: its whole metadata, nothing else."""
     return {"kind": PARTIAL, "apiVersion": f"meta.k8s.io/{version}", "metadata": obj.get("metadata") or {}}
+
+
+def partial_list_kind(version: str) -> tuple[str, str]:
+    """``(kind, apiVersion)`` of a ``PartialObjectMetadataList``."""
+    return PARTIAL_LIST, f"meta.k8s.io/{version}"
 
 
 def partial_list(listed: dict[str, Any], version: str = "v1") -> dict[str, Any]:

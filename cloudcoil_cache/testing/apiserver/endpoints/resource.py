@@ -13,7 +13,7 @@ from ..storage.store import APPLY_PATCH
 from .admitted import admitted_write
 from .context import ServerContext
 from .list import list_body, parse_filters, parse_rv, wait_not_too_large
-from .partial import check_partial, partial_list, partial_object
+from .partial import check_partial, partial_object
 from .request import Request, Responder, method_not_allowed
 from .reviews import review
 from .routing import subresource_ok
@@ -117,7 +117,8 @@ def _watch(ctx: ServerContext, req: Request, out: Responder, rtype: ResourceType
 
 
 def _list(ctx: ServerContext, req: Request, out: Responder, rtype: ResourceType) -> None:
-    data = list_body(ctx, rtype, req.route.namespace, req.query)
+    partial = None if req.table or req.partial is None else req.partial[1]
+    data = list_body(ctx, rtype, req.route.namespace, req.query, partial)
     if req.table:
         listed = json.loads(data)
         out.send_obj(
@@ -131,9 +132,6 @@ def _list(ctx: ServerContext, req: Request, out: Responder, rtype: ResourceType)
                 req.query.get("includeObject", "Metadata"),
             ),
         )
-        return
-    if req.partial is not None:
-        out.send_obj(200, partial_list(json.loads(data), req.partial[1]))
         return
     out.send_bytes(200, data)
 
