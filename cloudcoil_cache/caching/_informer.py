@@ -16,7 +16,7 @@ from cloudcoil_cache._clock import SYSTEM_CLOCK, Clock
 from cloudcoil_cache._listwatch import WatchEvent
 from cloudcoil_cache._listwatch._listwatch import ListerWatcher
 from cloudcoil_cache.caching._dispatch import Lane, Lanes, Registration
-from cloudcoil_cache.caching._metadata import metadata_of
+from cloudcoil_cache.caching._metadata import SharedValues, metadata_of
 from cloudcoil_cache.caching._policy import InformerState, Verdict, informer_state, serving_verdict
 from cloudcoil_cache.caching._reflector import Reflector, Tuning
 from cloudcoil_cache.caching._store import Added, Store, Writer, drain
@@ -473,6 +473,7 @@ class Informer(Generic[T]):
         this = weakref.ref(self)  # held by the source, held by the reflector: no cycle back to us
         # PartialObjectMetadata.of(kind): what ``_metadata.metadata_of`` keeps of the JSON
         only_metadata = getattr(self.key.cls, "metadata_of", None) is not None
+        share = SharedValues().share if only_metadata else None
 
         def structure(raw: dict[str, Any]) -> T:
             meta = raw.get("metadata") if raw.__class__ is dict else None
@@ -487,6 +488,8 @@ class Informer(Generic[T]):
                     previous = peek((meta.get("namespace") or "", name))
             informer = this()
             result: T = reuse(raw, previous, True, informer is not None and informer._synced, same_is_stored)
+            if share is not None and result is not previous:
+                share(result)
             return result
 
         return structure

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import types
 
 import pytest
 from cluster_support import FAST, wait_until
@@ -10,6 +11,7 @@ from metadata_support import LIST_ACCEPT, WATCH_ACCEPT, check_media_types, check
 
 from cloudcoil_cache._listwatch._admit import identity_check
 from cloudcoil_cache.caching import Cache
+from cloudcoil_cache.caching._metadata import SharedValues
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.models import PartialObjectMetadata
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Secret
@@ -133,6 +135,22 @@ def test_objects_of_a_metadata_informer_share_their_common_strings(server, cfg):
             Secret(metadata=meta, data={"k": "dmFs"}).create()
         wait_until(cond, lambda: sorted(added) == ["a", "b"])
         a, b = view.get("a", "default").metadata, view.get("b", "default").metadata
-        assert a.namespace is b.namespace and a.labels["app"] is b.labels["app"]
-        assert a.owner_references[0].uid is b.owner_references[0].uid
+        assert a.namespace is b.namespace and a.labels is b.labels  # equal values are held once
+        assert a.owner_references is b.owner_references
         assert a.name is not b.name and a.managed_fields is None
+
+
+def test_shared_values_drop_what_no_object_holds_any_more():
+    shared = SharedValues(limit=4)
+
+    def obj(labels):
+        return types.SimpleNamespace(
+            metadata=types.SimpleNamespace(labels=labels, annotations=None, owner_references=None)
+        )
+
+    kept = shared.share(obj({"keep": "1"}))
+    for i in range(20):  # distinct labels of objects dropped at once (deleted)
+        shared.share(obj({"n": str(i)}))
+    assert len(shared._held) <= 4
+    again = shared.share(obj({"keep": "1"}))
+    assert again.metadata.labels is kept.metadata.labels  # a held value still in use stays shared
