@@ -203,7 +203,9 @@ def list_body(
         idx += 1
         if filters.selective and not filters.matches(entry.obj):
             continue
-        if partial is not None:
+        if partial == "v1":
+            items.append(entry.partial())
+        elif partial is not None:
             items.append(json.dumps(partial_object(entry.obj, partial), separators=(",", ":")).encode())
         else:
             items.append(entry.full() if with_kind else entry.bare())
