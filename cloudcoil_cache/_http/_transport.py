@@ -603,12 +603,14 @@ class Transport:
         read_timeout: float | None = None,
         interrupter: Interrupter | None = None,
         line_timeout: float | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> LineStream:
         """Open a streaming GET (a watch) and return it as an open ``LineStream``.
 
         ``interrupter.interrupt()`` from another thread aborts the request while it still waits
         for the response headers (``LineStream.close()`` covers the body). ``line_timeout``: the
         longest wait for a complete line (see ``LineStream``; None: only the socket read timeout).
+        ``headers``: extra headers (an ``Accept`` of its own: a metadata-only LIST or WATCH).
 
         Raises:
             APIError: the server answered >= 400 (no retries except one after a 401 refresh).
@@ -623,7 +625,7 @@ class Transport:
                     "GET",
                     path,
                     params=params,
-                    headers={"Accept-Encoding": "identity"},
+                    headers={**(headers or {}), "Accept-Encoding": "identity"},
                     read_timeout=read_timeout,
                     stream=True,
                 )

@@ -17,6 +17,8 @@ from cloudcoil_cache._listwatch._split import ListSplitter
 from cloudcoil_cache.errors import DecodeError, ProtocolError
 
 __all__ = [
+    "METADATA_LIST_ACCEPT",
+    "METADATA_WATCH_ACCEPT",
     "ListPage",
     "ListWatch",
     "ListerWatcher",
@@ -29,6 +31,12 @@ __all__ = [
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
+
+#: The Accept of a metadata-only LIST and WATCH (client-go's ``metadata`` client, JSON only): kube-apiserver
+#: answers a PartialObjectMetadataList (a watch: events of PartialObjectMetadata); the plain JSON last,
+#: for a server without them (whole objects, of which only the metadata is kept).
+METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+METADATA_WATCH_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 #: Refusals logged at WARNING per ListWatch; later ones at DEBUG (a hostile server must not flood the log).
 _LOUD_REFUSALS = 5
@@ -51,6 +59,7 @@ class _Transport(Protocol):
         read_timeout: float | None = None,
         interrupter: Any = None,
         line_timeout: float | None = None,
+        headers: Any = None,
     ) -> Any: ...
 
 
@@ -189,11 +198,14 @@ class ListWatch(Generic[T]):
         refuse_mismatched: bool = False,
         line_timeouts: bool = False,
         max_list_bytes: int | None = None,
+        metadata_only: bool = False,
     ) -> None:
-        """``refuse_mismatched``: skip (and count in ``refused``) objects whose kind or identity
-        does not match this kind and scope (``_admit``); ``line_timeouts``: a watch's read timeout
-        also bounds the wait for a complete line (a trickling stream is a stall); ``max_list_bytes``:
-        a LIST body longer than this is refused while read (``errors.BodyTooLarge``)."""
+        """``metadata_only``: LIST and WATCH ask for ``PartialObjectMetadata`` (the ``Accept`` of
+        ``METADATA_LIST_ACCEPT`` / ``METADATA_WATCH_ACCEPT``) and admit it; ``refuse_mismatched``:
+        skip (and count in ``refused``) objects whose kind or identity does not match this kind and
+        scope (``_admit``); ``line_timeouts``: a watch's read timeout also bounds the wait for a
+        complete line (a trickling stream is a stall); ``max_list_bytes``: a LIST body longer
+        than this is refused while read (``errors.BodyTooLarge``)."""
         self.transport = transport
         self.cls = cls
         self.namespace = namespace if cls.namespaced else None
@@ -205,7 +217,10 @@ class ListWatch(Generic[T]):
         self._inflight: _LineStream | None = None
         self._interrupted = False
         self._interrupter = Interrupter()  # aborts a request still waiting for its headers
-        self._admit: Admit | None = identity_check(cls, self.namespace) if refuse_mismatched else None
+        self.metadata_only = metadata_only
+        self._admit: Admit | None = (
+            identity_check(cls, self.namespace, metadata_only=metadata_only) if refuse_mismatched else None
+        )
         self._line_timeouts = line_timeouts
         self.max_list_bytes = max_list_bytes
         #: objects refused by the identity check (LIST items and watch events), for status()
@@ -236,7 +251,9 @@ class ListWatch(Generic[T]):
         """Open a streaming GET registered for ``interrupt()``; the caller must ``_done()`` it."""
         if self._interrupted:
             raise ProtocolError(f"GET {self.path}: interrupted")
-        extra = {"line_timeout": line_timeout} if watch and self._line_timeouts else {}
+        extra: dict[str, Any] = {"line_timeout": line_timeout} if watch and self._line_timeouts else {}
+        if self.metadata_only:
+            extra["headers"] = {"Accept": METADATA_WATCH_ACCEPT if watch else METADATA_LIST_ACCEPT}
         try:
             stream = self.transport.stream(
                 self.path, params=params, read_timeout=read_timeout, interrupter=self._interrupter, **extra

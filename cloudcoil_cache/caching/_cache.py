@@ -39,6 +39,7 @@ from cloudcoil_cache.errors import (
     CacheSyncTimeout,
     CloudcoilError,
 )
+from cloudcoil_cache.models._partial import is_metadata_class, metadata_class
 
 __all__ = ["Cache", "CacheStatus", "after_fork"]
 
@@ -67,10 +68,12 @@ class Cache:
     Args mirror docs/contract.md: ``resources``, ``namespaces`` (one or None), ``label_selector``,
     ``field_selector``, ``resync_period``, ``wait_for_sync``, ``sync_timeout``,
     ``max_items_per_resource``, ``per_resource``, ``mode`` ("strict"/"fallback"), ``enabled``,
-    ``max_staleness``, ``read_your_writes_timeout``, ``transform``. ``tuning`` (advanced) sets the
-    reflectors' timing knobs (backoff, watch timeout, read timeout, clock). ``watch_error_handler``:
-    ``handler(informer name, error)`` at each failed list or watch of its informers. ``count_hits``:
-    count the gets answered at once too (``status().reads``, ``metrics_text()``; ~0.1 µs a get).
+    ``max_staleness``, ``read_your_writes_timeout``, ``transform``, ``metadata_only`` (kinds whose
+    informer lists and watches ``PartialObjectMetadata`` only: see docs/contract.md). ``tuning``
+    (advanced) sets the reflectors' timing knobs (backoff, watch timeout, read timeout, clock).
+    ``watch_error_handler``: ``handler(informer name, error)`` at each failed list or watch of its
+    informers. ``count_hits``: count the gets answered at once too (``status().reads``,
+    ``metrics_text()``; ~0.1 µs a get).
 
     The Cache keeps the registry of informers; their reference-counted run is its ``Scopes``
     (``caching._owner``), which the owning Config drives; a read is answered by ``caching._reads``
@@ -98,6 +101,7 @@ class Cache:
         read_your_writes_timeout: float = 2.0,
         transform: Callable[[Any], Any] | None = None,
         *,
+        metadata_only: Iterable[Any] | None = None,
         tuning: Tuning | None = None,
         watch_error_handler: Callable[[str, BaseException], Any] | None = None,
         count_hits: bool = False,
@@ -121,6 +125,7 @@ class Cache:
             watch_error_handler=watch_error_handler,
             count_hits=count_hits,
             indexes=indexes,
+            metadata_only=metadata_only,
         )
         #: the declared indexes of each kind (``indexes=``, ``index()``), added to its informer when made
         self._indexes: dict[Any, dict[str, Callable[[Any], Any]]] = {
@@ -137,7 +142,7 @@ class Cache:
         #: The reader of each kind with an informer (``reader(cls)``), read-only, lock-free: one per
         #: informer, bound when the informer is made (``caching._reader.CacheReader``).
         self.readers: Mapping[type, CacheReader[Any]] = types.MappingProxyType(self._readers)
-        self._cache_facts: dict[tuple[bool, bool, bool, bool], CacheFacts] = {}
+        self._cache_facts: dict[tuple[bool, bool, bool, bool, bool], CacheFacts] = {}
         self._read_counts = ReadCounters()  # the reads the policy answered, per kind (``count_read``)
         this = weakref.ref(self)  # what the cache owns holds no reference back to it
         tuning = self.tuning  # read at each use, as ``cache.tuning`` may be assigned
@@ -162,7 +167,7 @@ class Cache:
         self._fork_epoch = _fork.epoch  # the process its informers run in (see resume_after_fork)
         _fork.on_fork(self._after_fork_in_child)
         _caches.add(self)
-        for cls in self._options.resources or ():
+        for cls in dict.fromkeys([*(self._options.resources or ()), *self._options.metadata_only]):
             if self.settings_for(cls).enabled:
                 if awaits_discovery(cls):
                     self._discovered.append(cls)
@@ -218,11 +223,25 @@ class Cache:
         return self._options.resources
 
     def settings_for(self, cls: Any) -> KindSettings:
+        """The kind's effective settings; those of ``PartialObjectMetadata.of(Kind)`` are Kind's,
+        metadata only."""
         cls = getattr(cls, "__editable_class__", cls)  # a cached object's read-only class is its kind's
         settings = self._settings.get(cls)
         if settings is None:  # options never change: compute once per kind
-            settings = self._settings[cls] = kind_settings(self._options, cls)
+            if is_metadata_class(cls):  # its own per_resource entry, else its kind's
+                of = cls if cls in self._options.per_resource else cls.metadata_of
+                settings = attrs.evolve(kind_settings(self._options, of), metadata_only=True)
+            else:
+                settings = kind_settings(self._options, cls)
+            self._settings[cls] = settings
         return settings
+
+    def _cached_class(self, cls: Any) -> Any:
+        """The class the informer of ``cls`` stores: ``PartialObjectMetadata.of(cls)`` for a kind
+        cached as metadata only, else ``cls``."""
+        if self.settings_for(cls).metadata_only and not is_metadata_class(cls):
+            return metadata_class(cls)
+        return cls
 
     def __repr__(self) -> str:
         kinds = (
@@ -283,6 +302,7 @@ class Cache:
         return InformerKey(cls, namespace, settings.label_selector, settings.field_selector)
 
     def _informer_for_kind_locked(self, cls: Any) -> Informer[Any]:
+        cls = self._cached_class(cls)  # a kind cached as metadata only: its metadata's informer
         informer = self._by_kind.get(cls)
         if informer is None:
             key = self._key_for(cls)
@@ -293,7 +313,7 @@ class Cache:
                 DecodingSource(_weakly(scopes.source_for, _no_source)),
                 capacity=settings.max_items,
                 resync_period=settings.resync_period,
-                tuning=self.tuning,
+                tuning=_metadata_tuning(self.tuning) if is_metadata_class(cls) else self.tuning,
                 on_change=_weakly(scopes.wake, _nothing),
                 max_staleness=settings.max_staleness,
                 transform=settings.transform,
@@ -371,6 +391,9 @@ class Cache:
     ) -> InformerView[Any] | None:
         """A new view over the one informer of ``cls`` (created if needed; started with the scope).
 
+        For a kind cached as metadata only (``metadata_only``), or ``PartialObjectMetadata.of(Kind)``,
+        the view is of the kind's metadata informer: its objects are ``PartialObjectMetadata.of(Kind)``.
+
         ``sync=True`` returns a ``SyncInformer`` (handlers on a thread), ``sync=False`` an
         ``AsyncInformer`` (handlers on the event loop); ``None`` picks async when called with a
         running event loop or while the cache is in async use, sync otherwise. ``namespace`` must
@@ -437,7 +460,9 @@ class Cache:
             self.resume_after_fork()
         settings = self._settings.get(cls) or self.settings_for(cls)
         informer = self._by_kind.get(cls)  # clients pass the kind's class (never a read-only twin)
-        key = (self._pause_var.get(), self._scopes.count > 0, settings.enabled, informer is not None)
+        # a kind cached as metadata only: its typed reads are not served (its informer holds metadata)
+        partial = settings.metadata_only and informer is None and not is_metadata_class(cls)
+        key = (self._pause_var.get(), self._scopes.count > 0, settings.enabled, informer is not None, partial)
         cache_facts = self._cache_facts.get(key)
         if cache_facts is None:  # a handful of combinations: made once each
             cache_facts = self._cache_facts[key] = CacheFacts(
@@ -447,6 +472,7 @@ class Cache:
                 kind_enabled=key[2],
                 kind_cached=key[3],
                 lazy=self.resources is None,
+                metadata_only=partial,
             )
         return cache_facts, informer, self._mode_var.get() or self._mode
 
@@ -475,7 +501,7 @@ class Cache:
         remembers recent events, so a write whose event arrives before the writer notes it is not
         waited for."""
         if self._options.read_your_writes_timeout > 0:
-            informer = self.informer_for(cls)
+            informer = self._writes_informer(cls)
             if informer is not None:
                 informer.writes.will_write()
 
@@ -510,8 +536,15 @@ class Cache:
     def _tracker_for(self, cls: Any) -> WriteTracker | None:
         if self._options.read_your_writes_timeout <= 0:
             return None
-        informer = self.informer_for(cls)
+        informer = self._writes_informer(cls)
         return None if informer is None else informer.writes
+
+    def _writes_informer(self, cls: Any) -> Informer[Any] | None:
+        """The informer a write of ``cls`` shows in: the kind's, else its metadata's."""
+        informer = self.informer_for(cls)
+        if informer is None and not is_metadata_class(cls) and self.settings_for(cls).metadata_only:
+            informer = self._by_kind.get(metadata_class(cls))
+        return informer
 
     # ---------------------------------------------------------------- policies
     @contextlib.contextmanager
@@ -697,6 +730,19 @@ def _weakly(method: Callable[..., Any], if_gone: Callable[..., Any]) -> Callable
         return if_gone(*args, **kwargs) if bound is None else bound(*args, **kwargs)
 
     return call
+
+
+#: The JSON a metadata-only informer's LIST pages (or streamed batches) are sized to: its objects are
+#: small, and the room a page's parse leaves in the allocator is what stays resident after the sync
+#: (``caching._page_size``); a quarter of ``Tuning.page_bytes``' default costs a few more requests.
+METADATA_PAGE_BYTES = 100_000
+
+
+def _metadata_tuning(tuning: Tuning) -> Tuning:
+    """``tuning`` for a metadata-only informer: pages of at most ``METADATA_PAGE_BYTES``."""
+    if tuning.page_bytes is None or tuning.page_bytes <= METADATA_PAGE_BYTES:
+        return tuning
+    return attrs.evolve(tuning, page_bytes=METADATA_PAGE_BYTES)
 
 
 def _nothing(*_: Any) -> None:

@@ -16,6 +16,7 @@ from cloudcoil_cache._clock import SYSTEM_CLOCK, Clock
 from cloudcoil_cache._listwatch import WatchEvent
 from cloudcoil_cache._listwatch._listwatch import ListerWatcher
 from cloudcoil_cache.caching._dispatch import Lane, Lanes, Registration
+from cloudcoil_cache.caching._metadata import SharedValues, metadata_of
 from cloudcoil_cache.caching._policy import InformerState, Verdict, informer_state, serving_verdict
 from cloudcoil_cache.caching._reflector import Reflector, Tuning
 from cloudcoil_cache.caching._store import Added, Store, Writer, drain
@@ -49,7 +50,10 @@ class InformerKey:
     def describe(self) -> str:
         scope = self.namespace if self.namespace else "all namespaces"
         sel = ",".join(s for s in (self.label_selector, self.field_selector) if s)
-        return f"{self.cls.kind} in {scope}" + (f" [{sel}]" if sel else "")  # type: ignore[attr-defined]
+        what: str = self.cls.kind  # type: ignore[attr-defined]
+        if getattr(self.cls, "metadata_of", None) is not None:  # PartialObjectMetadata.of(kind)
+            what += " metadata"
+        return f"{what} in {scope}" + (f" [{sel}]" if sel else "")
 
 
 @attrs.frozen
@@ -473,10 +477,15 @@ class Informer(Generic[T]):
         same_is_stored = self._transform is None
         peek = self._writer.peek
         this = weakref.ref(self)  # held by the source, held by the reflector: no cycle back to us
+        # PartialObjectMetadata.of(kind): what ``_metadata.metadata_of`` keeps of the JSON
+        only_metadata = getattr(self.key.cls, "metadata_of", None) is not None
+        share = SharedValues().share if only_metadata else None
 
         def structure(raw: dict[str, Any]) -> T:
             meta = raw.get("metadata") if raw.__class__ is dict else None
             previous = None
+            if only_metadata and meta.__class__ is dict:
+                raw = metadata_of(raw, meta)
             if meta.__class__ is dict:
                 if prepare is not None:
                     prepare(raw)
@@ -485,6 +494,8 @@ class Informer(Generic[T]):
                     previous = peek((meta.get("namespace") or "", name))
             informer = this()
             result: T = reuse(raw, previous, True, informer is not None and informer._synced, same_is_stored)
+            if share is not None and result is not previous:
+                share(result)
             return result
 
         return structure

@@ -25,7 +25,16 @@ __all__ = [
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 PER_RESOURCE_KEYS = frozenset(
-    {"label_selector", "field_selector", "resync_period", "max_items", "enabled", "max_staleness", "transform"}
+    {
+        "label_selector",
+        "field_selector",
+        "resync_period",
+        "max_items",
+        "enabled",
+        "max_staleness",
+        "transform",
+        "metadata_only",
+    }
 )
 
 
@@ -40,6 +49,8 @@ class KindSettings:
     max_items: int
     max_staleness: float | None = 60.0
     transform: Callable[[Any], Any] | None = None
+    #: the kind's informer stores ``PartialObjectMetadata.of(kind)`` (``Cache(metadata_only=[...])``)
+    metadata_only: bool = False
 
 
 @attrs.frozen
@@ -66,6 +77,8 @@ class CacheOptions:
     count_hits: bool = False
     #: ``{Kind: {index name: index function}}``, each added to the kind's informer when it is made
     indexes: Mapping[Any, Mapping[str, Callable[[Any], Any]]] = attrs.field(factory=dict)
+    #: kinds cached as their metadata only (``Cache(metadata_only=[Secret])``)
+    metadata_only: tuple[Any, ...] = ()
 
 
 def check_mode(mode: Any, where: str = "Cache") -> Mode:
@@ -225,6 +238,31 @@ def _check_flags_and_timeouts(
         raise ValueError(f"Cache(sync_timeout={sync_timeout!r}): expected seconds > 0")
 
 
+def _check_metadata_flag(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{where}: expected True (cache only the metadata of the kind) or False, got {value!r}")
+    return value
+
+
+def _check_metadata_only(kinds: Any) -> tuple[Any, ...]:
+    """``Cache(metadata_only=[...])``: resource classes (not their metadata classes, not strings)."""
+    if kinds is None:
+        return ()
+    if isinstance(kinds, (str, bytes, type)) or not isinstance(kinds, Iterable):
+        raise ValueError("Cache(metadata_only=...): expected a list of resource classes (metadata_only=[Secret])")
+    checked: list[Any] = []
+    for cls in kinds:
+        check_resource_class(cls, "Cache(metadata_only=...)", discovered_at_start=True)
+        if getattr(cls, "metadata_of", None) is not None:
+            raise ValueError(
+                f"Cache(metadata_only=[{cls.__name__}]): name the kind itself "
+                f"(metadata_only=[{cls.metadata_of.__name__}]), not its metadata class"
+            )
+        if cls not in checked:
+            checked.append(cls)
+    return tuple(checked)
+
+
 # One checker per per_resource setting, in the order they are checked: (value, where) -> normalised value.
 _PER_RESOURCE_CHECKS: tuple[tuple[str, Callable[[Any, str], Any]], ...] = (
     ("label_selector", lambda value, where: _check_selector(value, where, True)),
@@ -234,6 +272,7 @@ _PER_RESOURCE_CHECKS: tuple[tuple[str, Callable[[Any, str], Any]], ...] = (
     ("enabled", lambda value, where: bool(value)),
     ("max_staleness", _check_staleness),
     ("transform", _check_transform),
+    ("metadata_only", _check_metadata_flag),
 )
 
 
@@ -301,6 +340,7 @@ def validate_options(
     watch_error_handler: Any = None,
     count_hits: Any = False,
     indexes: Any = None,
+    metadata_only: Any = None,
 ) -> CacheOptions:
     """Check every Cache option; raise ``ValueError`` naming the problem. Returns normalised values."""
     checked_resources = _check_resources(resources)
@@ -332,6 +372,7 @@ def validate_options(
         watch_error_handler=_check_watch_error_handler(watch_error_handler),
         count_hits=count_hits,
         indexes=_check_indexes(indexes),
+        metadata_only=_check_metadata_only(metadata_only),
     )
 
 
@@ -349,4 +390,5 @@ def kind_settings(options: CacheOptions, cls: Any) -> KindSettings:
         max_items=entry.get("max_items", options.max_items),
         max_staleness=entry.get("max_staleness", options.max_staleness),
         transform=entry.get("transform", options.transform),
+        metadata_only=entry.get("metadata_only", cls in options.metadata_only),
     )

@@ -145,6 +145,7 @@ class Scopes:
             refuse_mismatched=True,
             line_timeouts=True,
             max_list_bytes=self._tuning().max_list_bytes,
+            metadata_only=getattr(key.cls, "metadata_of", None) is not None,  # PartialObjectMetadata.of(kind)
         )
 
     # -------------------------------------------------------------------- run

@@ -204,6 +204,7 @@ class CacheFacts(NamedTuple):
     kind_enabled: bool
     kind_cached: bool  # an informer exists for the kind
     lazy: bool  # Cache(resources=None): a first read creates the informer and waits for it
+    metadata_only: bool = False  # the kind is cached as its metadata only: a typed read is not served
 
 
 _new_tuple = tuple.__new__
@@ -317,6 +318,12 @@ def _decide(
         return ReadLive("the cache is paused", bypass=True)
     if not cache.kind_enabled:
         return _cannot(f"kind not cached: caching of {request.kind} is disabled by per_resource", mode)
+    if cache.metadata_only:
+        return _cannot(
+            f"kind cached as metadata only: the cache holds PartialObjectMetadata of {request.kind}, "
+            f"not whole objects (read them with PartialObjectMetadata.of({request.kind}))",
+            mode,
+        )
     if not cache.started:
         return _cannot("the cache is not started (enter a `with config:` scope)", mode)
     if informer is None or (cache.lazy and not informer.synced and informer.last_error is None):

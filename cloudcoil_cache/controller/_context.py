@@ -184,7 +184,12 @@ class Context:
         """Reads of ``cls`` from the controller's informers (primary, owned and watched kinds only)."""
         source = self._sources.get(cls)
         if source is None:
-            readable = ", ".join(sorted(c.kind for c in self._sources))
+            readable = ", ".join(
+                sorted(
+                    f"PartialObjectMetadata.of({c.kind})" if getattr(c, "metadata_of", None) else c.kind
+                    for c in self._sources
+                )
+            )
             raise ValueError(
                 f"{getattr(cls, 'kind', cls)!r} is not watched by controller {self.controller!r}; "
                 f"it can read: {readable} (declare it with .owns() or .watch())"

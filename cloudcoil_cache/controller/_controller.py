@@ -23,6 +23,7 @@ from cloudcoil_cache.controller._run import ControllerRun
 from cloudcoil_cache.controller._stages import Flow, StageScope
 from cloudcoil_cache.controller._status_report import ControllerStatus, ReconcileCounts, snapshot
 from cloudcoil_cache.controller._workers import Reconciler
+from cloudcoil_cache.models._partial import metadata_class
 
 __all__ = ["Controller"]
 
@@ -163,15 +164,24 @@ class Controller:
         return f"<Controller {self.name!r} {self.kind.kind} running={self.running}>"
 
     # ------------------------------------------------------------ declaring
-    def owns(self, *kinds: Any, predicates: Predicate | Callable[[Any, Any], Any] | Sequence[Any] = ()) -> Controller:
+    def owns(
+        self,
+        *kinds: Any,
+        predicates: Predicate | Callable[[Any, Any], Any] | Sequence[Any] = (),
+        metadata_only: bool = False,
+    ) -> Controller:
         """Objects of ``kinds`` whose controller ownerReference names a cached primary (same kind,
         group and UID) queue that primary. ``predicates``: the events of these kinds that do (default:
         every change; ``predicates=[GenerationChanged()]`` keeps a child's status churn from waking its
-        owner). Declaring a kind again replaces its predicates."""
+        owner). Declaring a kind again replaces its predicates. ``metadata_only``: their informer holds
+        only their metadata (``PartialObjectMetadata.of(kind)``: what the mapping needs; read them with
+        ``ctx.cached(PartialObjectMetadata.of(kind))``, whole with ``kind.get``)."""
         self._check_not_started("owns()")
         checked = as_predicates(predicates, "owns(predicates=...)")
         for kind in kinds:
             check_kind(kind, "owns()")
+            if metadata_only:
+                kind = metadata_class(kind)
             if kind not in self._owned:
                 self._owned.append(kind)
             self._owned_predicates[kind] = checked
@@ -183,14 +193,18 @@ class Controller:
         mapper: Mapper | None = None,
         *,
         predicates: Predicate | Callable[[Any, Any], Any] | Sequence[Any] = (),
+        metadata_only: bool = False,
     ) -> Any:
         """Objects of ``kind`` queue the keys ``mapper(obj)`` returns (a key, an iterable of keys, or
         None). The mapper gets a deep copy; an exception in it is logged. Also a decorator:
         ``@ctl.watch(Secret)``. ``predicates``: the events of ``kind`` that call the mapper (default:
-        every change)."""
+        every change). ``metadata_only``: the informer holds, and the mapper gets,
+        ``PartialObjectMetadata.of(kind)`` objects (name, namespace, labels, owners...)."""
         self._check_not_started("watch()")
         check_kind(kind, "watch()")
         checked = as_predicates(predicates, "watch(predicates=...)")
+        if metadata_only:
+            kind = metadata_class(kind)
         if mapper is None:
 
             def register(func: F) -> F:

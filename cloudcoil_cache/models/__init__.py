@@ -22,11 +22,13 @@ from cloudcoil_cache.models._convert import (
 )
 from cloudcoil_cache.models._frozen import FrozenDict, FrozenList
 from cloudcoil_cache.models._list import ResourceList
+from cloudcoil_cache.models._partial import PartialObjectMetadata
 
 __all__ = [
     "FrozenDict",
     "FrozenList",
     "Model",
+    "PartialObjectMetadata",
     "Resource",
     "ResourceList",
     "converter",

@@ -14,6 +14,7 @@ from ..machinery.resources import ResourceType
 from ..machinery.selectors import SelectorError, parse_field_selector, parse_label_selector
 from ..storage.store import Snapshot
 from .context import ServerContext
+from .partial import partial_list_kind, partial_object
 
 __all__ = ["Filters", "parse_filters", "parse_rv", "list_body", "wait_not_too_large"]
 
@@ -179,8 +180,15 @@ def _bounds(snap: Snapshot, namespace: str | None, start: str) -> tuple[int, int
     return lo, hi
 
 
-def list_body(ctx: ServerContext, rtype: ResourceType, namespace: str | None, query: Mapping[str, str]) -> bytes:
-    """The serialized ``<Kind>List`` for a LIST request (raises ``StatusError``)."""
+def list_body(
+    ctx: ServerContext,
+    rtype: ResourceType,
+    namespace: str | None,
+    query: Mapping[str, str],
+    partial: str | None = None,
+) -> bytes:
+    """The serialized ``<Kind>List`` for a LIST request (raises ``StatusError``); with ``partial`` (a
+    meta.k8s.io version), a ``PartialObjectMetadataList``."""
     _validate(query)
     limit = _parse_limit(query)
     filters = parse_filters(rtype, namespace, query)
@@ -195,7 +203,12 @@ def list_body(ctx: ServerContext, rtype: ResourceType, namespace: str | None, qu
         idx += 1
         if filters.selective and not filters.matches(entry.obj):
             continue
-        items.append(entry.full() if with_kind else entry.bare())
+        if partial == "v1":
+            items.append(entry.partial())
+        elif partial is not None:
+            items.append(json.dumps(partial_object(entry.obj, partial), separators=(",", ":")).encode())
+        else:
+            items.append(entry.full() if with_kind else entry.bare())
     meta: dict[str, Any] = {"resourceVersion": str(snap.rv)}
     if limit and idx < hi:
         more = True
@@ -205,8 +218,9 @@ def list_body(ctx: ServerContext, rtype: ResourceType, namespace: str | None, qu
             meta["continue"] = _encode_continue(snap.rv, snap.keys[idx - 1] + "\x00", issued)
             if not filters.selective:
                 meta["remainingItemCount"] = hi - idx
+    kind, api_version = (f"{rtype.kind}List", rtype.api_version) if partial is None else partial_list_kind(partial)
     head = json.dumps(
-        {"kind": f"{rtype.kind}List", "apiVersion": rtype.api_version, "metadata": meta},
+        {"kind": kind, "apiVersion": api_version, "metadata": meta},
         separators=(",", ":"),
     ).encode()
     return head[:-1] + b',"items":[' + b",".join(items) + b"]}"

@@ -57,6 +57,7 @@ class Request:
     user_agent: str
     user: str | None
     table: bool  # the client asked for a server-side Table
+    partial: tuple[str, str] | None = None  # PartialObjectMetadata[List] and its version (``partial``)
 
     def manager(self) -> str:
         """The field manager of a write: ``fieldManager``, else the User-Agent's product name."""

@@ -13,6 +13,7 @@ from ..storage.store import APPLY_PATCH
 from .admitted import admitted_write
 from .context import ServerContext
 from .list import list_body, parse_filters, parse_rv, wait_not_too_large
+from .partial import check_partial, partial_object
 from .request import Request, Responder, method_not_allowed
 from .reviews import review
 from .routing import subresource_ok
@@ -101,6 +102,8 @@ def _route(ctx: ServerContext, req: Request, out: Responder, warnings: list[str]
     endpoint = _VERBS.get(req.verb)
     if endpoint is None:
         raise method_not_allowed()
+    if req.verb in ("get", "list", "watch") and not req.table:
+        check_partial(req.partial, req.verb)  # writes answer whole objects
     if req.verb in _WEBHOOK_VERBS and ctx.webhooks.configured():
         admitted_write(ctx, req, out, rtype, endpoint, ctx.webhooks, warnings, dry_run)
         return
@@ -109,11 +112,13 @@ def _route(ctx: ServerContext, req: Request, out: Responder, warnings: list[str]
 
 def _watch(ctx: ServerContext, req: Request, out: Responder, rtype: ResourceType) -> None:
     route = req.route
-    serve_watch(out, ctx, rtype, route.namespace, route.name, req.query, table=req.table)
+    partial = None if req.table or req.partial is None else req.partial[1]
+    serve_watch(out, ctx, rtype, route.namespace, route.name, req.query, table=req.table, partial=partial)
 
 
 def _list(ctx: ServerContext, req: Request, out: Responder, rtype: ResourceType) -> None:
-    data = list_body(ctx, rtype, req.route.namespace, req.query)
+    partial = None if req.table or req.partial is None else req.partial[1]
+    data = list_body(ctx, rtype, req.route.namespace, req.query, partial)
     if req.table:
         listed = json.loads(data)
         out.send_obj(
@@ -149,6 +154,9 @@ def _get(ctx: ServerContext, req: Request, out: Responder, rtype: ResourceType) 
                 query.get("includeObject", "Metadata"),
             ),
         )
+        return
+    if req.partial is not None and route.subresource is None:
+        out.send_obj(200, partial_object(entry.obj, req.partial[1]))
         return
     out.send_bytes(200, entry.full())
 

@@ -11,6 +11,7 @@ from ..machinery.resources import ResourceType
 from ..storage.watchers import Watcher, event_line
 from .context import ServerContext
 from .list import parse_filters, parse_rv, wait_not_too_large
+from .partial import PARTIAL, partial_event
 from .tables import table_event
 
 
@@ -106,9 +107,11 @@ def serve_watch(
     query: Mapping[str, str],
     *,
     table: bool = False,
+    partial: str | None = None,
 ) -> None:
     """Answer a watch request: validate, register, then stream until timeout, fault or stop
-    (``table``: events carry server-side tables)."""
+    (``table``: events carry server-side tables; ``partial``, a meta.k8s.io version: their
+    objects are PartialObjectMetadata)."""
     send_initial = _validate(ctx, query)
     filters = parse_filters(rtype, namespace, query, name)
     timeout = _timeout(ctx, query)
@@ -135,13 +138,13 @@ def serve_watch(
     except _status.StatusError as exc:
         if ctx.settings.expired_watch_mode == "http" or exc.code != 410:
             raise
-        stream = _Stream(out, ctx, watcher, allow_bookmarks=False, table=table)
+        stream = _Stream(out, ctx, watcher, allow_bookmarks=False, table=table, partial=partial)
         stream.start()
         stream.finish_with_error(exc.body)
         return
     try:
         ctx.watches.started(watcher)
-        stream = _Stream(out, ctx, watcher, allow_bookmarks=allow_bookmarks, table=table)
+        stream = _Stream(out, ctx, watcher, allow_bookmarks=allow_bookmarks, table=table, partial=partial)
         stream.start()
         stream.run(timeout)
     finally:
@@ -160,6 +163,7 @@ class _Stream:
         *,
         allow_bookmarks: bool,
         table: bool,
+        partial: str | None = None,
     ) -> None:
         self.out = out
         self.ctx = ctx
@@ -167,7 +171,10 @@ class _Stream:
         self.allow_bookmarks = allow_bookmarks
         rtype = watcher.rtype
         self._bookmark_head = {"kind": rtype.kind, "apiVersion": rtype.api_version}
+        if partial is not None:
+            self._bookmark_head = {"kind": PARTIAL, "apiVersion": f"meta.k8s.io/{partial}"}
         self.table = table
+        self.partial = partial
 
     def start(self) -> None:
         self.out.start_stream()
@@ -203,7 +210,11 @@ class _Stream:
         lines: list[bytes] = []
         for kind, payload in items:
             if kind == "event":
-                lines.append(table_event(payload, self.watcher.rtype) if self.table else payload)
+                if self.table:
+                    payload = table_event(payload, self.watcher.rtype)
+                elif self.partial is not None:
+                    payload = partial_event(payload, self.partial)
+                lines.append(payload)
             elif kind == "initial-end":
                 lines.append(self._bookmark_line(payload, initial_end=True))
             elif kind == "malformed":

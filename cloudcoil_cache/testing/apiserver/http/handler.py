@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..endpoints.context import ServerContext
 from ..endpoints.discovery import serve_discovery, serve_openapi
+from ..endpoints.partial import wants_partial
 from ..endpoints.request import Request
 from ..endpoints.resource import serve_resource
 from ..endpoints.routing import Route, derive_verb, parse_route
@@ -214,10 +215,11 @@ class Handler(BaseHTTPRequestHandler):
                 404, _status.status_body(404, "NotFound", "the server could not find the requested resource")
             )
         self.table = wants_table(self.headers.get("Accept", ""))
+        partial = wants_partial(self.headers.get("Accept", ""))
         if route.discovery == "openapi":
             serve_openapi(ctx, route.group, self._accepts_json(), self)
             return
-        if not self._accepts_json() and not self.table:
+        if not self._accepts_json() and not self.table and partial is None:
             raise StatusError(
                 406,
                 _status.status_body(
@@ -239,6 +241,7 @@ class Handler(BaseHTTPRequestHandler):
             user_agent=self.headers.get("User-Agent") or "",
             user=user,
             table=self.table,
+            partial=partial,
         )
         serve_resource(ctx, request, self)
 

@@ -189,14 +189,27 @@ def _check_applied(rtype: ResourceType, name: str, namespace: str | None, applie
 
 
 class Stored:
-    """A stored object and its cached serializations (with and without ``kind``/``apiVersion``)."""
+    """A stored object and its cached serializations (with and without ``kind``/``apiVersion``, and
+    as a meta.k8s.io/v1 ``PartialObjectMetadata``)."""
 
-    __slots__ = ("obj", "_full", "_bare")
+    __slots__ = ("obj", "_full", "_bare", "_partial")
 
     def __init__(self, obj: dict[str, Any]) -> None:
         self.obj = obj
         self._full: bytes | None = None
         self._bare: bytes | None = None
+        self._partial: bytes | None = None
+
+    def partial(self) -> bytes:
+        """JSON of the object's meta.k8s.io/v1 ``PartialObjectMetadata`` (its metadata only)."""
+        if self._partial is None:
+            head = {
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": self.obj.get("metadata") or {},
+            }
+            self._partial = json.dumps(head, separators=(",", ":")).encode()
+        return self._partial
 
     def full(self) -> bytes:
         if self._full is None:
