@@ -798,7 +798,8 @@ class Reflector:
             if end_rv is None:
                 stream.close()
                 return self._no_streaming_lists(
-                    f"the watch ended after {lines} events without the initial-events-end bookmark"
+                    f"the watch ended, or sent a plain bookmark, after {lines} lines without the "
+                    "initial-events-end bookmark"
                 )
             items = list(initial.values())
             initial.clear()
@@ -820,7 +821,9 @@ class Reflector:
             lines += 1
             if event.type == "BOOKMARK":
                 if not event.initial_events_end:
-                    continue
+                    # a server that serves streaming lists sends no other bookmark before that one:
+                    # this one ignores sendInitialEvents (a plain watch: the end never comes)
+                    return None, lines
                 if not _plausible_rv(event.resource_version, None):
                     raise ProtocolError(
                         f"a streaming list ended at an implausible resourceVersion {event.resource_version[:64]!r}"
