@@ -162,6 +162,7 @@ class ListerWatcher(Protocol[T]):
         read_timeout: float | None,
         allow_bookmarks: bool = True,
         line_timeout: float | None = None,
+        send_initial_events: bool = False,
     ) -> WatchStream[T]: ...
 
 
@@ -391,8 +392,10 @@ class ListWatch(Generic[T]):
         read_timeout: float | None,
         allow_bookmarks: bool = True,
         line_timeout: float | None = None,
+        send_initial_events: bool = False,
     ) -> WatchStream[T]:
-        """Open a WATCH from ``resource_version`` (events strictly after it).
+        """Open a WATCH from ``resource_version`` (events strictly after it); with
+        ``send_initial_events``, a streaming list (see ``watch_params``).
 
         ``read_timeout`` bounds a socket read that gets nothing; with ``line_timeouts``,
         ``line_timeout`` (default: ``read_timeout``) bounds how long a started line may take to
@@ -404,6 +407,7 @@ class ListWatch(Generic[T]):
             resource_version=resource_version,
             timeout_seconds=timeout_seconds,
             allow_bookmarks=allow_bookmarks,
+            send_initial_events=send_initial_events,
         )
         lines = self._open(
             params, read_timeout, watch=True, line_timeout=read_timeout if line_timeout is None else line_timeout

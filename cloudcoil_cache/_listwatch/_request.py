@@ -86,16 +86,24 @@ def watch_params(
     resource_version: str | None = None,
     timeout_seconds: int | None = None,
     allow_bookmarks: bool = False,
+    send_initial_events: bool = False,
 ) -> dict[str, str]:
-    """WATCH query parameters (``watch=1``; events strictly after ``resource_version``)."""
+    """WATCH query parameters (``watch=1``; events strictly after ``resource_version``).
+
+    ``send_initial_events``: a streaming list (KEP-3157): the state "not older than"
+    ``resource_version`` (consistent when it is empty) first, as ADDED events ended by a bookmark
+    annotated ``k8s.io/initial-events-end``, then the watch."""
     params = list_params(
         label_selector=label_selector, field_selector=field_selector, resource_version=resource_version
     )
     params["watch"] = "1"
     if timeout_seconds is not None:
         params["timeoutSeconds"] = str(int(timeout_seconds))
-    if allow_bookmarks:
+    if allow_bookmarks or send_initial_events:
         params["allowWatchBookmarks"] = "true"
+    if send_initial_events:
+        params["sendInitialEvents"] = "true"
+        params["resourceVersionMatch"] = "NotOlderThan"
     return params
 
 

@@ -8,7 +8,7 @@ import math
 import random
 import threading
 import time
-from typing import Any, Callable, Protocol, cast
+from typing import Any, Callable, Iterator, Protocol, cast
 
 import attrs
 
@@ -121,6 +121,15 @@ class Tuning:
         stop_timeout: how long the last scope's exit waits for the informers' threads, all of them
             together (one deadline; a thread still running then is a daemon thread that ends by
             itself; it is logged).
+        streaming_lists: sync (and relist) with one WATCH with ``sendInitialEvents=true``
+            (KEP-3157, client-go's WatchListClient) instead of a LIST then a WATCH: the initial
+            ADDED events fill a temporary set, the bookmark annotated
+            ``k8s.io/initial-events-end`` replaces the store at once (as a LIST does) and the same
+            watch goes on. A server without the feature (400/422, or a watch that ends without
+            that bookmark) makes the informer LIST+WATCH for good, silently (logged at INFO).
+            Off by default: kube-apiserver 1.33's ``WatchList`` gate is off (every informer would
+            pay a refused request first); servers 1.34+ serve it by default (client-go 1.35 turned
+            it on).
     """
 
     backoff: Backoff = Backoff()
@@ -136,6 +145,7 @@ class Tuning:
     rng: Callable[[], float] = random.random
     stop_timeout: float = 10.0
     page_bytes: int | None = 1_500_000  # last: a field added later never moves positional arguments
+    streaming_lists: bool = attrs.field(default=False, kw_only=True)  # keyword only: positions never move
 
 
 #: The staleness bound a silent watch is caught within when ``max_staleness`` is 0 (reads stop at
@@ -344,6 +354,7 @@ class Reflector:
         # An unpaginated LIST is decoded while it is read where the source can (the real ListWatch).
         self._streaming = source if isinstance(source, StreamingListerWatcher) else None
         self._list_continue: str | None = None  # the continue token of the LIST request in flight
+        self._streaming_lists = tuning.streaming_lists  # until the server shows it lacks them
         self._resume_from = resume_from
         if resume_from is not None:
             self.last_rv = resume_from
@@ -390,13 +401,20 @@ class Reflector:
         while not self._stop.is_set():
             listing = step.lists
             try:
+                synced = None
                 if listing:
                     # A successful list does not clear the error: the watch opened after it does
                     # (a list that works while every watch fails is stale), or a watch's progress.
-                    self._list(rv_unavailable=at_latest, resync=resync)
+                    if self._streaming_lists:
+                        synced = self._watch_list(rv_unavailable=at_latest, resync=resync)
+                    if synced is None:
+                        self._list(rv_unavailable=at_latest, resync=resync)
                     at_latest = resync = False
                     listing = False
-                ended = Ended(resync_due=self._watch(after_list=step.lists))
+                if synced is not None:  # the streaming list's watch goes on
+                    ended = Ended(resync_due=self._follow(synced))
+                else:
+                    ended = Ended(resync_due=self._watch(after_list=step.lists))
             except _Stopped:
                 return
             except Exception as exc:  # the thread never dies: record, back off, retry
@@ -504,6 +522,10 @@ class Reflector:
                 log.debug("%s: resync_period (%gs) passed; relisting", self.name, self._resync_period)
             items, list_rv = self._paginated_list()
         self._check_stop()
+        self._replaced(items, list_rv, resync=resync, started_at=started_at)
+
+    def _replaced(self, items: list[Any], list_rv: str, *, resync: bool, started_at: float) -> None:
+        """Replace the sink's store with a whole list (a LIST's or a streaming list's) at ``list_rv``."""
         self._sink.replace(items, list_rv, resync=resync, started_at=started_at)
         del items
         if self._tuning.freeze_gc:
@@ -672,11 +694,17 @@ class Reflector:
         every relist).
         """
         assert self.last_rv is not None
-        clock = self._clock
-        events = self._watch_events = 0  # events and bookmarks that moved the RV (reset before opening)
+        self._watch_events = 0  # events and bookmarks that moved the RV (reset before opening)
         stream, seconds, started = self._open_watch(after_list)
-        lines = 0  # every event and bookmark
-        healthy = after_list  # told the sink so during this watch
+        return self._follow(_Opened(stream, iter(stream), seconds, started, healthy=after_list))
+
+    def _follow(self, opened: _Opened) -> bool:
+        """Read an open watch until it ends and judge it (see ``_watch``)."""
+        clock = self._clock
+        stream, seconds, started = opened.stream, opened.seconds, opened.started
+        events = opened.events  # events and bookmarks that moved the RV
+        lines = opened.lines  # every event and bookmark
+        healthy = opened.healthy  # told the sink so during this watch
         alive = False  # a bookmark confirmed the RV after min_watch_duration
         stalled: ReadTimeout | None = None
         progress_at = started  # the last event or bookmark that moved the RV
@@ -684,7 +712,7 @@ class Reflector:
         min_duration = self._tuning.min_watch_duration
         try:
             self._check_stop()
-            for event in stream:
+            for event in opened.events_iter:
                 lines += 1
                 if event.type == "BOOKMARK":
                     rv = event.resource_version
@@ -726,6 +754,95 @@ class Reflector:
             stalled=stalled,
             progress_at=progress_at,
         )
+
+    def _watch_list(self, *, rv_unavailable: bool, resync: bool) -> _Opened | None:
+        """A streaming list (``Tuning.streaming_lists``): one WATCH with ``sendInitialEvents=true``
+        whose initial events fill a temporary set until the bookmark annotated
+        ``k8s.io/initial-events-end``; then the store is replaced at once, as after a LIST, and the
+        open watch is returned to be followed. None: the server does not serve streaming lists (a
+        400/422, or a watch that ended without that bookmark): this informer LISTs from now on.
+        """
+        clock = self._clock
+        started_at = clock.now()
+        rv = "" if rv_unavailable or resync or self.last_rv is None else self.last_rv
+        window = watch_window(self._tuning, self.max_staleness)
+        seconds = window.draw(self._tuning.rng())
+        if self._resync_period:  # the watch goes on after the sync: end it when the next resync is due
+            seconds = max(1, min(seconds, math.ceil(self._resync_period)))
+        if resync:
+            log.debug("%s: resync_period (%gs) passed; relisting (streaming)", self.name, self._resync_period)
+        self._check_stop()
+        try:
+            stream = self._source.watch(
+                resource_version=rv,
+                timeout_seconds=seconds,
+                read_timeout=seconds + window.grace,
+                line_timeout=window.grace,
+                send_initial_events=True,
+            )
+        except APIError as exc:
+            if exc.code not in (400, 422):
+                raise
+            return self._no_streaming_lists(f"the server refused it: {exc}")
+        events_iter = iter(stream)
+        initial: dict[Any, Any] = {}
+        try:
+            try:
+                end_rv, lines = self._initial_events(events_iter, initial)
+            except APIError as exc:
+                if exc.code not in (400, 422) or initial:
+                    raise
+                stream.close()
+                return self._no_streaming_lists(f"the server refused it: {exc}")
+            self._check_stop()
+            if end_rv is None:
+                stream.close()
+                return self._no_streaming_lists(
+                    f"the watch ended, or sent a plain bookmark, after {lines} lines without the "
+                    "initial-events-end bookmark"
+                )
+            items = list(initial.values())
+            initial.clear()
+            self._replaced(items, end_rv, resync=resync, started_at=started_at)
+            del items
+        except BaseException:
+            stream.close()
+            raise
+        self._healthy()  # the list is fresh and its watch goes on
+        return _Opened(stream, events_iter, seconds, clock.now(), healthy=True, events=1, lines=lines)
+
+    def _initial_events(
+        self, events_iter: Iterator[WatchEvent[Any]], initial: dict[Any, Any]
+    ) -> tuple[str | None, int]:
+        """Read a streaming list's initial events into ``initial`` (by namespace and name) until the
+        initial-events-end bookmark: its resourceVersion (None: the watch ended first), and the lines read."""
+        lines = 0
+        for event in events_iter:
+            lines += 1
+            if event.type == "BOOKMARK":
+                if not event.initial_events_end:
+                    # a server that serves streaming lists sends no other bookmark before that one:
+                    # this one ignores sendInitialEvents (a plain watch: the end never comes)
+                    return None, lines
+                if not _plausible_rv(event.resource_version, None):
+                    raise ProtocolError(
+                        f"a streaming list ended at an implausible resourceVersion {event.resource_version[:64]!r}"
+                    )
+                return event.resource_version, lines
+            if event.type == "DELETED":
+                initial.pop(_identity(event.object), None)
+            else:
+                initial[_identity(event.object)] = event.object
+            if self._tuning.freeze_gc:
+                _gc.note_events()
+            self._check_stop()
+        return None, lines
+
+    def _no_streaming_lists(self, why: str) -> _Opened | None:
+        """The server does not serve streaming lists: LIST+WATCH for good (no error, logged once); None."""
+        self._streaming_lists = False
+        log.info("%s: streaming lists unavailable (%s); using LIST+WATCH from now on", self.name, why)
+        return None
 
     def _open_watch(self, after_list: bool) -> tuple[WatchStream[Any], int, float]:
         """Open the watch from the last RV: the stream, its ``timeoutSeconds`` and when it opened."""
@@ -840,6 +957,30 @@ class Reflector:
     def _check_stop(self) -> None:
         if self._stop.is_set():
             raise _Stopped()
+
+
+@attrs.define
+class _Opened:
+    """A watch open and being read: the stream, its iterator, its ``timeoutSeconds``, when it
+    opened, and what was read of it so far (a streaming list's initial events)."""
+
+    stream: WatchStream[Any]
+    events_iter: Iterator[WatchEvent[Any]]
+    seconds: int
+    started: float
+    healthy: bool = False
+    events: int = 0
+    lines: int = 0
+
+
+def _identity(obj: Any) -> Any:
+    """An object's (namespace, name), for a streaming list's temporary set."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else getattr(obj, "metadata", None)
+    if meta is None:
+        return id(obj)
+    if isinstance(meta, dict):
+        return (meta.get("namespace"), meta.get("name"))
+    return (getattr(meta, "namespace", None), getattr(meta, "name", None))
 
 
 def _plausible_rv(rv: str, last: str | None) -> bool:

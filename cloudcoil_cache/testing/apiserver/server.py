@@ -191,6 +191,9 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
       watches get the 422 a server with the WatchList gate off gives.
     - ``watch_list_defaulting`` (default False): legacy watches (RV ""/"0") with bookmarks get
       the initial-events-end bookmark, as 1.34+ servers rewrite them to watch-list requests.
+    - ``watch_list_unknown`` (default False): ``sendInitialEvents`` and ``resourceVersionMatch``
+      on a watch are ignored (a plain watch, no initial-events-end bookmark), as by a server
+      from before they existed (kube-apiserver < 1.27).
     - ``expected_token`` (default None): when set, requests without ``Authorization: Bearer
       <token>`` get 401 (change it to simulate credential rotation).
     - ``clock_skew`` (s, default 0.0): added to the ``Date`` response header.
@@ -213,6 +216,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
         ignore_limit_for_rv0: bool = False,
         watch_list_enabled: bool = True,
         watch_list_defaulting: bool = False,
+        watch_list_unknown: bool = False,
         expected_token: str | None = None,
         max_history: int = 100_000,
         certfile: str | os.PathLike[str] | None = None,
@@ -241,6 +245,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
             ignore_limit_for_rv0=ignore_limit_for_rv0,
             watch_list_enabled=watch_list_enabled,
             watch_list_defaulting=watch_list_defaulting,
+            watch_list_unknown=watch_list_unknown,
             expected_token=expected_token,
             kubelet=kubelet,
             namespace_lifecycle=namespace_lifecycle,
@@ -272,6 +277,7 @@ class FakeAPIServer(FaultInjection, ObjectAPI):
     ignore_limit_for_rv0 = _Setting[bool]()
     watch_list_enabled = _Setting[bool]()
     watch_list_defaulting = _Setting[bool]()
+    watch_list_unknown = _Setting[bool]()
     expected_token = _Setting["str | None"]()
     clock_skew = _Setting[float]()
     kubelet = _Setting[bool]()

@@ -31,6 +31,7 @@ class Settings:
     ignore_limit_for_rv0: bool = False
     watch_list_enabled: bool = True
     watch_list_defaulting: bool = False
+    watch_list_unknown: bool = False
     expected_token: str | None = None
     clock_skew: float = 0.0
     kubelet: bool = True

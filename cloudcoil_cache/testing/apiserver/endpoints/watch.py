@@ -55,6 +55,8 @@ def _bool_param(query: Mapping[str, str], name: str) -> bool | None:
 
 def _validate(ctx: ServerContext, query: Mapping[str, str]) -> bool | None:
     """Check watch options (422 like the real server); returns the sendInitialEvents value."""
+    if ctx.settings.watch_list_unknown:  # a server before the parameters existed: a plain watch
+        return None
     send_initial = _bool_param(query, "sendInitialEvents")
     rvm = query.get("resourceVersionMatch", "")
     if send_initial is not None and not ctx.settings.watch_list_enabled:
