@@ -491,6 +491,8 @@ class Cache:
             informer = self._by_kind.get(cls)
             if informer is not None:
                 informer.store.add_index(name, func)
+            for each in self._spread.get(cls, {}).values():
+                each.store.add_index(name, func)
 
     def get_informer(
         self, cls: Any, sync: bool | None = None, namespace: str | None = None
