@@ -11,8 +11,7 @@ import pytest
 from cluster_support import names, reads, seed
 
 from cloudcoil_cache.caching import Cache
-from cloudcoil_cache.client import Config
-from cloudcoil_cache.client._lists import CoveringList
+from cloudcoil_cache.client import Config, CoveringList
 from cloudcoil_cache.errors import CacheUnavailableError, ResourceNotFound
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Namespace, Pod
 from cloudcoil_cache.testing import FakeAPIServer, make_configmap
