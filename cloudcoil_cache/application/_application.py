@@ -196,7 +196,11 @@ class Application:
         environment); ``ConfigError`` naming the kind when no server tells them."""
         self._learn_kinds(config)
         namespace = namespace or self.namespace or DEFAULT_NAMESPACE
-        needs = [need for controller in self.controllers for need in controller_needs(controller, namespace)]
+        needs = [
+            need
+            for controller in self.controllers
+            for need in controller_needs(controller, namespace, config or self.config)
+        ]
         election = self.leader_election
         if election is not None:
             needs += lease_needs(election.name, election.namespace or namespace)

@@ -5,7 +5,15 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterable, Sequence
 
-__all__ = ["Need", "controller_needs", "extra_needs", "lease_needs", "rules_by_target", "verbs_granted"]
+__all__ = [
+    "Need",
+    "controller_needs",
+    "controller_scopes",
+    "extra_needs",
+    "lease_needs",
+    "rules_by_target",
+    "verbs_granted",
+]
 
 # Each tuple is what the controller runtime itself sends (see cloudcoil_cache.controller), nothing more:
 #: Informers (primary, owned and watched kinds) LIST then WATCH; the runtime never GETs them.
@@ -63,10 +71,31 @@ def _target(namespaced: bool, namespace: str | None) -> str | None:
     return namespace if namespaced else None
 
 
-def controller_needs(controller: Any, namespace: str) -> list[Need]:
-    """What ``controller`` needs when the Application runs in ``namespace`` (its default namespace)."""
+def controller_scopes(controller: Any, namespace: str, config: Any = None) -> list[str | None]:
+    """The namespaces ``controller`` watches (None: all): its ``namespace``, else every namespace of
+    its cache's set (``Cache(namespaces=["a", "b"])`` on its Config, else on ``config``: a Role
+    in each, no ClusterRole), else ``namespace``."""
+    if controller.all_namespaces:
+        return [None]
+    if controller.namespace:
+        return [controller.namespace]
+    for source in (getattr(controller, "config", None), config):
+        cache = getattr(source, "cache", None)
+        spread = None if cache is None else cache.namespace_set(controller.kind)
+        if spread is not None:
+            return list(spread)
+    return [namespace]
+
+
+def controller_needs(controller: Any, namespace: str, config: Any = None) -> list[Need]:
+    """What ``controller`` needs when the Application runs in ``namespace`` (its default namespace);
+    over a set of namespaces (``controller_scopes``), the namespaced needs in each of them."""
+    return [need for scope in controller_scopes(controller, namespace, config) for need in _needs_in(controller, scope)]
+
+
+def _needs_in(controller: Any, scope: str | None) -> list[Need]:
+    """What ``controller`` needs in ``scope`` (a namespace, or None: all of them)."""
     name = controller.name
-    scope = None if controller.all_namespaces else (controller.namespace or namespace)
     group, plural, namespaced = _identity(controller.kind, f"controller {name!r}")
     primary = _target(namespaced, scope)
     needs = [Need(primary, group, plural, INFORMER, f"{name}: primary {controller.kind.kind} (informer)")]

@@ -25,6 +25,7 @@ from cloudcoil_cache.caching._options import (
     awaits_discovery,
     check_index,
     check_mode,
+    check_namespace_name,
     check_resource_class,
     kind_settings,
     validate_options,
@@ -138,6 +139,12 @@ class Cache:
         self._informers: dict[InformerKey, Informer[Any]] = {}
         self._write_peers: tuple[Cache, ...] = ()  # caches told about this cache's Config's writes
         self._by_kind: dict[type, Informer[Any]] = {}  # the informer that serves reads of a kind (read lock-free)
+        #: a kind over a set of namespaces: its informer per namespace (replaced whole, read lock-free)
+        self._spread: dict[type, dict[str, Informer[Any]]] = {}
+        #: the set of namespaces each kind over a set watches now (``add_namespace``/``remove_namespace``)
+        self._sets: dict[type, tuple[str, ...]] = {}
+        #: the cache's own set (``namespaces=[...]``), followed by every kind without a set of its own
+        self._default_set: tuple[str, ...] | None = self._options.namespaces
         self._readers: dict[type, CacheReader[Any]] = {}  # the reader bound to each of them (``readers``)
         #: The reader of each kind with an informer (``reader(cls)``), read-only, lock-free: one per
         #: informer, bound when the informer is made (``caching._reader.CacheReader``).
@@ -172,7 +179,7 @@ class Cache:
                 if awaits_discovery(cls):
                     self._discovered.append(cls)
                 else:
-                    self._informer_for_kind_locked(cls)
+                    self._informers_for_kind_locked(cls)
 
     # ---------------------------------------------------------------- options
     @property
@@ -187,8 +194,90 @@ class Cache:
 
     @property
     def namespace(self) -> str | None:
-        """The one namespace the cache watches, or None for all."""
+        """The one namespace the cache watches, or None for all (or for a set: see ``namespaces``)."""
         return self._options.namespace
+
+    @property
+    def namespaces(self) -> tuple[str, ...] | None:
+        """The cache's set of namespaces now (``Cache(namespaces=["a", "b"])``, changed by
+        ``add_namespace``/``remove_namespace``), or None when it watches one namespace or all."""
+        return self._default_set
+
+    def namespace_set(self, cls: Any) -> tuple[str, ...] | None:
+        """The namespaces ``cls`` is watched in now when it is watched over a set (one informer per
+        namespace), else None (one informer: one namespace or all; every cluster-scoped kind)."""
+        cls = getattr(cls, "__editable_class__", cls)
+        found = self._sets.get(cls)
+        if found is not None:
+            return found
+        if not getattr(cls, "namespaced", False):
+            return None
+        if self.settings_for(cls).namespaces is None:
+            return None
+        with self._lock:
+            return self._set_of_locked(cls)
+
+    def _set_of_locked(self, cls: Any) -> tuple[str, ...]:
+        found = self._sets.get(cls)
+        if found is None:
+            own = self.settings_for(cls).namespaces
+            assert own is not None
+            follows = own is self._options.namespaces
+            found = self._sets[cls] = (self._default_set or ()) if follows else own
+        return found
+
+    def add_namespace(self, namespace: str, cls: Any = None) -> None:
+        """Watch ``namespace`` too: for every kind that follows the cache's set (``cls`` None) or for
+        ``cls``'s own set. Its informers are made (and started, if the cache runs): reads of the
+        namespace are served once they sync (``wait()``). A ``ValueError`` on a cache (or kind) that
+        watches one namespace or all of them: build it with a set (``namespaces=["a", "b"]``)."""
+        self._change_set(namespace, cls, add=True)
+
+    def remove_namespace(self, namespace: str, cls: Any = None) -> None:
+        """Stop watching ``namespace`` (see ``add_namespace``): its informers are stopped and joined,
+        and its objects are no longer served (reads of it are outside the set)."""
+        self._change_set(namespace, cls, add=False)
+
+    def _change_set(self, namespace: str, cls: Any, *, add: bool) -> None:
+        verb = "add_namespace" if add else "remove_namespace"
+        check_namespace_name(namespace, f"Cache.{verb}({namespace!r})")
+        stopping: list[Informer[Any]] = []
+        with self._lock:
+            if cls is None:
+                if self._default_set is None:
+                    raise ValueError(
+                        f"Cache.{verb}({namespace!r}): the cache watches "
+                        f"{repr(self.namespace) if self.namespace else 'all namespaces'}, not a set: "
+                        "build it with Cache(namespaces=['a', 'b'])"
+                    )
+                kinds = [
+                    k
+                    for k in {*self._sets, *self._spread}
+                    if self.settings_for(k).namespaces is self._options.namespaces
+                ]
+                self._default_set = _changed(self._default_set, namespace, add)
+            else:
+                cls = self._cached_class(getattr(cls, "__editable_class__", cls))
+                if not cls.namespaced or self.settings_for(cls).namespaces is None:
+                    raise ValueError(f"Cache.{verb}({namespace!r}, {cls.kind}): {cls.kind} is not watched over a set")
+                kinds = [cls]
+            for kind in kinds:
+                current = self._set_of_locked(kind)
+                self._sets[kind] = _changed(current, namespace, add)
+                if kind in self._spread:
+                    if add:
+                        informer = self._informer_for_kind_locked(kind, namespace)
+                        if self._refcount > 0:
+                            informer.start()
+                    else:
+                        spread = dict(self._spread[kind])
+                        gone = spread.pop(namespace, None)
+                        if gone is not None:
+                            self._spread[kind] = spread
+                            self._informers.pop(gone.key, None)
+                            stopping.append(gone)
+        for informer in stopping:  # never joined under the lock
+            informer.stop(self.tuning.stop_timeout)
 
     @property
     def mode(self) -> str:
@@ -296,16 +385,30 @@ class Cache:
             informer.resume_after_fork()
 
     # --------------------------------------------------------------- registry
-    def _key_for(self, cls: Any) -> InformerKey:
+    def _key_for(self, cls: Any, namespace: str | None = None) -> InformerKey:
         settings = self.settings_for(cls)
-        namespace = self.namespace if cls.namespaced else None
+        if namespace is None:
+            namespace = self.namespace if cls.namespaced else None
         return InformerKey(cls, namespace, settings.label_selector, settings.field_selector)
 
-    def _informer_for_kind_locked(self, cls: Any) -> Informer[Any]:
+    def _informers_for_kind_locked(self, cls: Any) -> list[Informer[Any]]:
+        """Every informer of ``cls``: its one, or one per namespace of its set (made if needed)."""
+        cls = self._cached_class(cls)
+        if cls.namespaced and self.settings_for(cls).namespaces is not None:
+            return [self._informer_for_kind_locked(cls, ns) for ns in self._set_of_locked(cls)]
+        return [self._informer_for_kind_locked(cls)]
+
+    def _informer_for_kind_locked(self, cls: Any, namespace: str | None = None) -> Informer[Any]:
+        """The informer of ``cls`` (of its ``namespace``, for a kind over a set), made if needed."""
         cls = self._cached_class(cls)  # a kind cached as metadata only: its metadata's informer
-        informer = self._by_kind.get(cls)
+        if namespace is None and cls.namespaced and self.settings_for(cls).namespaces is not None:
+            found = self._informers_for_kind_locked(cls)
+            if not found:
+                raise ValueError(f"{cls.kind}: its set of namespaces is empty (add_namespace)")
+            return found[0]
+        informer = self._spread.get(cls, {}).get(namespace) if namespace else self._by_kind.get(cls)
         if informer is None:
-            key = self._key_for(cls)
+            key = self._key_for(cls, namespace)
             settings = self.settings_for(cls)
             scopes = self._scopes
             informer = Informer(
@@ -323,6 +426,9 @@ class Cache:
             for name, func in self._indexes.get(cls, {}).items():
                 informer.store.add_index(name, func)
             self._informers[key] = informer
+            if namespace is not None:  # one of a set: read through the policy (``caching._reads``)
+                self._spread[cls] = {**self._spread.get(cls, {}), namespace: informer}
+                return informer
             self._by_kind[cls] = informer
             self._readers[cls] = (_CountingReader if self._options.count_hits else CacheReader)(
                 informer,
@@ -362,9 +468,9 @@ class Cache:
             for cls in pending:
                 if cls in self._discovered:
                     self._discovered.remove(cls)
-                    informer = self._informer_for_kind_locked(cls)
-                    if self._refcount > 0:
-                        informer.start()  # another scope started the cache meanwhile
+                    for informer in self._informers_for_kind_locked(cls):
+                        if self._refcount > 0:
+                            informer.start()  # another scope started the cache meanwhile
 
     def index(self, cls: Any, name: str, func: Callable[[Any], Any]) -> None:
         """Declare an index of ``cls``'s informer: ``func(obj)`` returns one key (str), an iterable
@@ -385,6 +491,8 @@ class Cache:
             informer = self._by_kind.get(cls)
             if informer is not None:
                 informer.store.add_index(name, func)
+            for each in self._spread.get(cls, {}).values():
+                each.store.add_index(name, func)
 
     def get_informer(
         self, cls: Any, sync: bool | None = None, namespace: str | None = None
@@ -406,21 +514,17 @@ class Cache:
         check_resource_class(cls, "get_informer()")
         if not self.settings_for(cls).enabled:
             return None
-        if namespace is not None:
-            if not isinstance(namespace, str) or not namespace:
-                raise ValueError(f"get_informer(namespace={namespace!r}): expected a non-empty string")
-            if not cls.namespaced:
-                raise ValueError(f"get_informer({cls.kind}, namespace={namespace!r}): {cls.kind} is cluster-scoped")
-            if not in_scope(self.namespace, namespace):
-                raise ValueError(
-                    f"get_informer({cls.kind}, namespace={namespace!r}): the namespace is outside "
-                    f"the cache's scope (it watches only {self.namespace!r})"
-                )
+        self._check_view_namespace(cls, namespace)
         if sync is None:
             loop = self._scopes.loop
             sync = not (running_loop() is not None or (loop is not None and self.started and not loop.is_closed()))
+        if namespace is None and self.namespace_set(cls) is not None:
+            raise ValueError(
+                f"get_informer({cls.kind}): {cls.kind} is watched over a set of namespaces "
+                f"{list(self.namespace_set(cls) or ())!r}, one informer each: name one (namespace=...)"
+            )
         with self._lock:
-            informer = self._informer_for_kind_locked(cls)
+            informer = self._informer_for_kind_locked(cls, namespace if self.namespace_set(cls) else None)
             if self._refcount > 0:
                 informer.start()  # under _lock: ordered against the last scope's stop
         if sync:
@@ -432,6 +536,26 @@ class Cache:
             return None if alive is None else alive.loop
 
         return AsyncInformer(informer, latest_loop, namespace)
+
+    def _check_view_namespace(self, cls: Any, namespace: str | None) -> None:
+        """``get_informer``'s ``namespace``: inside the cache's scope (or set), of a namespaced kind."""
+        if namespace is None:
+            return
+        if not isinstance(namespace, str) or not namespace:
+            raise ValueError(f"get_informer(namespace={namespace!r}): expected a non-empty string")
+        if not cls.namespaced:
+            raise ValueError(f"get_informer({cls.kind}, namespace={namespace!r}): {cls.kind} is cluster-scoped")
+        spread = self.namespace_set(cls)
+        if spread is not None and namespace not in spread:
+            raise ValueError(
+                f"get_informer({cls.kind}, namespace={namespace!r}): the namespace is outside "
+                f"the cache's set {list(spread)!r}"
+            )
+        if spread is None and not in_scope(self.namespace, namespace):
+            raise ValueError(
+                f"get_informer({cls.kind}, namespace={namespace!r}): the namespace is outside "
+                f"the cache's scope (it watches only {self.namespace!r})"
+            )
 
     def informer_for(self, cls: Any) -> Informer[Any] | None:
         """The informer that serves reads of ``cls``, if one exists (no side effect)."""
@@ -453,13 +577,18 @@ class Cache:
         self._scopes.wait_synced(informers, timeout, cancel)
 
     # ------------------------------------------------------------------ reads
-    def read_facts(self, cls: Any) -> tuple[CacheFacts, Informer[Any] | None, Mode]:
+    def read_facts(self, cls: Any, namespace: str | None = None) -> tuple[CacheFacts, Informer[Any] | None, Mode]:
         """What a read of ``cls`` needs from the cache itself (memory only, no waiting, no lock):
-        its facts, the informer that would answer, and the mode in force in this thread/task."""
+        its facts, the informer that would answer, and the mode in force in this thread/task.
+        ``namespace``: for a kind over a set, the namespace whose informer answers."""
         if self._fork_epoch != _fork.epoch:  # one global read: forked since, resume here first
             self.resume_after_fork()
         settings = self._settings.get(cls) or self.settings_for(cls)
-        informer = self._by_kind.get(cls)  # clients pass the kind's class (never a read-only twin)
+        spread = self._spread.get(cls)
+        if spread is not None:
+            informer = spread.get(namespace) if namespace else None
+        else:
+            informer = self._by_kind.get(cls)  # clients pass the kind's class (never a read-only twin)
         # a kind cached as metadata only: its typed reads are not served (its informer holds metadata)
         partial = settings.metadata_only and informer is None and not is_metadata_class(cls)
         key = (self._pause_var.get(), self._scopes.count > 0, settings.enabled, informer is not None, partial)
@@ -489,10 +618,12 @@ class Cache:
         with self._lock:
             if self._refcount == 0:
                 return
-            informer = self._informer_for_kind_locked(cls)
-            informer.start()
+            informers = self._informers_for_kind_locked(cls)
+            for informer in informers:
+                informer.start()
         try:
-            informer.wait_for_sync(self.sync_timeout)
+            for informer in informers:
+                informer.wait_for_sync(self.sync_timeout)
         except CloudcoilError:
             pass  # a hard failure: recorded on the informer, reported by the policy
 
@@ -504,6 +635,8 @@ class Cache:
             informer = self._writes_informer(cls)
             if informer is not None:
                 informer.writes.will_write()
+            for each in self._spread_of(cls).values():
+                each.writes.will_write()
 
     def share_writes_with(self, other: Cache) -> Callable[[], None]:
         """Tell ``other`` about every write noted here from now on (a controller whose informers live
@@ -522,22 +655,32 @@ class Cache:
         """A write through this cache's Config: cached reads of it wait until the watch delivers it
         (the ``WriteTracker`` of the kind's informer, here and in every cache sharing the writes)."""
         for cache in (self, *self._write_peers):
-            tracker = cache._tracker_for(cls)
+            tracker = cache._tracker_for(cls, getattr(getattr(obj, "metadata", None), "namespace", None))
             if tracker is not None:
                 tracker.note_object(obj, deleted=deleted)
 
     def note_delete(self, cls: Any, namespace: str | None, name: str) -> None:
         """A delete through this cache's Config answered with a Status: reads wait for the deletion."""
         for cache in (self, *self._write_peers):
-            tracker = cache._tracker_for(cls)
+            tracker = cache._tracker_for(cls, namespace)
             if tracker is not None:
                 tracker.note_deleted(namespace, name)
 
-    def _tracker_for(self, cls: Any) -> WriteTracker | None:
+    def _tracker_for(self, cls: Any, namespace: str | None = None) -> WriteTracker | None:
         if self._options.read_your_writes_timeout <= 0:
             return None
         informer = self._writes_informer(cls)
+        if informer is None and namespace:
+            informer = self._spread_of(cls).get(namespace)
         return None if informer is None else informer.writes
+
+    def _spread_of(self, cls: Any) -> dict[str, Informer[Any]]:
+        """The informers per namespace of a kind over a set (its metadata's, cached as metadata only)."""
+        cls = getattr(cls, "__editable_class__", cls)
+        found = self._spread.get(cls)
+        if found is None and not is_metadata_class(cls) and self.settings_for(cls).metadata_only:
+            found = self._spread.get(metadata_class(cls))
+        return found or {}
 
     def _writes_informer(self, cls: Any) -> Informer[Any] | None:
         """The informer a write of ``cls`` shows in: the kind's, else its metadata's."""
@@ -743,6 +886,13 @@ def _metadata_tuning(tuning: Tuning) -> Tuning:
     if tuning.page_bytes is None or tuning.page_bytes <= METADATA_PAGE_BYTES:
         return tuning
     return attrs.evolve(tuning, page_bytes=METADATA_PAGE_BYTES)
+
+
+def _changed(current: tuple[str, ...], namespace: str, add: bool) -> tuple[str, ...]:
+    """``current`` with ``namespace`` added (at the end) or removed."""
+    if add:
+        return current if namespace in current else (*current, namespace)
+    return tuple(ns for ns in current if ns != namespace)
 
 
 def _nothing(*_: Any) -> None:

@@ -17,6 +17,7 @@ __all__ = [
     "awaits_discovery",
     "check_mode",
     "check_index",
+    "check_namespace_name",
     "check_resource_class",
     "kind_settings",
     "validate_options",
@@ -34,6 +35,7 @@ PER_RESOURCE_KEYS = frozenset(
         "max_staleness",
         "transform",
         "metadata_only",
+        "namespaces",
     }
 )
 
@@ -51,6 +53,9 @@ class KindSettings:
     transform: Callable[[Any], Any] | None = None
     #: the kind's informer stores ``PartialObjectMetadata.of(kind)`` (``Cache(metadata_only=[...])``)
     metadata_only: bool = False
+    #: a set of namespaces (``namespaces=["a", "b"]``): one informer per namespace behind one reader;
+    #: None: the one namespace of ``CacheOptions.namespace`` (or all of them)
+    namespaces: tuple[str, ...] | None = None
 
 
 @attrs.frozen
@@ -79,6 +84,9 @@ class CacheOptions:
     indexes: Mapping[Any, Mapping[str, Callable[[Any], Any]]] = attrs.field(factory=dict)
     #: kinds cached as their metadata only (``Cache(metadata_only=[Secret])``)
     metadata_only: tuple[Any, ...] = ()
+    #: ``Cache(namespaces=["a", "b"])``: the set of namespaces watched (one informer per kind and
+    #: namespace); None when the cache watches one namespace (``namespace``) or all of them
+    namespaces: tuple[str, ...] | None = None
 
 
 def check_mode(mode: Any, where: str = "Cache") -> Mode:
@@ -187,37 +195,44 @@ def _check_resources(resources: Iterable[Any] | None) -> list[Any] | None:
     return classes
 
 
-def _check_namespace(namespaces: Any) -> str | None:
-    """The one namespace ``namespaces`` names (a string or a one-item list), or None for all of them."""
-    if namespaces is None:
-        return None
-    if isinstance(namespaces, str):
-        namespaces = [namespaces]
-    namespaces = list(namespaces)
-    if not namespaces:  # as cloudcoil: an empty list is not "all namespaces" by accident
-        raise ValueError(
-            "Cache(namespaces=[]): name the namespace to watch (namespaces=['default']), "
-            "or pass namespaces=None to watch all of them"
-        )
-    if len(namespaces) > 1:
-        raise ValueError(
-            f"Cache(namespaces={namespaces!r}): the cache watches one namespace or all of them, "
-            "not a list; use namespaces=['one'] or namespaces=None (all), or one Config per namespace"
-        )
-    namespace = namespaces[0]
+def check_namespace_name(namespace: Any, where: str) -> str:
+    """One namespace name (a DNS-1123 label), else a ``ValueError`` naming ``where``."""
     if not isinstance(namespace, str) or not namespace:
-        raise ValueError(f"Cache(namespaces={namespaces!r}): a namespace must be a non-empty string")
+        raise ValueError(f"{where}: a namespace must be a non-empty string, got {namespace!r}")
     try:
         check_path_segment(namespace, "namespace")
     except ValueError as exc:
-        raise ValueError(f"Cache(namespaces={namespaces!r}): {exc}") from None
+        raise ValueError(f"{where}: {exc}") from None
     if not _DNS1123_LABEL.fullmatch(namespace):
         raise ValueError(
-            f"Cache(namespaces={namespaces!r}): {namespace!r} is not a valid namespace "
+            f"{where}: {namespace!r} is not a valid namespace "
             "name (a DNS-1123 label: at most 63 lowercase letters, digits and '-', "
             "starting and ending with a letter or digit)"
         )
     return namespace
+
+
+def _check_namespaces(namespaces: Any, where: str) -> tuple[str | None, tuple[str, ...] | None]:
+    """``(one namespace, None)`` for a string or a one-item list, ``(None, set)`` for a list of two
+    or more (one informer per namespace), ``(None, None)`` for None (all namespaces)."""
+    if namespaces is None:
+        return None, None
+    if isinstance(namespaces, str):
+        return check_namespace_name(namespaces, f"{where}={namespaces!r})"), None
+    if isinstance(namespaces, bytes) or not isinstance(namespaces, Iterable):
+        raise ValueError(f"{where}={namespaces!r}): expected a namespace, a list of namespaces, or None (all)")
+    listed = list(namespaces)
+    if not listed:  # as cloudcoil: an empty list is not "all namespaces" by accident
+        raise ValueError(
+            f"{where}=[]): name the namespace to watch (namespaces=['default']), "
+            "or pass namespaces=None to watch all of them"
+        )
+    for namespace in listed:
+        check_namespace_name(namespace, f"{where}={listed!r})")
+    unique = tuple(dict.fromkeys(listed))
+    if len(unique) == 1:
+        return unique[0], None
+    return None, unique
 
 
 def _check_flags_and_timeouts(
@@ -273,6 +288,7 @@ _PER_RESOURCE_CHECKS: tuple[tuple[str, Callable[[Any, str], Any]], ...] = (
     ("max_staleness", _check_staleness),
     ("transform", _check_transform),
     ("metadata_only", _check_metadata_flag),
+    ("namespaces", lambda value, where: _check_namespaces(value, where.replace(" namespaces", "") + " namespaces")),
 )
 
 
@@ -344,7 +360,7 @@ def validate_options(
 ) -> CacheOptions:
     """Check every Cache option; raise ``ValueError`` naming the problem. Returns normalised values."""
     checked_resources = _check_resources(resources)
-    namespace = _check_namespace(namespaces)
+    namespace, namespace_set = _check_namespaces(namespaces, "Cache(namespaces")
     checked_mode = check_mode(mode)
     _check_flags_and_timeouts(
         enabled=enabled,
@@ -373,6 +389,7 @@ def validate_options(
         count_hits=count_hits,
         indexes=_check_indexes(indexes),
         metadata_only=_check_metadata_only(metadata_only),
+        namespaces=namespace_set,
     )
 
 
@@ -391,4 +408,13 @@ def kind_settings(options: CacheOptions, cls: Any) -> KindSettings:
         max_staleness=entry.get("max_staleness", options.max_staleness),
         transform=entry.get("transform", options.transform),
         metadata_only=entry.get("metadata_only", cls in options.metadata_only),
+        namespaces=_kind_namespaces(options, entry),
     )
+
+
+def _kind_namespaces(options: CacheOptions, entry: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The kind's set of namespaces: its own (``per_resource[Kind]["namespaces"]``), else the cache's."""
+    if "namespaces" not in entry:
+        return options.namespaces
+    one, several = entry["namespaces"]
+    return several if several is not None else ((one,) if one is not None else None)

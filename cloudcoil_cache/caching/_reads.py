@@ -89,7 +89,9 @@ class ReadSource(Protocol):
     @property
     def read_your_writes_timeout(self) -> float: ...
 
-    def read_facts(self, cls: Any) -> tuple[CacheFacts, Informer[Any] | None, Mode]: ...
+    def read_facts(self, cls: Any, namespace: str | None = None) -> tuple[CacheFacts, Informer[Any] | None, Mode]: ...
+
+    def namespace_set(self, cls: Any) -> tuple[str, ...] | None: ...
 
     def sync_lazily(self, cls: Any) -> None: ...
 
@@ -165,9 +167,15 @@ def read(cache: ReadSource, cls: Any, request: ReadRequest, index: tuple[str, st
     ``IndexUnavailableError`` naming it, and the answer is never ``LIVE``'s read from the API
     server without the caller knowing (the caller raises: the API server has no index).
     """
+    across = _over_set(cache, cls, request, index)
+    return _read_one(cache, cls, request, index) if across is None else across
+
+
+def _read_one(cache: ReadSource, cls: Any, request: ReadRequest, index: tuple[str, str] | None) -> ReadFlow:
+    """``read`` through one informer (the kind's, or its namespace's in a set)."""
     waited = False
     for _ in range(_ROUNDS):
-        cache_facts, informer, mode = cache.read_facts(cls)
+        cache_facts, informer, mode = cache.read_facts(cls, request.namespace)
         found = None
         facts = None
         if informer is not None:
@@ -227,6 +235,101 @@ def read(cache: ReadSource, cls: Any, request: ReadRequest, index: tuple[str, st
     yield LIVE
 
 
+def _over_set(cache: ReadSource, cls: Any, request: ReadRequest, index: tuple[str, str] | None) -> ReadFlow | None:
+    """The flow of a read of a kind over a set of namespaces that is not one namespace's of the set
+    (all of them: merged; one outside: live or refused); None for any other read."""
+    spread = cache.namespace_set(cls)
+    if spread is None:
+        return None
+    cache_facts, _, mode = cache.read_facts(cls)
+    if not cache_facts.enabled or cache_facts.paused or not cache_facts.kind_enabled:
+        return None
+    if request.all_namespaces or not request.namespace:
+        return _read_across(cache, cls, request, index, spread)
+    if request.namespace not in spread:
+        return iter((_outside(cache, cls, request, index, spread, request.mode or mode),))
+    return None
+
+
+def _outside(
+    cache: ReadSource,
+    cls: Any,
+    request: ReadRequest,
+    index: tuple[str, str] | None,
+    spread: tuple[str, ...],
+    mode: Mode,
+) -> Any:
+    """A read of a namespace outside the kind's set: ``LIVE`` (fallback), else refused naming the set."""
+    reason = f"namespace {request.namespace!r} is outside the cache's set of namespaces {list(spread)!r}"
+    if mode is Mode.STRICT or index is not None:
+        cache.count_read(cls, REFUSAL)
+        if index is not None:
+            raise index_unavailable(request.kind, index[0], reason)
+        raise CacheUnavailableError(f"cannot serve {request.what} from the cache: {reason}", reason=reason)
+    cache.count_read(cls, FALLBACK)
+    log.debug("cache cannot serve %s (%s); reading from the API server", request.what, reason)
+    return LIVE
+
+
+def _read_across(
+    cache: ReadSource, cls: Any, request: ReadRequest, index: tuple[str, str] | None, spread: tuple[str, ...]
+) -> ReadFlow:
+    """A list of every namespace of a kind over a set: each namespace's informer decides on its
+    part; served when every one serves (the items merged, ``metadata["namespaces"]`` naming the set
+    covered, ``resourceVersion`` "": no one version describes several watches), else the first
+    other decision (a refusal, a live read, a wait)."""
+    waited = False
+    for _ in range(_ROUNDS):
+        parts: list[tuple[Informer[Any], ReadRequest]] = []
+        decision: Any = None
+        for namespace in spread:
+            cache_facts, informer, mode = cache.read_facts(cls, namespace)
+            part = request._replace(namespace=namespace, all_namespaces=False)
+            facts = None
+            if informer is not None:
+                facts = _facts(informer, part, False, informer.writes.pending(namespace, None))
+            decision = decide(cache_facts, facts, part, request.mode or mode, writes_waited=waited)
+            if not isinstance(decision, Serve):
+                break
+            assert informer is not None
+            parts.append((informer, part))
+        else:
+            cache.count_read(cls, HIT)
+            objs: list[Any] = []
+            for informer, part in parts:
+                objs.extend(_select(informer, part, index))
+            metadata: dict[str, Any] = {"resourceVersion": "", "namespaces": list(spread)}
+            yield Page(cut_page(objs, metadata, request.limit, request.continue_), metadata)
+            return
+        if isinstance(decision, Refuse):
+            cache.count_read(cls, REFUSAL)
+            raise _refused(decision, request, index)
+        if isinstance(decision, ReadLive):
+            if index is not None:
+                cache.count_read(cls, REFUSAL)
+                raise index_unavailable(request.kind, index[0], decision.reason)
+            cache.count_read(cls, LIVE_READ if decision.bypass else FALLBACK)
+            yield LIVE
+            return
+        if isinstance(decision, WaitForSync):
+            yield Wait(functools.partial(cache.sync_lazily, cls))
+        else:  # WaitForWrites, in the namespace that decided it
+            _, informer, mode = cache.read_facts(cls, part.namespace)
+            if informer is not None:
+                yield Wait(
+                    functools.partial(
+                        informer.writes.wait,
+                        part.namespace,
+                        None,
+                        cache.read_your_writes_timeout,
+                        (request.mode or mode) != Mode.FALLBACK,
+                    )
+                )
+            waited = True
+    cache.count_read(cls, FALLBACK)
+    yield LIVE
+
+
 def _refused(decision: Refuse, request: ReadRequest, index: tuple[str, str] | None = None) -> CacheUnavailableError:
     if index is not None:
         return index_unavailable(request.kind, index[0], decision.reason, decision.last_error)
@@ -248,6 +351,17 @@ def index_unavailable(
 
 
 def _serve_list(informer: Informer[Any], request: ReadRequest, index: tuple[str, str] | None = None) -> Page:
+    rv: list[str] = []
+    objs = _select(informer, request, index, rv)
+    metadata: dict[str, Any] = {"resourceVersion": rv[0] if rv else ""}
+    return Page(cut_page(objs, metadata, request.limit, request.continue_), metadata)
+
+
+def _select(
+    informer: Informer[Any], request: ReadRequest, index: tuple[str, str] | None = None, rv: list[str] | None = None
+) -> list[Any]:
+    """The stored objects ``request`` selects (its namespace, index, selectors; no page cut);
+    the snapshot's resourceVersion appended to ``rv``."""
     store = informer.store
     field_selector = request.field_selector
     snapshot = None
@@ -264,10 +378,10 @@ def _serve_list(informer: Informer[Any], request: ReadRequest, index: tuple[str,
             snapshot, field_selector = served
     if snapshot is None:
         snapshot = store.snapshot(request.namespace)  # items and RV in one step
-    objs, rv = snapshot
-    objs = filter_objects(objs, request.label_selector, field_selector)
-    metadata: dict[str, Any] = {"resourceVersion": rv or ""}
-    return Page(cut_page(objs, metadata, request.limit, request.continue_), metadata)
+    objs, version = snapshot
+    if rv is not None:
+        rv.append(version or "")
+    return filter_objects(objs, request.label_selector, field_selector)
 
 
 def _by_field_index(

@@ -5,7 +5,7 @@ from cloudcoil_cache._listwatch import DeleteOptions, ListOptions, WatchOptions
 from cloudcoil_cache.client._async_client import AsyncApi, AsyncResourceClient
 from cloudcoil_cache.client._config import Config, api_in_scope, current_config
 from cloudcoil_cache.client._kubeconfig import Connection
-from cloudcoil_cache.client._lists import ObjectList
+from cloudcoil_cache.client._lists import CoveringList, ObjectList
 from cloudcoil_cache.client._resource_client import Api, ResourceClient
 from cloudcoil_cache.client._verbs import ASYNC_VERBS, VERBS
 
@@ -16,6 +16,7 @@ __all__ = [
     "AsyncResourceClient",
     "Config",
     "Connection",
+    "CoveringList",
     "DeleteOptions",
     "ListOptions",
     "ObjectList",

@@ -7,7 +7,7 @@ from typing import Any, Callable, Mapping, TypeVar
 from cloudcoil_cache.apimachinery import ListMeta
 from cloudcoil_cache.models._list import ResourceList
 
-__all__ = ["ObjectList"]
+__all__ = ["CoveringList", "ObjectList"]
 
 T = TypeVar("T", bound=Any)
 
@@ -23,6 +23,10 @@ class ObjectList(ResourceList[T]):
     """
 
     __slots__ = ()
+
+    #: the namespaces an all-namespaces list covers when a cache over a set of namespaces served it
+    #: (``Cache(namespaces=["a", "b"])``: a ``CoveringList``); None: every namespace it was asked for
+    namespaces: list[str] | None = None
 
     def __init__(
         self,
@@ -59,3 +63,10 @@ class ObjectList(ResourceList[T]):
     def resource(self) -> Any:
         """The item class (``resource_class``)."""
         return self._resource_class
+
+
+class CoveringList(ObjectList[T]):
+    """An all-namespaces list a cache over a set of namespaces served: ``namespaces`` names the
+    namespaces it covers (never "all namespaces"); ``resource_version`` is "" (several watches)."""
+
+    __slots__ = ("namespaces",)

@@ -10,7 +10,7 @@ from cloudcoil_cache._threads import run_blocking
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.caching._policy import Mode, ReadRequest, get_request
 from cloudcoil_cache.caching._reads import LIVE, Page, drive, drive_async, index_unavailable, policy_get, read
-from cloudcoil_cache.client._lists import ObjectList
+from cloudcoil_cache.client._lists import CoveringList, ObjectList
 
 __all__ = [
     "LiveGet",
@@ -240,4 +240,9 @@ def _objects(
     def next_page(token: str) -> ObjectList[Any]:
         return cached_list(cache, cls, opts.page(token), resolve, live, mode=mode)
 
+    covered = page.metadata.get("namespaces")
+    if covered is not None:  # an all-namespaces list over a cache's set of namespaces
+        covering: CoveringList[Any] = CoveringList(cls, page.items, page.metadata, next_page if opts.limit else None)
+        covering.namespaces = list(covered)
+        return covering
     return ObjectList(cls, page.items, page.metadata, next_page if opts.limit else None)

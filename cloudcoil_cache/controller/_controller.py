@@ -379,6 +379,9 @@ class Controller:
     def _scope_namespace(self, config: Config) -> str | None:
         if self.all_namespaces:
             return None
+        cache = config.cache
+        if not self.namespace and cache is not None and cache.namespace_set(self.kind) is not None:
+            return None  # a cache over a set of namespaces: every namespace of the set
         return self.namespace or config.namespace
 
     def in_scope(self, obj: Any) -> bool:

@@ -15,7 +15,7 @@ from cloudcoil_cache.caching import Cache, InformerView
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.errors import CacheSyncTimeout
 
-__all__ = ["InformerSet", "Scope", "Source", "widest"]
+__all__ = ["InformerSet", "Scope", "SetView", "Source", "widest"]
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ class Source:
 
     scope: Scope
     config: Config
-    view: InformerView[Any]
+    view: InformerView[Any] | SetView
     shared: bool
 
 
@@ -68,7 +68,50 @@ def _cache_has(cache: Cache | None, scope: Scope) -> bool:
         return False
     if (settings.label_selector or None) != scope.label_selector:
         return False
+    spread = cache.namespace_set(cls) if cls.namespaced else None
+    if spread is not None:  # a cache over a set: the whole set, or one namespace of it
+        return scope.namespace is None or scope.namespace in spread
     return not cls.namespaced or cache.namespace == scope.namespace
+
+
+class SetView:
+    """The views of a kind's informers over a cache's set of namespaces, as one view (what a
+    controller asks of a view: handlers, sync, status, get, list). The set is the one at the start."""
+
+    def __init__(self, views: list[InformerView[Any]], namespaces: tuple[str, ...]) -> None:
+        self.views = dict(zip(namespaces, views))
+
+    def add_event_handler(self, *handlers: Any, replay: bool = True) -> list[Any]:
+        return [handle for view in self.views.values() for handle in view.add_event_handler(*handlers, replay=replay)]
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for view in self.views.values():
+            left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            if not view.wait_for_sync(left):
+                return False
+        return True
+
+    def status(self) -> Any:
+        """The first namespace's status, synced only when every one is, naming the first error."""
+        statuses = [view.status() for view in self.views.values()]
+        first = next((s for s in statuses if not s.synced or s.last_error), statuses[0])
+        return attrs.evolve(
+            first,
+            namespace=None,
+            synced=all(s.synced for s in statuses),
+            object_count=sum(s.object_count for s in statuses),
+        )
+
+    def get(self, name: str, namespace: str | None = None) -> Any:
+        view = self.views.get(namespace or "")
+        return None if view is None else view.get(name, namespace)
+
+    def list(self, namespace: str | None = None) -> list[Any]:
+        if namespace is not None:
+            view = self.views.get(namespace)
+            return [] if view is None else view.list(namespace)
+        return [obj for view in self.views.values() for obj in view.list()]
 
 
 def _config_with_cache(config: Config, cache: Cache) -> Config:
@@ -117,10 +160,12 @@ class InformerSet:
                     del own[None]
                 next(iter(own.values())).extend(cluster_scoped)
             tuning = config.cache.tuning if config.cache is not None else None
+            shared_set = config.cache.namespaces if config.cache is not None else None
             for namespace, group in own.items():
                 cache = Cache(
                     resources=[s.cls for s in group],
-                    namespaces=namespace,
+                    # over a cache's set: the controller's own informers watch the same set
+                    namespaces=namespace if namespace is not None or shared_set is None else list(shared_set),
                     per_resource={s.cls: {"label_selector": s.label_selector} for s in group},
                     resync_period=resync_period,
                     wait_for_sync=False,  # start() waits for every informer, and can be cancelled
@@ -134,8 +179,15 @@ class InformerSet:
 
     @staticmethod
     def _source(scope: Scope, config: Config, *, shared: bool) -> Source:
-        assert config.cache is not None
-        view = config.cache.get_informer(scope.cls, sync=True)
+        cache = config.cache
+        assert cache is not None
+        spread = cache.namespace_set(scope.cls) if scope.cls.namespaced else None
+        view: InformerView[Any] | SetView | None
+        if spread is not None and scope.namespace is None:  # every namespace of the set
+            views = [cache.get_informer(scope.cls, sync=True, namespace=ns) for ns in spread]
+            view = None if None in views else SetView([v for v in views if v is not None], spread)
+        else:
+            view = cache.get_informer(scope.cls, sync=True, namespace=scope.namespace if spread else None)
         if view is None:  # a disabled cache (never chosen for sharing)
             raise RuntimeError(f"no informer for {scope.describe()}: the cache is disabled")
         return Source(scope, config, view, shared)

@@ -13,7 +13,7 @@ from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod, Service
 from cloudcoil_cache.testing import make_configmap
 
 INVALID: list[Any] = [
-    pytest.param(dict(namespaces=["a", "b"]), r"one namespace or all", id="two-namespaces"),
+    pytest.param(dict(namespaces=["a", "B_x"]), r"not a valid namespace", id="bad-name-in-a-set"),
     pytest.param(dict(namespaces=[""]), r"non-empty string", id="empty-namespace"),
     pytest.param(dict(namespaces=[]), r"namespaces=None to watch all", id="empty-list"),
     pytest.param(dict(label_selector="app in (web"), r"label_selector.*app in \(web", id="malformed-label-selector"),
