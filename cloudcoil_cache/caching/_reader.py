@@ -183,19 +183,7 @@ class CacheReader(Generic[T]):
         cluster-scoped kind) and the resourceVersion that describes them, when the read policy
         serves a list without selectors, page or continue token at once; else None (then
         ``read()`` answers). The list is new; its objects are shared, read-only."""
-        if not self._lists or self._paused.get() or not self._run.count:
-            return None
-        if _fork.epoch != self._epoch:
-            self._resume()
-        verdict = self.informer.serving
-        if verdict is not True and (verdict is None or not serves_at(verdict, self._clock.now())):
-            return None
-        if namespace is None:
-            if self.scope and self.namespaced:
-                return None  # every namespace, from an informer that watches one
-        elif not self.namespaced or (self.scope and namespace != self.scope):
-            return None
-        if not self.store.complete or self.writes.pending(namespace, None):
+        if not self._serves_list(namespace):
             return None
         objs, rv = self.store.snapshot(namespace)
         self.hits += 1
@@ -205,24 +193,29 @@ class CacheReader(Generic[T]):
         """``hit_list`` through the informer's index ``name``: the objects whose index holds
         ``value`` (O(matches)), when the read policy serves such a list at once; else None (then
         ``read()`` answers, and names an index the informer lacks)."""
-        if not self._lists or self._paused.get() or not self._run.count:
-            return None
-        if _fork.epoch != self._epoch:
-            self._resume()
-        verdict = self.informer.serving
-        if verdict is not True and (verdict is None or not serves_at(verdict, self._clock.now())):
-            return None
-        if namespace is None:
-            if self.scope and self.namespaced:
-                return None
-        elif not self.namespaced or (self.scope and namespace != self.scope):
-            return None
-        if not self.store.complete or self.writes.pending(namespace, None):
+        if not self._serves_list(namespace):
             return None
         found = self.store.index_snapshot(name, value, namespace)
         if found is None:
             return None
         return found[0], found[1] or ""
+
+    def _serves_list(self, namespace: str | None) -> bool:
+        """Whether the read policy serves a list of ``namespace`` (None: every namespace) at once: the
+        facts that change between reads (``hit`` checks the same for a get, written out: it is hotter)."""
+        if not self._lists or self._paused.get() or not self._run.count:
+            return False
+        if _fork.epoch != self._epoch:
+            self._resume()
+        verdict = self.informer.serving
+        if verdict is not True and (verdict is None or not serves_at(verdict, self._clock.now())):
+            return False
+        if namespace is None:
+            if self.scope and self.namespaced:
+                return False  # every namespace, from an informer that watches one
+        elif not self.namespaced or (self.scope and namespace != self.scope):
+            return False
+        return self.store.complete and not self.writes.pending(namespace, None)
 
     def _resume(self) -> None:
         """Forked since the last read: the cache resumes its informers in this process first."""
