@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from cluster_support import FAST
+from controller._controller_support import Calls
 
 from cloudcoil_cache.application import Application
 from cloudcoil_cache.caching import Cache
@@ -28,27 +29,6 @@ RBAC = "/apis/rbac.authorization.k8s.io/v1"
 
 def _noop(obj: Any) -> None:
     return None
-
-
-class Calls:
-    """The reconciles seen, waited on with a Condition."""
-
-    def __init__(self) -> None:
-        self.items: list[Any] = []
-        self._cond = threading.Condition()
-
-    def add(self, item: Any) -> None:
-        with self._cond:
-            self.items.append(item)
-            self._cond.notify_all()
-
-    def wait(self, pred: Any, timeout: float = 30.0) -> None:
-        with self._cond:
-            assert self._cond.wait_for(lambda: pred(self.items), timeout), self.items
-
-    def snapshot(self) -> list[Any]:
-        with self._cond:
-            return list(self.items)
 
 
 def grant(real: RealAPIServer, docs: list[dict[str, Any]], namespace: str) -> None:
@@ -115,7 +95,7 @@ def test_an_operator_over_3_of_6_namespaces_under_roles_only(real_api_server: Re
             grant(real, docs, ns)
         assert not allowed(real, None, "list")  # no cluster-wide grant
         with config, ctl:
-            calls.wait(lambda c: {(ns, f"cm-{ns}") for ns in watched} <= set(c))
+            calls.wait(lambda c: {(ns, f"cm-{ns}") for ns in watched} <= set(c), timeout=30)
             assert not {ns for ns, _ in calls.snapshot()} - set(watched)
             with pytest.raises(CacheUnavailableError, match="outside the cache's set"):
                 ConfigMap.get(f"cm-{fourth}", fourth)
