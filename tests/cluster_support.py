@@ -105,3 +105,16 @@ def wait_until(cond: threading.Condition, pred: Callable[[], bool], timeout: flo
     with cond:
         if not cond.wait_for(pred, timeout):
             raise AssertionError(f"condition not met within {timeout}s")
+
+
+def relist_after_410_deleting(server: FakeAPIServer, rec: Recorder, name: str) -> None:
+    """Delete ``name`` while the watches are stalled, compact past it and drop the watches: the
+    informer's resumed watch gets a 410 and relists; returns once ``rec`` saw the delete the relist
+    found (the server's request log and faults cleared before the relist)."""
+    server.stall_watches()
+    server.delete("pods", name, "default")
+    server.compact()
+    server.clear_requests()
+    server.clear_faults()
+    server.drop_watches()
+    rec.wait(lambda ev: name in [o.metadata.name for k, o in ev if k == "delete"])

@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 import pytest
-from cluster_support import FAST, Recorder, seed
+from cluster_support import FAST, Recorder, relist_after_410_deleting, seed
 
 from cloudcoil_cache._listwatch._request import watch_params
 from cloudcoil_cache.client import Config
@@ -92,13 +92,7 @@ def test_a_relist_after_410_is_a_streaming_list_and_hands_out_the_deletes_it_fin
     rec.hook(informer_of(config))
     with config:
         rec.wait(lambda ev: len(ev) >= 3)
-        server.stall_watches()
-        server.delete("pods", "pod-0", "default")
-        server.compact()
-        server.clear_requests()
-        server.clear_faults()
-        server.drop_watches()
-        rec.wait(lambda ev: "pod-0" in [o.metadata.name for k, o in ev if k == "delete"])
+        relist_after_410_deleting(server, rec, "pod-0")
         assert set(contents(config)) == {"pod-1", "pod-2"}
         assert lists(server) == [] and streaming_watches(server)
         status = informer_of(config).status()

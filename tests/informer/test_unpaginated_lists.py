@@ -7,7 +7,7 @@ import urllib.request
 from typing import Any
 
 import attrs
-from cluster_support import FAST, Recorder, seed
+from cluster_support import FAST, Recorder, relist_after_410_deleting, seed
 
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
@@ -52,13 +52,7 @@ def test_a_relist_at_the_last_rv_is_unpaginated_not_older_than(server, make_conf
     rec.hook(informer_of(config))
     with config:
         rec.wait(lambda ev: len(ev) >= 3)
-        server.stall_watches()
-        server.delete("pods", "pod-0", "default")
-        server.compact()
-        server.clear_requests()
-        server.clear_faults()
-        server.drop_watches()
-        rec.wait(lambda ev: "pod-0" in [o.metadata.name for k, o in ev if k == "delete"])
+        relist_after_410_deleting(server, rec, "pod-0")
         relist = lists(server)[0]
         # a concrete RV without a limit means "not older than" (served from the watch cache)
         assert relist.query.get("resourceVersion") not in (None, "", "0")
