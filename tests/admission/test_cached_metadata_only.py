@@ -17,6 +17,7 @@ from metadata_support import LIST_ACCEPT
 from cloudcoil_cache.admission import AdmissionDenied, AdmissionRequest, AdmissionWebhook, WebhookServer
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client import Config
+from cloudcoil_cache.errors import CacheSyncTimeout
 from cloudcoil_cache.models import PartialObjectMetadata
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod, Secret
 from cloudcoil_cache.testing import FakeAPIServer
@@ -134,3 +135,21 @@ def test_a_kind_cached_whole_is_not_read_as_metadata(fake_kubeconfig: Path) -> N
     finally:
         config.close()
     assert errors and "'PartialObjectMetadata.of(Secret)' is not one; readable: Secret" in errors[0]
+
+
+def test_start_waits_for_the_metadata_only_informers_sync(
+    fake_api_server: FakeAPIServer, fake_kubeconfig: Path
+) -> None:
+    fake_api_server.fail_next(10_000, 500, verb="list", path="re:^/api/v1/secrets$")
+    # the cache does not wait on its own start: only the webhook's wait for its informers can fail it
+    cache = Cache(
+        resources=[], metadata_only=[Secret], mode="strict", tuning=FAST, sync_timeout=0.5, wait_for_sync=False
+    )
+    config = Config(kubeconfig=str(fake_kubeconfig), namespace="default", cache=cache)
+    try:
+        hook = AdmissionWebhook(config=config)
+        with pytest.raises(CacheSyncTimeout, match="admission"):
+            hook.start(0.5)
+        assert not cache.started
+    finally:
+        config.close()
