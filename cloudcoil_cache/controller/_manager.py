@@ -11,7 +11,7 @@ import attrs
 
 from cloudcoil_cache._runnable import Group, RunnableThread, Step
 from cloudcoil_cache.admission import AdmissionMetrics, WebhookServer
-from cloudcoil_cache.caching import InformerState, ReadCounts
+from cloudcoil_cache.caching import Cache, InformerState, ReadCounts
 from cloudcoil_cache.caching._counts import merged
 from cloudcoil_cache.client import Config, current_config
 from cloudcoil_cache.controller._controller import Controller
@@ -392,9 +392,9 @@ class Manager:
                     statuses.append(status)
         return statuses
 
-    def caches(self) -> list[Any]:
+    def caches(self) -> list[Cache]:
         """Every cache the manager reads through (its Config's, then the controllers' own), each once."""
-        caches: list[Any] = []
+        caches: list[Cache] = []
         configs = [self.config] + [s.config for c in self.controllers for s in c.sources.values()]
         for config in configs:
             cache = config.cache if config is not None else None

@@ -18,7 +18,7 @@ from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.controller import Controller, Manager
 from cloudcoil_cache.errors import ResourceNotFound
-from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap
+from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Secret
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
@@ -131,3 +131,24 @@ def test_metrics_show_the_shared_caches_reads_once_and_each_queues_depth_per_pri
     assert _reads(counts, "ConfigMap", "live") == before.live_reads + 1
     assert _reads(counts, "ConfigMap", "fallback") == before.fallbacks
     assert _reads(counts, "ConfigMap", "refused") == before.refusals
+
+
+def test_metrics_count_the_reads_of_the_controllers_own_caches_too(shared, make_cm, fake_api_server):
+    make_cm("cm-0")
+    fake_api_server.create("secrets", {"metadata": {"name": "s-0", "namespace": "default"}}, "default")
+    calls = Calls()
+    on_configmaps = Controller(ConfigMap, config=shared, name="configmaps")
+    on_secrets = Controller(Secret, config=shared, name="secrets")  # not in the Config's cache: one of its own
+    on_configmaps.reconcile(lambda cm: calls.add(cm.name))
+    on_secrets.reconcile(lambda secret: calls.add(secret.name))
+    with Manager(on_configmaps, on_secrets, config=shared, health_port=0) as manager:
+        calls.wait(lambda c: {"cm-0", "s-0"} <= set(c))
+        assert not on_secrets.sources[Secret].shared and on_configmaps.sources[ConfigMap].shared
+        assert len(manager.caches()) == 2
+        assert on_secrets.cached(Secret).get("absent") is None  # a miss, in the controller's own cache
+        assert on_secrets.cached(Secret).get("absent-too") is None
+        text, samples = _scrape_until(manager.health_port, lambda s: _reads(s, "Secret", "miss") >= 2)
+    assert _reads(samples, "Secret", "miss") == 2
+    assert _reads(samples, "ConfigMap", "miss") != -1  # the shared cache's kind is there too, in the same family
+    series = [line.rpartition(" ")[0] for line in text.splitlines() if line.startswith("cloudcoil_cache_reads_total{")]
+    assert len(series) == len(set(series)) == 10  # two kinds, five outcomes each, once
