@@ -8,12 +8,19 @@ from cloudcoil_cache.caching import Cache, InformerState
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.client._kind_reader import KindReader, ReadCounter
 from cloudcoil_cache.errors import CacheSyncTimeout
+from cloudcoil_cache.models import PartialObjectMetadata
 
 __all__ = ["AdmissionCache", "CachedKind"]
 
 T = TypeVar("T")
 
 _REFUSED = "Admission cached reads require a preconfigured Config cache resource"
+
+
+def _name(cls: Any) -> str:
+    """``Secret``, or ``PartialObjectMetadata.of(Secret)`` for a metadata class."""
+    of = getattr(cls, "metadata_of", None)
+    return f"PartialObjectMetadata.of({of.__name__})" if of is not None else str(cls.kind)
 
 
 class CachedKind(KindReader[T]):
@@ -40,7 +47,9 @@ class CachedKind(KindReader[T]):
 
 
 class AdmissionCache:
-    """The informers admission handlers read: those of ``config.cache``'s ``resources`` (cloudcoil 0.8's rule)."""
+    """The informers admission handlers read: those of ``config.cache``'s ``resources`` (cloudcoil 0.8's rule)
+    and of its ``metadata_only`` kinds, read as ``PartialObjectMetadata.of(Kind)`` (as a controller's
+    ``ctx.cached`` reads a kind it watches as metadata only)."""
 
     def __init__(self, config: Config | None, count: ReadCounter) -> None:
         self._config = config
@@ -53,16 +62,34 @@ class AdmissionCache:
         return cache if cache is not None and cache.enabled else None
 
     def kinds(self) -> list[Any]:
+        """The classes ``request.cached`` reads: each cached kind, or ``PartialObjectMetadata.of(kind)``
+        for one cached as metadata only (its informer holds that, never whole objects)."""
         cache = self.cache
-        return [] if cache is None else [c for c in cache.resources or () if cache.settings_for(c).enabled]
+        if cache is None:
+            return []
+        kinds = dict.fromkeys([*(cache.resources or ()), *cache.options.metadata_only])
+        return [
+            PartialObjectMetadata.of(c) if cache.settings_for(c).metadata_only else c
+            for c in kinds
+            if cache.settings_for(c).enabled
+        ]
 
     def reader(self, cls: Any, namespace: str | None) -> CachedKind[Any]:
-        """``request.cached(cls)`` (ValueError, with the readable kinds, when ``cls`` is not cached)."""
+        """``request.cached(cls)`` (ValueError, with the readable kinds, when ``cls`` is not cached; a
+        kind cached as metadata only is read as ``PartialObjectMetadata.of(Kind)``, never whole)."""
         kinds = self.kinds()
         kind_class = getattr(cls, "__editable_class__", cls)
         if kind_class not in kinds or self._config is None:
-            readable = ", ".join(sorted(k.kind for k in kinds)) or "none"
-            raise ValueError(f"{_REFUSED} ({getattr(cls, 'kind', cls)!r} is not one; readable: {readable})")
+            readable = ", ".join(sorted(_name(k) for k in kinds)) or "none"
+            if any(getattr(k, "metadata_of", None) is kind_class for k in kinds):
+                why = (
+                    f"{kind_class.kind!r} is cached as metadata only: read request.cached("
+                    f"PartialObjectMetadata.of({kind_class.__name__})), or request.client({kind_class.__name__}) "
+                    "for the whole object"
+                )
+            else:
+                why = f"{_name(kind_class) if getattr(kind_class, 'kind', None) else cls!r} is not one"
+            raise ValueError(f"{_REFUSED} ({why}; readable: {readable})")
         return CachedKind(kind_class, self._config, namespace, self._count)
 
     def wait_synced(self, timeout: float) -> None:

@@ -198,6 +198,7 @@ class CacheReader(Generic[T]):
         found = self.store.index_snapshot(name, value, namespace)
         if found is None:
             return None
+        self.hits += 1
         return found[0], found[1] or ""
 
     def _serves_list(self, namespace: str | None) -> bool:

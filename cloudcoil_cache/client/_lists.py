@@ -4,12 +4,44 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, TypeVar
 
+import attrs
+
 from cloudcoil_cache.apimachinery import ListMeta
 from cloudcoil_cache.models._list import ResourceList
 
 __all__ = ["CoveringList", "ObjectList"]
 
 T = TypeVar("T", bound=Any)
+
+_new_meta = ListMeta.__new__
+
+
+def _built_meta(resource_version: str) -> ListMeta:
+    """``ListMeta(resource_version=...)``: its keyword ``__init__`` (the general one)."""
+    meta = ListMeta()
+    meta.resource_version = resource_version
+    return meta
+
+
+def _served_meta(resource_version: str) -> ListMeta:
+    """``ListMeta(resource_version=...)`` with each of its slots set in turn, without its keyword
+    ``__init__`` (~0.1 µs less, on every cached list's path)."""
+    meta = _new_meta(ListMeta)
+    meta._extra = None
+    meta.continue_ = None
+    meta.remaining_item_count = None
+    meta.resource_version = resource_version
+    meta.self_link = None
+    return meta
+
+
+#: The ``ListMeta`` of a list a cache served: ``_served_meta`` while it sets every field ListMeta has.
+list_meta = (
+    _served_meta
+    if tuple(a.name for a in attrs.fields(ListMeta))
+    == ("_extra", "continue_", "remaining_item_count", "resource_version", "self_link")
+    else _built_meta
+)
 
 
 class ObjectList(ResourceList[T]):
@@ -51,12 +83,22 @@ class ObjectList(ResourceList[T]):
         page = cls.__new__(cls)
         kind_class = getattr(resource, "__editable_class__", resource)
         page.items = items
-        page.metadata = meta = ListMeta()  # its one field set, not structured from a dict: ~0.5 µs less
-        meta.resource_version = resource_version
+        page.metadata = list_meta(resource_version)  # its one field set, not structured from a dict
         page._resource_class = kind_class
         page._next_page = None
         page.kind = f"{kind_class.kind}List"
         page.api_version = kind_class.api_version
+        return page
+
+    @classmethod
+    def served(cls, of: tuple[Any, str, str], items: list[T], resource_version: str) -> ObjectList[T]:
+        """``whole()`` with the kind's class, list kind and apiVersion given (``of``, computed once per
+        client): a whole list a cache's reader served (on every cached ``Pod.list``'s path)."""
+        page = cls.__new__(cls)
+        page.items = items
+        page.metadata = list_meta(resource_version)
+        page._resource_class, page.kind, page.api_version = of
+        page._next_page = None
         return page
 
     @property

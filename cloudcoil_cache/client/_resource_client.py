@@ -84,6 +84,8 @@ class Api(Generic[T]):
         self.read_cache: Cache | None = config.cache if cached else None
         self._config_namespace: str | None = None  # the config's default namespace, once read
         self._reader: CacheReader[T] | None = None  # the cache's reader of the kind, once it has one
+        self._plain_namespace: str | None = None  # the last namespace ``list_hit`` found plain
+        self._served_list: tuple[Any, str, str] | None = None  # the class, kind and apiVersion of its lists
 
     def _config_default_namespace(self) -> str:
         """The config's default namespace (read once: it is fixed once the config is discovered)."""
@@ -206,9 +208,65 @@ class Api(Generic[T]):
     ) -> ObjectList[T]:
         """A list result: ``items``, ``metadata``; iterating it walks every page. ``index=(name,
         value)``: the objects the cache's index ``name`` files under ``value`` (a cached client only)."""
+        if label_selector is None and field_selector is None and limit is None and continue_ is None:
+            hit = self.list_hit(namespace, all_namespaces, index)
+            if hit is not None:
+                return hit
         return self.list_with(
             ListOptions(namespace, all_namespaces, label_selector, field_selector, limit, continue_, index)
         )
+
+    def list_hit(
+        self, namespace: str | None, all_namespaces: bool, index: tuple[str, str] | None
+    ) -> ObjectList[T] | None:
+        """A list without selectors, page size or continue token (``index``: by the cache's index of
+        that name) that the cache's reader serves at once, else None: then ``list_with`` answers (the
+        read policy, and every check and error). On every cached list's path (``Pod.list``), so the
+        namespace default and checks of ``cached_list`` are written out: anything unusual is left to it."""
+        reader = self._reader
+        if reader is None:
+            reader = self._bind_reader()
+            if reader is None:
+                return None
+        if all_namespaces or not reader.namespaced:
+            namespace = None
+        else:
+            if namespace is None:
+                namespace = self._config_namespace or self._config_default_namespace()
+            if namespace is not self._plain_namespace:  # the last one found plain: not checked again
+                if (
+                    namespace.__class__ is not str
+                    or not namespace
+                    or "/" in namespace
+                    or "%" in namespace
+                    or namespace == "."
+                    or namespace == ".."
+                ):
+                    return None
+                self._plain_namespace = namespace
+        if index is None:
+            hit = reader.hit_list(namespace)
+        elif index.__class__ is tuple and len(index) == 2:
+            name, value = index
+            if name.__class__ is not str or not name or value.__class__ is not str:
+                return None
+            hit = reader.hit_index(namespace, name, value)
+        else:
+            return None
+        if hit is None:
+            return None
+        served = self._served_list
+        if served is None:
+            cls = self.kind_class
+            served = self._served_list = (cls, f"{cls.kind}List", cls.api_version)
+        return ObjectList.served(served, hit[0], hit[1])
+
+    def _bind_reader(self) -> CacheReader[T] | None:
+        """The cache's reader of the kind, kept: the cache binds one per kind, for good, once the kind
+        has an informer (None: no cache, or no informer yet)."""
+        cache = self.read_cache
+        reader = self._reader = None if cache is None else cache.readers.get(self.kind_class)
+        return reader
 
     def list_with(self, opts: ListOptions) -> ObjectList[T]:
         """``list()`` with its options as one ``ListOptions`` value."""

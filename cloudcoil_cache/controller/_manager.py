@@ -7,9 +7,12 @@ import signal
 import threading
 from typing import Any, Callable
 
+import attrs
+
 from cloudcoil_cache._runnable import Group, RunnableThread, Step
 from cloudcoil_cache.admission import AdmissionMetrics, WebhookServer
-from cloudcoil_cache.caching import InformerState
+from cloudcoil_cache.caching import Cache, InformerState, ReadCounts
+from cloudcoil_cache.caching._counts import merged
 from cloudcoil_cache.client import Config, current_config
 from cloudcoil_cache.controller._controller import Controller
 from cloudcoil_cache.controller._health import HealthServer
@@ -388,6 +391,25 @@ class Manager:
                     seen.add(key)
                     statuses.append(status)
         return statuses
+
+    def caches(self) -> list[Cache]:
+        """Every cache the manager reads through (its Config's, then the controllers' own), each once."""
+        caches: list[Cache] = []
+        configs = [self.config] + [s.config for c in self.controllers for s in c.sources.values()]
+        for config in configs:
+            cache = config.cache if config is not None else None
+            if cache is not None and not any(cache is seen for seen in caches):
+                caches.append(cache)
+        return caches
+
+    def read_counts(self) -> dict[str, ReadCounts]:
+        """The reads through the manager's caches so far, per kind (``ReadCounts``): a kind read
+        through several caches counts the reads of all of them (one series per kind and outcome)."""
+        return merged(
+            (kind, list(attrs.astuple(counts)))
+            for cache in self.caches()
+            for kind, counts in cache.read_counts().items()
+        )
 
     def _render_metrics(self) -> tuple[int, bytes, str]:
         if self.metrics is None:

@@ -1,15 +1,19 @@
 """Prometheus metrics of a Manager (a private registry): client-go's workqueue_*, controller-runtime's
-controller_runtime_*, leader election and informer gauges. Needs the ``metrics`` extra."""
+controller_runtime_*, leader election, informer gauges, the caches' read counters and the queues' depth
+per priority. Needs the ``metrics`` extra."""
 
 from __future__ import annotations
 
 import time
 from typing import Any, Iterator, Protocol
 
+import attrs
+
+from cloudcoil_cache.caching._counts import OUTCOMES, ReadCounts
 from cloudcoil_cache.controller._controller import Controller
 from cloudcoil_cache.controller._leader import LeaderElection
 from cloudcoil_cache.controller._observe import ControllerObserver
-from cloudcoil_cache.controller._queue import QueueHooks
+from cloudcoil_cache.controller._queue import Priority, QueueHooks
 
 __all__ = ["ManagerMetrics", "Measured", "metrics_available"]
 
@@ -25,6 +29,8 @@ class Measured(Protocol):
     def leader_election(self) -> LeaderElection | None: ...
 
     def informer_statuses(self) -> list[Any]: ...
+
+    def read_counts(self) -> dict[str, ReadCounts]: ...
 
 
 #: client-go's workqueue histogram buckets: 1e-8 s .. 10 s, one per power of ten.
@@ -195,7 +201,8 @@ class ManagerMetrics:
 
 
 class _PullCollector:
-    """Gauges read at scrape time: queue depth and running work, leadership, informers."""
+    """Gauges read at scrape time: queue depth (in all and per priority) and running work, leadership,
+    informers, the caches' read counters."""
 
     def __init__(self, manager: Measured) -> None:
         self._manager = manager
@@ -217,14 +224,23 @@ class _PullCollector:
             "How many seconds has the longest running processor for workqueue been running",
             labels=["name"],
         )
+        by_priority = GaugeMetricFamily(
+            "cloudcoil_cache_queue_depth",
+            "Keys ready to be taken from a controller's work queue, per priority (event, replay, converged)",
+            labels=["controller", "priority"],
+        )
         for controller in self._manager.controllers:
             stats = controller.queue_stats()
             depth.add_metric([controller.name], stats.depth if stats else 0)
             unfinished.add_metric([controller.name], stats.unfinished_work_seconds if stats else 0.0)
             longest.add_metric([controller.name], stats.longest_running_processor_seconds if stats else 0.0)
+            depths = stats.depth_by_priority if stats else {}
+            for priority in sorted(Priority, reverse=True):  # every priority, 0 when none (or not leading)
+                by_priority.add_metric([controller.name, priority.name.lower()], depths.get(priority.name, 0))
         yield depth
         yield unfinished
         yield longest
+        yield by_priority
 
         election = self._manager.leader_election
         if election is not None:
@@ -266,6 +282,17 @@ class _PullCollector:
         yield relists
         yield last_sync
         yield staleness
+
+        reads = CounterMetricFamily(
+            "cloudcoil_cache_reads",
+            "Reads through the caches by kind and outcome (hit, miss, fallback, live, refused); approximate "
+            "under threads",
+            labels=["kind", "outcome"],
+        )
+        for kind, counts in sorted(self._manager.read_counts().items()):
+            for outcome, value in zip(OUTCOMES, attrs.astuple(counts)):
+                reads.add_metric([kind, outcome], float(value))
+        yield reads
 
 
 def _staleness(status: Any) -> float:

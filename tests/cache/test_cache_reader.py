@@ -10,14 +10,19 @@ import sys
 import weakref
 from typing import Any, Callable
 
+import attrs
+import pytest
 from cluster_support import fail_relists_with_403, reads, seed, wait_until
 
+from cloudcoil_cache.apimachinery import ListMeta
 from cloudcoil_cache.caching import Cache, CachedResources, CacheReader
 from cloudcoil_cache.caching._policy import ReadRequest, get_request
 from cloudcoil_cache.caching._reads import LIVE, Page, Wait, read
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.client._kind_reader import KindReader
+from cloudcoil_cache.client._lists import ObjectList, _served_meta, list_meta
 from cloudcoil_cache.errors import CloudcoilError
+from cloudcoil_cache.models import ResourceList
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Pod
 from cloudcoil_cache.testing import FakeAPIServer
 
@@ -192,7 +197,7 @@ def test_a_cached_hit_is_four_calls_and_a_controllers_read_builds_no_client(
         assert "CacheReader.hit" in calls and "CacheReader.get" in calls
         assert not [c for c in calls if c.startswith("ResourceClient")], calls  # not one client per read
         listed = calls_during(lambda: client.list("default"))
-        assert "CacheReader.hit_list" in listed and "ObjectList.whole" in listed
+        assert "CacheReader.hit_list" in listed and "ObjectList.served" in listed
         assert "decide" not in listed and "read" not in listed  # a hit: no request, no facts, no policy
 
 
@@ -248,3 +253,71 @@ def test_a_scope_keeps_its_cached_clients_and_drops_them_with_it(
         assert kept() is None
     finally:
         gc.enable()
+
+
+def _node(pod: Any) -> str | None:
+    return None if pod.spec is None else pod.spec.node_name
+
+
+def test_a_list_the_reader_serves_is_a_few_calls_and_a_whole_new_list(
+    server: FakeAPIServer, make_config: Callable[..., Config]
+):
+    """``Pod.list(index=...)`` and ``Pod.list()`` answered at once: the reader's hit and the list built
+    without a ``ListOptions``, the policy or a ``ListMeta`` structured from a dict (its fixed cost), and
+    still a whole ``ResourceList`` of its own: metadata (the store's resourceVersion), kind, apiVersion,
+    a new items list and a new editable ``ListMeta`` each time; counted as a hit."""
+    seed(server, 40)
+    config = make_config(resources=[Pod], namespace="default", indexes={Pod: {"node": _node}})
+    with config:
+        assert config.cache is not None
+        Pod.list(index=("node", "node-03"))  # the scope's Api of Pod, made once; the Config's namespace, read once
+        server.clear_requests()
+        by_index = calls_during(lambda: Pod.list(index=("node", "node-03")))
+        assert by_index == [
+            "Resource.list",
+            "Api.list_hit",
+            "CacheReader.hit_index",
+            "CacheReader._serves_list",
+            "Store.complete",
+            "WriteTracker.pending",
+            "Store.index_snapshot",
+            "ObjectList.served",
+            "_served_meta",
+        ]
+        plain = calls_during(lambda: Pod.list())
+        assert plain[:3] == ["Resource.list", "Api.list_hit", "CacheReader.hit_list"] and "ListOptions" not in plain
+        hits = config.cache.read_counts()["Pod"].hits
+        first, second = Pod.list(index=("node", "node-03")), Pod.list(index=("node", "node-03"))
+        assert config.cache.read_counts()["Pod"].hits == hits + 2  # a list by an index is a hit too
+        whole = Pod.list()
+        for found in (first, second):
+            assert isinstance(found, ResourceList) and type(found) is ObjectList
+            assert sorted(p.name for p in found) == ["pod-19", "pod-3", "pod-35"] and len(found) == 3
+            assert (found.kind, found.api_version, found.resource) == ("PodList", "v1", Pod)
+            assert found.metadata == ListMeta(resource_version=whole.metadata.resource_version)
+            assert found.metadata.resource_version and not found.has_next_page()
+            assert found.to_dict()["metadata"] == {"resourceVersion": whole.metadata.resource_version}
+        assert first.items is not second.items and first.metadata is not second.metadata
+        first.metadata.resource_version = "1"  # an editable ListMeta of its own
+        first.items.clear()
+        assert second.metadata.resource_version == whole.metadata.resource_version and len(second.items) == 3
+        assert reads(server) == []
+        # anything unusual is left to the full path, which checks and names it
+        with pytest.raises(TypeError, match="namespace must be a string"):
+            Pod.list(5, index=("node", "node-03"))  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="namespace"):
+            Pod.list("a/b", index=("node", "node-03"))
+        with pytest.raises(ValueError, match=r"index= must be a \(name, value\) pair"):
+            Pod.list(index=("node", 3))  # type: ignore[arg-type]
+        assert sorted(p.name for p in Pod.list("", index=("node", "node-03"))) == ["pod-19", "pod-3", "pod-35"]
+
+
+def test_a_served_list_meta_sets_every_field_list_meta_has():
+    """``_lists.list_meta``: each of ``ListMeta``'s fields set (a field added to ``ListMeta`` makes it
+    fall back to the keyword ``__init__``), equal to ``ListMeta(resource_version=...)``."""
+    meta = list_meta("42")
+    assert list_meta is _served_meta
+    assert all(getattr(meta, a.name, "unset") is None for a in attrs.fields(ListMeta) if a.name != "resource_version")
+    assert meta == ListMeta(resource_version="42") and type(meta) is ListMeta
+    meta.continue_ = "c"  # editable
+    assert meta.to_dict() == {"resourceVersion": "42", "continue": "c"}
