@@ -22,6 +22,7 @@ from cloudcoil_cache.caching._informer import Decoder, DecodingSource, Informer,
 from cloudcoil_cache.caching._options import (
     CacheOptions,
     KindSettings,
+    NamespaceSelector,
     awaits_discovery,
     check_index,
     check_mode,
@@ -32,7 +33,7 @@ from cloudcoil_cache.caching._options import (
 )
 from cloudcoil_cache.caching._owner import CacheOwner, Scopes
 from cloudcoil_cache.caching._policy import CacheFacts, InformerState, Mode, in_scope
-from cloudcoil_cache.caching._reader import CacheReader
+from cloudcoil_cache.caching._reader import CacheReader, SetReader
 from cloudcoil_cache.caching._reflector import Tuning
 from cloudcoil_cache.caching._views import InformerView, SyncInformer
 from cloudcoil_cache.caching._writes import WriteTracker
@@ -146,6 +147,10 @@ class Cache:
         #: the cache's own set (``namespaces=[...]``), followed by every kind without a set of its own
         self._default_set: tuple[str, ...] | None = self._options.namespaces
         self._readers: dict[type, CacheReader[Any]] = {}  # the reader bound to each of them (``readers``)
+        #: a kind over a set: the reader of its informer per namespace (its ``SetReader`` hands reads to them)
+        self._set_readers: dict[type, dict[str, CacheReader[Any]]] = {}
+        #: called with (namespace, added) after each change of a set, outside the lock (``on_namespaces_changed``)
+        self._set_listeners: tuple[Callable[[str, bool], None], ...] = ()
         #: The reader of each kind with an informer (``reader(cls)``), read-only, lock-free: one per
         #: informer, bound when the informer is made (``caching._reader.CacheReader``).
         self.readers: Mapping[type, CacheReader[Any]] = types.MappingProxyType(self._readers)
@@ -242,6 +247,7 @@ class Cache:
         verb = "add_namespace" if add else "remove_namespace"
         check_namespace_name(namespace, f"Cache.{verb}({namespace!r})")
         stopping: list[Informer[Any]] = []
+        changed = False
         with self._lock:
             if cls is None:
                 if self._default_set is None:
@@ -255,7 +261,8 @@ class Cache:
                     for k in {*self._sets, *self._spread}
                     if self.settings_for(k).namespaces is self._options.namespaces
                 ]
-                self._default_set = _changed(self._default_set, namespace, add)
+                before, self._default_set = self._default_set, _changed(self._default_set, namespace, add)
+                changed = before != self._default_set
             else:
                 cls = self._cached_class(getattr(cls, "__editable_class__", cls))
                 if not cls.namespaced or self.settings_for(cls).namespaces is None:
@@ -264,6 +271,7 @@ class Cache:
             for kind in kinds:
                 current = self._set_of_locked(kind)
                 self._sets[kind] = _changed(current, namespace, add)
+                changed = changed or self._sets[kind] != current
                 if kind in self._spread:
                     if add:
                         informer = self._informer_for_kind_locked(kind, namespace)
@@ -275,9 +283,32 @@ class Cache:
                         if gone is not None:
                             self._spread[kind] = spread
                             self._informers.pop(gone.key, None)
+                            self._set_readers.get(kind, {}).pop(namespace, None)
                             stopping.append(gone)
+                    self._bind_set_reader_locked(kind)
+            listeners = self._set_listeners
         for informer in stopping:  # never joined under the lock
             informer.stop(self.tuning.stop_timeout)
+        if changed:
+            for listener in listeners:  # outside the lock: a listener may read or change the cache
+                try:
+                    listener(namespace, add)
+                except Exception:
+                    log.exception("cache: a listener of %s(%r) failed", verb, namespace)
+
+    def on_namespaces_changed(self, listener: Callable[[str, bool], None]) -> Callable[[], None]:
+        """Call ``listener(namespace, added)`` after each change of a set of namespaces of this cache
+        (``add_namespace``/``remove_namespace``, or its ``NamespaceSelector``), once the informers
+        are made (and started) or stopped, outside the cache's lock: a controller's informers
+        follow the set so. Returns the function that unsubscribes it."""
+        with self._lock:
+            self._set_listeners = (*self._set_listeners, listener)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                self._set_listeners = tuple(f for f in self._set_listeners if f is not listener)
+
+        return unsubscribe
 
     @property
     def mode(self) -> str:
@@ -395,6 +426,9 @@ class Cache:
         """Every informer of ``cls``: its one, or one per namespace of its set (made if needed)."""
         cls = self._cached_class(cls)
         if cls.namespaced and self.settings_for(cls).namespaces is not None:
+            if cls not in self._spread:  # its informers are asked for: a set changed from now on makes them too
+                self._spread[cls] = {}
+                self._bind_set_reader_locked(cls)
             return [self._informer_for_kind_locked(cls, ns) for ns in self._set_of_locked(cls)]
         return [self._informer_for_kind_locked(cls)]
 
@@ -426,25 +460,46 @@ class Cache:
             for name, func in self._indexes.get(cls, {}).items():
                 informer.store.add_index(name, func)
             self._informers[key] = informer
-            if namespace is not None:  # one of a set: read through the policy (``caching._reads``)
+            if namespace is not None:  # one of a set: its reader, behind the kind's ``SetReader``
                 self._spread[cls] = {**self._spread.get(cls, {}), namespace: informer}
+                self._set_readers.setdefault(cls, {})[namespace] = CacheReader(
+                    informer,
+                    self,
+                    facts=self._hit_facts(settings),
+                    paused=self._pause_var,
+                    run=self._scopes,
+                )
+                self._bind_set_reader_locked(cls)
                 return informer
             self._by_kind[cls] = informer
             self._readers[cls] = (_CountingReader if self._options.count_hits else CacheReader)(
                 informer,
                 self,
-                facts=CacheFacts(
-                    enabled=self._options.enabled,
-                    paused=False,
-                    started=True,
-                    kind_enabled=settings.enabled,
-                    kind_cached=True,
-                    lazy=self.resources is None,
-                ),
+                facts=self._hit_facts(settings),
                 paused=self._pause_var,
                 run=self._scopes,
             )
         return informer
+
+    def _hit_facts(self, settings: KindSettings) -> CacheFacts:
+        """The cache's facts when it serves a kind with ``settings`` (what a reader's hits are decided on)."""
+        return CacheFacts(
+            enabled=self._options.enabled,
+            paused=False,
+            started=True,
+            kind_enabled=settings.enabled,
+            kind_cached=True,
+            lazy=self.resources is None,
+        )
+
+    def _bind_set_reader_locked(self, cls: Any) -> None:
+        """The ``SetReader`` of ``cls`` (a kind over a set; bound once) handed its set's readers now."""
+        reader = self._readers.get(cls)
+        if not isinstance(reader, SetReader):
+            reader = self._readers[cls] = SetReader(cls, self, count_gets=self._options.count_hits)
+        per = self._set_readers.get(cls, {})
+        wanted = self._sets.get(cls, ())
+        reader.bind({ns: per[ns] for ns in wanted if ns in per}, whole=all(ns in per for ns in wanted))
 
     def _bind_discovered(self) -> None:
         """Before a start: each kind of ``resources`` still waiting for discovery gets its plural and
