@@ -166,6 +166,7 @@ class Cache:
             strict=lambda: (cache := this()) is not None and cache._mode is Mode.STRICT,
             prepare=_weakly(self._bind_discovered, _nothing),
             resume=_weakly(self.resume_after_fork, _nothing),
+            settle=_weakly(self._settle, _no_more),
         )
         self._sync_cond = self._scopes.sync_cond  # notified when any informer changes (tests wait on it)
         self._mode_var: contextvars.ContextVar[Mode | None] = contextvars.ContextVar(
@@ -185,6 +186,11 @@ class Cache:
                     self._discovered.append(cls)
                 else:
                     self._informers_for_kind_locked(cls)
+        #: ``namespaces=NamespaceSelector(...)``: the informer of the Namespaces it selects (metadata only)
+        self._selector_informer: Informer[Any] | None = None
+        self._selector_lock = threading.Lock()  # one diff of the set against the Namespaces at a time
+        if self._options.namespace_selector is not None and self._options.enabled:
+            self._selector_informer = self._namespaces_informer(self._options.namespace_selector)
 
     # ---------------------------------------------------------------- options
     @property
@@ -207,6 +213,18 @@ class Cache:
         """The cache's set of namespaces now (``Cache(namespaces=["a", "b"])``, changed by
         ``add_namespace``/``remove_namespace``), or None when it watches one namespace or all."""
         return self._default_set
+
+    @property
+    def namespace_selector(self) -> NamespaceSelector | None:
+        """``Cache(namespaces=NamespaceSelector(...))``'s selector (the set follows the Namespaces it
+        selects), else None."""
+        return self._options.namespace_selector
+
+    def follows_selector(self, cls: Any) -> bool:
+        """Does ``cls``'s set of namespaces follow the cache's ``NamespaceSelector``?"""
+        if self._options.namespace_selector is None or not getattr(cls, "namespaced", False):
+            return False
+        return self.settings_for(getattr(cls, "__editable_class__", cls)).namespaces is self._options.namespaces
 
     def namespace_set(self, cls: Any) -> tuple[str, ...] | None:
         """The namespaces ``cls`` is watched in now when it is watched over a set (one informer per
@@ -295,6 +313,76 @@ class Cache:
                     listener(namespace, add)
                 except Exception:
                     log.exception("cache: a listener of %s(%r) failed", verb, namespace)
+
+    # ------------------------------------------------------ namespace selector
+    def _namespaces_informer(self, selector: NamespaceSelector) -> Informer[Any]:
+        """The informer of the Namespaces ``selector`` selects (their metadata, its label selector
+        on the server), whose every event diffs the set against them (``_follow_selector``)."""
+        from cloudcoil_cache.models.kubernetes.core.v1 import Namespace  # the models: loaded only for a selector
+
+        cls = metadata_class(Namespace)
+        key = InformerKey(cls, None, selector.label_selector, "")
+        scopes = self._scopes
+        informer: Informer[Any] = Informer(
+            key,
+            DecodingSource(_weakly(scopes.source_for, _no_source)),
+            resync_period=None,
+            tuning=_metadata_tuning(self.tuning),
+            on_change=_weakly(scopes.wake, _nothing),
+            max_staleness=self._options.max_staleness,
+            handler_context=_weakly(scopes.handler_context, contextvars.Context),
+        )
+        informer.watch_error_handler = self._options.watch_error_handler
+        follow = _weakly(self._follow_selector, _nothing)  # the informer holds no reference to the cache
+        SyncInformer(informer).add_event_handler(follow, follow, follow, replay=False)
+        self._informers[key] = informer
+        return informer
+
+    def _follow_selector(self, *_: Any) -> None:
+        """Make the cache's set the namespaces its ``NamespaceSelector`` selects now (once the
+        Namespaces are listed): add the new ones, remove those that went or no longer match. A
+        namespace being deleted stays until it is gone (its objects' finalizers still run)."""
+        informer = self._selector_informer
+        selector = self._options.namespace_selector
+        if informer is None or selector is None or not informer.has_synced():
+            return
+        with self._selector_lock:
+            if not informer.has_synced():
+                return
+            wanted = sorted(
+                ns.metadata.name
+                for ns in informer.store.list(None)
+                if selector.matches(ns.metadata.name, ns.metadata.labels)
+            )
+            current = self._default_set or ()
+            for namespace in wanted:
+                if namespace not in current:
+                    self.add_namespace(namespace)
+            for namespace in current:
+                if namespace not in wanted:
+                    self.remove_namespace(namespace)
+
+    def _settle(self, informers: list[Informer[Any]]) -> list[Informer[Any]]:
+        """After a wait for ``informers``: the set made to follow the selector, and every informer
+        to wait for now when the cache made some meanwhile (else [])."""
+        if self._selector_informer is None:
+            return []
+        self._follow_selector()
+        now = self.informers()
+        given = {id(informer) for informer in informers}
+        return now if any(id(informer) not in given for informer in now) else []
+
+    def settle_namespaces(self, timeout: float | None = None) -> bool:
+        """A cache over a ``NamespaceSelector``: wait up to ``timeout`` for its Namespaces to be
+        listed and make the set follow them (True), else False; True at once for any other cache.
+        A hard failure of the list (no RBAC to list Namespaces) raises."""
+        informer = self._selector_informer
+        if informer is None:
+            return True
+        if not informer.wait_for_sync(timeout):
+            return False
+        self._follow_selector()
+        return True
 
     def on_namespaces_changed(self, listener: Callable[[str, bool], None]) -> Callable[[], None]:
         """Call ``listener(namespace, added)`` after each change of a set of namespaces of this cache
@@ -445,7 +533,8 @@ class Cache:
             key = self._key_for(cls, namespace)
             settings = self.settings_for(cls)
             scopes = self._scopes
-            informer = Informer(
+            # the NamespaceSelector's informer, when it is this one (Namespace metadata, same selector)
+            informer = self._informers.get(key) or Informer(
                 key,
                 DecodingSource(_weakly(scopes.source_for, _no_source)),
                 capacity=settings.max_items,
@@ -948,6 +1037,11 @@ def _changed(current: tuple[str, ...], namespace: str, add: bool) -> tuple[str, 
     if add:
         return current if namespace in current else (*current, namespace)
     return tuple(ns for ns in current if ns != namespace)
+
+
+def _no_more(*_: Any) -> list[Informer[Any]]:
+    """What the settle step of a garbage-collected cache finds: nothing more to wait for."""
+    return []
 
 
 def _nothing(*_: Any) -> None:
