@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Callable
 
 from cloudcoil_cache.caching import Cache
-from cloudcoil_cache.caching._reads import drive, read
 from cloudcoil_cache.caching._policy import ReadRequest
+from cloudcoil_cache.caching._reads import drive, read
 from cloudcoil_cache.client import Config, CoveringList
 from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 from cloudcoil_cache.testing import FakeAPIServer, seed_pods

@@ -287,23 +287,7 @@ class Cache:
                     raise ValueError(f"Cache.{verb}({namespace!r}, {cls.kind}): {cls.kind} is not watched over a set")
                 kinds = [cls]
             for kind in kinds:
-                current = self._set_of_locked(kind)
-                self._sets[kind] = _changed(current, namespace, add)
-                changed = changed or self._sets[kind] != current
-                if kind in self._spread:
-                    if add:
-                        informer = self._informer_for_kind_locked(kind, namespace)
-                        if self._refcount > 0:
-                            informer.start()
-                    else:
-                        spread = dict(self._spread[kind])
-                        gone = spread.pop(namespace, None)
-                        if gone is not None:
-                            self._spread[kind] = spread
-                            self._informers.pop(gone.key, None)
-                            self._set_readers.get(kind, {}).pop(namespace, None)
-                            stopping.append(gone)
-                    self._bind_set_reader_locked(kind)
+                changed = self._change_kind_locked(kind, namespace, add, stopping) or changed
             listeners = self._set_listeners
         for informer in stopping:  # never joined under the lock
             informer.stop(self.tuning.stop_timeout)
@@ -318,9 +302,7 @@ class Cache:
     def _namespaces_informer(self, selector: NamespaceSelector) -> Informer[Any]:
         """The informer of the Namespaces ``selector`` selects (their metadata, its label selector
         on the server), whose every event diffs the set against them (``_follow_selector``)."""
-        from cloudcoil_cache.models.kubernetes.core.v1 import Namespace  # the models: loaded only for a selector
-
-        cls = metadata_class(Namespace)
+        cls = metadata_class(_Namespace)
         key = InformerKey(cls, None, selector.label_selector, "")
         scopes = self._scopes
         informer: Informer[Any] = Informer(
@@ -383,6 +365,32 @@ class Cache:
             return False
         self._follow_selector()
         return True
+
+    def namespaces_listed(self) -> bool:
+        """False while a ``NamespaceSelector``'s Namespaces are not listed (the set is not known yet)."""
+        informer = self._selector_informer
+        return informer is None or informer.has_synced()
+
+    def _change_kind_locked(self, kind: Any, namespace: str, add: bool, stopping: list[Informer[Any]]) -> bool:
+        """``namespace`` added to (or removed from) ``kind``'s set: its informer made and started (or
+        dropped, into ``stopping``), its ``SetReader`` rebound. Whether the set changed."""
+        current = self._set_of_locked(kind)
+        self._sets[kind] = _changed(current, namespace, add)
+        if kind in self._spread:  # its informers were asked for: the new namespace's too
+            if add:
+                informer = self._informer_for_kind_locked(kind, namespace)
+                if self._refcount > 0:
+                    informer.start()
+            else:
+                spread = dict(self._spread[kind])
+                gone = spread.pop(namespace, None)
+                if gone is not None:
+                    self._spread[kind] = spread
+                    self._informers.pop(gone.key, None)
+                    self._set_readers.get(kind, {}).pop(namespace, None)
+                    stopping.append(gone)
+            self._bind_set_reader_locked(kind)
+        return self._sets[kind] != current
 
     def on_namespaces_changed(self, listener: Callable[[str, bool], None]) -> Callable[[], None]:
         """Call ``listener(namespace, added)`` after each change of a set of namespaces of this cache
@@ -1037,6 +1045,18 @@ def _changed(current: tuple[str, ...], namespace: str, add: bool) -> tuple[str, 
     if add:
         return current if namespace in current else (*current, namespace)
     return tuple(ns for ns in current if ns != namespace)
+
+
+class _Namespace:
+    """The Namespace kind, as the informer of a ``NamespaceSelector`` lists its metadata (the
+    models' ``Namespace`` is a layer above the cache)."""
+
+    kind = "Namespace"
+    api_version = "v1"
+    group = ""
+    version = "v1"
+    plural = "namespaces"
+    namespaced = False
 
 
 def _no_more(*_: Any) -> list[Informer[Any]]:

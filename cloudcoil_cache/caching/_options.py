@@ -290,8 +290,7 @@ def _check_namespaces(namespaces: Any, where: str) -> tuple[str | None, tuple[st
         return check_namespace_name(namespaces, f"{where}={namespaces!r})"), None
     if isinstance(namespaces, bytes) or not isinstance(namespaces, Iterable):
         raise ValueError(
-            f"{where}={namespaces!r}): expected a namespace, a list of namespaces, a NamespaceSelector, "
-            "or None (all)"
+            f"{where}={namespaces!r}): expected a namespace, a list of namespaces, a NamespaceSelector, or None (all)"
         )
     listed = list(namespaces)
     if not listed:  # as cloudcoil: an empty list is not "all namespaces" by accident
@@ -305,6 +304,10 @@ def _check_namespaces(namespaces: Any, where: str) -> tuple[str | None, tuple[st
     if len(unique) == 1:
         return unique[0], None
     return None, unique
+
+
+def _namespaces_where(where: str) -> str:
+    return where.replace(" namespaces", "") + " namespaces"
 
 
 def _check_kind_namespaces(namespaces: Any, where: str) -> tuple[str | None, tuple[str, ...] | None]:
@@ -371,7 +374,7 @@ _PER_RESOURCE_CHECKS: tuple[tuple[str, Callable[[Any, str], Any]], ...] = (
     ("max_staleness", _check_staleness),
     ("transform", _check_transform),
     ("metadata_only", _check_metadata_flag),
-    ("namespaces", lambda value, where: _check_kind_namespaces(value, where.replace(" namespaces", "") + " namespaces")),
+    ("namespaces", lambda value, where: _check_kind_namespaces(value, _namespaces_where(where))),
 )
 
 

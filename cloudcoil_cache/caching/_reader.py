@@ -308,7 +308,7 @@ class SetReader(CacheReader[T]):
     def hit(self, name: str, namespace: str | None = None) -> T | None:
         if namespace.__class__ is not str:
             return None
-        reader = self._set[1].get(namespace)  # type: ignore[arg-type]
+        reader = self._set[1].get(namespace)
         if reader is None:
             return None
         found = reader.hit(name, namespace)

@@ -151,7 +151,7 @@ def _whole(cls: Any, hit: tuple[list[Any], str]) -> ObjectList[Any]:
     items = hit[0]
     if items.__class__ is not Covered:
         return ObjectList.whole(cls, items, hit[1])
-    covered = list(items.namespaces)  # type: ignore[attr-defined]
+    covered = list(items.namespaces)
     covering: CoveringList[Any] = CoveringList(cls, items, {"resourceVersion": "", "namespaces": covered})
     covering.namespaces = covered
     return covering
