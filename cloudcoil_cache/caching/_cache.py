@@ -485,6 +485,7 @@ class Cache:
         """In a fork child (``_fork``: one thread, no I/O): a new registry lock and scopes state;
         the informers re-arm themselves, and resume at the next use (``resume_after_fork``)."""
         self._lock = threading.RLock()
+        self._selector_lock = threading.Lock()
         self._scopes.after_fork(self._lock)
         self._sync_cond = self._scopes.sync_cond
 
