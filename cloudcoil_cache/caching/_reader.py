@@ -324,7 +324,7 @@ class SetReader(CacheReader[T]):
             if found is not None:
                 self.hits += 1
             return found
-        if not whole:
+        if not whole or not readers:  # (no reader to check the cache's run and pause: the policy's)
             return None
         for ns, reader in readers.items():
             if not reader._serves_list(ns):
@@ -340,7 +340,7 @@ class SetReader(CacheReader[T]):
         if namespace is not None:
             reader = readers.get(namespace) if namespace.__class__ is str else None
             return None if reader is None else reader.hit_index(namespace, name, value)
-        if not whole:
+        if not whole or not readers:
             return None
         for ns, reader in readers.items():
             if not reader._serves_list(ns):

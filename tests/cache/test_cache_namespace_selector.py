@@ -165,3 +165,25 @@ def test_a_listener_sees_each_change_once_and_outside_the_lock(make_config: Call
         ("a", False, ("b", "c")),
         ("raise", True, ("b", "c", "raise")),
     ]
+
+
+def test_a_selector_that_selects_nothing_yet(server: FakeAPIServer, make_config: Callable[..., Config]):
+    namespace(server, "a")
+    seed(server, 1, namespace="a", prefix="pod-a")
+    config = make_config(resources=[Pod], namespaces=NamespaceSelector("team=x"))
+    cache = config.cache
+    assert cache is not None
+    assert not cache.namespaces_listed()
+    with config:
+        assert cache.namespaces == () and cache.namespaces_listed() and cache.ready()
+        server.clear_requests()
+        covered = Pod.list(all_namespaces=True)  # the empty set, said so: never "all namespaces"
+        assert isinstance(covered, CoveringList) and covered.namespaces == [] and covered.items == []
+        assert reads(server) == []
+        with (
+            cache.strict_mode(),
+            pytest.raises(CacheUnavailableError, match=r"outside the cache's set of namespaces \[\]"),
+        ):
+            Pod.get("pod-a-0", "a")
+    client = config.client_for(Pod, cached=True)
+    assert names(client.list(all_namespaces=True)) == {"pod-a-0"}  # stopped: the API server's answer

@@ -164,3 +164,26 @@ def test_a_controller_over_a_namespace_selector(fake_kubeconfig: Path, fake_api_
             assert ("a", "late") not in calls.snapshot()
     finally:
         config.close()
+
+
+def test_a_controller_over_a_selector_that_selects_nothing_at_its_start(
+    fake_kubeconfig: Path, fake_api_server: FakeAPIServer, make_cm: Any
+):
+    namespace(fake_api_server, "a")
+    make_cm("cm-a", namespace="a")
+    cache = Cache(resources=[ConfigMap], namespaces=NamespaceSelector("team=x"), tuning=FAST)
+    config = Config(kubeconfig=str(fake_kubeconfig), namespace="default", cache=cache)
+    ctl = Controller(ConfigMap, config=config)
+    calls = Calls()
+    ctl.reconcile(lambda cm: calls.add(cm.namespace))
+    try:
+        with ctl:
+            status = ctl.status()
+            assert status.synced and status.namespaces == ()  # started over the empty set
+            assert ctl.sources[ConfigMap].view.status().object_count == 0
+            fake_api_server.patch("namespaces", "a", {"metadata": {"labels": {"team": "x"}}})
+            calls.wait(lambda c: "a" in c)
+            assert ctl.status().namespaces == ("a",)
+        assert ctl.sources == {}
+    finally:
+        config.close()
