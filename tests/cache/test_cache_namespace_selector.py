@@ -79,6 +79,11 @@ def test_a_selector_follows_namespaces_labelled_relabelled_and_deleted(
         with cache.strict_mode(), pytest.raises(CacheUnavailableError, match="outside the cache's set"):
             Pod.get("pod-a-0", "a")
         assert {i.key.namespace for i in cache.informers() if i.key.cls is Pod} == {"c"}
+    relabel(server, "a", team="x")  # while the cache is stopped: seen at its next start
+    with config:
+        assert cache.namespaces == ("c", "a")
+        with cache.strict_mode():
+            assert names(Pod.list(namespace="a")) == {"pod-a-0", "pod-a-1"}
     changes.unsubscribe()
 
 

@@ -136,7 +136,7 @@ def test_a_controller_over_a_namespace_selector(fake_kubeconfig: Path, fake_api_
         make_cm(f"cm-{ns}", namespace=ns)
     cache = Cache(resources=[ConfigMap], namespaces=NamespaceSelector("team=x"), tuning=FAST)
     config = Config(kubeconfig=str(fake_kubeconfig), namespace="default", cache=cache)
-    ctl = Controller(ConfigMap, config=config)
+    ctl = Controller(ConfigMap, config=config).owns(Secret)  # Secrets: a cache of its own, following the set
     calls = Calls()
     changed = threading.Event()
 
@@ -158,6 +158,9 @@ def test_a_controller_over_a_namespace_selector(fake_kubeconfig: Path, fake_api_
             fake_api_server.patch("namespaces", "a", {"metadata": {"labels": {"team": None}}})  # unlabelled
             assert changed.wait(10)
             assert ctl.status().namespaces == ("b",)
+            own_cache = ctl.sources[Secret].config.cache
+            assert own_cache is not None and own_cache.namespaces == ("b",)
+            assert {i.key.namespace for i in own_cache.informers()} == {"b"}
             touch(fake_api_server, "cm-a", "a", "late")
             touch(fake_api_server, "cm-b", "b", "late")
             calls.wait(lambda c: ("b", "late") in c)
