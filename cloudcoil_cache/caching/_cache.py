@@ -35,6 +35,7 @@ from cloudcoil_cache.caching._owner import CacheOwner, Scopes
 from cloudcoil_cache.caching._policy import CacheFacts, InformerState, Mode, in_scope
 from cloudcoil_cache.caching._reader import CacheReader, SetReader
 from cloudcoil_cache.caching._reflector import Tuning
+from cloudcoil_cache.caching._selector import NamespaceFollower, NamespaceKind
 from cloudcoil_cache.caching._views import InformerView, SyncInformer
 from cloudcoil_cache.caching._writes import WriteTracker
 from cloudcoil_cache.errors import (
@@ -186,11 +187,10 @@ class Cache:
                     self._discovered.append(cls)
                 else:
                     self._informers_for_kind_locked(cls)
-        #: ``namespaces=NamespaceSelector(...)``: the informer of the Namespaces it selects (metadata only)
-        self._selector_informer: Informer[Any] | None = None
-        self._selector_lock = threading.Lock()  # one diff of the set against the Namespaces at a time
+        #: ``namespaces=NamespaceSelector(...)``: the informer of the Namespaces it selects, which the set follows
+        self._follower: NamespaceFollower | None = None
         if self._options.namespace_selector is not None and self._options.enabled:
-            self._selector_informer = self._namespaces_informer(self._options.namespace_selector)
+            self._follower = self._namespace_follower(self._options.namespace_selector)
 
     # ---------------------------------------------------------------- options
     @property
@@ -299,11 +299,10 @@ class Cache:
                     log.exception("cache: a listener of %s(%r) failed", verb, namespace)
 
     # ------------------------------------------------------ namespace selector
-    def _namespaces_informer(self, selector: NamespaceSelector) -> Informer[Any]:
-        """The informer of the Namespaces ``selector`` selects (their metadata, its label selector
-        on the server), whose every event diffs the set against them (``_follow_selector``)."""
-        cls = metadata_class(_Namespace)
-        key = InformerKey(cls, None, selector.label_selector, "")
+    def _namespace_follower(self, selector: NamespaceSelector) -> NamespaceFollower:
+        """The informer of the Namespaces ``selector`` selects (in the registry: started, stopped,
+        waited for and reported with the others) and what makes the set follow it."""
+        key = InformerKey(metadata_class(NamespaceKind), None, selector.label_selector, "")
         scopes = self._scopes
         informer: Informer[Any] = Informer(
             key,
@@ -315,41 +314,24 @@ class Cache:
             handler_context=_weakly(scopes.handler_context, contextvars.Context),
         )
         informer.watch_error_handler = self._options.watch_error_handler
-        follow = _weakly(self._follow_selector, _nothing)  # the informer holds no reference to the cache
-        SyncInformer(informer).add_event_handler(follow, follow, follow, replay=False)
         self._informers[key] = informer
-        return informer
+        return NamespaceFollower(  # what the informer's handler holds refers to the cache weakly
+            selector,
+            informer,
+            current=_weakly(self._current_set, _no_set),
+            add=_weakly(self.add_namespace, _nothing),
+            remove=_weakly(self.remove_namespace, _nothing),
+        )
 
-    def _follow_selector(self, *_: Any) -> None:
-        """Make the cache's set the namespaces its ``NamespaceSelector`` selects now (once the
-        Namespaces are listed): add the new ones, remove those that went or no longer match. A
-        namespace being deleted stays until it is gone (its objects' finalizers still run)."""
-        informer = self._selector_informer
-        selector = self._options.namespace_selector
-        if informer is None or selector is None or not informer.has_synced():
-            return
-        with self._selector_lock:
-            if not informer.has_synced():
-                return
-            wanted = sorted(
-                ns.metadata.name
-                for ns in informer.store.list(None)
-                if selector.matches(ns.metadata.name, ns.metadata.labels)
-            )
-            current = self._default_set or ()
-            for namespace in wanted:
-                if namespace not in current:
-                    self.add_namespace(namespace)
-            for namespace in current:
-                if namespace not in wanted:
-                    self.remove_namespace(namespace)
+    def _current_set(self) -> tuple[str, ...]:
+        return self._default_set or ()
 
     def _settle(self, informers: list[Informer[Any]]) -> list[Informer[Any]]:
         """After a wait for ``informers``: the set made to follow the selector, and every informer
         to wait for now when the cache made some meanwhile (else [])."""
-        if self._selector_informer is None:
+        if self._follower is None:
             return []
-        self._follow_selector()
+        self._follower.follow()
         now = self.informers()
         given = {id(informer) for informer in informers}
         return now if any(id(informer) not in given for informer in now) else []
@@ -358,18 +340,11 @@ class Cache:
         """A cache over a ``NamespaceSelector``: wait up to ``timeout`` for its Namespaces to be
         listed and make the set follow them (True), else False; True at once for any other cache.
         A hard failure of the list (no RBAC to list Namespaces) raises."""
-        informer = self._selector_informer
-        if informer is None:
-            return True
-        if not informer.wait_for_sync(timeout):
-            return False
-        self._follow_selector()
-        return True
+        return self._follower is None or self._follower.settle(timeout)
 
     def namespaces_listed(self) -> bool:
         """False while a ``NamespaceSelector``'s Namespaces are not listed (the set is not known yet)."""
-        informer = self._selector_informer
-        return informer is None or informer.has_synced()
+        return self._follower is None or self._follower.listed()
 
     def _change_kind_locked(self, kind: Any, namespace: str, add: bool, stopping: list[Informer[Any]]) -> bool:
         """``namespace`` added to (or removed from) ``kind``'s set: its informer made and started (or
@@ -485,7 +460,9 @@ class Cache:
         """In a fork child (``_fork``: one thread, no I/O): a new registry lock and scopes state;
         the informers re-arm themselves, and resume at the next use (``resume_after_fork``)."""
         self._lock = threading.RLock()
-        self._selector_lock = threading.Lock()
+        follower = getattr(self, "_follower", None)  # (None: forked while it was being made)
+        if follower is not None:
+            follower.after_fork()
         self._scopes.after_fork(self._lock)
         self._sync_cond = self._scopes.sync_cond
 
@@ -542,8 +519,7 @@ class Cache:
             key = self._key_for(cls, namespace)
             settings = self.settings_for(cls)
             scopes = self._scopes
-            # the NamespaceSelector's informer, when it is this one (Namespace metadata, same selector)
-            informer = self._informers.get(key) or Informer(
+            informer = Informer(
                 key,
                 DecodingSource(_weakly(scopes.source_for, _no_source)),
                 capacity=settings.max_items,
@@ -1048,16 +1024,9 @@ def _changed(current: tuple[str, ...], namespace: str, add: bool) -> tuple[str, 
     return tuple(ns for ns in current if ns != namespace)
 
 
-class _Namespace:
-    """The Namespace kind, as the informer of a ``NamespaceSelector`` lists its metadata (the
-    models' ``Namespace`` is a layer above the cache)."""
-
-    kind = "Namespace"
-    api_version = "v1"
-    group = ""
-    version = "v1"
-    plural = "namespaces"
-    namespaced = False
+def _no_set() -> tuple[str, ...]:
+    """The set of a garbage-collected cache."""
+    return ()
 
 
 def _no_more(*_: Any) -> list[Informer[Any]]:
