@@ -279,8 +279,8 @@ class Cache:
                     for k in {*self._sets, *self._spread}
                     if self.settings_for(k).namespaces is self._options.namespaces
                 ]
-                before, self._default_set = self._default_set, _changed(self._default_set, namespace, add)
-                changed = before != self._default_set
+                default = _changed(self._default_set, namespace, add)
+                changed = default != self._default_set
             else:
                 cls = self._cached_class(getattr(cls, "__editable_class__", cls))
                 if not cls.namespaced or self.settings_for(cls).namespaces is None:
@@ -288,6 +288,8 @@ class Cache:
                 kinds = [cls]
             for kind in kinds:
                 changed = self._change_kind_locked(kind, namespace, add, stopping) or changed
+            if cls is None:  # once its kinds' informers are made: whoever sees the new set finds them
+                self._default_set = default
             listeners = self._set_listeners
         for informer in stopping:  # never joined under the lock
             informer.stop(self.tuning.stop_timeout)

@@ -411,7 +411,7 @@ class InformerSet:
             if step >= remaining:
                 error = source.view.status().last_error
                 raise CacheSyncTimeout(
-                    f"controller {self.name!r}: {source.scope.describe()} did not sync within "
+                    f"controller {self.name!r}: {source.describe()} did not sync within "
                     f"{self.sync_timeout:g}s" + (f" (last error: {error})" if error is not None else "")
                 )
 

@@ -221,9 +221,9 @@ def test_an_operator_over_a_namespace_selector_under_its_cluster_role(real_api_s
                 content_type="application/merge-patch+json",
             )
             assert status == 200, body
-            with changed:  # the set follows the Namespace informer's event
-                assert changed.wait_for(lambda: cache.namespaces == (later,), 30), cache.namespaces
-            assert ctl.status().namespaces == (later,)
+            with changed:  # the set follows the Namespace informer's event, then the controller
+                assert changed.wait_for(lambda: ctl.status().namespaces == (later,), 30), cache.namespaces
+            assert cache.namespaces == (later,)
             for ns in (labelled, later):
                 status, body = real.request(
                     "PATCH",
