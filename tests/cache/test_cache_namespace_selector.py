@@ -116,7 +116,12 @@ def test_a_namespace_selector_is_checked():
 def test_reads_over_a_set_are_hits_of_the_namespaces_readers(server: FakeAPIServer, make_config: Callable[..., Config]):
     for ns in ("a", "b", "c"):
         seed(server, 2, namespace=ns, prefix=f"pod-{ns}")
-    config = make_config(resources=[Pod], namespaces=["a", "b", "c"], count_hits=True)
+    config = make_config(
+        resources=[Pod],
+        namespaces=["a", "b", "c"],
+        count_hits=True,
+        indexes={Pod: {"last": lambda pod: pod.metadata.name[-1]}},
+    )
     cache = config.cache
     assert cache is not None
     reader = cache.reader(Pod)
@@ -133,6 +138,11 @@ def test_reads_over_a_set_are_hits_of_the_namespaces_readers(server: FakeAPIServ
         counts = cache.status().reads["Pod"]
         assert counts.hits == 5 and counts.fallbacks == 0 and counts.misses == 0  # all on the hit path
         assert reader.hits == 5  # the SetReader's own count: the policy never ran
+        by_index = Pod.list(all_namespaces=True, index=("last", "1"))  # merged from each namespace's index
+        assert isinstance(by_index, CoveringList) and by_index.namespaces == ["a", "b", "c"]
+        assert names(by_index) == {"pod-a-1", "pod-b-1", "pod-c-1"}
+        assert names(Pod.list(namespace="b", index=("last", "0"))) == {"pod-b-0"}
+        assert cache.status().reads["Pod"].fallbacks == 0
         cache.add_namespace("d")
         seed(server, 1, namespace="d", prefix="pod-d")
         assert cache.wait(10)
