@@ -81,16 +81,39 @@ def controller_scopes(controller: Any, namespace: str, config: Any = None) -> li
         return [controller.namespace]
     for source in (getattr(controller, "config", None), config):
         cache = getattr(source, "cache", None)
+        if cache is not None and cache.follows_selector(controller.kind):
+            return [None]  # the namespaces are not known ahead of time: cluster-wide (a ClusterRole)
         spread = None if cache is None else cache.namespace_set(controller.kind)
         if spread is not None:
             return list(spread)
     return [namespace]
 
 
+def _namespace_selector(controller: Any, config: Any) -> Any:
+    """The ``NamespaceSelector`` the set of ``controller``'s kind follows (its cache's), else None."""
+    if controller.all_namespaces or controller.namespace:
+        return None
+    for source in (getattr(controller, "config", None), config):
+        cache = getattr(source, "cache", None)
+        if cache is not None and cache.follows_selector(controller.kind):
+            return cache.namespace_selector
+        if cache is not None and cache.namespace_set(controller.kind) is not None:
+            return None
+    return None
+
+
 def controller_needs(controller: Any, namespace: str, config: Any = None) -> list[Need]:
     """What ``controller`` needs when the Application runs in ``namespace`` (its default namespace);
-    over a set of namespaces (``controller_scopes``), the namespaced needs in each of them."""
-    return [need for scope in controller_scopes(controller, namespace, config) for need in _needs_in(controller, scope)]
+    over a set of namespaces (``controller_scopes``), the namespaced needs in each of them; over a
+    ``NamespaceSelector``'s set, cluster-wide, with list and watch of the Namespaces it follows."""
+    needs = [
+        need for scope in controller_scopes(controller, namespace, config) for need in _needs_in(controller, scope)
+    ]
+    selector = _namespace_selector(controller, config)
+    if selector is not None:
+        why = f"{controller.name}: namespaces={selector!r} (an informer of the Namespaces)"
+        needs.append(Need(None, "", "namespaces", INFORMER, why))
+    return needs
 
 
 def _needs_in(controller: Any, scope: str | None) -> list[Need]:

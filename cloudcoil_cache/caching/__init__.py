@@ -10,7 +10,7 @@ from cloudcoil_cache.caching._backoff import Backoff
 from cloudcoil_cache.caching._cache import Cache, CacheStatus, after_fork
 from cloudcoil_cache.caching._counts import ReadCounts
 from cloudcoil_cache.caching._informer import Informer, InformerKey, InformerStatus
-from cloudcoil_cache.caching._options import CacheOptions
+from cloudcoil_cache.caching._options import CacheOptions, NamespaceSelector
 from cloudcoil_cache.caching._policy import InformerState, Mode
 from cloudcoil_cache.caching._reader import CachedResources, CacheReader
 from cloudcoil_cache.caching._reflector import Tuning
@@ -35,6 +35,7 @@ __all__ = [
     "InformerStatus",
     "InformerView",
     "Mode",
+    "NamespaceSelector",
     "Notification",
     "ReadCounts",
     "Store",

@@ -22,6 +22,7 @@ from cloudcoil_cache.caching._informer import Decoder, DecodingSource, Informer,
 from cloudcoil_cache.caching._options import (
     CacheOptions,
     KindSettings,
+    NamespaceSelector,
     awaits_discovery,
     check_index,
     check_mode,
@@ -32,8 +33,9 @@ from cloudcoil_cache.caching._options import (
 )
 from cloudcoil_cache.caching._owner import CacheOwner, Scopes
 from cloudcoil_cache.caching._policy import CacheFacts, InformerState, Mode, in_scope
-from cloudcoil_cache.caching._reader import CacheReader
+from cloudcoil_cache.caching._reader import CacheReader, SetReader
 from cloudcoil_cache.caching._reflector import Tuning
+from cloudcoil_cache.caching._selector import NamespaceFollower, NamespaceKind
 from cloudcoil_cache.caching._views import InformerView, SyncInformer
 from cloudcoil_cache.caching._writes import WriteTracker
 from cloudcoil_cache.errors import (
@@ -146,6 +148,10 @@ class Cache:
         #: the cache's own set (``namespaces=[...]``), followed by every kind without a set of its own
         self._default_set: tuple[str, ...] | None = self._options.namespaces
         self._readers: dict[type, CacheReader[Any]] = {}  # the reader bound to each of them (``readers``)
+        #: a kind over a set: the reader of its informer per namespace (its ``SetReader`` hands reads to them)
+        self._set_readers: dict[type, dict[str, CacheReader[Any]]] = {}
+        #: called with (namespace, added) after each change of a set, outside the lock (``on_namespaces_changed``)
+        self._set_listeners: tuple[Callable[[str, bool], None], ...] = ()
         #: The reader of each kind with an informer (``reader(cls)``), read-only, lock-free: one per
         #: informer, bound when the informer is made (``caching._reader.CacheReader``).
         self.readers: Mapping[type, CacheReader[Any]] = types.MappingProxyType(self._readers)
@@ -161,6 +167,7 @@ class Cache:
             strict=lambda: (cache := this()) is not None and cache._mode is Mode.STRICT,
             prepare=_weakly(self._bind_discovered, _nothing),
             resume=_weakly(self.resume_after_fork, _nothing),
+            settle=_weakly(self._settle, _no_more),
         )
         self._sync_cond = self._scopes.sync_cond  # notified when any informer changes (tests wait on it)
         self._mode_var: contextvars.ContextVar[Mode | None] = contextvars.ContextVar(
@@ -180,6 +187,10 @@ class Cache:
                     self._discovered.append(cls)
                 else:
                     self._informers_for_kind_locked(cls)
+        #: ``namespaces=NamespaceSelector(...)``: the informer of the Namespaces it selects, which the set follows
+        self._follower: NamespaceFollower | None = None
+        if self._options.namespace_selector is not None and self._options.enabled:
+            self._follower = self._namespace_follower(self._options.namespace_selector)
 
     # ---------------------------------------------------------------- options
     @property
@@ -202,6 +213,18 @@ class Cache:
         """The cache's set of namespaces now (``Cache(namespaces=["a", "b"])``, changed by
         ``add_namespace``/``remove_namespace``), or None when it watches one namespace or all."""
         return self._default_set
+
+    @property
+    def namespace_selector(self) -> NamespaceSelector | None:
+        """``Cache(namespaces=NamespaceSelector(...))``'s selector (the set follows the Namespaces it
+        selects), else None."""
+        return self._options.namespace_selector
+
+    def follows_selector(self, cls: Any) -> bool:
+        """Does ``cls``'s set of namespaces follow the cache's ``NamespaceSelector``?"""
+        if self._options.namespace_selector is None or not getattr(cls, "namespaced", False):
+            return False
+        return self.settings_for(getattr(cls, "__editable_class__", cls)).namespaces is self._options.namespaces
 
     def namespace_set(self, cls: Any) -> tuple[str, ...] | None:
         """The namespaces ``cls`` is watched in now when it is watched over a set (one informer per
@@ -242,6 +265,7 @@ class Cache:
         verb = "add_namespace" if add else "remove_namespace"
         check_namespace_name(namespace, f"Cache.{verb}({namespace!r})")
         stopping: list[Informer[Any]] = []
+        changed = False
         with self._lock:
             if cls is None:
                 if self._default_set is None:
@@ -255,29 +279,109 @@ class Cache:
                     for k in {*self._sets, *self._spread}
                     if self.settings_for(k).namespaces is self._options.namespaces
                 ]
-                self._default_set = _changed(self._default_set, namespace, add)
+                default = _changed(self._default_set, namespace, add)
+                changed = default != self._default_set
             else:
                 cls = self._cached_class(getattr(cls, "__editable_class__", cls))
                 if not cls.namespaced or self.settings_for(cls).namespaces is None:
                     raise ValueError(f"Cache.{verb}({namespace!r}, {cls.kind}): {cls.kind} is not watched over a set")
                 kinds = [cls]
             for kind in kinds:
-                current = self._set_of_locked(kind)
-                self._sets[kind] = _changed(current, namespace, add)
-                if kind in self._spread:
-                    if add:
-                        informer = self._informer_for_kind_locked(kind, namespace)
-                        if self._refcount > 0:
-                            informer.start()
-                    else:
-                        spread = dict(self._spread[kind])
-                        gone = spread.pop(namespace, None)
-                        if gone is not None:
-                            self._spread[kind] = spread
-                            self._informers.pop(gone.key, None)
-                            stopping.append(gone)
+                changed = self._change_kind_locked(kind, namespace, add, stopping) or changed
+            if cls is None:  # once its kinds' informers are made: whoever sees the new set finds them
+                self._default_set = default
+            listeners = self._set_listeners
         for informer in stopping:  # never joined under the lock
             informer.stop(self.tuning.stop_timeout)
+        if changed:
+            for listener in listeners:  # outside the lock: a listener may read or change the cache
+                try:
+                    listener(namespace, add)
+                except Exception:
+                    log.exception("cache: a listener of %s(%r) failed", verb, namespace)
+
+    # ------------------------------------------------------ namespace selector
+    def _namespace_follower(self, selector: NamespaceSelector) -> NamespaceFollower:
+        """The informer of the Namespaces ``selector`` selects (in the registry: started, stopped,
+        waited for and reported with the others) and what makes the set follow it."""
+        key = InformerKey(metadata_class(NamespaceKind), None, selector.label_selector, "")
+        scopes = self._scopes
+        informer: Informer[Any] = Informer(
+            key,
+            DecodingSource(_weakly(scopes.source_for, _no_source)),
+            resync_period=None,
+            tuning=_metadata_tuning(self.tuning),
+            on_change=_weakly(scopes.wake, _nothing),
+            max_staleness=self._options.max_staleness,
+            handler_context=_weakly(scopes.handler_context, contextvars.Context),
+        )
+        informer.watch_error_handler = self._options.watch_error_handler
+        self._informers[key] = informer
+        return NamespaceFollower(  # what the informer's handler holds refers to the cache weakly
+            selector,
+            informer,
+            current=_weakly(self._current_set, _no_set),
+            add=_weakly(self.add_namespace, _nothing),
+            remove=_weakly(self.remove_namespace, _nothing),
+        )
+
+    def _current_set(self) -> tuple[str, ...]:
+        return self._default_set or ()
+
+    def _settle(self, informers: list[Informer[Any]]) -> list[Informer[Any]]:
+        """After a wait for ``informers``: the set made to follow the selector, and every informer
+        to wait for now when the cache made some meanwhile (else [])."""
+        if self._follower is None:
+            return []
+        self._follower.follow()
+        now = self.informers()
+        given = {id(informer) for informer in informers}
+        return now if any(id(informer) not in given for informer in now) else []
+
+    def settle_namespaces(self, timeout: float | None = None) -> bool:
+        """A cache over a ``NamespaceSelector``: wait up to ``timeout`` for its Namespaces to be
+        listed and make the set follow them (True), else False; True at once for any other cache.
+        A hard failure of the list (no RBAC to list Namespaces) raises."""
+        return self._follower is None or self._follower.settle(timeout)
+
+    def namespaces_listed(self) -> bool:
+        """False while a ``NamespaceSelector``'s Namespaces are not listed (the set is not known yet)."""
+        return self._follower is None or self._follower.listed()
+
+    def _change_kind_locked(self, kind: Any, namespace: str, add: bool, stopping: list[Informer[Any]]) -> bool:
+        """``namespace`` added to (or removed from) ``kind``'s set: its informer made and started (or
+        dropped, into ``stopping``), its ``SetReader`` rebound. Whether the set changed."""
+        current = self._set_of_locked(kind)
+        self._sets[kind] = _changed(current, namespace, add)
+        if kind in self._spread:  # its informers were asked for: the new namespace's too
+            if add:
+                informer = self._informer_for_kind_locked(kind, namespace)
+                if self._refcount > 0:
+                    informer.start()
+            else:
+                spread = dict(self._spread[kind])
+                gone = spread.pop(namespace, None)
+                if gone is not None:
+                    self._spread[kind] = spread
+                    self._informers.pop(gone.key, None)
+                    self._set_readers.get(kind, {}).pop(namespace, None)
+                    stopping.append(gone)
+            self._bind_set_reader_locked(kind)
+        return self._sets[kind] != current
+
+    def on_namespaces_changed(self, listener: Callable[[str, bool], None]) -> Callable[[], None]:
+        """Call ``listener(namespace, added)`` after each change of a set of namespaces of this cache
+        (``add_namespace``/``remove_namespace``, or its ``NamespaceSelector``), once the informers
+        are made (and started) or stopped, outside the cache's lock: a controller's informers
+        follow the set so. Returns the function that unsubscribes it."""
+        with self._lock:
+            self._set_listeners = (*self._set_listeners, listener)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                self._set_listeners = tuple(f for f in self._set_listeners if f is not listener)
+
+        return unsubscribe
 
     @property
     def mode(self) -> str:
@@ -358,6 +462,9 @@ class Cache:
         """In a fork child (``_fork``: one thread, no I/O): a new registry lock and scopes state;
         the informers re-arm themselves, and resume at the next use (``resume_after_fork``)."""
         self._lock = threading.RLock()
+        follower = getattr(self, "_follower", None)  # (None: forked while it was being made)
+        if follower is not None:
+            follower.after_fork()
         self._scopes.after_fork(self._lock)
         self._sync_cond = self._scopes.sync_cond
 
@@ -395,6 +502,9 @@ class Cache:
         """Every informer of ``cls``: its one, or one per namespace of its set (made if needed)."""
         cls = self._cached_class(cls)
         if cls.namespaced and self.settings_for(cls).namespaces is not None:
+            if cls not in self._spread:  # its informers are asked for: a set changed from now on makes them too
+                self._spread[cls] = {}
+                self._bind_set_reader_locked(cls)
             return [self._informer_for_kind_locked(cls, ns) for ns in self._set_of_locked(cls)]
         return [self._informer_for_kind_locked(cls)]
 
@@ -426,25 +536,46 @@ class Cache:
             for name, func in self._indexes.get(cls, {}).items():
                 informer.store.add_index(name, func)
             self._informers[key] = informer
-            if namespace is not None:  # one of a set: read through the policy (``caching._reads``)
+            if namespace is not None:  # one of a set: its reader, behind the kind's ``SetReader``
                 self._spread[cls] = {**self._spread.get(cls, {}), namespace: informer}
+                self._set_readers.setdefault(cls, {})[namespace] = CacheReader(
+                    informer,
+                    self,
+                    facts=self._hit_facts(settings),
+                    paused=self._pause_var,
+                    run=self._scopes,
+                )
+                self._bind_set_reader_locked(cls)
                 return informer
             self._by_kind[cls] = informer
             self._readers[cls] = (_CountingReader if self._options.count_hits else CacheReader)(
                 informer,
                 self,
-                facts=CacheFacts(
-                    enabled=self._options.enabled,
-                    paused=False,
-                    started=True,
-                    kind_enabled=settings.enabled,
-                    kind_cached=True,
-                    lazy=self.resources is None,
-                ),
+                facts=self._hit_facts(settings),
                 paused=self._pause_var,
                 run=self._scopes,
             )
         return informer
+
+    def _hit_facts(self, settings: KindSettings) -> CacheFacts:
+        """The cache's facts when it serves a kind with ``settings`` (what a reader's hits are decided on)."""
+        return CacheFacts(
+            enabled=self._options.enabled,
+            paused=False,
+            started=True,
+            kind_enabled=settings.enabled,
+            kind_cached=True,
+            lazy=self.resources is None,
+        )
+
+    def _bind_set_reader_locked(self, cls: Any) -> None:
+        """The ``SetReader`` of ``cls`` (a kind over a set; bound once) handed its set's readers now."""
+        reader = self._readers.get(cls)
+        if not isinstance(reader, SetReader):
+            reader = self._readers[cls] = SetReader(cls, self, count_gets=self._options.count_hits)
+        per = self._set_readers.get(cls, {})
+        wanted = self._sets.get(cls, ())
+        reader.bind({ns: per[ns] for ns in wanted if ns in per}, whole=all(ns in per for ns in wanted))
 
     def _bind_discovered(self) -> None:
         """Before a start: each kind of ``resources`` still waiting for discovery gets its plural and
@@ -893,6 +1024,16 @@ def _changed(current: tuple[str, ...], namespace: str, add: bool) -> tuple[str, 
     if add:
         return current if namespace in current else (*current, namespace)
     return tuple(ns for ns in current if ns != namespace)
+
+
+def _no_set() -> tuple[str, ...]:
+    """The set of a garbage-collected cache."""
+    return ()
+
+
+def _no_more(*_: Any) -> list[Informer[Any]]:
+    """What the settle step of a garbage-collected cache finds: nothing more to wait for."""
+    return []
 
 
 def _nothing(*_: Any) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from typing import Any, Callable, Iterable, Mapping
 
@@ -13,6 +14,8 @@ from cloudcoil_cache.caching._policy import Mode
 __all__ = [
     "CacheOptions",
     "KindSettings",
+    "NamespaceSelector",
+    "NamespaceSet",
     "PER_RESOURCE_KEYS",
     "awaits_discovery",
     "check_mode",
@@ -38,6 +41,64 @@ PER_RESOURCE_KEYS = frozenset(
         "namespaces",
     }
 )
+
+
+class NamespaceSelector:
+    """``Cache(namespaces=NamespaceSelector("team=a"))``: a set of namespaces that follows the
+    Namespaces whose labels match ``label_selector`` and whose names match ``names`` (globs, kopf's
+    style: ``"team-*"``; a glob starting with ``!`` excludes: ``["*", "!kube-*"]``). The cache
+    watches the Namespaces (metadata only, with the label selector) and adds or removes a namespace
+    of its set as one appears, is relabelled or goes (``Cache.add_namespace``)."""
+
+    __slots__ = ("excluded", "label_selector", "names", "parsed")
+
+    def __init__(self, label_selector: str | None = None, *, names: Iterable[str] | None = None) -> None:
+        where = f"NamespaceSelector({label_selector!r}, names={names!r})"
+        if label_selector is not None and not isinstance(label_selector, str):
+            raise ValueError(f"{where}: label_selector must be a label selector string such as 'team=a'")
+        if isinstance(names, (str, bytes)):
+            raise ValueError(f"{where}: names must be a list of globs such as ['team-*'], not one string")
+        globs = tuple(names or ())
+        if not all(isinstance(g, str) and g.strip("!") for g in globs):
+            raise ValueError(f"{where}: names must be non-empty glob strings such as 'team-*' or '!kube-*'")
+        self.label_selector: str = (label_selector or "").strip()
+        self.parsed = parse_label_selector(self.label_selector)  # a bad selector: its ValueError
+        if not self.label_selector and not globs:
+            raise ValueError(f"{where}: give a label selector ('team=a') or names (['team-*']), or both")
+        self.names: tuple[str, ...] = tuple(g for g in globs if not g.startswith("!"))
+        self.excluded: tuple[str, ...] = tuple(g[1:] for g in globs if g.startswith("!"))
+
+    def matches(self, name: str, labels: Mapping[str, str] | None) -> bool:
+        """Does the Namespace ``name`` with ``labels`` belong to the set?"""
+        if self.names and not any(fnmatch.fnmatchcase(name, g) for g in self.names):
+            return False
+        if any(fnmatch.fnmatchcase(name, g) for g in self.excluded):
+            return False
+        return self.parsed.matches(labels)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NamespaceSelector):
+            return NotImplemented
+        return (self.label_selector, self.names, self.excluded) == (
+            other.label_selector,
+            other.names,
+            other.excluded,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.label_selector, self.names, self.excluded))
+
+    def __repr__(self) -> str:
+        globs = [*self.names, *(f"!{g}" for g in self.excluded)]
+        return f"NamespaceSelector({self.label_selector!r}" + (f", names={globs!r})" if globs else ")")
+
+
+class NamespaceSet(tuple[str, ...]):
+    """``Cache(namespaces=NamespaceSet(["a"]))``: a set of namespaces even with one namespace or
+    none, changed only by ``add_namespace``/``remove_namespace`` (a controller's own caches follow
+    its Config's cache's set so)."""
+
+    __slots__ = ()
 
 
 @attrs.frozen
@@ -87,6 +148,8 @@ class CacheOptions:
     #: ``Cache(namespaces=["a", "b"])``: the set of namespaces watched (one informer per kind and
     #: namespace); None when the cache watches one namespace (``namespace``) or all of them
     namespaces: tuple[str, ...] | None = None
+    #: ``Cache(namespaces=NamespaceSelector(...))``: the set follows the Namespaces it selects
+    namespace_selector: NamespaceSelector | None = None
 
 
 def check_mode(mode: Any, where: str = "Cache") -> Mode:
@@ -217,10 +280,18 @@ def _check_namespaces(namespaces: Any, where: str) -> tuple[str | None, tuple[st
     or more (one informer per namespace), ``(None, None)`` for None (all namespaces)."""
     if namespaces is None:
         return None, None
+    if isinstance(namespaces, NamespaceSelector):
+        return None, ()  # empty until its Namespaces are listed
+    if isinstance(namespaces, NamespaceSet):  # a set even when it holds one namespace or none
+        for namespace in namespaces:
+            check_namespace_name(namespace, f"{where}={namespaces!r})")
+        return None, tuple(dict.fromkeys(namespaces))
     if isinstance(namespaces, str):
         return check_namespace_name(namespaces, f"{where}={namespaces!r})"), None
     if isinstance(namespaces, bytes) or not isinstance(namespaces, Iterable):
-        raise ValueError(f"{where}={namespaces!r}): expected a namespace, a list of namespaces, or None (all)")
+        raise ValueError(
+            f"{where}={namespaces!r}): expected a namespace, a list of namespaces, a NamespaceSelector, or None (all)"
+        )
     listed = list(namespaces)
     if not listed:  # as cloudcoil: an empty list is not "all namespaces" by accident
         raise ValueError(
@@ -233,6 +304,21 @@ def _check_namespaces(namespaces: Any, where: str) -> tuple[str | None, tuple[st
     if len(unique) == 1:
         return unique[0], None
     return None, unique
+
+
+def _namespaces_where(where: str) -> str:
+    return where.replace(" namespaces", "") + " namespaces"
+
+
+def _check_kind_namespaces(namespaces: Any, where: str) -> tuple[str | None, tuple[str, ...] | None]:
+    """``per_resource[Kind]["namespaces"]``: as ``Cache(namespaces=...)``, but no ``NamespaceSelector``
+    (a selector is the cache's: its kinds over a set follow it)."""
+    if isinstance(namespaces, NamespaceSelector):
+        raise ValueError(
+            f"{where}={namespaces!r}): a NamespaceSelector is the cache's own (Cache(namespaces=...)); "
+            "a kind names its namespaces (a list)"
+        )
+    return _check_namespaces(namespaces, where)
 
 
 def _check_flags_and_timeouts(
@@ -288,7 +374,7 @@ _PER_RESOURCE_CHECKS: tuple[tuple[str, Callable[[Any, str], Any]], ...] = (
     ("max_staleness", _check_staleness),
     ("transform", _check_transform),
     ("metadata_only", _check_metadata_flag),
-    ("namespaces", lambda value, where: _check_namespaces(value, where.replace(" namespaces", "") + " namespaces")),
+    ("namespaces", lambda value, where: _check_kind_namespaces(value, _namespaces_where(where))),
 )
 
 
@@ -390,6 +476,7 @@ def validate_options(
         indexes=_check_indexes(indexes),
         metadata_only=_check_metadata_only(metadata_only),
         namespaces=namespace_set,
+        namespace_selector=namespaces if isinstance(namespaces, NamespaceSelector) else None,
     )
 
 

@@ -71,6 +71,7 @@ class Scopes:
         strict: Callable[[], bool],
         prepare: Callable[[], None] = lambda: None,
         resume: Callable[[], None] = lambda: None,
+        settle: Callable[[list[Informer[Any]]], list[Informer[Any]]] = lambda _: [],
     ) -> None:
         self.lock = lock
         self._informers = informers  # the cache's registry (the same dict), read under ``lock``
@@ -79,6 +80,8 @@ class Scopes:
         self._strict = strict  # whether a failed sync refuses the scope (the cache's default mode)
         self._prepare = prepare  # before a start: the cache makes the informers of kinds found by discovery
         self._resume = resume  # before a start: the cache resumes informers inherited across fork here
+        #: after a wait: the informers to wait for next (the set a NamespaceSelector made meanwhile), or []
+        self._settle = settle
         self.count = 0
         self.sync_cond = threading.Condition(threading.Lock())
         self._owner: CacheOwner | None = None  # held until the transport is bound
@@ -230,13 +233,22 @@ class Scopes:
     def wait_synced(
         self, informers: list[Informer[Any]], timeout: float, cancel: threading.Event | None = None
     ) -> None:
-        """Wait for every informer; a hard failure (401/403/404) of any one fails at once."""
+        """Wait for every informer; a hard failure (401/403/404) of any one fails at once. Then for
+        those the cache made meanwhile (a ``NamespaceSelector``'s namespaces), within ``timeout``."""
         deadline = time.monotonic() + timeout
+        while informers:
+            self._wait_listed(informers, deadline, timeout, cancel)
+            informers = self._settle(informers)
+
+    def _wait_listed(
+        self, informers: list[Informer[Any]], deadline: float, timeout: float, cancel: threading.Event | None
+    ) -> None:
+        """``wait_synced`` of the informers given (one stopped and dropped from the cache meanwhile: not waited for)."""
         with self.sync_cond:
             while True:
                 if cancel is not None and cancel.is_set():
                     raise SyncCancelled("the wait for the cache sync was cancelled")
-                pending = [i for i in informers if not i.has_synced()]
+                pending = [i for i in informers if not i.has_synced() and self._informers.get(i.key) is i]
                 if not pending:
                     return
                 for informer in pending:

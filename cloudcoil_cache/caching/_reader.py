@@ -23,7 +23,7 @@ from cloudcoil_cache.caching._policy import (
 from cloudcoil_cache.caching._reads import ReadSource, list_selector_problem, policy_get
 from cloudcoil_cache.caching._views import InformerView
 
-__all__ = ["CacheReader", "CachedResources", "Running", "copies", "hit_facts"]
+__all__ = ["CacheReader", "CachedResources", "Covered", "Running", "SetReader", "copies", "hit_facts"]
 
 T = TypeVar("T")
 
@@ -258,6 +258,104 @@ class CacheReader(Generic[T]):
             cache, self.cls, name, namespace if self.namespaced else None, live, mode, selector_is_scope
         )
         return answer
+
+
+class Covered(list[Any]):
+    """The objects of a list of every namespace of a set (``SetReader.hit_list(None)``):
+    ``namespaces`` names the namespaces it covers (the client makes it a ``CoveringList``)."""
+
+    __slots__ = ("namespaces",)
+
+    def __init__(self, namespaces: tuple[str, ...]) -> None:
+        super().__init__()
+        self.namespaces = namespaces
+
+
+class SetReader(CacheReader[T]):
+    """The reads of one kind watched over a set of namespaces (one informer each): a get or a list
+    of a namespace of the set is the hit of that namespace's reader; a list of every namespace
+    merges their hits (``Covered``: the namespaces it covers, the answer the read policy gives,
+    resourceVersion ""). Anything else (a namespace outside the set, a miss, selectors) goes to the
+    read policy (``get()``: ``caching._reads``, which merges or refuses naming the set).
+
+    The cache binds one per kind, once; ``bind`` replaces the readers per namespace (one tuple
+    assignment: a read sees the set before or after a change, never a mix) at each change."""
+
+    def __init__(self, cls: Any, cache: ReadSource, *, count_gets: bool = False) -> None:
+        # no informer of its own: the attributes a view of the reader asks for, then the set's readers
+        self.cls = cls
+        self.namespaced = True
+        self.scope = None
+        self._cache = weakref.ref(cache)
+        self._count_gets = count_gets
+        #: (the namespaces of the set, in order, each with a reader; their readers; whether every
+        #: namespace of the set has one: else a list of all of them is the policy's)
+        self._set: tuple[tuple[str, ...], Mapping[str, CacheReader[T]], bool] = ((), {}, True)
+        self.hits = 0
+
+    def __repr__(self) -> str:
+        return f"<SetReader {getattr(self.cls, 'kind', self.cls)} over {list(self._set[0])!r}>"
+
+    def bind(self, readers: Mapping[str, CacheReader[T]], whole: bool = True) -> None:
+        """The set's readers now (namespace → its informer's reader, in the set's order); ``whole``:
+        every namespace of the set has one (else only the lists of one namespace are hits)."""
+        self._set = (tuple(readers), dict(readers), whole)
+
+    @property
+    def namespaces(self) -> tuple[str, ...]:
+        """The namespaces the reader answers for now."""
+        return self._set[0]
+
+    def hit(self, name: str, namespace: str | None = None) -> T | None:
+        if namespace.__class__ is not str:
+            return None
+        reader = self._set[1].get(namespace)
+        if reader is None:
+            return None
+        found = reader.hit(name, namespace)
+        if found is not None and self._count_gets:
+            self.hits += 1
+        return found
+
+    def hit_list(self, namespace: str | None) -> tuple[list[T], str] | None:
+        namespaces, readers, whole = self._set
+        if namespace is not None:
+            reader = readers.get(namespace) if namespace.__class__ is str else None
+            found = None if reader is None else reader.hit_list(namespace)
+            if found is not None:
+                self.hits += 1
+            return found
+        if not whole or not readers:  # (no reader to check the cache's run and pause: the policy's)
+            return None
+        for ns, reader in readers.items():
+            if not reader._serves_list(ns):
+                return None
+        merged = Covered(namespaces)
+        for ns, reader in readers.items():
+            merged.extend(reader.store.snapshot(ns)[0])
+        self.hits += 1
+        return merged, ""
+
+    def hit_index(self, namespace: str | None, name: str, value: str) -> tuple[list[T], str] | None:
+        namespaces, readers, whole = self._set
+        if namespace is not None:
+            reader = readers.get(namespace) if namespace.__class__ is str else None
+            return None if reader is None else reader.hit_index(namespace, name, value)
+        if not whole or not readers:
+            return None
+        for ns, reader in readers.items():
+            if not reader._serves_list(ns):
+                return None
+        merged = Covered(namespaces)
+        for ns, reader in readers.items():
+            found = reader.store.index_snapshot(name, value, ns)
+            if found is None:
+                return None  # no such index: the policy names it
+            merged.extend(found[0])
+        return merged, ""
+
+    def serving(self) -> bool:
+        return all(reader.serving() for reader in self._set[1].values())
 
 
 class CachedResources(Generic[T]):

@@ -244,6 +244,8 @@ def _over_set(cache: ReadSource, cls: Any, request: ReadRequest, index: tuple[st
     cache_facts, _, mode = cache.read_facts(cls)
     if not cache_facts.enabled or cache_facts.paused or not cache_facts.kind_enabled:
         return None
+    if not spread and not cache_facts.started:  # an empty set (a NamespaceSelector's) of a stopped cache
+        return None  # what a stopped cache answers (no informer decides for the set)
     if request.all_namespaces or not request.namespace:
         return _read_across(cache, cls, request, index, spread)
     if request.namespace not in spread:

@@ -9,6 +9,7 @@ from cloudcoil_cache._listwatch import ListOptions, check_field_selector
 from cloudcoil_cache._threads import run_blocking
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.caching._policy import Mode, ReadRequest, get_request
+from cloudcoil_cache.caching._reader import Covered
 from cloudcoil_cache.caching._reads import LIVE, Page, drive, drive_async, index_unavailable, policy_get, read
 from cloudcoil_cache.client._lists import CoveringList, ObjectList
 
@@ -138,11 +139,22 @@ def cached_list(
         reader = cache.readers.get(cls)
         hit = None if reader is None else reader.hit_list(namespace)
         if hit is not None:
-            return ObjectList.whole(cls, hit[0], hit[1])
+            return _whole(cls, hit)
     answer = drive(read(cache, cls, _request(cls, opts, namespace, mode)))
     if answer is LIVE:
         return live(opts)
     return _objects(cache, cls, answer, opts, resolve, live, mode)
+
+
+def _whole(cls: Any, hit: tuple[list[Any], str]) -> ObjectList[Any]:
+    """A reader's hit as a list: a ``CoveringList`` when it covers a set of namespaces (``Covered``)."""
+    items = hit[0]
+    if items.__class__ is not Covered:
+        return ObjectList.whole(cls, items, hit[1])
+    covered = list(items.namespaces)
+    covering: CoveringList[Any] = CoveringList(cls, items, {"resourceVersion": "", "namespaces": covered})
+    covering.namespaces = covered
+    return covering
 
 
 def check_index(index: Any) -> tuple[str, str]:
@@ -187,7 +199,7 @@ def _indexed_list(
         reader = cache.readers.get(cls)
         hit = None if reader is None else reader.hit_index(namespace, name, value)
         if hit is not None:
-            return ObjectList.whole(cls, hit[0], hit[1])
+            return _whole(cls, hit)
     answer = drive(read(cache, cls, _request(cls, opts, namespace, mode), (name, value)))
     if answer is LIVE:
         raise _index_live(cls, name)
@@ -216,7 +228,7 @@ async def async_cached_list(
         reader = cache.readers.get(cls)
         hit = None if reader is None or not _plain(opts) else reader.hit_index(namespace, name, value)
         if hit is not None:
-            return ObjectList.whole(cls, hit[0], hit[1])
+            return _whole(cls, hit)
         answer = await drive_async(read(cache, cls, _request(cls, opts, namespace, None), (name, value)))
         if answer is LIVE:
             raise _index_live(cls, name)
@@ -227,7 +239,7 @@ async def async_cached_list(
             reader = cache.readers.get(cls)
             hit = None if reader is None else reader.hit_list(namespace)
             if hit is not None:
-                return ObjectList.whole(cls, hit[0], hit[1])
+                return _whole(cls, hit)
         answer = await drive_async(read(cache, cls, _request(cls, opts, namespace, None)))
         if answer is not LIVE:
             return _objects(cache, cls, answer, opts, resolve, live, None)

@@ -11,7 +11,7 @@ from cloudcoil_cache.caching._policy import in_scope
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.controller._context import CachedKind, Context
 from cloudcoil_cache.controller._finalizers import check_finalizer_name
-from cloudcoil_cache.controller._informers import Source
+from cloudcoil_cache.controller._informers import SetView, Source
 from cloudcoil_cache.controller._keys import normalize_key, split_key
 from cloudcoil_cache.controller._kinds import check_kind
 from cloudcoil_cache.controller._mapping import EventMapping, Mapper
@@ -427,6 +427,12 @@ class Controller:
         workers = self._run.running
         sources = self.sources
         synced = bool(sources) and all(s.view.status().synced for s in sources.values())
+        primary = sources.get(self.kind)
+        namespaces: tuple[str, ...] | None = None
+        if primary is not None and isinstance(primary.view, SetView):
+            namespaces = primary.view.namespaces
+        elif self.kind.namespaced and self._primary_namespace:
+            namespaces = (self._primary_namespace,)
         return snapshot(
             self.name,
             synced,
@@ -434,6 +440,7 @@ class Controller:
             workers.queue.stats() if workers is not None else None,
             workers.deadline.abandoned if workers is not None and workers.deadline is not None else 0,
             self._counts,
+            namespaces,
         )
 
     @property

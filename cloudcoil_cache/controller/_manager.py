@@ -372,9 +372,9 @@ class Manager:
                 status = source.view.status()
                 state = getattr(status, "state", None)
                 if not status.synced:
-                    problems.append(f"{controller.name}: {source.scope.describe()} not synced")
+                    problems.append(f"{controller.name}: {source.describe()} not synced")
                 elif state in (InformerState.STALE, InformerState.FAILING):
-                    problems.append(f"{controller.name}: {source.scope.describe()} {state}: {status.last_error}")
+                    problems.append(f"{controller.name}: {source.describe()} {state}: {status.last_error}")
         if problems:
             return False, "\n".join(problems) + "\n"
         return True, "ok\n"

@@ -103,7 +103,7 @@ class ControllerRun(Group):
         decl.logger.info(
             "controller %s: informers synced (%s)",
             decl.name,
-            ", ".join(s.scope.describe() + (" shared" if s.shared else "") for s in informers.sources.values()),
+            ", ".join(s.describe() + (" shared" if s.shared else "") for s in informers.sources.values()),
         )
 
     def stop_informers(self) -> None:

@@ -55,6 +55,9 @@ class ControllerStatus:
     abandoned: int
     last_errors: Mapping[str, str]
     queued_by_priority: Mapping[str, int] = attrs.field(factory=lambda: types.MappingProxyType({}))
+    #: the namespaces the controller reconciles now: its set's (``Cache(namespaces=[...])``, changed
+    #: at run time or by a ``NamespaceSelector``), its one namespace's, or None (all; cluster-scoped)
+    namespaces: tuple[str, ...] | None = None
 
 
 class ReconcileCounts:
@@ -104,7 +107,13 @@ def _outcome(error: BaseException | None) -> str:
 
 
 def snapshot(
-    name: str, synced: bool, running: bool, queue: QueueStats | None, abandoned: int, counts: ReconcileCounts
+    name: str,
+    synced: bool,
+    running: bool,
+    queue: QueueStats | None,
+    abandoned: int,
+    counts: ReconcileCounts,
+    namespaces: tuple[str, ...] | None = None,
 ) -> ControllerStatus:
     """A controller's status from its parts (``queue`` None while its workers do not run)."""
     totals, last_errors = counts.snapshot()
@@ -126,4 +135,5 @@ def snapshot(
         abandoned=abandoned,
         last_errors=types.MappingProxyType(last_errors),
         queued_by_priority=types.MappingProxyType(dict(queue.depth_by_priority) if queue is not None else {}),
+        namespaces=namespaces,
     )

@@ -15,7 +15,7 @@ import attrs
 from cloudcoil_cache._runnable import RunnableThread, deadline_after, remaining
 from cloudcoil_cache.controller._context import CachedKind, Context
 from cloudcoil_cache.controller._fence import Fence, LeadershipLost
-from cloudcoil_cache.controller._informers import Source
+from cloudcoil_cache.controller._informers import SetView, Source
 from cloudcoil_cache.controller._keys import split_key
 from cloudcoil_cache.controller._loop import LoopThread
 from cloudcoil_cache.controller._observe import ControllerObserver
@@ -196,6 +196,9 @@ class Workers:
         sources = self._sources()
         primary = sources.get(self.kind)
         if primary is None:
+            return
+        if isinstance(primary.view, SetView) and not primary.view.covers(namespace):
+            queue.forget(key)  # a namespace removed from the set: no longer ours (not a deletion)
             return
         started = time.monotonic()
         result = "error"

@@ -7,7 +7,7 @@ from typing import Any
 
 from cloudcoil_cache.application import Application
 from cloudcoil_cache.application._rbac import controller_scopes, verbs_granted
-from cloudcoil_cache.caching import Cache
+from cloudcoil_cache.caching import Cache, NamespaceSelector
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.controller import Controller
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Namespace, Secret
@@ -64,5 +64,22 @@ def test_a_kind_with_its_own_set():
     try:
         docs = Application("t", Controller(ConfigMap, _noop, config=config), module="t.app").manifests(namespace="ops")
         assert {d["metadata"]["namespace"] for d in docs if d["kind"] == "Role"} == {"x", "y"}
+    finally:
+        config.close()
+
+
+def test_a_namespace_selector_needs_a_cluster_role_to_follow_the_namespaces():
+    config = Config(server="http://127.0.0.1:1", namespace="ops", cache=Cache(namespaces=NamespaceSelector("team=a")))
+    try:
+        ctl = Controller(ConfigMap, _noop, config=config).owns(Secret)
+        assert controller_scopes(ctl, "ops") == [None]  # the namespaces are not known ahead of time
+        docs = Application("tenants", ctl, module="tenants.app").manifests(namespace="ops")
+        assert not [d for d in docs if d["kind"] == "Role" and d["metadata"]["namespace"] != "ops"]
+        (cluster_role,) = [d for d in docs if d["kind"] == "ClusterRole"]
+        granted = verbs_granted(cluster_role["rules"])
+        assert {("", "namespaces", "list"), ("", "namespaces", "watch")} <= granted
+        assert {("", "configmaps", "list"), ("", "configmaps", "watch"), ("", "secrets", "patch")} <= granted
+        assert ("", "namespaces", "get") not in granted  # what the informer sends, nothing more
+        assert [d for d in docs if d["kind"] == "ClusterRoleBinding"]
     finally:
         config.close()

@@ -1,6 +1,7 @@
 """An operator over 3 of 6 namespaces on kube-apiserver (issue 35), under a user bound only to the
 Roles ``Application.manifests()`` prints for those 3 (no ClusterRole): it reconciles the objects of
-the 3 and none of the others; a 4th namespace, granted and added at run time, is served within a sync."""
+the 3 and none of the others; a 4th namespace, granted and added at run time, is served and its
+objects reconciled by the running controller within a sync; a namespace removed is no longer reconciled."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from cluster_support import FAST
 from controller._controller_support import Calls
 
 from cloudcoil_cache.application import Application
-from cloudcoil_cache.caching import Cache
+from cloudcoil_cache.caching import Cache, NamespaceSelector
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.controller import Controller
 from cloudcoil_cache.errors import CacheUnavailableError
@@ -109,10 +110,131 @@ def test_an_operator_over_3_of_6_namespaces_under_roles_only(real_api_server: Re
                 fourth,
             )
             cache.add_namespace(fourth)
+            # the running controller follows the set: its objects reconciled within a sync
+            calls.wait(lambda c: (fourth, f"cm-{fourth}") in c, timeout=30)
+            assert ctl.status().namespaces == (*watched, fourth)
             assert cache.wait(30)
             assert ConfigMap.get(f"cm-{fourth}", fourth).metadata.name == f"cm-{fourth}"
             listed = ConfigMap.list(all_namespaces=True)
             assert listed.namespaces == [*watched, fourth]
             assert {cm.namespace for cm in listed} == {*watched, fourth}
+            assert cache.status().reads["ConfigMap"].fallbacks == 0
+            # a namespace removed at run time: its new objects are not reconciled, the others' are
+            cache.remove_namespace(watched[1])
+            for ns, name in ((watched[1], "late-removed"), (fourth, "late-added")):
+                status, body = real.request(
+                    "POST",
+                    f"/api/v1/namespaces/{ns}/configmaps",
+                    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns}},
+                )
+                assert status == 201, body
+            calls.wait(lambda c: (fourth, "late-added") in c, timeout=30)
+            assert (watched[1], "late-removed") not in calls.snapshot()
+            assert ctl.status().namespaces == (watched[0], watched[2], fourth)
     finally:
         config.close()
+
+
+def _wait_allowed(real: RealAPIServer, expected: bool) -> None:
+    """Wait until the authorizer's answer on a cluster-wide list of ConfigMaps is ``expected``."""
+    settled = threading.Event()
+    for _ in range(100):
+        if allowed(real, None, "list") is expected:
+            return
+        settled.wait(0.1)
+    raise AssertionError(f"a cluster-wide list is {'not ' if expected else ''}allowed yet")
+
+
+def test_an_operator_over_a_namespace_selector_under_its_cluster_role(real_api_server: RealAPIServer, tmp_path: Path):
+    """``Cache(namespaces=NamespaceSelector(...))`` on kube-apiserver, under the ClusterRole
+    ``Application.manifests()`` prints for it (list/watch of Namespaces): a namespace labelled after
+    the start is reconciled, one unlabelled leaves the set (kube-apiserver's watch of a label
+    selector sends the object that stops matching as deleted) and is no longer reconciled."""
+    real = real_api_server
+    run = next(_runs)
+    team = f"team-{run}"
+    labelled, later = f"sel-{run}-a", f"sel-{run}-b"
+    for ns, labels in ((labelled, {"team": team}), (later, {})):
+        status, body = real.request(
+            "POST",
+            "/api/v1/namespaces",
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": labels}},
+        )
+        assert status == 201, body
+        status, body = real.request(
+            "POST",
+            f"/api/v1/namespaces/{ns}/configmaps",
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": ns}},
+        )
+        assert status == 201, body
+    kubeconfig = real.write_kubeconfig(tmp_path / "kubeconfig", user="restricted", namespace=labelled)
+    cache = Cache(resources=[ConfigMap], namespaces=NamespaceSelector(f"team={team}"), tuning=FAST, mode="strict")
+    config = Config(kubeconfig=kubeconfig, cache=cache)
+    binding = f"selector-{run}"
+    try:
+        ctl = Controller(ConfigMap, config=config)
+        calls = Calls()
+        ctl.reconcile(lambda cm: calls.add((cm.namespace, (cm.data or {}).get("v"))))
+        docs = Application(binding, ctl, config=config, module="tenants.app").manifests(namespace=labelled)
+        (role,) = [d for d in docs if d["kind"] == "ClusterRole"]
+        status, answer = real.request("POST", f"{RBAC}/clusterroles", role)
+        assert status == 201, answer
+        status, answer = real.request(
+            "POST",
+            f"{RBAC}/clusterrolebindings",
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": binding},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": role["metadata"]["name"],
+                },
+                "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "restricted"}],
+            },
+        )
+        assert status == 201, answer
+        _wait_allowed(real, True)
+        with config, ctl:
+            calls.wait(lambda c: (labelled, None) in c, timeout=30)
+            assert ctl.status().namespaces == (labelled,)
+            changed = threading.Condition()
+
+            def notify(namespace: str, added: bool) -> None:  # (after the controller's own listener)
+                with changed:
+                    changed.notify_all()
+
+            cache.on_namespaces_changed(notify)
+            status, body = real.request(
+                "PATCH",
+                f"/api/v1/namespaces/{later}",
+                {"metadata": {"labels": {"team": team}}},
+                content_type="application/merge-patch+json",
+            )
+            assert status == 200, body
+            calls.wait(lambda c: (later, None) in c, timeout=30)  # labelled after the start: reconciled
+            status, body = real.request(
+                "PATCH",
+                f"/api/v1/namespaces/{labelled}",
+                {"metadata": {"labels": {"team": None}}},
+                content_type="application/merge-patch+json",
+            )
+            assert status == 200, body
+            with changed:  # the set follows the Namespace informer's event, then the controller
+                assert changed.wait_for(lambda: ctl.status().namespaces == (later,), 30), cache.namespaces
+            assert cache.namespaces == (later,)
+            for ns in (labelled, later):
+                status, body = real.request(
+                    "PATCH",
+                    f"/api/v1/namespaces/{ns}/configmaps/cm",
+                    {"data": {"v": "late"}},
+                    content_type="application/merge-patch+json",
+                )
+                assert status == 200, body
+            calls.wait(lambda c: (later, "late") in c, timeout=30)
+            assert (labelled, "late") not in calls.snapshot()
+    finally:
+        config.close()
+        real.request("DELETE", f"{RBAC}/clusterrolebindings/{binding}")
+        _wait_allowed(real, False)  # the restricted user has no cluster-wide grant again

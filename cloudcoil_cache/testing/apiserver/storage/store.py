@@ -707,7 +707,8 @@ class Store:
                 if meta.get("deletionTimestamp") and meta.get("finalizers"):
                     continue
                 self.delete(other, meta["name"], name, grace_period=0, kubelet=kubelet)
-        return self._finish_namespace_locked(rtype, name) or self._objects[rtype][key].obj
+        finished = self._finish_namespace_locked(rtype, name)  # (deleting its last object may have finished it)
+        return finished or (self._objects[rtype][key].obj if key in self._objects[rtype] else current)
 
     def _finish_namespace_locked(self, rtype: ResourceType, name: str) -> dict[str, Any] | None:
         """Remove a terminating namespace once nothing is left in it; its last state or None."""
