@@ -14,6 +14,7 @@ from cloudcoil_cache.caching._reads import LIVE, Page, drive, drive_async, index
 from cloudcoil_cache.client._lists import CoveringList, ObjectList
 
 __all__ = [
+    "whole_hit",
     "LiveGet",
     "LiveList",
     "Resolve",
@@ -139,14 +140,14 @@ def cached_list(
         reader = cache.readers.get(cls)
         hit = None if reader is None else reader.hit_list(namespace)
         if hit is not None:
-            return _whole(cls, hit)
+            return whole_hit(cls, hit)
     answer = drive(read(cache, cls, _request(cls, opts, namespace, mode)))
     if answer is LIVE:
         return live(opts)
     return _objects(cache, cls, answer, opts, resolve, live, mode)
 
 
-def _whole(cls: Any, hit: tuple[list[Any], str]) -> ObjectList[Any]:
+def whole_hit(cls: Any, hit: tuple[list[Any], str]) -> ObjectList[Any]:
     """A reader's hit as a list: a ``CoveringList`` when it covers a set of namespaces (``Covered``)."""
     items = hit[0]
     if items.__class__ is not Covered:
@@ -199,7 +200,7 @@ def _indexed_list(
         reader = cache.readers.get(cls)
         hit = None if reader is None else reader.hit_index(namespace, name, value)
         if hit is not None:
-            return _whole(cls, hit)
+            return whole_hit(cls, hit)
     answer = drive(read(cache, cls, _request(cls, opts, namespace, mode), (name, value)))
     if answer is LIVE:
         raise _index_live(cls, name)
@@ -228,7 +229,7 @@ async def async_cached_list(
         reader = cache.readers.get(cls)
         hit = None if reader is None or not _plain(opts) else reader.hit_index(namespace, name, value)
         if hit is not None:
-            return _whole(cls, hit)
+            return whole_hit(cls, hit)
         answer = await drive_async(read(cache, cls, _request(cls, opts, namespace, None), (name, value)))
         if answer is LIVE:
             raise _index_live(cls, name)
@@ -239,7 +240,7 @@ async def async_cached_list(
             reader = cache.readers.get(cls)
             hit = None if reader is None else reader.hit_list(namespace)
             if hit is not None:
-                return _whole(cls, hit)
+                return whole_hit(cls, hit)
         answer = await drive_async(read(cache, cls, _request(cls, opts, namespace, None)))
         if answer is not LIVE:
             return _objects(cache, cls, answer, opts, resolve, live, None)

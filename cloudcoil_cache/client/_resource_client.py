@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import logging
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, Mapping, TypeVar
@@ -21,10 +22,11 @@ from cloudcoil_cache._listwatch import (
 )
 from cloudcoil_cache._runnable import RunnableThread
 from cloudcoil_cache.apimachinery import Status
+from cloudcoil_cache.caching._reader import Covered
 from cloudcoil_cache.client._api_config import ApiConfig
 from cloudcoil_cache.client._discovery import bind_dynamic
 from cloudcoil_cache.client._lists import ObjectList
-from cloudcoil_cache.client._reads import cached_get, cached_list, plain_segment
+from cloudcoil_cache.client._reads import cached_get, cached_list, plain_segment, whole_hit
 from cloudcoil_cache.client._wait import WaitPredicate, check_wait, wait_timeout_message
 from cloudcoil_cache.client._watch import Watch
 from cloudcoil_cache.errors import ConfigError, DecodeError, WaitTimeout
@@ -253,8 +255,12 @@ class Api(Generic[T]):
             hit = reader.hit_index(namespace, name, value)
         else:
             return None
-        if hit is None:
-            return None
+        return None if hit is None else self._served(hit)
+
+    def _served(self, hit: tuple[builtins.list[T], str]) -> ObjectList[T]:
+        """A reader's hit as the list ``list_hit`` answers (a set's merged hit says what it covers)."""
+        if hit[0].__class__ is Covered:
+            return whole_hit(self.kind_class, hit)
         served = self._served_list
         if served is None:
             cls = self.kind_class

@@ -281,6 +281,7 @@ def test_a_list_the_reader_serves_is_a_few_calls_and_a_whole_new_list(
             "Store.complete",
             "WriteTracker.pending",
             "Store.index_snapshot",
+            "Api._served",
             "ObjectList.served",
             "_served_meta",
         ]
