@@ -66,4 +66,3 @@ def patch_labels(
     )
     data: dict[str, Any] = response.json()
     return data
-

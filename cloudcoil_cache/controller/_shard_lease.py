@@ -115,7 +115,9 @@ class Membership:
         """Watch the ring's Leases (synced) and start the thread that keeps the ring."""
         self.namespace = self.namespace or config.namespace
         scope = Scope(Lease, self.namespace, f"{RING_LABEL}={self.ring_name}")
-        informers = InformerSet(f"ring {self.ring_name}", config, [scope], resync_period=None, sync_timeout=sync_timeout)
+        informers = InformerSet(
+            f"ring {self.ring_name}", config, [scope], resync_period=None, sync_timeout=sync_timeout
+        )
         self._informers = informers
         self._stop = threading.Event()
         if not informers.start(cancel):
@@ -226,4 +228,6 @@ class Membership:
                     continue
                 self._wake.clear()
             # a Lease event or the stop sets _wake; else the next expiry, on the ring's clock
-            self._clock.wait(self._wake, None if next_expiry is None else max(next_expiry - self._clock.now(), 0) + 0.001)
+            self._clock.wait(
+                self._wake, None if next_expiry is None else max(next_expiry - self._clock.now(), 0) + 0.001
+            )

@@ -172,7 +172,9 @@ class Sharder:
                     labels = child.metadata.labels or {}
                     if target_shard in members and labels.get(self._shard) != target_shard:
                         what = "moved" if labels.get(self._shard) else "assigned"
-                        wrote += self._write(config_of(child_source), child_kind, child, {self._shard: target_shard}, what)
+                        wrote += self._write(
+                            config_of(child_source), child_kind, child, {self._shard: target_shard}, what
+                        )
         return wrote
 
     def _owner_of(self, ring: HashRing, key: str) -> str:
