@@ -80,29 +80,7 @@ class Manager:
             isinstance(health_port, bool) or not isinstance(health_port, int) or not 0 <= health_port <= 65535
         ):
             raise ValueError(f"Manager(health_port=...) must be a port number (0: any free one), got {health_port!r}")
-        if sharding is not None and not isinstance(sharding, Ring):
-            raise TypeError(f"Manager(sharding=...) expects a Ring, got {type(sharding).__name__}")
-        if sharding is not None:
-            for c in controllers:
-                c._set_sharding(sharding)
-        rings = list(dict.fromkeys(c.sharding for c in controllers if c.sharding is not None))
-        if len(rings) > 1:
-            raise ValueError(
-                f"Manager(): its controllers are sharded by several rings ({[r.name for r in rings]}): one ring per "
-                "Manager (each replica holds one shard Lease)"
-            )
-        if rings and leader_election is not None:
-            raise ValueError(
-                "Manager(): sharding (active-active replicas) and leader_election (one active replica) exclude each "
-                "other: give one"
-            )
-        if rings and len(rings[0]._controllers) != len(controllers):
-            unsharded = [c.name for c in controllers if c.sharding is None]
-            raise ValueError(
-                f"Manager(): controllers {unsharded} are not sharded while others are (their workers would run only "
-                f"while this replica holds its shard Lease): give Manager(sharding=ring)"
-            )
-        self.sharding: Ring | None = rings[0] if rings else None
+        self.sharding: Ring | None = _ring_of(controllers, sharding, leader_election)
         self.controllers = list(controllers)
         self.webhooks = webhooks
         self.config = config
@@ -435,3 +413,30 @@ class Manager:
             more, _ = webhook_metrics.render()
             body += more
         return 200, body, content_type
+
+
+def _ring_of(controllers: tuple[Controller, ...], sharding: Any, leader_election: Any) -> Ring | None:
+    """The one ring the Manager's controllers are sharded by (``sharding`` applied to all of them), else None."""
+    if sharding is not None and not isinstance(sharding, Ring):
+        raise TypeError(f"Manager(sharding=...) expects a Ring, got {type(sharding).__name__}")
+    if sharding is not None:
+        for c in controllers:
+            c._set_sharding(sharding)
+    rings = list(dict.fromkeys(c.sharding for c in controllers if c.sharding is not None))
+    if len(rings) > 1:
+        raise ValueError(
+            f"Manager(): its controllers are sharded by several rings ({[r.name for r in rings]}): one ring per "
+            "Manager (each replica holds one shard Lease)"
+        )
+    if rings and leader_election is not None:
+        raise ValueError(
+            "Manager(): sharding (active-active replicas) and leader_election (one active replica) exclude each "
+            "other: give one"
+        )
+    unsharded = [c.name for c in controllers if c.sharding is None]
+    if rings and unsharded:
+        raise ValueError(
+            f"Manager(): controllers {unsharded} are not sharded while others are (their workers would run only "
+            "while this replica holds its shard Lease): give Manager(sharding=ring)"
+        )
+    return rings[0] if rings else None

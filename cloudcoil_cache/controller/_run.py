@@ -10,8 +10,8 @@ from cloudcoil_cache._runnable import Group, Step
 from cloudcoil_cache.caching import HandlerHandle
 from cloudcoil_cache.client import Config, current_config
 from cloudcoil_cache.controller._informers import InformerSet, Scope, Source
-from cloudcoil_cache.controller._kinds import bind_kinds
 from cloudcoil_cache.controller._keys import key_of
+from cloudcoil_cache.controller._kinds import bind_kinds
 from cloudcoil_cache.controller._priorities import EventPriorities
 from cloudcoil_cache.controller._queue import Priority
 from cloudcoil_cache.controller._shard_labels import and_selectors

@@ -1,4 +1,4 @@
-"""Ring: active-active controllers — each replica holds a shard Lease, objects are assigned by a hash ring and labels."""
+"""Ring: active-active controllers; each replica holds a shard Lease, objects go to replicas by a hash ring."""
 
 from __future__ import annotations
 
@@ -131,7 +131,13 @@ class Ring:
         self.renew_deadline = self.lease.renew_deadline
         self.retry_period = self.lease.retry_period
         self.sharder_election = LeaderElection(
-            name + SHARDER_LEASE_SUFFIX, namespace=namespace, identity=identity, clock=self._clock, **timings
+            name + SHARDER_LEASE_SUFFIX,
+            namespace=namespace,
+            identity=identity,
+            clock=self._clock,
+            lease_duration=lease_duration,
+            renew_deadline=renew_deadline,
+            retry_period=retry_period,
         )
         self.membership = Membership(name, namespace, tokens=tokens, clock=self._clock)
         self.membership.listeners.append(self._members_changed)

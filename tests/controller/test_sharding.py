@@ -6,7 +6,7 @@ import collections
 from typing import Iterator
 
 import pytest
-from _shard_support import DRAIN, SHARD, PassLog, Replica, configmaps, desired, settled
+from _shard_support import SHARD, PassLog, Replica, configmaps, desired, settled
 
 from cloudcoil_cache.testing import FakeAPIServer
 
