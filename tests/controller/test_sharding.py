@@ -8,6 +8,8 @@ from typing import Iterator
 import pytest
 from _shard_support import SHARD, PassLog, Replica, configmaps, desired, settled
 
+from cloudcoil_cache.apimachinery import ObjectMeta
+from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap
 from cloudcoil_cache.testing import FakeAPIServer
 
 pytestmark = pytest.mark.xdist_group("sharding")  # several replicas each: not beside each other
@@ -142,3 +144,32 @@ def test_fallback_mode_without_labels_reconciles_each_key_on_its_hash_owner(fake
     for replica in made:
         assert len(replica.controller.sources[replica.controller.kind].view.list()) == 60
         assert replica.controller.status().sharding.mode == "hash"
+
+
+def test_the_webhook_labels_objects_as_they_are_created_and_the_sharder_covers_while_it_is_down(
+    fake_api_server, fake_kubeconfig, replicas, config
+):
+    log = PassLog()
+    a = Replica(str(fake_kubeconfig), NAMES[0], log, webhook=True)
+    b = Replica(str(fake_kubeconfig), NAMES[1], log)
+    replicas.extend([a, b])
+    a.start()
+    b.start()
+    log.wait(lambda: a.ring.members == tuple(NAMES[:2]), 20, "both members seen by the webhook's replica")
+    assert a.webhook is not None and a.server is not None
+    a.webhook.install(config, name="shards.example.com", server=a.server)
+    for i in range(20):  # through the API (the webhook is called), not the fake's direct object API
+        made = ConfigMap.client(config).create(ConfigMap(metadata=ObjectMeta(name=f"hooked-{i}", namespace="default")))
+        assert made.metadata.labels[SHARD] == desired(NAMES[:2], f"hooked-{i}")  # labelled in the CREATE
+    log.wait(lambda: settled(fake_api_server, log, NAMES[:2]), 30, "reconciled where the webhook put them")
+    sharder = next(r for r in replicas if r.ring.sharder is not None)
+    assert sharder.controller.status().sharding.assigned == 0  # the sharder had nothing to assign
+    # the webhook goes down with its replica (failurePolicy Ignore: objects are created unlabelled)
+    a.stop()
+    for i in range(20):
+        made = ConfigMap.client(config).create(
+            ConfigMap(metadata=ObjectMeta(name=f"unhooked-{i}", namespace="default"))
+        )
+        assert SHARD not in (made.metadata.labels or {})
+    log.wait(lambda: settled(fake_api_server, log, NAMES[1:2]), 30, "the sharder assigned them")
+    assert not log.overlaps()
