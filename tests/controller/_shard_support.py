@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+import urllib.request
 from typing import Any, Callable
 
 from cluster_support import FAST
@@ -83,20 +84,45 @@ class Replica:
     sharded by a ring ``widgets`` with identity ``name``."""
 
     def __init__(
-        self, kubeconfig: str, name: str, log: PassLog, *, labels: bool = True, webhook: bool = False, **ring: Any
+        self,
+        kubeconfig: str,
+        name: str,
+        log: PassLog,
+        *,
+        labels: bool = True,
+        webhook: bool = False,
+        health: bool = False,
+        finalizer: list[str] | None = None,
+        **ring: Any,
     ) -> None:
         self.name = name
         self.config = Config(kubeconfig=kubeconfig, namespace="default", cache=Cache(resources=[], tuning=FAST))
         self.ring = Ring(RING, identity=name, labels=labels, resync_period=1.0, **{**TIMINGS, **ring})
         self.controller = Controller(ConfigMap, config=self.config, namespace="default", name="widgets")
         self.controller.reconcile(log.reconcile(name))
+        if finalizer is not None:  # a finalizer whose function records the objects it ran for
+
+            @self.controller.finalize("example.com/cleanup")
+            def cleanup(cm: Any) -> None:
+                finalizer.append(f"{name}:{cm.name}")
+
         self.webhook: AdmissionWebhook | None = None
         self.server: WebhookServer | None = None
         if webhook:  # the ring's mutating webhook, served by this replica (port 0, a self-signed certificate)
             self.webhook = register_shard_webhook(AdmissionWebhook(), self.ring, [self.controller])
             self.server = WebhookServer(self.webhook, host="127.0.0.1", port=0, max_concurrency=4)
-        self.manager = Manager(self.controller, config=self.config, sharding=self.ring, webhooks=self.server)
+        self.manager = Manager(
+            self.controller,
+            config=self.config,
+            sharding=self.ring,
+            webhooks=self.server,
+            health_port=0 if health else None,
+        )
         self.stopped = False
+
+    def metrics(self) -> str:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.manager.health_port}/metrics", timeout=10) as response:
+            return str(response.read().decode())
 
     def start(self) -> Replica:
         self.manager.start()
