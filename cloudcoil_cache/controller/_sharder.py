@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 from typing import Any, Callable
 
@@ -20,6 +21,64 @@ from cloudcoil_cache.models._partial import metadata_class
 __all__ = ["Sharded", "Sharder"]
 
 log = logging.getLogger("cloudcoil_cache.controller.sharding")
+
+#: How many label writes the sharder makes at once (timebertt's ``ConcurrentMoves`` is 100 by default).
+CONCURRENT_MOVES = 8
+
+#: One label write: (config, kind, object, labels, what it counts as).
+Move = tuple[Config, Any, Any, "dict[str, Any]", str]
+
+
+class _Movers:
+    """``count`` threads making a pass's label writes at once; ``run(moves)`` returns when all are done."""
+
+    def __init__(self, ring: str, count: int, write: Callable[..., int], stopping: threading.Event) -> None:
+        self._write = write
+        self._stopping = stopping  # set: the moves left are dropped (the next sharder makes them)
+        self._jobs: queue.SimpleQueue[Move | None] = queue.SimpleQueue()
+        self._cond = threading.Condition(threading.Lock())  # guards the two counts below
+        self._pending = 0
+        self._wrote = 0
+        self._threads = [
+            RunnableThread(f"ring-{ring}-mover-{i}", self._work, owner=f"ring {ring}") for i in range(count)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def run(self, moves: list[Move]) -> int:
+        if not moves:
+            return 0
+        with self._cond:
+            self._pending, self._wrote = len(moves), 0
+        for move in moves:
+            self._jobs.put(move)
+        with self._cond:
+            self._cond.wait_for(lambda: self._pending == 0)
+            return self._wrote
+
+    def _work(self) -> None:
+        while True:
+            move = self._jobs.get()
+            if move is None:
+                return
+            wrote = 0
+            try:
+                if not self._stopping.is_set():
+                    wrote = self._write(*move)
+            finally:
+                with self._cond:
+                    self._pending -= 1
+                    self._wrote += wrote
+                    self._cond.notify_all()
+
+    def close(self) -> None:
+        for _ in self._threads:
+            self._jobs.put(None)
+        for thread in self._threads:
+            thread.join()
+
+    def threads(self) -> list[threading.Thread]:
+        return list(self._threads)
 
 
 @attrs.frozen
@@ -72,6 +131,7 @@ class Sharder:
         self._handles: list[Any] = []
         self._thread: RunnableThread | None = None
         self._hashes: dict[str, int] = {}  # key -> xxh64(key): a key's hash never changes
+        self._movers: _Movers | None = None
         self.passes = 0
         self.idle = threading.Event()  # set after a pass that wrote nothing (tests wait on it)
 
@@ -93,7 +153,8 @@ class Sharder:
             self._thread = None
 
     def threads(self) -> list[threading.Thread]:
-        return [self._thread] if self._thread is not None else []
+        movers = self._movers
+        return ([self._thread] if self._thread is not None else []) + (movers.threads() if movers else [])
 
     def kick(self, *_: Any) -> None:
         """Look again soon (a change of the members or of an object)."""
@@ -108,6 +169,7 @@ class Sharder:
                 scopes.setdefault(cls, Scope(cls, target.namespace if kind.namespaced else None))
         informers = InformerSet(f"ring {self.ring} sharder", config, list(scopes.values()), resync_period=None)
         self._informers = informers
+        movers = self._movers = _Movers(self.ring, CONCURRENT_MOVES, self._write, self._stop)
         try:
             if not informers.start(self._stop):
                 return
@@ -133,6 +195,7 @@ class Sharder:
             informers.stop()
             informers.close()
             self._informers = None
+            movers.close()
 
     # ------------------------------------------------------------- one pass
     def _pass(self, informers: InformerSet) -> int:
@@ -141,7 +204,7 @@ class Sharder:
         if not ring:
             return 0  # no live member: nothing to assign to
         members = set(ring.members)
-        wrote = 0
+        moves: list[Move] = []
         for target in self.targets:
             if self._stop.is_set():
                 break
@@ -156,9 +219,9 @@ class Sharder:
                 desired = self._owner_of(ring, hash_key(kind.group, kind.kind, meta.namespace, meta.name))
                 if not current or current not in members:
                     what = "moved" if current else "assigned"
-                    wrote += self._write(config_of(source), kind, obj, {self._shard: desired, self._drain: None}, what)
+                    moves.append((config_of(source), kind, obj, {self._shard: desired, self._drain: None}, what))
                 elif current != desired and self._drain not in labels:
-                    wrote += self._write(config_of(source), kind, obj, {self._drain: "true"}, "drain_requested")
+                    moves.append((config_of(source), kind, obj, {self._drain: "true"}, "drain_requested"))
             for child_kind in target.children:
                 child_source = informers.sources[metadata_class(child_kind)]
                 for child in child_source.view.list():
@@ -172,10 +235,10 @@ class Sharder:
                     labels = child.metadata.labels or {}
                     if target_shard in members and labels.get(self._shard) != target_shard:
                         what = "moved" if labels.get(self._shard) else "assigned"
-                        wrote += self._write(
-                            config_of(child_source), child_kind, child, {self._shard: target_shard}, what
-                        )
-        return wrote
+                        moves.append((config_of(child_source), child_kind, child, {self._shard: target_shard}, what))
+        movers = self._movers
+        assert movers is not None
+        return movers.run(moves)
 
     def _owner_of(self, ring: HashRing, key: str) -> str:
         digest = self._hashes.get(key)
