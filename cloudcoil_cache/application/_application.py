@@ -103,7 +103,7 @@ class Application:
         _check_controllers(controllers)
         self.sharding = _sharding(sharding, leader_election, controllers)
         if self.sharding is not None:
-            webhooks = _with_shard_webhook(webhooks, self.sharding, controllers)
+            webhooks = _with_shard_webhook(webhooks, self.sharding, controllers, namespace)
         if health_port is not None and (
             isinstance(health_port, bool) or not isinstance(health_port, int) or not 0 <= health_port <= 65535
         ):
@@ -360,13 +360,13 @@ def _sharding(value: Any, leader_election: Any, controllers: Sequence[Controller
     return value
 
 
-def _with_shard_webhook(webhooks: Any, ring: Ring, controllers: Sequence[Controller]) -> Any:
+def _with_shard_webhook(webhooks: Any, ring: Ring, controllers: Sequence[Controller], namespace: str | None) -> Any:
     """``webhooks`` (an AdmissionWebhook of its own when None) with the ring's mutating routes added."""
     if webhooks is None:
         webhooks = AdmissionWebhook()
     endpoint = webhooks.endpoint if isinstance(webhooks, WebhookServer) else webhooks
     if isinstance(endpoint, AdmissionWebhook):
-        register_shard_webhook(endpoint, ring, controllers)
+        register_shard_webhook(endpoint, ring, controllers, namespace=namespace)
     return webhooks
 
 

@@ -45,6 +45,7 @@ def test_manifests_grant_the_ring_its_leases_and_labels_and_register_its_webhook
             "matchExpressions": [{"key": "shard.cloudcoil.dev/widgets", "operator": "DoesNotExist"}]
         }
         assert sorted(hook["rules"][0]["operations"]) == ["CREATE", "UPDATE"]
+        assert hook["namespaceSelector"] == {"matchLabels": {"kubernetes.io/metadata.name": "ops"}}
     assert by_kind(docs, "Deployment")[0]["spec"]["replicas"] == 3
     manager = application.manager()
     assert manager.sharding is application.sharding and manager.leader_election is None

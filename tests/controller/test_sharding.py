@@ -177,11 +177,15 @@ def test_the_webhook_labels_objects_as_they_are_created_and_the_sharder_covers_w
     b.start()
     log.wait(lambda: a.ring.members == tuple(NAMES[:2]), 20, "both members seen by the webhook's replica")
     assert a.webhook is not None and a.server is not None
+    fake_api_server.create("namespaces", {"metadata": {"name": "default"}})  # its selector names the namespace
     a.webhook.install(config, name="shards.example.com", server=a.server)
     for i in range(20):  # through the API (the webhook is called), not the fake's direct object API
         made = ConfigMap.client(config).create(ConfigMap(metadata=ObjectMeta(name=f"hooked-{i}", namespace="default")))
         assert made.metadata.labels[SHARD] == desired(NAMES[:2], f"hooked-{i}")  # labelled in the CREATE
     log.wait(lambda: settled(fake_api_server, log, NAMES[:2]), 30, "reconciled where the webhook put them")
+    fake_api_server.create("namespaces", {"metadata": {"name": "elsewhere"}})  # not the controller's namespace
+    other = ConfigMap.client(config).create(ConfigMap(metadata=ObjectMeta(name="other", namespace="elsewhere")))
+    assert SHARD not in (other.metadata.labels or {})
     sharder = next(r for r in replicas if r.ring.sharder is not None)
     assert sharder.controller.status().sharding.assigned == 0  # the sharder had nothing to assign
     # the webhook goes down with its replica (failurePolicy Ignore: objects are created unlabelled)
