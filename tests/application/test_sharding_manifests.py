@@ -78,3 +78,12 @@ def test_the_ring_joins_an_applications_own_webhooks() -> None:
 def test_bad_sharding_options_are_named(options: dict[str, Any], error: type[Exception], text: str) -> None:
     with pytest.raises(error, match=text):
         app(**options)
+
+
+def test_without_the_shard_webhook_the_sharder_labels_everything() -> None:
+    application = app(sharding=Ring("widgets", identity="r-0"), shard_webhook=False)
+    assert application.webhooks is None
+    docs = application.manifests(namespace="ops", image="img:1")
+    assert not by_kind(docs, "MutatingWebhookConfiguration")
+    (role,) = by_kind(docs, "Role")
+    assert ("coordination.k8s.io", "leases", "watch") in verbs_granted(role["rules"])
