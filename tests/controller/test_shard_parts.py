@@ -77,3 +77,42 @@ def test_bad_sharding_declarations_are_named() -> None:
         Manager(Controller(ConfigMap, sharding=a, name="x"), leader_election=LeaderElection("l"))
     with pytest.raises(ValueError, match="not sharded"):
         Manager(Controller(ConfigMap, sharding=a, name="y"), Controller(Secret))
+
+
+def test_membership_on_an_injected_clock_a_lease_expires_a_release_is_dead_at_once(fake_api_server, config) -> None:
+    from cloudcoil_cache.controller._shard_lease import Membership
+    from cloudcoil_cache.testing import FakeClock
+
+    def lease(name: str, holder: str, renew: str = "2026-01-01T00:00:00.000000Z") -> dict:
+        return {
+            "metadata": {"name": name, "namespace": "default", "labels": {"cloudcoil.dev/ring": "w"}},
+            "spec": {"holderIdentity": holder, "leaseDurationSeconds": 15, "renewTime": renew},
+        }
+
+    fake_api_server.create("leases", lease("r-0", "r-0"), "default")
+    fake_api_server.create("leases", lease("r-1", "r-1"), "default")
+    other = lease("x-0", "x-0")
+    other["metadata"]["labels"] = {"cloudcoil.dev/ring": "another"}
+    fake_api_server.create("leases", other, "default")  # another ring's: not a member
+    clock = FakeClock()
+    membership = Membership("w", "default", tokens=100, clock=clock)
+    seen: list[tuple[str, ...]] = []
+    membership.listeners.append(lambda ring: seen.append(ring.members))
+    membership.start(config)
+    try:
+        assert membership.wait_for(lambda ring: ring.members == ("r-0", "r-1"), 10)
+        # r-1 keeps renewing (its record changes), r-0 stops: after 15 s on the clock, r-0 is out
+        clock.advance(10)
+        fake_api_server.patch("leases", "r-1", {"spec": {"renewTime": "2026-01-01T00:00:10.000000Z"}}, "default")
+        renewed_at = clock.now()  # the change is observed at this time on the ring's clock
+        assert membership.wait_for(lambda ring: membership._leases["r-1"][2] == renewed_at, 10)
+        clock.advance(6)
+        assert membership.wait_for(lambda ring: ring.members == ("r-1",), 10)
+        assert membership.states() == {"r-0": "expired", "r-1": "ready"}
+        # a release (empty holder) is out at once, with no time passing
+        fake_api_server.patch("leases", "r-1", {"spec": {"holderIdentity": ""}}, "default")
+        assert membership.wait_for(lambda ring: ring.members == (), 10)
+        assert membership.states()["r-1"] == "dead"
+        assert seen[-1] == ()
+    finally:
+        membership.stop()
