@@ -66,6 +66,9 @@ def test_three_replicas_reconcile_every_object_in_balanced_shares_never_at_once(
         assert {cm.metadata.labels[SHARD] for cm in held} == {replica.name}
     # whoever ran the sharder assigned them; the replicas that joined first let objects go through drains
     assert sum(r.controller.status().sharding.drains for r in replicas) > 0
+    # the sharder caches only what has no shard label: nothing, once all are assigned
+    (sharder,) = [r.ring.sharder for r in replicas if r.ring.sharder is not None]
+    assert sharder.held() == 0
 
 
 def test_a_stopped_replica_releases_and_a_killed_one_expires_and_their_objects_move(
