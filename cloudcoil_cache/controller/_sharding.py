@@ -208,9 +208,15 @@ class Ring:
         self.lease.namespace = self.lease.namespace or self.namespace
         self.sharder_election.namespace = self.sharder_election.namespace or self.namespace
         self.membership.namespace = self.namespace
-        self.membership.start(config, sync_timeout=sync_timeout, cancel=cancel)
-        if self.labels:
-            self.sharder_election._start(config, started=self._start_sharder, stopped=self._stop_sharder)
+        try:
+            self.membership.start(config, sync_timeout=sync_timeout, cancel=cancel)
+            if self.labels:
+                self.sharder_election._start(config, started=self._start_sharder, stopped=self._stop_sharder)
+        except BaseException:
+            with self._lock:
+                self._users = 0
+            self.membership.stop()
+            raise
 
     def _stop(self) -> None:
         with self._lock:
