@@ -15,8 +15,8 @@ class LeadershipLost(CloudcoilError):
     Raised by ``ctx.check_leadership()`` (and by the Context's write helpers, which call it) once the
     Manager's ``LeaderElection`` has stepped down, or, for a sharded controller, once this replica
     could not renew its shard Lease (``Ring``); the new leader (or the object's new shard) reconciles
-    the key again. A reconcile that lets it propagate ends with a warning, is not retried by this replica, and is counted as
-    ``leadership_lost`` in ``Controller.status()``.
+    the key again. A reconcile that lets it propagate ends with a warning, is not retried by this
+    replica, and is counted as ``leadership_lost`` in ``Controller.status()``.
     """
 
 
