@@ -203,14 +203,31 @@ class Sharder:
                 scopes.setdefault(cls, Scope(cls, namespace, f"!{self._shard}"))
         return scopes
 
+    def _started_informers(self, config: Config) -> InformerSet | None:
+        """The informers of unlabelled objects, synced (tried again every ``resync_period`` after a
+        failure, which is logged); None once stopping."""
+        while not self._stop.is_set():
+            informers = InformerSet(
+                f"ring {self.ring} sharder", config, list(self._kinds().values()), resync_period=None
+            )
+            try:
+                if informers.start(self._stop):
+                    return informers
+            except Exception:
+                log.exception("ring %s: the sharder's informers did not start; trying again", self.ring)
+            informers.close()
+            self._clock.wait(self._stop, self.resync_period)
+        return None
+
     def _run(self, config: Config) -> None:
-        informers = InformerSet(f"ring {self.ring} sharder", config, list(self._kinds().values()), resync_period=None)
         movers = self._movers = _Movers(self.ring, CONCURRENT_MOVES, self._write, self._stop, self._members_changed)
+        informers = self._started_informers(config)
+        if informers is None:
+            movers.close()
+            return
         self._informers = informers
         next_whole = self._clock.now()
         try:
-            if not informers.start(self._stop):
-                return
             for source in informers.sources.values():
                 self._handles += source.view.add_event_handler(self._changed, self._changed, None, replay=False)
             while not self._stop.is_set():
