@@ -6,7 +6,7 @@ import collections
 import concurrent.futures
 import threading
 import types
-from typing import Mapping
+from typing import Any, Mapping
 
 import attrs
 
@@ -35,7 +35,8 @@ class ControllerStatus:
     (since the controller was created, across runs): ``successes`` (``Wait`` included), ``errors`` (timeouts included),
     ``terminal_errors``, ``timeouts``, ``cancellations``, ``leadership_lost``; ``abandoned``: timed-out
     sync reconciles whose thread is still running; ``last_errors``: the last error of each key whose
-    latest reconcile failed (``"Type: message"``).
+    latest reconcile failed (``"Type: message"``). ``sharding``: a sharded controller's ring, share,
+    moves and drains (a ``ShardStatus``; None when not sharded).
     """
 
     name: str
@@ -58,6 +59,7 @@ class ControllerStatus:
     #: the namespaces the controller reconciles now: its set's (``Cache(namespaces=[...])``, changed
     #: at run time or by a ``NamespaceSelector``), its one namespace's, or None (all; cluster-scoped)
     namespaces: tuple[str, ...] | None = None
+    sharding: Any = None
 
 
 class ReconcileCounts:
@@ -114,6 +116,8 @@ def snapshot(
     abandoned: int,
     counts: ReconcileCounts,
     namespaces: tuple[str, ...] | None = None,
+    *,
+    sharding: Any = None,
 ) -> ControllerStatus:
     """A controller's status from its parts (``queue`` None while its workers do not run)."""
     totals, last_errors = counts.snapshot()
@@ -136,4 +140,5 @@ def snapshot(
         last_errors=types.MappingProxyType(last_errors),
         queued_by_priority=types.MappingProxyType(dict(queue.depth_by_priority) if queue is not None else {}),
         namespaces=namespaces,
+        sharding=sharding,
     )

@@ -1,0 +1,223 @@
+"""Active-active sharding over the fake API server: replicas in one process, each with its own Config and Manager."""
+
+from __future__ import annotations
+
+import collections
+from typing import Iterator
+
+import pytest
+from _shard_support import SHARD, PassLog, Replica, configmaps, desired, settled
+
+from cloudcoil_cache.apimachinery import ObjectMeta
+from cloudcoil_cache.controller import Controller, Ring
+from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap
+from cloudcoil_cache.testing import FakeAPIServer
+
+pytestmark = pytest.mark.xdist_group("sharding")  # several replicas each: not beside each other
+
+N = 300
+NAMES = ["replica-a", "replica-b", "replica-c"]
+
+
+@pytest.fixture
+def replicas(fake_kubeconfig) -> Iterator[list[Replica]]:
+    made: list[Replica] = []
+    yield made
+    for replica in made:
+        replica.stop()
+
+
+def _seed(server: FakeAPIServer, n: int, start: int = 0) -> None:
+    for i in range(start, start + n):
+        server.create("configmaps", {"metadata": {"name": f"w-{i}", "namespace": "default"}, "data": {}}, "default")
+
+
+def _start(replicas: list[Replica], kubeconfig, log: PassLog, names: list[str], **options) -> list[Replica]:
+    started = [Replica(str(kubeconfig), name, log, **options) for name in names]
+    replicas.extend(started)
+    for replica in started:
+        replica.start()
+    return started
+
+
+def _shares(server: FakeAPIServer) -> collections.Counter[str]:
+    return collections.Counter((cm["metadata"].get("labels") or {}).get(SHARD) for cm in configmaps(server))
+
+
+def test_three_replicas_reconcile_every_object_in_balanced_shares_never_at_once(
+    fake_api_server, fake_kubeconfig, replicas
+):
+    _seed(fake_api_server, N)
+    log = PassLog()
+    _start(replicas, fake_kubeconfig, log, NAMES)  # one after the other: the first ones get all, then drain
+    log.wait(lambda: settled(fake_api_server, log, NAMES), 60, "every object on its shard, reconciled there")
+    shares = _shares(fake_api_server)
+    assert set(shares) == set(NAMES)
+    for name in NAMES:
+        assert abs(shares[name] - N / 3) <= 0.15 * N / 3, shares
+    assert not log.overlaps()
+    # each replica caches only its share
+    for replica in replicas:
+        status = replica.controller.status()
+        assert status.sharding is not None
+        assert status.sharding.members == tuple(NAMES)
+        assert status.sharding.share == shares[replica.name]
+        held = replica.controller.sources[replica.controller.kind].view.list()
+        assert {cm.metadata.labels[SHARD] for cm in held} == {replica.name}
+    # whoever ran the sharder assigned them; the replicas that joined first let objects go through drains
+    assert sum(r.controller.status().sharding.drains for r in replicas) > 0
+    # the sharder caches only what has no shard label: nothing, once all are assigned
+    sharders = [r.ring.sharder for r in replicas if r.ring.sharder is not None]
+    assert len(sharders) <= 1 and all(sharder.held() == 0 for sharder in sharders)
+
+
+def test_a_stopped_replica_releases_and_a_killed_one_expires_and_their_objects_move(
+    fake_api_server, fake_kubeconfig, replicas
+):
+    _seed(fake_api_server, 150)
+    log = PassLog()
+    a, b, c = _start(replicas, fake_kubeconfig, log, NAMES)
+    log.wait(lambda: settled(fake_api_server, log, NAMES), 60, "settled on three")
+    assert not log.overlaps()
+    # a graceful stop releases the Lease (empty holder): the others move its objects at once
+    c.stop()
+    lease = fake_api_server.get("leases", "replica-c", "default")
+    assert not lease["spec"].get("holderIdentity")
+    log.wait(lambda: settled(fake_api_server, log, NAMES[:2]), 30, "settled on two after a stop")
+    # a killed replica: its Lease expires (lease_duration on the others' clocks), then its objects move
+    b_objects = [
+        cm["metadata"]["name"] for cm in configmaps(fake_api_server) if cm["metadata"]["labels"][SHARD] == "replica-b"
+    ]
+    assert b_objects
+    b.kill()
+    log.wait(lambda: not b.controller.running, 10, "the killed replica's workers stopped (its writes fenced)")
+    log.wait(lambda: settled(fake_api_server, log, NAMES[:1]), 30, "settled on one after a kill")
+    assert all(log.last_by(f"default/{name}") == "replica-a" for name in b_objects)
+    assert not log.overlaps()
+    assert a.ring.membership.states()["replica-b"] == "expired"
+    assert a.ring.membership.states()["replica-c"] == "dead"
+
+
+def test_a_fourth_replica_takes_about_a_quarter_each_through_a_drain(fake_api_server, fake_kubeconfig, replicas):
+    _seed(fake_api_server, N)
+    log = PassLog()
+    finalized: list[str] = []  # leaving a replica's selector arrives as DELETED: never a deletion
+    _start(replicas, fake_kubeconfig, log, NAMES, finalizer=finalized)
+    log.wait(lambda: settled(fake_api_server, log, NAMES), 60, "settled on three")
+    before = {cm["metadata"]["name"]: cm["metadata"]["labels"][SHARD] for cm in configmaps(fake_api_server)}
+    drains_before = sum(r.controller.status().sharding.drains for r in replicas)
+    four = [*NAMES, "replica-d"]
+    _start(replicas, fake_kubeconfig, log, ["replica-d"], finalizer=finalized)
+    log.wait(lambda: settled(fake_api_server, log, four), 60, "settled on four")
+    after = {cm["metadata"]["name"]: cm["metadata"]["labels"][SHARD] for cm in configmaps(fake_api_server)}
+    moved = [name for name in before if before[name] != after[name]]
+    assert all(after[name] == "replica-d" for name in moved)
+    assert 0.15 * N <= len(moved) <= 0.35 * N
+    # each move went through a drain acknowledged by its old replica
+    drains = sum(r.controller.status().sharding.drains for r in replicas[:3]) - drains_before
+    assert drains == len(moved)
+    assert not log.overlaps()
+    assert finalized == []
+    assert all(cm["metadata"]["finalizers"] == ["example.com/cleanup"] for cm in configmaps(fake_api_server))
+    for name in moved:  # the old replica's passes all ended before the new one's first began
+        passes = log.passes[f"default/{name}"]
+        old_end = max(p[2] for p in passes if p[0] == before[name])
+        new_start = min(p[1] for p in passes if p[0] == "replica-d")
+        assert old_end <= new_start
+
+
+def test_objects_created_without_a_webhook_are_assigned_by_the_sharder_and_metrics_show_the_ring(
+    fake_api_server, fake_kubeconfig, replicas
+):
+    log = PassLog()
+    made = [Replica(str(fake_kubeconfig), name, log, health=True) for name in NAMES[:2]]
+    replicas.extend(made)
+    for replica in made:
+        replica.start()
+    _seed(fake_api_server, 40)  # no webhook: created without a shard label
+    log.wait(lambda: settled(fake_api_server, log, NAMES[:2]), 30, "assigned and reconciled")
+    # the sharder's counts are on the replica that ran it
+    sharder = max(made, key=lambda r: r.controller.status().sharding.assigned)
+    assert sharder.controller.status().sharding.assigned >= 40
+    shares = _shares(fake_api_server)
+    for replica in made:
+        text = replica.metrics()
+        assert 'cloudcoil_cache_shard_members{ring="widgets"} 2.0' in text
+        assert f'cloudcoil_cache_shard_lease_held{{identity="{replica.name}",ring="widgets"}} 1.0' in text
+        assert f'cloudcoil_cache_shard_objects{{name="widgets",ring="widgets"}} {float(shares[replica.name])}' in text
+    assigned = sharder.controller.status().sharding.assigned
+    assert (
+        f'cloudcoil_cache_sharder_writes_total{{ring="widgets",what="assigned"}} {float(assigned)}' in sharder.metrics()
+    )
+
+
+def test_fallback_mode_without_labels_reconciles_each_key_on_its_hash_owner(fake_api_server, fake_kubeconfig, replicas):
+    _seed(fake_api_server, 60)
+    log = PassLog()
+    made = [Replica(str(fake_kubeconfig), name, log, labels=False) for name in NAMES[:2]]
+    replicas.extend(made)
+    for replica in made:
+        replica.start()
+    log.wait(
+        lambda: all(log.last_by(f"default/w-{i}") == desired(NAMES[:2], f"w-{i}") for i in range(60)),
+        30,
+        "each key reconciled by its hash owner",
+    )
+    # no labels written: every replica watches all
+    assert all(SHARD not in (cm["metadata"].get("labels") or {}) for cm in configmaps(fake_api_server))
+    for replica in made:
+        assert len(replica.controller.sources[replica.controller.kind].view.list()) == 60
+        assert replica.controller.status().sharding.mode == "hash"
+
+
+def test_the_webhook_labels_objects_as_they_are_created_and_the_sharder_covers_while_it_is_down(
+    fake_api_server, fake_kubeconfig, replicas, config
+):
+    log = PassLog()
+    a = Replica(str(fake_kubeconfig), NAMES[0], log, webhook=True)
+    b = Replica(str(fake_kubeconfig), NAMES[1], log)
+    replicas.extend([a, b])
+    a.start()
+    b.start()
+    log.wait(lambda: a.ring.members == tuple(NAMES[:2]), 20, "both members seen by the webhook's replica")
+    assert a.webhook is not None and a.server is not None
+    fake_api_server.create("namespaces", {"metadata": {"name": "default"}})  # its selector names the namespace
+    a.webhook.install(config, name="shards.example.com", server=a.server)
+    for i in range(20):  # through the API (the webhook is called), not the fake's direct object API
+        made = ConfigMap.client(config).create(ConfigMap(metadata=ObjectMeta(name=f"hooked-{i}", namespace="default")))
+        assert made.metadata.labels[SHARD] == desired(NAMES[:2], f"hooked-{i}")  # labelled in the CREATE
+    log.wait(lambda: settled(fake_api_server, log, NAMES[:2]), 30, "reconciled where the webhook put them")
+    fake_api_server.create("namespaces", {"metadata": {"name": "elsewhere"}})  # not the controller's namespace
+    other = ConfigMap.client(config).create(ConfigMap(metadata=ObjectMeta(name="other", namespace="elsewhere")))
+    assert SHARD not in (other.metadata.labels or {})
+    # the sharder had nothing to assign (its counts are on whichever replica ran it)
+    assert sum(r.controller.status().sharding.assigned for r in replicas) == 0
+    # the webhook goes down with its replica (failurePolicy Ignore: objects are created unlabelled)
+    a.stop()
+    for i in range(20):
+        made = ConfigMap.client(config).create(
+            ConfigMap(metadata=ObjectMeta(name=f"unhooked-{i}", namespace="default"))
+        )
+        assert SHARD not in (made.metadata.labels or {})
+    log.wait(lambda: settled(fake_api_server, log, NAMES[1:2]), 30, "the sharder assigned them")
+    assert not log.overlaps()
+
+
+def test_a_standalone_controller_in_a_ring_of_one_holds_every_object_and_releases_its_lease(
+    fake_api_server, config, make_cm
+):
+    for i in range(10):
+        make_cm(f"solo-{i}")
+    log = PassLog()
+    ring = Ring("solo", identity="solo-0", lease_duration=4, renew_deadline=3, retry_period=0.3, resync_period=1)
+    ctl = Controller(ConfigMap, config=config, sharding=ring)
+    ctl.reconcile(log.reconcile("solo-0"))
+    with ctl:
+        assert ctl.running  # a standalone start returns with the workers running
+        log.wait(lambda: all(log.last_by(f"default/solo-{i}") == "solo-0" for i in range(10)), 20, "all reconciled")
+        status = ctl.status().sharding
+        assert (status.holds, status.members, status.share) == (True, ("solo-0",), 10)
+        labels = [cm["metadata"]["labels"] for cm in configmaps(fake_api_server)]
+        assert all(lbl == {"shard.cloudcoil.dev/solo": "solo-0"} for lbl in labels)
+    assert not fake_api_server.get("leases", "solo-0", "default")["spec"].get("holderIdentity")
+    assert fake_api_server.get("leases", "solo-0", "default")["metadata"]["labels"] == {"cloudcoil.dev/ring": "solo"}
