@@ -273,9 +273,15 @@ def drive_churn(
     return out
 
 
-def bench_floor(url: str, names: list[tuple[str, str]] | None = None, http: requests.Session | None = None) -> float:
-    """One paginated LIST with requests + json.loads, nothing kept (collects names if asked;
-    ``http``: an authenticated session, for a real server)."""
+def bench_floor(
+    url: str,
+    names: list[tuple[str, str]] | None = None,
+    http: requests.Session | None = None,
+    loads: Callable[[bytes], Any] = json.loads,
+) -> float:
+    """One paginated LIST with requests + ``loads`` (the stdlib's ``json.loads``; ``orjson.loads``
+    for the orjson floor), nothing kept (collects names if asked; ``http``: an authenticated
+    session, for a real server)."""
     get = (http or requests).get
     started = time.perf_counter()
     token = None
@@ -283,7 +289,7 @@ def bench_floor(url: str, names: list[tuple[str, str]] | None = None, http: requ
         params = {"limit": "500"}
         if token:
             params["continue"] = token
-        body = json.loads(get(f"{url}/api/v1/pods", params=params, timeout=60).content)
+        body = loads(get(f"{url}/api/v1/pods", params=params, timeout=60).content)
         if names is not None:
             names.extend((p["metadata"]["namespace"], p["metadata"]["name"]) for p in body["items"])
         token = body["metadata"].get("continue")
@@ -504,7 +510,10 @@ class _CloudcoilCache(_Peer):
         from cloudcoil_cache.client import Config
         from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 
+        from cloudcoil_cache import _json
+
         self.version = getattr(cloudcoil_cache, "__version__", "dev")
+        self.decoder = "orjson" if _json.HAVE_ORJSON else "json"
         from cloudcoil_cache.caching import Tuning
 
         # $BENCH_PAGE_SIZE: Tuning.page_size (0: one unpaginated LIST, decoded while it is read)
@@ -833,16 +842,43 @@ def _floors(url: str, http: Session | None, result: dict[str, Any]) -> list[tupl
     session = http.get() if http is not None else None
     names: list[tuple[str, str]] = []
     bench_floor(url, names, session)
-    walls, cpus = [], []
-    for _ in range(2):
-        cpu0 = _cpu_us()
-        walls.append(bench_floor(url, http=session))
-        cpus.append((_cpu_us() - cpu0) / 1e6)
-    result["floor_s"], result["floor_cpu_s"] = min(walls), min(cpus)
-    print(
-        f"floor  {result['floor_s']:.2f} s (paginated GET + json.loads; CPU {result['floor_cpu_s']:.2f} s)", flush=True
-    )
+    for prefix, loads in (("", json.loads), ("orjson_", _orjson_loads())):
+        if loads is None:
+            continue
+        walls, cpus = [], []
+        for _ in range(2):
+            cpu0 = _cpu_us()
+            enabled = gc.isenabled()
+            gc.disable()  # the floor: parsing alone, no collection
+            try:
+                walls.append(bench_floor(url, http=session, loads=loads))
+            finally:
+                if enabled:
+                    gc.enable()
+            cpus.append((_cpu_us() - cpu0) / 1e6)
+        result[prefix + "floor_s"], result[prefix + "floor_cpu_s"] = min(walls), min(cpus)
+        print(
+            f"floor  {result[prefix + 'floor_s']:.2f} s (paginated GET + {'orjson' if prefix else 'json'}.loads, "
+            f"GC off; CPU {result[prefix + 'floor_cpu_s']:.2f} s)",
+            flush=True,
+        )
     return names
+
+
+def _orjson_loads() -> Callable[[bytes], Any] | None:
+    """``orjson.loads`` where this Python has it (the orjson floor), else None; imported even when
+    ``--decoder json`` hides it from the library (hidden again after)."""
+    hidden = "orjson" in sys.modules and sys.modules["orjson"] is None
+    if hidden:
+        del sys.modules["orjson"]
+    try:
+        import orjson
+    except ImportError:
+        return None
+    finally:
+        if hidden:
+            sys.modules["orjson"] = None  # type: ignore[assignment]
+    return orjson.loads  # type: ignore[no-any-return]
 
 
 def run_one(
@@ -865,7 +901,13 @@ def run_one(
     new process sees it), and the floor after. ``churn``: seconds of ``churn_rate`` MODIFIED
     events per second after the sync, then RSS and heap per pod again (a fake server only)."""
     counter, deletes = _Counter(), _Counter()
-    result: dict[str, Any] = {"library": library, "pods": pods, "python": sys.version.split()[0], "fresh": fresh}
+    result: dict[str, Any] = {
+        "library": library,
+        "pods": pods,
+        "python": sys.version.split()[0],
+        "fresh": fresh,
+        "load_before": os.getloadavg(),
+    }
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = server_kubeconfig or Path(tmp) / "kubeconfig"
         if server_kubeconfig is not None:
@@ -883,6 +925,7 @@ def run_one(
 
             peer = PEERS[library](kubeconfig, pods, counter, deletes)
             result["version"] = peer.version
+            result["decoder"] = getattr(peer, "decoder", None)
             gc.collect()
             rss0, heap0 = _rss_kb(), heap_kb()
             cpu0 = _cpu_us()
@@ -1042,7 +1085,17 @@ def main() -> None:
     parser.add_argument(
         "--log", metavar="LEVEL", help="log the library's own messages at LEVEL (DEBUG, INFO) to stderr, timestamped"
     )
+    parser.add_argument(
+        "--decoder",
+        choices=("json", "orjson"),
+        help="cloudcoil_cache: 'json' hides orjson from the library (its pure-Python path, as installed "
+        "without it); 'orjson' requires it. Default: whatever is installed",
+    )
     args = parser.parse_args()
+    if args.decoder == "json":
+        sys.modules["orjson"] = None  # type: ignore[assignment]  # `import orjson` fails in the library
+    elif args.decoder == "orjson":
+        import orjson  # noqa: F401  (fails loudly when it is not installed)
     if args.log:
         logging.basicConfig(format="%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s", level=args.log)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally that stops the server
@@ -1065,6 +1118,7 @@ def main() -> None:
         args.churn,
         args.churn_rate,
     )
+    result["load_after"] = os.getloadavg()
     os.environ.pop("KUBECONFIG", None)
     print("RESULT " + json.dumps(result), flush=True)
 

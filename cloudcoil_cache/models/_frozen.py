@@ -345,6 +345,13 @@ def sharing(build: Callable[[Any], Any], name: str) -> Callable[..., Any]:
             key = _key(data)
         except TypeError:
             return build(data)
+        return with_key(data, key)
+
+    def with_key(data: Any, key: bytes) -> Any:
+        """``shared(data)`` when the caller has already computed ``key(data)`` (``models._reuse``
+        fingerprints a pod's spec with the same bytes)."""
+        if not stats.enabled:
+            return build(data)
         digested = stats.digests and len(key) > DIGEST_ABOVE
         if digested:
             key = _digest(key)
@@ -369,6 +376,7 @@ def sharing(build: Callable[[Any], Any], name: str) -> Callable[..., Any]:
         return value
 
     setattr(shared, "__wrapped__", build)  # as functools.wraps marks a wrapper
+    setattr(shared, "with_key", with_key)
     return shared
 
 
