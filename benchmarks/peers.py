@@ -506,11 +506,10 @@ class _CloudcoilCache(_Peer):
         super().__init__(kubeconfig, pods, counter, deletes)
         sys.path.insert(0, str(REPO))
         import cloudcoil_cache
+        from cloudcoil_cache import _json
         from cloudcoil_cache.caching import Cache
         from cloudcoil_cache.client import Config
         from cloudcoil_cache.models.kubernetes.core.v1 import Pod
-
-        from cloudcoil_cache import _json
 
         self.version = getattr(cloudcoil_cache, "__version__", "dev")
         self.decoder = "orjson" if _json.HAVE_ORJSON else "json"

@@ -113,9 +113,7 @@ def _reusing_structure(
                 continue  # not plain JSON: decoded (and checked) as usual
             print_ = (digest_of(text) & _MASK) or 1
             digest |= print_ << shift
-            same = None
-            if old is not None and (old >> shift) & _MASK == print_:
-                same = getattr(previous, attr)
+            same = getattr(previous, attr) if old is not None and (old >> shift) & _MASK == print_ else None
             if same is None and build is not None and value.__class__ is dict:
                 same = build(value, text)  # (shared) as the hook would build it, from the same bytes
             if same is not None:
