@@ -15,7 +15,7 @@ import attrs
 from cloudcoil_cache.errors import DecodeError
 from cloudcoil_cache.models import _time
 from cloudcoil_cache.models._fields import editable_class, field_hints, is_model_class, is_resource_class, wire_name
-from cloudcoil_cache.models._frozen import FrozenDict, FrozenList, freeze_json, thaw_json
+from cloudcoil_cache.models._frozen import FrozenDict, FrozenList, freeze_json, rebind, thaw_json
 
 __all__ = [
     "build",
@@ -165,7 +165,7 @@ def _first_call(
 ) -> Callable[..., Any]:
     def first_call(*args: Any) -> Any:
         fn = lookup(cls, op)
-        namespace[name] = fn  # later calls go straight to the real function
+        rebind(namespace, name, fn)  # later calls go straight to the real function
         return fn(*args)
 
     return first_call

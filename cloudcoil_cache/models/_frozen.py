@@ -46,6 +46,7 @@ __all__ = [
     "freeze_json",
     "interning",
     "keyed_digest",
+    "rebind",
     "sharing",
     "sharing_stats",
     "thaw_json",
@@ -365,6 +366,7 @@ def sharing(build: Callable[[Any], Any], name: str) -> Callable[..., Any]:
             if not stats.hits or (attempts >= SHARE_SAMPLE and stats.hits < SHARE_KEEP_RATE * attempts):
                 stats.enabled = stats.sampling = False  # mostly unique values: stop paying for keys
                 table.clear()
+                callers.bypass()  # and the generated code that calls us calls ``build`` itself
                 return build(data)
             if attempts >= SHARE_SAMPLE:
                 stats.sampling = False
@@ -375,9 +377,49 @@ def sharing(build: Callable[[Any], Any], name: str) -> Callable[..., Any]:
             stats.sweep()
         return value
 
+    callers = _Callers(build, lambda: not stats.enabled)
     setattr(shared, "__wrapped__", build)  # as functools.wraps marks a wrapper
     setattr(shared, "with_key", with_key)
+    setattr(shared, "bind", callers.bind)
     return shared
+
+
+class _Callers:
+    """Where generated code calls a wrapper through a global name (``_codegen``'s nested model
+    functions): once the wrapper has nothing left to do (a sharing table switched off, an
+    interning wrapper that keeps no attribute), each such name is rebound to the function it wraps,
+    so the generated code calls it directly (a Python call less per object). A call that still goes
+    through the wrapper meanwhile is answered as before: rebinding only removes a detour."""
+
+    __slots__ = ("inner", "done", "names", "lock")
+
+    def __init__(self, inner: Callable[..., Any], done: Callable[[], bool]) -> None:
+        self.inner = inner
+        self.done = done
+        self.names: list[tuple[dict[str, Any], str]] | None = []
+        self.lock = threading.Lock()
+
+    def bind(self, namespace: dict[str, Any], name: str) -> None:
+        """``namespace[name]`` calls the wrapper: rebind it to the inner function when the wrapper is done."""
+        with self.lock:
+            if self.names is not None and not self.done():
+                self.names.append((namespace, name))
+                return
+        rebind(namespace, name, self.inner)
+
+    def bypass(self) -> None:
+        with self.lock:
+            names, self.names = self.names, None
+        for namespace, name in names or ():
+            rebind(namespace, name, self.inner)
+
+
+def rebind(namespace: dict[str, Any], name: str, fn: Callable[..., Any]) -> None:
+    """``namespace[name] = fn``, and ``fn`` told (when it is a wrapper that may step aside later)."""
+    namespace[name] = fn
+    bind = getattr(fn, "bind", None)
+    if bind is not None:
+        bind(namespace, name)
 
 
 def sharing_stats() -> list[SharingStats]:
@@ -438,7 +480,11 @@ def interning(build: Callable[..., Any], attributes: list[str]) -> Callable[...,
         count = state["built"] = state["built"] + 1  # racy counts only blur the sample a little
         if count == INTERN_SAMPLE:
             state["kept"] = tuple(e[0] for e in entries if e[1] and e[2] >= SHARE_MIN_HITS * e[1])
+            if not state["kept"]:
+                callers.bypass()
         return obj
 
+    callers = _Callers(build, lambda: state["kept"] == ())
     setattr(built, "__wrapped__", build)  # as functools.wraps marks a wrapper
+    setattr(built, "bind", callers.bind)
     return built
