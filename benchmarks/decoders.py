@@ -52,9 +52,9 @@ def _load() -> str:
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def one(python: str, library: str, decoder: str | None, pods: int, events: int) -> dict[str, Any]:
+def one(python: str, library: str, decoder: str | None, pods: int, events: int, warm: bool = True) -> dict[str, Any]:
     command = [python, str(HERE / "peers.py"), "--library", library, "--pods", str(pods), "--events", str(events)]
-    command += ["--server-python", sys.executable, "--fresh", "--no-trace", "--warm"]
+    command += ["--server-python", sys.executable, "--fresh", "--no-trace", *(["--warm"] if warm else [])]
     command += ["--decoder", decoder] if decoder else []
     return run._subprocess_json(command, timeout=3600)
 
@@ -163,6 +163,7 @@ def caption(data: dict[str, Any]) -> str:
         f"medians of {data['rounds']} rounds, each library in a fresh process against a fresh fake API server. "
         "Decoder: (json) is the standard library's (orjson hidden from the library), (orjson) is orjson; "
         "client-go decodes with Go's encoding/json."
+        + ("" if data.get("warm", True) else " Cold: no warm-up read, each sync includes the server's first encoding.")
     )
 
 
@@ -174,6 +175,11 @@ def main() -> None:
     parser.add_argument("--python-peers", action="store_true", help="also kubernetes and cloudcoil 0.6.0 (one round)")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     parser.add_argument("--render", action="store_true", help="only print the table of OUT/decoders.json")
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="no warm-up read: each sync also waits for the fake server's first encoding of every object",
+    )
     args = parser.parse_args()
     if args.render:
         data = json.loads((args.out / "decoders.json").read_text())
@@ -195,6 +201,7 @@ def main() -> None:
         "events": args.events,
         "rounds": args.rounds,
         "load_before": _load(),
+        "warm": not args.cold,
     }
     print(f"python {data['python']}, orjson {orjson_version}, {data['cpus']} CPUs, load {data['load_before']}")
     binary, why = peers.build_clientgo()
@@ -207,7 +214,9 @@ def main() -> None:
     if args.python_peers:
         python, reason = run._peers_python()
         for column, library, decoder in PYTHON_PEERS:
-            extra[column] = one(python, library, decoder, args.pods, args.events) if python else {"skipped": reason}
+            extra[column] = (
+                one(python, library, decoder, args.pods, args.events, not args.cold) if python else {"skipped": reason}
+            )
             print(f"{column:26s} {_brief(extra[column])}  load {_load()}", flush=True)
     for k in range(args.rounds):
         got: dict[str, dict[str, Any]] = dict(extra) if k == 0 else {}
@@ -215,7 +224,7 @@ def main() -> None:
             if library == "client-go" and binary is None:
                 got[column] = {"skipped": why}
             else:
-                got[column] = one(sys.executable, library, decoder, args.pods, args.events)
+                got[column] = one(sys.executable, library, decoder, args.pods, args.events, not args.cold)
             print(f"round {k + 1} {column:26s} {_brief(got[column])}  load {_load()}", flush=True)
         rounds.append(got)
     data["load_after"] = _load()

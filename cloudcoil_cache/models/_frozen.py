@@ -306,6 +306,16 @@ class SharingStats:
         state = "on" if self.enabled else "off"
         return f"<sharing {self.name}: {state}, {self.hits}/{self.attempts} shared, {self.entries} entries>"
 
+    def judged_off(self, attempts: int) -> bool:
+        """The sample judged at a miss (a hit never reaches it), from ``SHARE_FIRST_LOOK`` inputs on:
+        whether the table switches off for good (mostly unique values: stop paying for keys)."""
+        if not self.hits or (attempts >= SHARE_SAMPLE and self.hits < SHARE_KEEP_RATE * attempts):
+            self.enabled = self.sampling = False
+            return True
+        if attempts >= SHARE_SAMPLE:
+            self.sampling = False  # judged: on for good
+        return False
+
     def sweep(self) -> None:
         """Drop the entries only the table still references (another thread may race us: harmless,
         an entry fetched meanwhile just stops being shared)."""
@@ -348,6 +358,12 @@ def sharing(build: Callable[[Any], Any], name: str) -> Callable[..., Any]:
             key = _key(data)
         except TypeError:
             return slot["build"](data)
+        if not stats.digests:  # the usual hit, without the call below
+            found = get(key)
+            if found is not None:
+                stats.attempts += 1  # racy counts only blur the sample a little
+                stats.hits += 1
+                return found
         return with_key(data, key)
 
     def with_key(data: Any, key: bytes) -> Any:
@@ -363,16 +379,11 @@ def sharing(build: Callable[[Any], Any], name: str) -> Callable[..., Any]:
         if found is not None:
             stats.hits += 1
             return found
-        if stats.sampling and attempts >= SHARE_FIRST_LOOK:
-            # judged at a miss (a hit returned above): at the first one from SHARE_SAMPLE inputs on
-            if not stats.hits or (attempts >= SHARE_SAMPLE and stats.hits < SHARE_KEEP_RATE * attempts):
-                stats.enabled = stats.sampling = False  # mostly unique values: stop paying for keys
-                table.clear()
-                callers.inner = slot["build"]
-                callers.bypass()  # and the generated code that calls us calls ``build`` itself
-                return slot["build"](data)
-            if attempts >= SHARE_SAMPLE:
-                stats.sampling = False
+        if stats.sampling and attempts >= SHARE_FIRST_LOOK and stats.judged_off(attempts):
+            table.clear()
+            callers.inner = slot["build"]
+            callers.bypass()  # and the generated code that calls us calls ``build`` itself
+            return slot["build"](data)
         value = slot["build"](data)
         # a copy: orjson's result keeps its whole 4 KB output buffer allocated (a digest is exact)
         table[key if digested else _exact(memoryview(key))] = value
