@@ -273,9 +273,15 @@ def drive_churn(
     return out
 
 
-def bench_floor(url: str, names: list[tuple[str, str]] | None = None, http: requests.Session | None = None) -> float:
-    """One paginated LIST with requests + json.loads, nothing kept (collects names if asked;
-    ``http``: an authenticated session, for a real server)."""
+def bench_floor(
+    url: str,
+    names: list[tuple[str, str]] | None = None,
+    http: requests.Session | None = None,
+    loads: Callable[[bytes], Any] = json.loads,
+) -> float:
+    """One paginated LIST with requests + ``loads`` (the stdlib's ``json.loads``; ``orjson.loads``
+    for the orjson floor), nothing kept (collects names if asked; ``http``: an authenticated
+    session, for a real server)."""
     get = (http or requests).get
     started = time.perf_counter()
     token = None
@@ -283,7 +289,7 @@ def bench_floor(url: str, names: list[tuple[str, str]] | None = None, http: requ
         params = {"limit": "500"}
         if token:
             params["continue"] = token
-        body = json.loads(get(f"{url}/api/v1/pods", params=params, timeout=60).content)
+        body = loads(get(f"{url}/api/v1/pods", params=params, timeout=60).content)
         if names is not None:
             names.extend((p["metadata"]["namespace"], p["metadata"]["name"]) for p in body["items"])
         token = body["metadata"].get("continue")
@@ -500,11 +506,13 @@ class _CloudcoilCache(_Peer):
         super().__init__(kubeconfig, pods, counter, deletes)
         sys.path.insert(0, str(REPO))
         import cloudcoil_cache
+        from cloudcoil_cache import _json
         from cloudcoil_cache.caching import Cache
         from cloudcoil_cache.client import Config
         from cloudcoil_cache.models.kubernetes.core.v1 import Pod
 
         self.version = getattr(cloudcoil_cache, "__version__", "dev")
+        self.decoder = "orjson" if _json.HAVE_ORJSON else "json"
         from cloudcoil_cache.caching import Tuning
 
         # $BENCH_PAGE_SIZE: Tuning.page_size (0: one unpaginated LIST, decoded while it is read)
@@ -833,16 +841,51 @@ def _floors(url: str, http: Session | None, result: dict[str, Any]) -> list[tupl
     session = http.get() if http is not None else None
     names: list[tuple[str, str]] = []
     bench_floor(url, names, session)
-    walls, cpus = [], []
-    for _ in range(2):
-        cpu0 = _cpu_us()
-        walls.append(bench_floor(url, http=session))
-        cpus.append((_cpu_us() - cpu0) / 1e6)
-    result["floor_s"], result["floor_cpu_s"] = min(walls), min(cpus)
-    print(
-        f"floor  {result['floor_s']:.2f} s (paginated GET + json.loads; CPU {result['floor_cpu_s']:.2f} s)", flush=True
-    )
+    for prefix, loads in (("", json.loads), ("orjson_", _orjson_loads())):
+        if loads is None:
+            continue
+        walls, cpus = [], []
+        for _ in range(2):
+            cpu0 = _cpu_us()
+            enabled = gc.isenabled()
+            gc.disable()  # the floor: parsing alone, no collection
+            try:
+                walls.append(bench_floor(url, http=session, loads=loads))
+            finally:
+                if enabled:
+                    gc.enable()
+            cpus.append((_cpu_us() - cpu0) / 1e6)
+        result[prefix + "floor_s"], result[prefix + "floor_cpu_s"] = min(walls), min(cpus)
+        print(
+            f"floor  {result[prefix + 'floor_s']:.2f} s (paginated GET + {'orjson' if prefix else 'json'}.loads, "
+            f"GC off; CPU {result[prefix + 'floor_cpu_s']:.2f} s)",
+            flush=True,
+        )
     return names
+
+
+def _warm(url: str) -> None:
+    """Read the whole pod list once and drop it, 64 KB at a time: the fake server encodes each
+    object on its first LIST (server work the floors, run later, never pay)."""
+    with requests.get(f"{url}/api/v1/pods", stream=True, timeout=600) as response:
+        for _ in response.iter_content(1 << 16):
+            pass
+
+
+def _orjson_loads() -> Callable[[bytes], Any] | None:
+    """``orjson.loads`` where this Python has it (the orjson floor), else None; imported even when
+    ``--decoder json`` hides it from the library (hidden again after)."""
+    hidden = "orjson" in sys.modules and sys.modules["orjson"] is None
+    if hidden:
+        del sys.modules["orjson"]
+    try:
+        import orjson
+    except ImportError:
+        return None
+    finally:
+        if hidden:
+            sys.modules["orjson"] = None  # type: ignore[assignment]
+    return orjson.loads  # type: ignore[no-any-return]
 
 
 def run_one(
@@ -858,6 +901,7 @@ def run_one(
     fresh: bool = False,
     churn: float = 0,
     churn_rate: float = 100,
+    warm: bool = False,
 ) -> dict[str, Any]:
     """One library against a fresh fake server, or (``server_kubeconfig``) against the running
     server it names, its bursts driven by ``real_server.py --drive``. ``fresh``: sync first, in a
@@ -865,7 +909,13 @@ def run_one(
     new process sees it), and the floor after. ``churn``: seconds of ``churn_rate`` MODIFIED
     events per second after the sync, then RSS and heap per pod again (a fake server only)."""
     counter, deletes = _Counter(), _Counter()
-    result: dict[str, Any] = {"library": library, "pods": pods, "python": sys.version.split()[0], "fresh": fresh}
+    result: dict[str, Any] = {
+        "library": library,
+        "pods": pods,
+        "python": sys.version.split()[0],
+        "fresh": fresh,
+        "load_before": os.getloadavg(),
+    }
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = server_kubeconfig or Path(tmp) / "kubeconfig"
         if server_kubeconfig is not None:
@@ -881,8 +931,11 @@ def run_one(
                 result["server_patch_per_s"] = events / baseline["patch_s"]
                 print(f"server {result['server_patch_per_s']:,.0f} PATCH/s with no watcher (the ceiling)", flush=True)
 
+            if warm and server_kubeconfig is None:
+                _warm(url)
             peer = PEERS[library](kubeconfig, pods, counter, deletes)
             result["version"] = peer.version
+            result["decoder"] = getattr(peer, "decoder", None)
             gc.collect()
             rss0, heap0 = _rss_kb(), heap_kb()
             cpu0 = _cpu_us()
@@ -1042,7 +1095,22 @@ def main() -> None:
     parser.add_argument(
         "--log", metavar="LEVEL", help="log the library's own messages at LEVEL (DEBUG, INFO) to stderr, timestamped"
     )
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="read the whole list once before the sync (the fake server's first encoding of each object)",
+    )
+    parser.add_argument(
+        "--decoder",
+        choices=("json", "orjson"),
+        help="cloudcoil_cache: 'json' hides orjson from the library (its pure-Python path, as installed "
+        "without it); 'orjson' requires it. Default: whatever is installed",
+    )
     args = parser.parse_args()
+    if args.decoder == "json":
+        sys.modules["orjson"] = None  # type: ignore[assignment]  # `import orjson` fails in the library
+    elif args.decoder == "orjson":
+        import orjson  # noqa: F401  (fails loudly when it is not installed)
     if args.log:
         logging.basicConfig(format="%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s", level=args.log)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally that stops the server
@@ -1064,7 +1132,9 @@ def main() -> None:
         args.fresh,
         args.churn,
         args.churn_rate,
+        args.warm,
     )
+    result["load_after"] = os.getloadavg()
     os.environ.pop("KUBECONFIG", None)
     print("RESULT " + json.dumps(result), flush=True)
 

@@ -488,27 +488,39 @@ def _peers_python() -> tuple[str | None, str]:
     return str(python), ""
 
 
+def _orjson_installed() -> bool:
+    try:
+        import orjson  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def run_peers(pods: int, events: int, churn: float = 0) -> list[dict[str, Any]]:
     """Each peer in a fresh process (``peers.py --fresh``: RSS and heap per pod after the sync,
     before the floor runs in it; ``churn``: again after that many seconds of MODIFIED events)."""
     rows = []
     py_peers, why = _peers_python()
     binary, go_why = peers.build_clientgo()
-    plan: list[tuple[str, str | None, str]] = [
-        ("kubernetes", py_peers, why),
-        ("cloudcoil", py_peers, why),
-        ("client-go", sys.executable if binary else None, go_why),
-        ("cloudcoil_cache", sys.executable, ""),
+    plan: list[tuple[str, str | None, str, str | None]] = [
+        ("kubernetes", py_peers, why, None),
+        ("cloudcoil", py_peers, why, None),
+        ("client-go", sys.executable if binary else None, go_why, None),
+        # this library with each decoder, side by side: the standard library's (orjson hidden from
+        # it: the pure-Python path) and orjson's (when installed)
+        ("cloudcoil_cache", sys.executable, "", "json"),
+        ("cloudcoil_cache", sys.executable if _orjson_installed() else None, "no orjson installed", "orjson"),
     ]
-    for library, python, reason in plan:
+    for library, python, reason, decoder in plan:
         if python is None:
             print(f"peer    {library}: skipped: {reason}", flush=True)
-            rows.append({"library": library, "skipped": reason})
+            rows.append({"library": library, "skipped": reason, "decoder": decoder})
             continue
         row = _subprocess_json(
             [
                 python,
                 str(HERE / "peers.py"),
+                *(["--decoder", decoder] if decoder else []),
                 "--library",
                 library,
                 "--pods",
@@ -524,12 +536,14 @@ def run_peers(pods: int, events: int, churn: float = 0) -> list[dict[str, Any]]:
             timeout=3600,
         )
         row.setdefault("library", library)
+        row.setdefault("decoder", decoder)
         rows.append(row)
+        label = f"{library} ({decoder})" if decoder else library
         if "error" in row:
-            print(f"peer    {library}: failed: {row['error']}", flush=True)
+            print(f"peer    {label}: failed: {row['error']}", flush=True)
         else:
             print(
-                f"peer    {library} {row.get('version', '')}: sync {row['sync_s']:.2f} s "
+                f"peer    {label} {row.get('version', '')}: sync {row['sync_s']:.2f} s "
                 f"({row['sync_s'] / row['floor_s']:.1f}x floor), RSS {row['rss_kb_per_pod']:.1f} KB/pod (heap "
                 f"{_fmt(row.get('heap_kb_per_pod'), '.1f')}{_churned(row)}), burst "
                 f"{row['burst_per_s']:,.0f} events/s, {row['burst_cpu_us_per_event']:.0f} µs CPU/event",
@@ -841,6 +855,8 @@ def write_markdown(data: dict[str, Any], path: Path) -> None:
         ]
         for row in rows:
             name = f"{row['library']} {row.get('version', '')}".strip()
+            if row.get("decoder"):
+                name += f" ({row['decoder']})"
             if "skipped" in row or "error" in row:
                 lines.append(f"| {name} | {row.get('skipped') or row.get('error')} | | | | | | |")
                 continue
@@ -899,6 +915,7 @@ def write_charts(data: dict[str, Any], out: Path) -> list[str]:
         fig, axes = plt.subplots(1, 4, figsize=(16, 4))
         names = [
             f"{r['library']}\n{r.get('version', '')}"
+            + (f" ({r['decoder']})" if r.get("decoder") else "")
             + ("\n(first page only)" if r.get("held", r["pods"]) < r["pods"] else "")
             for r in rows
         ]

@@ -15,7 +15,7 @@ import attrs
 from cloudcoil_cache.errors import DecodeError
 from cloudcoil_cache.models import _time
 from cloudcoil_cache.models._fields import editable_class, field_hints, is_model_class, is_resource_class, wire_name
-from cloudcoil_cache.models._frozen import FrozenDict, FrozenList, freeze_json, thaw_json
+from cloudcoil_cache.models._frozen import FrozenDict, FrozenList, freeze_json, rebind, thaw_json
 
 __all__ = [
     "build",
@@ -165,7 +165,7 @@ def _first_call(
 ) -> Callable[..., Any]:
     def first_call(*args: Any) -> Any:
         fn = lookup(cls, op)
-        namespace[name] = fn  # later calls go straight to the real function
+        rebind(namespace, name, fn)  # later calls go straight to the real function
         return fn(*args)
 
     return first_call
@@ -282,7 +282,16 @@ def _extras_function(
     # read-only dict per set of such keys: ~180 bytes per object otherwise (~0.9 KB per pod).
     nulls: dict[tuple[str, ...], FrozenDict] = {}
 
+    superset = known.issuperset
+
     def _extras(d: dict[str, Any]) -> dict[str, Any]:
+        if sealed and not is_resource and superset(d):
+            # the usual case (a pod condition's ``"lastProbeTime": null``): only known keys, so the
+            # extras are the explicit nulls; their names found without the loop below
+            names = tuple([k for k, v in d.items() if v is None])
+            same = nulls.get(names)
+            if same is not None:
+                return same
         keep = freeze_json if sealed else thaw_json
         out: dict[str, Any] = {}
         only_known_nulls = True

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from cloudcoil_cache import _json
+from cloudcoil_cache._listwatch import _split as _split_module
 from cloudcoil_cache._listwatch._split import ListSplitter
 from cloudcoil_cache.errors import BodyTooLarge, DecodeError
 
@@ -121,3 +123,16 @@ def test_items_longer_than_a_batch_do_not_stop_the_cutting() -> None:
     batches, got, _head = _split(_body(items), 500, batch_bytes=1_000)
     assert got == items
     assert len(batches) > 30  # every boundary cut, though each item is three batches long
+
+
+@pytest.mark.skipif(_json.PARSE_BUFFER_FACTOR is None, reason="batches are parsed in pieces with orjson only")
+@pytest.mark.parametrize("nested", [False, True], ids=["pods", "nested-same-first-key"])
+def test_a_batch_parsed_in_pieces_gives_the_same_items(monkeypatch: pytest.MonkeyPatch, nested: bool) -> None:
+    # pieces of ~600 bytes within batches of 8 KB; with nested objects whose first key is the items'
+    # own, some piece boundaries fall inside an item: that batch is parsed whole
+    monkeypatch.setattr(_split_module, "PARSE_PIECE", 600)
+    extra = {"volumeClaimTemplates": [{"metadata": {"name": f"v{k}"}} for k in range(3)]} if nested else None
+    items = [_pod(i, extra) for i in range(200)]
+    batches, got, _head = _split(_body(items), 4096, batch_bytes=8_000)
+    assert got == items
+    assert len(batches) > 3

@@ -54,3 +54,40 @@ def test_dumps_gives_compact_utf8_bytes_that_round_trip(json_module):
     out = json_module.dumps(obj)
     assert isinstance(out, bytes) and b" " not in out
     assert json_module.loads(out) == obj
+
+
+def test_key_is_equal_exactly_for_equal_json_values_of_equal_types(json_module):
+    key = json_module.key
+    pod = {"metadata": {"name": "a", "labels": {"x": "1"}}, "spec": {"n": [1, 2.5, True, None, "é"]}}
+    same = {"metadata": {"name": "a", "labels": {"x": "1"}}, "spec": {"n": [1, 2.5, True, None, "é"]}}
+    assert isinstance(key(pod), bytes) and key(pod) == key(same)
+    # 1, 1.0 and True are equal in Python, never as JSON values: their keys differ
+    assert len({key({"v": 1}), key({"v": 1.0}), key({"v": True}), key({"v": "1"}), key({"v": None})}) == 5
+    assert key({"a": 1, "b": 2}) != key({"b": 2, "a": 1})  # order kept: a key is never a wrong match
+    assert key([]) != key({}) and key([[]]) != key([{}])
+
+
+class _Str(str):
+    pass
+
+
+class _Int(int):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"t": __import__("datetime").datetime(2024, 1, 1)}, {"s": _Str("x")}, [_Str("x")], {"d": {"n": _Int(1)}}],
+    ids=["datetime", "str-subclass-value", "str-subclass-in-list", "int-subclass-nested"],
+)
+def test_key_refuses_what_json_only_represents_by_conversion(json_module, value):
+    with pytest.raises(TypeError):
+        json_module.key(value)
+
+
+def test_stdlib_key_refuses_a_value_too_deep_with_a_type_error(stdlib_only):
+    deep: list = []
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(TypeError):
+        stdlib_only.key(deep)

@@ -244,3 +244,60 @@ def test_a_table_with_a_quarter_or_more_repeats_stays_on() -> None:
 def test_the_sample_is_judged_even_when_its_last_input_is_a_repeat() -> None:
     _conv, stats = _share_owner_references(lambda i: i % 10 == 5)  # 10%; the 4,096th (i=4095) a repeat
     assert not stats.enabled and stats.entries == 0
+
+
+def _fresh(text: str) -> str:
+    """An equal string that is a new object (a literal would be one constant object everywhere)."""
+    return "".join(list(text))
+
+
+def test_generated_code_interns_kept_attributes_of_nested_objects_after_the_sample() -> None:
+    conv = make_converter()
+    from cloudcoil_cache.models.kubernetes.core.v1 import PodStatus
+
+    sealed = PodStatus.__sealed_class__
+    statuses = [
+        conv.structure(
+            {
+                "phase": _fresh("Running"),
+                "conditions": [
+                    {"type": _fresh("Ready"), "status": _fresh("True"), "reason": f"r-{i}", "lastProbeTime": None}
+                ],
+            },
+            sealed,
+        )
+        for i in range(_frozen.INTERN_SAMPLE + 50)
+    ]
+    late, later = statuses[-2].conditions[0], statuses[-1].conditions[0]
+    assert late.type is later.type and late.status is later.status  # interned by the regenerated builder
+    assert late.reason == f"r-{_frozen.INTERN_SAMPLE + 48}" and later.reason == f"r-{_frozen.INTERN_SAMPLE + 49}"
+    assert statuses[-1].phase is statuses[-2].phase
+    assert later.to_dict() == {"type": "Ready", "status": "True", "reason": later.reason, "lastProbeTime": None}
+    with pytest.raises(ReadOnlyError):
+        later.type = "x"  # type: ignore[misc]
+
+
+def test_a_table_switched_off_still_builds_exactly_through_the_generated_code() -> None:
+    conv = make_converter()
+    from cloudcoil_cache.models.kubernetes.core.v1 import PodStatus
+
+    sealed = PodStatus.__sealed_class__
+    raws = [
+        {"podIP": f"10.0.{i // 250}.{i % 250}", "podIPs": [{"ip": f"10.0.{i // 250}.{i % 250}"}]} for i in range(600)
+    ]
+    built = [conv.structure(raw, sealed) for raw in raws]
+    stats = [s for s in _frozen.sharing_stats() if s.name == "PodIP"][-1]
+    assert not stats.enabled  # unique IPs: off, and the PodStatus code calls the builder itself
+    assert [b.to_dict() for b in built] == raws
+    assert built[-1].pod_ips[0].ip == raws[-1]["podIP"]
+
+
+def test_a_pods_spec_built_from_its_fingerprint_bytes_is_the_shared_one() -> None:
+    from cloudcoil_cache.models._reuse import reusing
+
+    raws = _pods(3)
+    reuse = reusing(Pod)
+    pods = [reuse(raw, None) for raw in raws]
+    assert pods[0].spec is pods[1].spec is Pod.from_dict_sealed(raws[2]).spec
+    for raw, pod in zip(raws, pods):
+        assert pod == Pod.from_dict(raw) and pod.to_dict() == {"apiVersion": "v1", "kind": "Pod", **raw}
