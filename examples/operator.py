@@ -4,20 +4,33 @@
     python examples/operator.py                                # the embedded fake API server
     KUBECONFIG=~/.kube/config python examples/operator.py      # a real cluster (creates the Widget CRD)
     python examples/operator.py --manifests                    # the RBAC it needs, as YAML
+    python examples/operator.py --run --shard widgets --identity r1   # one sharded replica, until SIGTERM
 
 It creates a Widget, changes its size, deletes it, and prints what the operator did at each step.
 Without ``KUBECONFIG`` it starts the embedded fake API server. A Widget whose ``spec.size`` is not a
 whole number fails its reconcile: ``Ready=False`` with the error, a Warning Event (one series however
 often the key is retried) and retries with the queue's backoff.
+
+``--run`` runs the operator as a long-lived process against ``KUBECONFIG`` (the replicas of a deployment):
+with ``--shard RING`` it is one active replica of a ring (``Ring(RING, identity=--identity)``) that
+reconciles only the Widgets assigned to it, so several processes share the work. Two environment
+variables serve the sharding tests and benchmark: ``OPERATOR_PASS_LOG=<file>`` appends a JSON line at the
+start and at the end of every pass (``{"key", "replica", "start", "end"}``, wall-clock ns, ``end`` null on
+the start line), and ``OPERATOR_PASS_WAIT=<seconds>`` turns each pass into that fixed wait, writing nothing
+(an I/O-bound reconcile, benchmark only).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import logging
+import os
 import sys
-from typing import Any
+import threading
+import time
+from typing import Any, Iterator
 
 import yaml
 
@@ -54,13 +67,59 @@ WIDGET_CRD = {
 }
 
 
-def widget_operator(cleaned: list[str], **options: Any) -> Controller:
+class PassLog:
+    """Every pass's start and end per key, as JSON lines appended to a file (``OPERATOR_PASS_LOG``), and the
+    benchmark's fixed wait per pass (``OPERATOR_PASS_WAIT``). Each line is one ``write``: processes that
+    share the file never mix their lines, and a killed process leaves its started passes open."""
+
+    def __init__(self, path: str, replica: str, wait: float = 0.0) -> None:
+        self.replica = replica
+        self.wait = wait
+        self._file = open(path, "a", buffering=1, encoding="utf-8")  # line-buffered: one write per line
+        self._lock = threading.Lock()
+        self._idle = threading.Event()  # never set: the fixed wait is a wait on it
+
+    @classmethod
+    def from_env(cls, replica: str) -> PassLog | None:
+        path = os.environ.get("OPERATOR_PASS_LOG")
+        wait = float(os.environ.get("OPERATOR_PASS_WAIT") or 0)
+        return cls(path or os.devnull, replica, wait) if path or wait else None
+
+    @contextlib.contextmanager
+    def record(self, key: str) -> Iterator[None]:
+        start = time.time_ns()  # wall clock: the replicas are separate processes
+        self._write({"key": key, "replica": self.replica, "start": start, "end": None})
+        try:
+            if self.wait:
+                self._idle.wait(self.wait)  # stands for a pass's I/O (benchmark only)
+            yield
+        finally:
+            self._write({"key": key, "replica": self.replica, "start": start, "end": time.time_ns()})
+
+    def _write(self, line: dict[str, Any]) -> None:
+        with self._lock:
+            self._file.write(json.dumps(line) + "\n")
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+
+def widget_operator(cleaned: list[str], passes: PassLog | None = None, **options: Any) -> Controller:
     """The operator: ``report_status=True`` keeps ``Ready`` from each pass's outcome. ``options`` go to
-    ``Controller()`` (``config``, ``label_selector``, ...)."""
+    ``Controller()`` (``config``, ``label_selector``, ``workers``, ...). With ``passes``, every pass is
+    recorded there (and with its ``wait``, is that wait only)."""
     ctl = Controller(Widget, report_status=True, **options).owns(ConfigMap)
 
     @ctl.reconcile()
     def reconcile(widget: Any, ctx: Any) -> None:
+        if passes is None:
+            return apply(widget, ctx)
+        with passes.record(f"{widget.metadata.namespace}/{widget.name}"):
+            if not passes.wait:
+                apply(widget, ctx)
+
+    def apply(widget: Any, ctx: Any) -> None:
         wanted = widget.spec.get("size", 1)
         if isinstance(wanted, bool) or not isinstance(wanted, int) or wanted < 0:
             raise ValueError(f"spec.size must be a whole number >= 0, got {wanted!r}")  # Ready=False, a Warning
@@ -104,11 +163,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--namespace", default="default")
     parser.add_argument("--manifests", action="store_true", help="print the manifests (RBAC) and exit")
+    parser.add_argument("--run", action="store_true", help="run the operator against KUBECONFIG until SIGTERM")
+    parser.add_argument("--shard", metavar="RING", help="with --run: one replica of this ring (active-active)")
+    parser.add_argument("--identity", help="with --shard: this replica's name in the ring (default: the host's)")
+    parser.add_argument("--lease-duration", type=float, default=15.0, help="with --shard: its Lease's seconds")
+    parser.add_argument("--workers", type=int, default=1, help="with --run: reconciles at once")
+    parser.add_argument("--health-port", type=int, default=None, help="with --run: /healthz and /readyz port")
     args = parser.parse_args(argv)
     if args.manifests:
         docs = application(widget_operator([]), leader_election=True).manifests(namespace=args.namespace)
         sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False))
         return {"manifests": docs}
+    if args.run:
+        run(args)
+        return {}
     from _fake_cluster import cluster  # the examples' folder is on sys.path when run as a script
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
@@ -141,6 +209,35 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             print(f"event {line}", flush=True)
         config.close()
     return result
+
+
+def run(args: argparse.Namespace) -> None:
+    """One long-lived replica (``--run``): the CRD installed if missing, then the Application until SIGTERM."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    config = Config(namespace=args.namespace)
+    identity = args.identity or os.uname().nodename
+    passes = PassLog.from_env(identity)
+    try:
+        install_crd(config)
+        options: dict[str, Any] = {}
+        if args.shard:
+            from cloudcoil_cache.controller import Ring
+
+            renew = args.lease_duration * 2 / 3
+            options["sharding"] = Ring(
+                args.shard,
+                identity=identity,
+                lease_duration=args.lease_duration,
+                renew_deadline=renew,
+                retry_period=min(2.0, args.lease_duration / 5),
+            )
+        ctl = widget_operator([], passes, config=config, workers=args.workers)
+        app = application(ctl, namespace=args.namespace, config=config, health_port=args.health_port, **options)
+        app.run()
+    finally:
+        if passes is not None:
+            passes.close()
+        config.close()
 
 
 def _ready(widget: Any, generation: int) -> bool:

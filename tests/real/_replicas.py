@@ -1,0 +1,290 @@
+"""Replicas of examples/operator.py as separate processes, and what their pass logs show.
+
+``Replicas`` launches ``examples/operator.py --run`` processes (each with its own pass log, health port and
+output file) and, on leaving its ``with`` block however it is left, stops every one: SIGTERM, then SIGKILL
+after a grace; on Linux each child also gets ``PR_SET_PDEATHSIG=SIGKILL`` so that it dies with the test
+process even when that one is killed. ``read_passes`` parses the logs (a killed replica's started passes
+stay open), ``overlaps`` finds a key in two replicas' passes at once, ``per_replica`` counts keys, ``rss_kb``
+reads a process's resident memory. Used by tests/real/test_real_sharding.py and benchmarks/sharding.py.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import json
+import os
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import defaultdict
+from pathlib import Path
+from typing import IO, Callable, Iterable, Sequence
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "operator.py"
+_PR_SET_PDEATHSIG = 1
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` giving the child SIGKILL when the thread that started it goes (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    parent = os.getpid()
+
+    def setup() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:  # the parent went before prctl took effect
+            os._exit(1)
+
+    return setup
+
+
+def wait_until(check: Callable[[], bool], timeout: float, interval: float = 0.1, what: str = "") -> float:
+    """Seconds until ``check()`` held (re-checked every ``interval``); AssertionError naming ``what`` after
+    ``timeout``."""
+    pause = threading.Event()  # never set: the interval is a wait on it
+    start = time.monotonic()
+    while not check():
+        if time.monotonic() - start > timeout:
+            raise AssertionError(f"not within {timeout:.0f} s: {what or check}")
+        pause.wait(interval)
+    return time.monotonic() - start
+
+
+def rss_kb(pid: int) -> int:
+    """VmRSS of process ``pid`` in KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no VmRSS for process {pid}")
+
+
+class Replica:
+    """One ``examples/operator.py --run`` process."""
+
+    def __init__(self, identity: str, workdir: Path, kubeconfig: str, args: Sequence[str], env: dict[str, str]) -> None:
+        self.identity = identity
+        self.pass_log = workdir / f"passes-{identity}.jsonl"
+        self.output = workdir / f"replica-{identity}.log"
+        self.health_port = free_port()
+        self.argv = [
+            sys.executable,
+            str(EXAMPLE),
+            "--run",
+            "--identity",
+            identity,
+            "--health-port",
+            str(self.health_port),
+            *args,
+        ]
+        self.env = {
+            **os.environ,
+            "KUBECONFIG": kubeconfig,
+            "PYTHONPATH": str(REPO),  # this tree's library; never examples/ (its operator.py would shadow the stdlib's)
+            "OPERATOR_PASS_LOG": str(self.pass_log),
+            **env,
+        }
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._out: IO[bytes] | None = None
+        self.started_ns = 0
+        self.killed_ns: int | None = None
+
+    def start(self) -> Replica:
+        self._out = open(self.output, "ab")
+        self.started_ns = time.time_ns()
+        self.proc = subprocess.Popen(
+            self.argv,
+            env=self.env,
+            cwd=REPO,
+            stdin=subprocess.DEVNULL,
+            stdout=self._out,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent(),
+        )
+        return self
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def tail(self, chars: int = 3000) -> str:
+        try:
+            return self.output.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+    def readyz(self) -> bool:
+        """/readyz answers 200; AssertionError with the output's tail when the process has ended."""
+        if not self.alive():
+            code = self.proc.returncode if self.proc is not None else None
+            raise AssertionError(f"replica {self.identity} exited ({code}):\n{self.tail()}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.health_port}/readyz", timeout=2) as answer:
+                return bool(answer.status == 200)
+        except (urllib.error.URLError, OSError, ssl.SSLError):
+            return False
+
+    def wait_ready(self, timeout: float = 60.0) -> float:
+        return wait_until(self.readyz, timeout, interval=0.2, what=f"replica {self.identity} ready")
+
+    def kill(self) -> int:
+        """SIGKILL, reaped; the time it was sent (wall-clock ns)."""
+        assert self.proc is not None
+        self.killed_ns = time.time_ns()
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+        return self.killed_ns
+
+    def stop(self, grace: float = 15.0) -> int | None:
+        """SIGTERM, SIGKILL after ``grace`` seconds; reaped. The exit code (None if it was not running)."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                self.killed_ns = time.time_ns()
+                self.proc.kill()
+                self.proc.wait(10)
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+        return self.proc.returncode
+
+
+class Replicas:
+    """Launches replicas; leaving the ``with`` block stops every one still running (SIGTERM in parallel,
+    then SIGKILL), whatever happened in it."""
+
+    def __init__(self, workdir: Path, kubeconfig: str, args: Sequence[str] = (), env: dict[str, str] | None = None):
+        self.workdir = workdir
+        self.kubeconfig = kubeconfig
+        self.args = list(args)
+        self.env = dict(env or {})
+        self.started: list[Replica] = []
+
+    def __enter__(self) -> Replicas:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop_all()
+
+    def start(self, identity: str, args: Sequence[str] = (), env: dict[str, str] | None = None) -> Replica:
+        replica = Replica(identity, self.workdir, self.kubeconfig, [*self.args, *args], {**self.env, **(env or {})})
+        self.started.append(replica)
+        return replica.start()
+
+    def live(self) -> list[Replica]:
+        return [r for r in self.started if r.alive()]
+
+    def stop_all(self, grace: float = 15.0) -> dict[str, int | None]:
+        for replica in self.live():  # all signalled first: they stop at once
+            assert replica.proc is not None
+            replica.proc.send_signal(signal.SIGTERM)
+        return {r.identity: r.stop(grace) for r in self.started}
+
+    def pass_logs(self) -> list[Path]:
+        return [r.pass_log for r in self.started]
+
+    def killed(self) -> dict[str, int]:
+        return {r.identity: r.killed_ns for r in self.started if r.killed_ns is not None}
+
+
+# ---------------------------------------------------------------------------------------- pass logs
+@dataclasses.dataclass(frozen=True)
+class Pass:
+    key: str
+    replica: str
+    start: int
+    end: int | None  # None: started and never finished (the replica was killed in it, or is in it now)
+
+
+def read_passes(paths: Iterable[Path]) -> list[Pass]:
+    """Every pass in the logs, in start order: the finished ones, and the started ones that never finished.
+    A line cut short by SIGKILL (the last of its file) is skipped."""
+    open_: dict[tuple[str, str, int], None] = {}
+    done: list[Pass] = []
+    for path in paths:
+        if not path.exists():
+            continue
+        lines = path.read_text().splitlines()
+        for number, line in enumerate(lines):
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                if number == len(lines) - 1:
+                    continue
+                raise
+            ident = (entry["key"], entry["replica"], entry["start"])
+            if entry["end"] is None:
+                open_[ident] = None
+            else:
+                open_.pop(ident, None)
+                done.append(Pass(entry["key"], entry["replica"], entry["start"], entry["end"]))
+    done += [Pass(key, replica, start, None) for key, replica, start in open_]
+    return sorted(done, key=lambda p: (p.start, p.replica))
+
+
+def overlaps(passes: Iterable[Pass], killed: dict[str, int] | None = None, now: int | None = None) -> list[str]:
+    """Every key that two replicas had in a pass at the same time, described. An open pass lasts until its
+    replica was killed (``killed``: replica → ns) or, for a live replica, until ``now`` (default: now)."""
+    killed = killed or {}
+    now = time.time_ns() if now is None else now
+    by_key: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
+    for p in passes:
+        end = p.end if p.end is not None else killed.get(p.replica, now)
+        by_key[p.key].append((p.start, end, p.replica))
+    found = []
+    for key, spans in by_key.items():
+        spans.sort()
+        latest_end, latest_replica = spans[0][1], spans[0][2]
+        for start, end, replica in spans[1:]:
+            if start < latest_end and replica != latest_replica:
+                found.append(f"{key}: {latest_replica} until {latest_end}, {replica} from {start}")
+            if end > latest_end:
+                latest_end, latest_replica = end, replica
+    return found
+
+
+def per_replica(passes: Iterable[Pass], since: int = 0) -> dict[str, set[str]]:
+    """replica → the keys it finished a pass of, among the passes started at or after ``since`` (ns)."""
+    keys: dict[str, set[str]] = defaultdict(set)
+    for p in passes:
+        if p.start >= since and p.end is not None:
+            keys[p.replica].add(p.key)
+    return dict(keys)
+
+
+def first_pass_after(passes: Iterable[Pass], since: int, replicas: set[str] | None = None) -> dict[str, Pass]:
+    """key → its first pass finished by one of ``replicas`` (all when None) that started at or after ``since``."""
+    first: dict[str, Pass] = {}
+    for p in passes:
+        if p.start >= since and p.end is not None and (replicas is None or p.replica in replicas):
+            if p.key not in first or p.start < first[p.key].start:
+                first[p.key] = p
+    return first
+
+
+def shares(counts: dict[str, int]) -> dict[str, float]:
+    """replica → its fraction of the total."""
+    total = sum(counts.values()) or 1
+    return {replica: count / total for replica, count in sorted(counts.items())}
