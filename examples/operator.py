@@ -214,23 +214,24 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> None:
     """One long-lived replica (``--run``): the CRD installed if missing, then the Application until SIGTERM."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    config = Config(namespace=args.namespace)
+    options: dict[str, Any] = {}
     identity = args.identity or os.uname().nodename
+    if args.shard:
+        from cloudcoil_cache.controller import Ring
+
+        ring = Ring(
+            args.shard,
+            identity=args.identity,  # None: <hostname>-<pid>-<hex>
+            lease_duration=args.lease_duration,
+            renew_deadline=args.lease_duration * 2 / 3,
+            retry_period=min(2.0, args.lease_duration / 5),
+        )
+        options["sharding"] = ring
+        identity = ring.identity
+    config = Config(namespace=args.namespace)
     passes = PassLog.from_env(identity)
     try:
         install_crd(config)
-        options: dict[str, Any] = {}
-        if args.shard:
-            from cloudcoil_cache.controller import Ring
-
-            renew = args.lease_duration * 2 / 3
-            options["sharding"] = Ring(
-                args.shard,
-                identity=identity,
-                lease_duration=args.lease_duration,
-                renew_deadline=renew,
-                retry_period=min(2.0, args.lease_duration / 5),
-            )
         ctl = widget_operator([], passes, config=config, workers=args.workers)
         app = application(ctl, namespace=args.namespace, config=config, health_port=args.health_port, **options)
         app.run()

@@ -288,3 +288,103 @@ def shares(counts: dict[str, int]) -> dict[str, float]:
     """replica → its fraction of the total."""
     total = sum(counts.values()) or 1
     return {replica: count / total for replica, count in sorted(counts.items())}
+
+
+# ------------------------------------------------------------------------------------- label history
+class LabelHistory:
+    """Every label state each object of a collection went through, from a raw WATCH on a thread.
+
+    ``history[name]`` is the list of ``(time ns, {label: value})`` of the labels in ``keys`` as each event
+    showed them (one entry per change); ``current()`` is the latest per live object. ``wait(check, timeout)``
+    waits on the watch's events (no polling): ``check(history)`` runs under the lock after each event.
+    """
+
+    def __init__(self, base_url: str, path: str, token: str, context: ssl.SSLContext, keys: Sequence[str]) -> None:
+        self.base_url, self.path, self.token, self.context = base_url, path, token, context
+        self.keys = tuple(keys)
+        self.history: dict[str, list[tuple[int, dict[str, str]]]] = defaultdict(list)
+        self.deleted: set[str] = set()
+        self.cond = threading.Condition()
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="label-history", daemon=True)
+
+    def __enter__(self) -> LabelHistory:
+        self._resource_version = self._list()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+    def _open(self, query: str, timeout: float = 60.0) -> object:
+        request = urllib.request.Request(
+            f"{self.base_url}{self.path}?{query}", headers={"Authorization": f"Bearer {self.token}"}
+        )
+        return urllib.request.urlopen(request, timeout=timeout, context=self.context)
+
+    def _list(self) -> str:
+        with self._open("limit=0") as answer:  # type: ignore[attr-defined]
+            body = json.loads(answer.read())
+        for item in body["items"]:
+            self._record(item)
+        return str(body["metadata"]["resourceVersion"])
+
+    def _record(self, obj: dict[str, object], deleted: bool = False) -> None:
+        meta = obj["metadata"]
+        assert isinstance(meta, dict)
+        name = meta["name"]
+        labels = meta.get("labels") or {}
+        state = {k: labels[k] for k in self.keys if k in labels}
+        with self.cond:
+            seen = self.history[name]
+            if not seen or seen[-1][1] != state:
+                seen.append((time.time_ns(), state))
+            if deleted:
+                self.deleted.add(name)
+            self.cond.notify_all()
+
+    def _run(self) -> None:
+        """Watches from the list's resourceVersion; a read idle for a second ends the stream, and the watch
+        resumes from the last version seen (so that the stop flag is looked at every second)."""
+        try:
+            while not self._stop.is_set():
+                query = f"watch=true&allowWatchBookmarks=true&resourceVersion={self._resource_version}"
+                response = self._open(query, timeout=1.0)
+                try:
+                    for line in response:  # type: ignore[attr-defined]
+                        event = json.loads(line)
+                        obj = event["object"]
+                        if event["type"] == "ERROR":
+                            raise AssertionError(f"watch error: {obj}")
+                        self._resource_version = obj["metadata"]["resourceVersion"]
+                        if event["type"] != "BOOKMARK":
+                            self._record(obj, deleted=event["type"] == "DELETED")
+                except (TimeoutError, socket.timeout):
+                    pass  # idle: resume from the last version
+                finally:
+                    response.close()  # type: ignore[attr-defined]
+        except BaseException as exc:  # noqa: BLE001 - reported by wait()
+            with self.cond:
+                self.error = exc
+                self.cond.notify_all()
+
+    def current(self) -> dict[str, dict[str, str]]:
+        with self.cond:
+            return {name: seen[-1][1] for name, seen in self.history.items() if name not in self.deleted}
+
+    def wait(self, check: Callable[[dict[str, dict[str, str]]], bool], timeout: float, what: str) -> float:
+        """Seconds until ``check(current labels)`` held; AssertionError naming ``what`` after ``timeout``."""
+        start = time.monotonic()
+        with self.cond:
+            while True:
+                if self.error is not None:
+                    raise AssertionError(f"the label watch failed: {self.error!r}")
+                now = {name: seen[-1][1] for name, seen in self.history.items() if name not in self.deleted}
+                if check(now):
+                    return time.monotonic() - start
+                left = timeout - (time.monotonic() - start)
+                if left <= 0:
+                    raise AssertionError(f"not within {timeout:.0f} s: {what}")
+                self.cond.wait(min(left, 1.0))
