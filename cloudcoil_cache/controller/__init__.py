@@ -11,6 +11,8 @@ Sync-first and threaded (client-go's workqueue and leaderelection, controller-ru
 
     Manager(mirror, leader_election=LeaderElection("mirror"), health_port=8081).run()
 
+Active-active replicas, each reconciling its share: ``Manager(mirror, sharding=Ring("mirror"))`` (docs/sharding.md).
+
 An operator's writes: ``@ctl.finalize("example.com/cleanup")``, ``ctx.set_status(...)``,
 ``ctx.condition("Synced", True, reason=...)``, ``ctx.event(...)`` and ``ctx.ensure(child)``.
 """
@@ -46,6 +48,7 @@ from cloudcoil_cache.controller._ratelimit import (
     RateLimiter,
     default_rate_limiter,
 )
+from cloudcoil_cache.controller._sharding import Ring, ShardStatus
 from cloudcoil_cache.controller._stages import StageScope
 from cloudcoil_cache.controller._status import get_condition, set_condition, update_status
 from cloudcoil_cache.controller._status_report import ControllerStatus
@@ -79,6 +82,8 @@ __all__ = [
     "ResourceKey",
     "ResourceVersionChanged",
     "Result",
+    "Ring",
+    "ShardStatus",
     "StageScope",
     "TerminalError",
     "Wait",

@@ -20,6 +20,7 @@ from cloudcoil_cache.controller._operator import WriteOptions
 from cloudcoil_cache.controller._predicates import Predicate, as_predicates, default_predicates
 from cloudcoil_cache.controller._queue import QueueStats
 from cloudcoil_cache.controller._run import ControllerRun
+from cloudcoil_cache.controller._sharding import Ring
 from cloudcoil_cache.controller._stages import Flow, StageScope
 from cloudcoil_cache.controller._status_report import ControllerStatus, ReconcileCounts, snapshot
 from cloudcoil_cache.controller._workers import Reconciler
@@ -69,6 +70,9 @@ class Controller:
     The queue serves watch events before the start's replay and resyncs (``Priority``);
     ``warm_restart`` (default True) queues after those the primaries whose status says they
     converged for their generation (``observedGeneration``, ``Ready=True``): still reconciled, last.
+
+    ``sharding``: a ``Ring`` — active-active replicas, each reconciling its share of the objects
+    (its informers of the primary and owned kinds select its shard label); see docs/sharding.md.
     """
 
     def __init__(
@@ -92,8 +96,11 @@ class Controller:
         field_manager: str | None = None,
         predicates: Predicate | Callable[[Any, Any], Any] | Sequence[Any] | None = None,
         warm_restart: bool = True,
+        sharding: Ring | None = None,
     ) -> None:
         check_kind(kind, "Controller()")
+        if sharding is not None and not isinstance(sharding, Ring):
+            raise TypeError(f"Controller(sharding=...) expects a Ring, got {type(sharding).__name__}")
         if not isinstance(warm_restart, bool):
             raise TypeError(f"Controller(warm_restart=...) must be True or False, got {warm_restart!r}")
         if namespace is not None and all_namespaces:
@@ -159,6 +166,22 @@ class Controller:
             watch_predicates=self._watch_predicates,
         )
         self._run = ControllerRun(self)  # the run state: informers, then workers while leading
+        self.sharding: Ring | None = None
+        if sharding is not None:
+            self._set_sharding(sharding)
+
+    def _set_sharding(self, ring: Ring) -> None:
+        """Shard this controller by ``ring`` (its own, or a Manager's for all of its controllers)."""
+        if self.sharding is ring:
+            return
+        if self.sharding is not None:
+            raise ValueError(
+                f"controller {self.name!r} is already sharded by ring {self.sharding.name!r}: one ring per controller"
+            )
+        self._check_not_started("sharding")
+        self.sharding = ring
+        ring._attach(self)
+        self._run.use_ring(ring)
 
     def __repr__(self) -> str:
         return f"<Controller {self.name!r} {self.kind.kind} running={self.running}>"
@@ -434,6 +457,7 @@ class Controller:
             workers.queue.stats() if workers is not None else None,
             workers.deadline.abandoned if workers is not None and workers.deadline is not None else 0,
             self._counts,
+            sharding=self.sharding.status_for(self) if self.sharding is not None else None,
         )
 
     @property

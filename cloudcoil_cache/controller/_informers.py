@@ -25,11 +25,15 @@ _CANCEL_CHECK = 0.1
 
 @attrs.frozen
 class Scope:
-    """What one informer watches: a kind, one namespace or all (``None``), and a label selector."""
+    """What one informer watches: a kind, one namespace or all (``None``), and a label selector.
+
+    ``shard``: the shard requirement of a sharded controller's kind (``shard.cloudcoil.dev/<ring>=<me>``),
+    already ANDed into ``label_selector``; it survives ``widest()``."""
 
     cls: Any
     namespace: str | None
     label_selector: str | None = None
+    shard: str | None = None
 
     def describe(self) -> str:
         where = "" if not self.cls.namespaced else f" in {self.namespace or 'all namespaces'}"
@@ -37,13 +41,22 @@ class Scope:
 
 
 def widest(scopes: Iterable[Scope]) -> Scope:
-    """One scope that covers all of ``scopes`` (all of the same kind)."""
+    """One scope that covers all of ``scopes`` (all of the same kind). Different selectors widen to none,
+    except for a sharded kind: its shard requirement stays (the common part of every selector), and
+    scopes of one kind with different shard requirements are refused (``ValueError``)."""
     scopes = list(scopes)
     cls = scopes[0].cls
     namespaces = {s.namespace for s in scopes}
     selectors = {s.label_selector for s in scopes}
+    shards = {s.shard for s in scopes}
+    if len(shards) > 1:
+        raise ValueError(
+            f"{cls.kind}: one informer cannot cover different shard requirements ({sorted(map(str, shards))}): "
+            "a kind is sharded by one ring in a controller"
+        )
+    shard = shards.pop()
     namespace = namespaces.pop() if len(namespaces) == 1 and cls.namespaced else None
-    return Scope(cls, namespace, selectors.pop() if len(selectors) == 1 else None)
+    return Scope(cls, namespace, selectors.pop() if len(selectors) == 1 else shard, shard)
 
 
 @attrs.define

@@ -316,7 +316,9 @@ class LeaderElection:
             if renew_only:
                 return False
             lease = Lease(
-                metadata=ObjectMeta(name=self.name, namespace=self.namespace),  # type: ignore[call-arg]
+                metadata=ObjectMeta(  # type: ignore[call-arg]
+                    name=self.name, namespace=self.namespace, labels=self._lease_labels() or None
+                ),
                 spec=self._spec(self.identity, 0, None),
             )
             try:
@@ -343,12 +345,21 @@ class LeaderElection:
             desired = self._spec(self.identity, old.lease_transitions or 0, old.acquire_time)
         else:
             desired = self._spec(self.identity, (old.lease_transitions or 0) + 1, None)
+        labels = self._lease_labels()
+        meta = current.metadata
+        if labels and meta is not None and any((meta.labels or {}).get(k) != v for k, v in labels.items()):
+            current = current.evolve(metadata=meta.evolve(labels={**(meta.labels or {}), **labels}))
         try:
             self._observe(self._request("PUT", current.evolve(spec=desired)))
         except CloudcoilError as exc:  # 409: someone else wrote first
             log.info("leader election %s: could not %s the Lease: %s", self.name, "renew" if leader else "acquire", exc)
             return False
         return True
+
+    def _lease_labels(self) -> dict[str, str]:
+        """Labels the Lease carries (none here; a shard's Lease names its ring), set when it is
+        created or acquired."""
+        return {}
 
     def _observed_duration_locked(self) -> float:
         spec = self._observed_spec or {}

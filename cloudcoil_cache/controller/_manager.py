@@ -15,6 +15,7 @@ from cloudcoil_cache.controller._controller import Controller
 from cloudcoil_cache.controller._health import HealthServer
 from cloudcoil_cache.controller._leader import LeaderElection
 from cloudcoil_cache.controller._metrics import ManagerMetrics, metrics_available
+from cloudcoil_cache.controller._sharding import Ring
 
 __all__ = ["Manager"]
 
@@ -56,6 +57,7 @@ class Manager:
         health_host: str = "127.0.0.1",
         sync_timeout: float = 30.0,
         stop_timeout: float | None = None,
+        sharding: Ring | None = None,
     ) -> None:
         if webhooks is not None and not isinstance(webhooks, WebhookServer):
             raise TypeError(f"Manager(webhooks=...) expects a WebhookServer, got {type(webhooks).__name__}")
@@ -78,6 +80,7 @@ class Manager:
             isinstance(health_port, bool) or not isinstance(health_port, int) or not 0 <= health_port <= 65535
         ):
             raise ValueError(f"Manager(health_port=...) must be a port number (0: any free one), got {health_port!r}")
+        self.sharding: Ring | None = _ring_of(controllers, sharding, leader_election)
         self.controllers = list(controllers)
         self.webhooks = webhooks
         self.config = config
@@ -147,7 +150,8 @@ class Manager:
             group.add(
                 Step("health server", start=self._start_health, stop=self._stop_health, threads=self._health_threads)
             )
-        election = self.leader_election
+        ring = self.sharding
+        election: LeaderElection | None = ring.lease if ring is not None else self.leader_election
         if election is not None:
             group.add(
                 Step(
@@ -163,6 +167,15 @@ class Manager:
                     start=self._unless_closing(self._informers_starter(controller, config)),
                     stop=controller.run.stop_informers,
                     ready=controller.run.synced.is_set,
+                )
+            )
+        if ring is not None:  # its members and the sharder (after the informers: their namespaces are known)
+            group.add(
+                Step(
+                    f"ring {ring.name}",
+                    start=self._unless_closing(lambda: ring._start(config, self._stop_requested, self.sync_timeout)),
+                    stop=ring._stop,
+                    threads=ring.threads,
                 )
             )
         webhooks = self.webhooks
@@ -343,6 +356,8 @@ class Manager:
             threads += self.webhooks.threads()
         if self.leader_election is not None:
             threads += self.leader_election.threads()
+        if self.sharding is not None:
+            threads += self.sharding.lease.threads() + self.sharding.threads()
         threads += self._health_threads()
         return threads
 
@@ -398,3 +413,30 @@ class Manager:
             more, _ = webhook_metrics.render()
             body += more
         return 200, body, content_type
+
+
+def _ring_of(controllers: tuple[Controller, ...], sharding: Any, leader_election: Any) -> Ring | None:
+    """The one ring the Manager's controllers are sharded by (``sharding`` applied to all of them), else None."""
+    if sharding is not None and not isinstance(sharding, Ring):
+        raise TypeError(f"Manager(sharding=...) expects a Ring, got {type(sharding).__name__}")
+    if sharding is not None:
+        for c in controllers:
+            c._set_sharding(sharding)
+    rings = list(dict.fromkeys(c.sharding for c in controllers if c.sharding is not None))
+    if len(rings) > 1:
+        raise ValueError(
+            f"Manager(): its controllers are sharded by several rings ({[r.name for r in rings]}): one ring per "
+            "Manager (each replica holds one shard Lease)"
+        )
+    if rings and leader_election is not None:
+        raise ValueError(
+            "Manager(): sharding (active-active replicas) and leader_election (one active replica) exclude each "
+            "other: give one"
+        )
+    unsharded = [c.name for c in controllers if c.sharding is None]
+    if rings and unsharded:
+        raise ValueError(
+            f"Manager(): controllers {unsharded} are not sharded while others are (their workers would run only "
+            "while this replica holds its shard Lease): give Manager(sharding=ring)"
+        )
+    return rings[0] if rings else None

@@ -120,7 +120,11 @@ class HashRing:
 
     def owner(self, key: str) -> str | None:
         """The member ``key`` belongs to (None on an empty ring)."""
+        return self.owner_of_hash(_hash(key))
+
+    def owner_of_hash(self, digest: int) -> str | None:
+        """The member of the key whose ``xxh64`` is ``digest`` (None on an empty ring)."""
         if not self._hashes:
             return None
-        i = bisect.bisect_left(self._hashes, _hash(key))
+        i = bisect.bisect_left(self._hashes, digest)
         return self._owners[i if i < len(self._owners) else 0]

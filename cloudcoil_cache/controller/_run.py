@@ -10,8 +10,11 @@ from cloudcoil_cache._runnable import Group, Step
 from cloudcoil_cache.caching import HandlerHandle
 from cloudcoil_cache.client import Config, current_config
 from cloudcoil_cache.controller._informers import InformerSet, Scope, Source
+from cloudcoil_cache.controller._keys import key_of
 from cloudcoil_cache.controller._kinds import bind_kinds
 from cloudcoil_cache.controller._priorities import EventPriorities
+from cloudcoil_cache.controller._queue import Priority
+from cloudcoil_cache.controller._shard_labels import and_selectors
 from cloudcoil_cache.controller._workers import Workers
 
 __all__ = ["ControllerRun"]
@@ -52,6 +55,40 @@ class ControllerRun(Group):
         )
         super().__init__(f"controller {controller.name}", [self.informers, self.workers])
 
+    def use_ring(self, ring: Any) -> None:
+        """Sharded by ``ring`` (a ``Ring``): run standalone, the members are the informers, the ring
+        (its members and the sharder), then the workers while this replica holds its shard Lease
+        (released at the stop, after the workers ended). A Manager runs the same parts in its own group."""
+        lease = ring.lease
+
+        def start_ring() -> None:
+            ring._start(self._decl.config or current_config())
+
+        def campaign() -> None:
+            lease._start(self._decl.config or current_config(), started=self.start_workers, stopped=self.lease_lost)
+
+        release = Step(
+            f"shard lease {ring.name}",
+            stop=lambda: lease._stop(release=True) if lease.threads() else None,
+            threads=lease.threads,
+        )
+        ring_step = Step(f"ring {ring.name}", start=start_ring, stop=ring._stop, threads=ring.threads)
+        self.workers = Step(
+            f"controller {self._decl.name} workers",
+            start=campaign,
+            stop=lease._begin_shutdown,
+            join=self._join_workers,
+            ready=lambda: self._workers is not None,
+            threads=self.threads,
+        )
+        with self._lock:
+            self._members = [release, self.informers, ring_step, self.workers]
+
+    def lease_lost(self) -> None:
+        """The shard Lease (or the leader's) is lost: fence the reconciles in flight, stop the workers."""
+        self.leadership_lost()
+        self.stop_workers()
+
     # ----------------------------------------------------------- informers
     @property
     def started(self) -> bool:
@@ -83,8 +120,10 @@ class ControllerRun(Group):
             decl.config = config
             namespace = decl._scope_namespace(config)
             decl._primary_namespace = namespace if decl.kind.namespaced else None
-            scopes = [Scope(decl.kind, decl._primary_namespace, decl.label_selector)]
-            scopes += [Scope(k, namespace if k.namespaced else None) for k in decl._owned]
+            ring = decl.sharding
+            shard = ring.selector() if ring is not None else None  # (None in the ring's fallback mode)
+            scopes = [Scope(decl.kind, decl._primary_namespace, and_selectors(decl.label_selector, shard), shard)]
+            scopes += [Scope(k, namespace if k.namespaced else None, shard, shard) for k in decl._owned]
             scopes += [Scope(k, namespace if k.namespaced else None) for k, _ in decl._watches]
             informers = InformerSet(
                 decl.name, config, scopes, resync_period=decl.resync_period, sync_timeout=sync_timeout
@@ -145,6 +184,7 @@ class ControllerRun(Group):
                 counts=decl._counts,
                 around=decl._writes.around(decl._reconciler, decl._finalizers, decl.logger),
                 needs_loop=any(f.is_async for f in decl._finalizers.values()),
+                admit=(lambda obj: ring.admit(decl, obj)) if (ring := decl.sharding) is not None else None,
             )
             self._workers = workers
         workers.start()
@@ -167,7 +207,12 @@ class ControllerRun(Group):
         """
         decl = self._decl
 
+        ring = decl.sharding
+
         def handle(event: str, priority: int, *objs: Any) -> None:  # the mapping applies each path's predicates
+            obj = objs[-1]
+            if ring is not None and event != "delete" and isinstance(obj, decl.kind) and ring.draining(obj):
+                workers.queue.add(key_of(obj), Priority.EVENT)  # a drain passes every predicate
             for key in decl._mapping.keys_for_event(event, objs):
                 workers.queue.add(key, priority)
 

@@ -6,7 +6,7 @@ import collections
 import concurrent.futures
 import threading
 import types
-from typing import Mapping
+from typing import Any, Mapping
 
 import attrs
 
@@ -35,7 +35,8 @@ class ControllerStatus:
     (since the controller was created, across runs): ``successes`` (``Wait`` included), ``errors`` (timeouts included),
     ``terminal_errors``, ``timeouts``, ``cancellations``, ``leadership_lost``; ``abandoned``: timed-out
     sync reconciles whose thread is still running; ``last_errors``: the last error of each key whose
-    latest reconcile failed (``"Type: message"``).
+    latest reconcile failed (``"Type: message"``). ``sharding``: a sharded controller's ring, share,
+    moves and drains (a ``ShardStatus``; None when not sharded).
     """
 
     name: str
@@ -55,6 +56,7 @@ class ControllerStatus:
     abandoned: int
     last_errors: Mapping[str, str]
     queued_by_priority: Mapping[str, int] = attrs.field(factory=lambda: types.MappingProxyType({}))
+    sharding: Any = None
 
 
 class ReconcileCounts:
@@ -104,7 +106,14 @@ def _outcome(error: BaseException | None) -> str:
 
 
 def snapshot(
-    name: str, synced: bool, running: bool, queue: QueueStats | None, abandoned: int, counts: ReconcileCounts
+    name: str,
+    synced: bool,
+    running: bool,
+    queue: QueueStats | None,
+    abandoned: int,
+    counts: ReconcileCounts,
+    *,
+    sharding: Any = None,
 ) -> ControllerStatus:
     """A controller's status from its parts (``queue`` None while its workers do not run)."""
     totals, last_errors = counts.snapshot()
@@ -126,4 +135,5 @@ def snapshot(
         abandoned=abandoned,
         last_errors=types.MappingProxyType(last_errors),
         queued_by_priority=types.MappingProxyType(dict(queue.depth_by_priority) if queue is not None else {}),
+        sharding=sharding,
     )

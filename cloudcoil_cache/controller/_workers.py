@@ -72,8 +72,10 @@ class Workers:
         counts: ReconcileCounts | None = None,
         around: Around | None = None,
         needs_loop: bool = False,
+        admit: Callable[[Any], bool] | None = None,
     ) -> None:
         self.name = name
+        self._admit = admit  # a sharded controller's check before each pass (its shard; a drain)
         self.kind = kind
         self.logger = logger
         self._reconciler = reconciler
@@ -203,6 +205,10 @@ class Workers:
             obj = CachedKind(primary, namespace).get(name, namespace)
             if obj is None or not self._in_scope(obj):
                 queue.forget(key)  # gone: nothing to reconcile
+                result = ""
+                return
+            if self._admit is not None and not self._admit(obj):
+                queue.forget(key)  # another replica's (or let go: a drain)
                 result = ""
                 return
             ctx = Context(

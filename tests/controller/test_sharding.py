@@ -1,0 +1,144 @@
+"""Active-active sharding over the fake API server: replicas in one process, each with its own Config and Manager."""
+
+from __future__ import annotations
+
+import collections
+from typing import Iterator
+
+import pytest
+from _shard_support import SHARD, PassLog, Replica, configmaps, desired, settled
+
+from cloudcoil_cache.testing import FakeAPIServer
+
+pytestmark = pytest.mark.xdist_group("sharding")  # several replicas each: not beside each other
+
+N = 300
+NAMES = ["replica-a", "replica-b", "replica-c"]
+
+
+@pytest.fixture
+def replicas(fake_kubeconfig) -> Iterator[list[Replica]]:
+    made: list[Replica] = []
+    yield made
+    for replica in made:
+        replica.stop()
+
+
+def _seed(server: FakeAPIServer, n: int, start: int = 0) -> None:
+    for i in range(start, start + n):
+        server.create("configmaps", {"metadata": {"name": f"w-{i}", "namespace": "default"}, "data": {}}, "default")
+
+
+def _start(replicas: list[Replica], kubeconfig, log: PassLog, names: list[str]) -> list[Replica]:
+    started = [Replica(str(kubeconfig), name, log) for name in names]
+    replicas.extend(started)
+    for replica in started:
+        replica.start()
+    return started
+
+
+def _shares(server: FakeAPIServer) -> collections.Counter[str]:
+    return collections.Counter((cm["metadata"].get("labels") or {}).get(SHARD) for cm in configmaps(server))
+
+
+def test_three_replicas_reconcile_every_object_in_balanced_shares_never_at_once(
+    fake_api_server, fake_kubeconfig, replicas
+):
+    _seed(fake_api_server, N)
+    log = PassLog()
+    _start(replicas, fake_kubeconfig, log, NAMES)  # one after the other: the first ones get all, then drain
+    log.wait(lambda: settled(fake_api_server, log, NAMES), 60, "every object on its shard, reconciled there")
+    shares = _shares(fake_api_server)
+    assert set(shares) == set(NAMES)
+    for name in NAMES:
+        assert abs(shares[name] - N / 3) <= 0.15 * N / 3, shares
+    assert not log.overlaps()
+    # each replica caches only its share
+    for replica in replicas:
+        status = replica.controller.status()
+        assert status.sharding is not None
+        assert status.sharding.members == tuple(NAMES)
+        assert status.sharding.share == shares[replica.name]
+        held = replica.controller.sources[replica.controller.kind].view.list()
+        assert {cm.metadata.labels[SHARD] for cm in held} == {replica.name}
+    # whoever ran the sharder assigned them; the replicas that joined first let objects go through drains
+    assert sum(r.controller.status().sharding.drains for r in replicas) > 0
+
+
+def test_a_stopped_replica_releases_and_a_killed_one_expires_and_their_objects_move(
+    fake_api_server, fake_kubeconfig, replicas
+):
+    _seed(fake_api_server, 150)
+    log = PassLog()
+    a, b, c = _start(replicas, fake_kubeconfig, log, NAMES)
+    log.wait(lambda: settled(fake_api_server, log, NAMES), 60, "settled on three")
+    assert not log.overlaps()
+    # a graceful stop releases the Lease (empty holder): the others move its objects at once
+    c.stop()
+    lease = fake_api_server.get("leases", "replica-c", "default")
+    assert not lease["spec"].get("holderIdentity")
+    log.wait(lambda: settled(fake_api_server, log, NAMES[:2]), 30, "settled on two after a stop")
+    # a killed replica: its Lease expires (lease_duration on the others' clocks), then its objects move
+    b_objects = [
+        cm["metadata"]["name"] for cm in configmaps(fake_api_server) if cm["metadata"]["labels"][SHARD] == "replica-b"
+    ]
+    assert b_objects
+    b.kill()
+    log.wait(lambda: settled(fake_api_server, log, NAMES[:1]), 30, "settled on one after a kill")
+    assert all(log.last_by(f"default/{name}") == "replica-a" for name in b_objects)
+    assert not log.overlaps()
+    assert a.ring.membership.states()["replica-b"] == "expired"
+    assert a.ring.membership.states()["replica-c"] == "dead"
+
+
+def test_a_fourth_replica_takes_about_a_quarter_each_through_a_drain(fake_api_server, fake_kubeconfig, replicas):
+    _seed(fake_api_server, N)
+    log = PassLog()
+    _start(replicas, fake_kubeconfig, log, NAMES)
+    log.wait(lambda: settled(fake_api_server, log, NAMES), 60, "settled on three")
+    before = {cm["metadata"]["name"]: cm["metadata"]["labels"][SHARD] for cm in configmaps(fake_api_server)}
+    drains_before = sum(r.controller.status().sharding.drains for r in replicas)
+    four = [*NAMES, "replica-d"]
+    _start(replicas, fake_kubeconfig, log, ["replica-d"])
+    log.wait(lambda: settled(fake_api_server, log, four), 60, "settled on four")
+    after = {cm["metadata"]["name"]: cm["metadata"]["labels"][SHARD] for cm in configmaps(fake_api_server)}
+    moved = [name for name in before if before[name] != after[name]]
+    assert all(after[name] == "replica-d" for name in moved)
+    assert 0.15 * N <= len(moved) <= 0.35 * N
+    # each move went through a drain acknowledged by its old replica
+    drains = sum(r.controller.status().sharding.drains for r in replicas[:3]) - drains_before
+    assert drains == len(moved)
+    assert not log.overlaps()
+    for name in moved:  # the old replica's passes all ended before the new one's first began
+        passes = log.passes[f"default/{name}"]
+        old_end = max(p[2] for p in passes if p[0] == before[name])
+        new_start = min(p[1] for p in passes if p[0] == "replica-d")
+        assert old_end <= new_start
+
+
+def test_objects_created_without_a_webhook_are_assigned_by_the_sharder(fake_api_server, fake_kubeconfig, replicas):
+    log = PassLog()
+    _start(replicas, fake_kubeconfig, log, NAMES[:2])
+    _seed(fake_api_server, 40)  # no webhook: created without a shard label
+    log.wait(lambda: settled(fake_api_server, log, NAMES[:2]), 30, "assigned and reconciled")
+    sharder = next(r for r in replicas if r.ring.sharder is not None)
+    assert sharder.controller.status().sharding.assigned >= 40
+
+
+def test_fallback_mode_without_labels_reconciles_each_key_on_its_hash_owner(fake_api_server, fake_kubeconfig, replicas):
+    _seed(fake_api_server, 60)
+    log = PassLog()
+    made = [Replica(str(fake_kubeconfig), name, log, labels=False) for name in NAMES[:2]]
+    replicas.extend(made)
+    for replica in made:
+        replica.start()
+    log.wait(
+        lambda: all(log.last_by(f"default/w-{i}") == desired(NAMES[:2], f"w-{i}") for i in range(60)),
+        30,
+        "each key reconciled by its hash owner",
+    )
+    # no labels written: every replica watches all
+    assert all(SHARD not in (cm["metadata"].get("labels") or {}) for cm in configmaps(fake_api_server))
+    for replica in made:
+        assert len(replica.controller.sources[replica.controller.kind].view.list()) == 60
+        assert replica.controller.status().sharding.mode == "hash"
