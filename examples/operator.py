@@ -232,8 +232,8 @@ def run(args: argparse.Namespace) -> None:
     passes = PassLog.from_env(identity)
     try:
         install_crd(config)
-        ctl = widget_operator([], passes, config=config, workers=args.workers)
-        app = application(ctl, namespace=args.namespace, config=config, health_port=args.health_port, **options)
+        ctl = widget_operator([], passes, config=config, workers=args.workers, **options)
+        app = application(ctl, namespace=args.namespace, config=config, health_port=args.health_port)
         app.run()
     finally:
         if passes is not None:

@@ -197,16 +197,26 @@ class Replicas:
         return [r for r in self.started if r.alive()]
 
     def stop_all(self, grace: float = 15.0) -> dict[str, int | None]:
-        for replica in self.live():  # all signalled first: they stop at once
+        """Stop every replica still running; their identities → exit codes."""
+        live = self.live()
+        for replica in live:  # all signalled first: they stop at once
             assert replica.proc is not None
             replica.proc.send_signal(signal.SIGTERM)
-        return {r.identity: r.stop(grace) for r in self.started}
+        codes = {r.identity: r.stop(grace) for r in live}
+        for replica in self.started:
+            replica.stop(grace)  # (closes the output files of the dead ones)
+        return codes
 
     def pass_logs(self) -> list[Path]:
         return [r.pass_log for r in self.started]
 
-    def killed(self) -> dict[str, int]:
-        return {r.identity: r.killed_ns for r in self.started if r.killed_ns is not None}
+    def killed(self) -> dict[str, list[int]]:
+        """identity → when its processes were killed (ns)."""
+        times: dict[str, list[int]] = defaultdict(list)
+        for replica in self.started:
+            if replica.killed_ns is not None:
+                times[replica.identity].append(replica.killed_ns)
+        return dict(times)
 
 
 # ---------------------------------------------------------------------------------------- pass logs
@@ -244,14 +254,17 @@ def read_passes(paths: Iterable[Path]) -> list[Pass]:
     return sorted(done, key=lambda p: (p.start, p.replica))
 
 
-def overlaps(passes: Iterable[Pass], killed: dict[str, int] | None = None, now: int | None = None) -> list[str]:
+def overlaps(passes: Iterable[Pass], killed: dict[str, list[int]] | None = None, now: int | None = None) -> list[str]:
     """Every key that two replicas had in a pass at the same time, described. An open pass lasts until its
-    replica was killed (``killed``: replica → ns) or, for a live replica, until ``now`` (default: now)."""
+    replica was killed (``killed``: identity → the times its processes were killed, ns; the first at or
+    after the pass's start) or, for a live replica, until ``now`` (default: now)."""
     killed = killed or {}
     now = time.time_ns() if now is None else now
     by_key: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
     for p in passes:
-        end = p.end if p.end is not None else killed.get(p.replica, now)
+        end = p.end
+        if end is None:
+            end = min((t for t in killed.get(p.replica, ()) if t >= p.start), default=now)
         by_key[p.key].append((p.start, end, p.replica))
     found = []
     for key, spans in by_key.items():
@@ -319,10 +332,19 @@ class LabelHistory:
         self._thread.join(10)
 
     def _open(self, query: str, timeout: float = 60.0) -> object:
+        """The response; a 429 (kube-apiserver's "storage is (re)initializing", e.g. just after a CRD was
+        established) is retried after its Retry-After, for up to 30 s."""
         request = urllib.request.Request(
             f"{self.base_url}{self.path}?{query}", headers={"Authorization": f"Bearer {self.token}"}
         )
-        return urllib.request.urlopen(request, timeout=timeout, context=self.context)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                return urllib.request.urlopen(request, timeout=timeout, context=self.context)
+            except urllib.error.HTTPError as exc:
+                if exc.code != 429 or time.monotonic() > deadline:
+                    raise
+                self._stop.wait(float(exc.headers.get("Retry-After") or 1))
 
     def _list(self) -> str:
         with self._open("limit=0") as answer:  # type: ignore[attr-defined]

@@ -75,8 +75,10 @@ def test_the_overlap_checker_finds_a_key_in_two_replicas_passes_at_once() -> Non
     # the same replica twice at once is its own business (workers never do it; not a sharding overlap)
     assert overlaps([Pass("a", "r1", 0, 10), Pass("a", "r1", 5, 6)], now=100) == []
     # an open pass lasts until its replica was killed, or until now for a live one
-    assert overlaps([Pass("a", "r1", 0, None), Pass("a", "r2", 50, 60)], killed={"r1": 40}) == []
-    assert overlaps([Pass("a", "r1", 0, None), Pass("a", "r2", 50, 60)], killed={"r1": 55}) != []
+    assert overlaps([Pass("a", "r1", 0, None), Pass("a", "r2", 50, 60)], killed={"r1": [40]}) == []
+    assert overlaps([Pass("a", "r1", 0, None), Pass("a", "r2", 50, 60)], killed={"r1": [55]}) != []
+    # a replica killed, then started again under its name: its new process's open pass lasts until now
+    assert overlaps([Pass("a", "r1", 70, None), Pass("a", "r2", 80, 90)], killed={"r1": [40]}, now=100) != []
     assert overlaps([Pass("a", "r1", 0, None), Pass("a", "r2", 50, 60)], now=100) != []
 
 
@@ -139,6 +141,34 @@ class Run:
 
         return wait_until(check, timeout, interval=0.5, what=what)
 
+    def join(self, identity: str, members: list[str], names: list[str]) -> list[str]:
+        """Start replica ``identity`` beside ``members``: the Widgets the bigger ring gives it move to it,
+        each drained by its replica first, and are reconciled by it; no other Widget is relabelled. The
+        names moved."""
+        old, new = ring_owner(members), ring_owner([*members, identity])
+        moving = [n for n in names if old(n) != new(n)]
+        assert all(new(n) == identity for n in moving)
+        before = {n: len(self.labels.history[n]) for n in names}
+        joined = time.time_ns()
+        started = time.monotonic()
+        self.replicas.start(identity).wait_ready()
+        self.wait_labelled(new, names, 120, f"{len(moving)} Widgets moved to {identity}")
+        self.wait_reconciled(new, moving, joined, 60, f"the Widgets moved to {identity} reconciled there")
+        self.figures[f"join {identity}: moved"] = len(moving)
+        self.figures[f"join {identity}: s"] = round(time.monotonic() - started, 1)
+        undrained = []
+        for n in moving:
+            states = [labels for _, labels in self.labels.history[n][before[n] :]]
+            drained = {SHARD: old(n), DRAIN: "true"}
+            if drained not in states or states.index(drained) > states.index({SHARD: identity}):
+                undrained.append((n, states))
+        assert not undrained, f"{len(undrained)} moves without a drain first, e.g. {undrained[:3]}"
+        moved = set(moving)
+        unmoved = [n for n in names if n not in moved and len(self.labels.history[n]) != before[n]]
+        assert not unmoved, f"Widgets relabelled that the ring did not move: {unmoved[:5]}"
+        self.no_overlap()
+        return moving
+
     def no_overlap(self) -> None:
         found = overlaps(self.passes(), killed=self.replicas.killed())
         assert not found, f"{len(found)} keys in two replicas' passes at once, e.g. {found[:5]}"
@@ -162,9 +192,11 @@ def run(real: RealAPIServer, tmp_path: Path) -> Iterator[Run]:
         with LabelHistory(real.url, WIDGETS, real.tokens["admin"], real.ssl_context(), (SHARD, DRAIN)) as labels:
             yield Run(real, tmp_path, replicas, labels)
         codes = replicas.stop_all()
-        assert all(code == 0 for who, code in codes.items() if who not in replicas.killed()), codes
+        assert all(code == 0 for code in codes.values()), codes  # SIGTERM: a clean stop
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # ~2-4 min on 2 busy cores (3,000 Widgets); the phases' own waits bound each step
 def test_three_replicas_share_the_widgets_a_killed_ones_move_a_fourth_takes_a_quarter_through_drains(
     run: Run,
 ) -> None:
@@ -194,6 +226,7 @@ def test_three_replicas_share_the_widgets_a_killed_ones_move_a_fourth_takes_a_qu
     # ---- SIGKILL r1: its Widgets move to r2 and r3 (no drain: its Lease expired) and are reconciled there
     two = ring_owner(["r2", "r3"])
     orphans = [n for n in names if three(n) == "r1"]
+    at_kill = {n: len(run.labels.history[n]) for n in names}
     killed = run.replicas.started[0].kill()
     t2 = time.monotonic()
     run.wait_labelled(two, names, 60, "r1's Widgets moved to r2 and r3")
@@ -203,33 +236,15 @@ def test_three_replicas_share_the_widgets_a_killed_ones_move_a_fourth_takes_a_qu
     run.figures["kill: last orphan reconciled s"] = round(latency / 1e9, 1)
     run.figures["kill: wait s"] = round(time.monotonic() - t2, 1)
     stayed = [n for n in names if three(n) != "r1"]
-    moved_back = [n for n in stayed if len(run.labels.history[n]) != 1]
+    moved_back = [n for n in stayed if len(run.labels.history[n]) != at_kill[n]]
     assert not moved_back, f"Widgets of r2/r3 relabelled when r1 died: {moved_back[:5]}"
     run.no_overlap()
 
+    # ---- r1 back (a new process, the same identity): its share returns from r2 and r3 through drains
+    run.join("r1", ["r2", "r3"], names)
     # ---- a 4th replica: about 1/4 move to it, each drained first, none reconciled twice at once
-    three_b = ring_owner(["r2", "r3", "r4"])
-    moving = [n for n in names if two(n) != three_b(n)]
-    assert all(three_b(n) == "r4" for n in moving)
-    before = {n: len(run.labels.history[n]) for n in names}
-    joined = time.time_ns()
-    t3 = time.monotonic()
-    run.replicas.start("r4").wait_ready()
-    run.wait_labelled(three_b, names, 120, "a quarter of the Widgets moved to r4")
-    run.wait_reconciled(three_b, moving, joined, 60, "the moved Widgets reconciled by r4")
-    run.figures["join: moved"] = len(moving)
-    run.figures["join: s"] = round(time.monotonic() - t3, 1)
+    moving = run.join("r4", ["r1", "r2", "r3"], names)
     assert 0.15 <= len(moving) / COUNT <= 0.35, len(moving)
-    undrained = []
-    for n in moving:
-        states = [labels for _, labels in run.labels.history[n][before[n] :]]
-        drained = {SHARD: two(n), DRAIN: "true"}
-        if drained not in states or states.index(drained) > states.index({SHARD: "r4"}):
-            undrained.append((n, states))
-    assert not undrained, f"{len(undrained)} moves without a drain first, e.g. {undrained[:3]}"
-    unmoved = [n for n in names if n not in set(moving) and len(run.labels.history[n]) != before[n]]
-    assert not unmoved, f"Widgets relabelled that the ring did not move: {unmoved[:5]}"
-    run.no_overlap()
 
     # ---- the server agrees: every Widget Ready, observed at its generation, its ConfigMap there
     status, body = run.real.request("GET", WIDGETS)
