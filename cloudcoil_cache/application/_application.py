@@ -7,13 +7,14 @@ import sys
 import threading
 from typing import Any, Iterable, Sequence
 
+from cloudcoil_cache.admission import AdmissionWebhook, WebhookServer
 from cloudcoil_cache.application._command import main
 from cloudcoil_cache.application._install import apply_all, wait_available, wait_established
 from cloudcoil_cache.application._manifests import Layout, build_manifests, crd_document
-from cloudcoil_cache.application._rbac import Need, controller_needs, extra_needs, lease_needs
+from cloudcoil_cache.application._rbac import Need, controller_needs, extra_needs, lease_needs, ring_needs
 from cloudcoil_cache.application._webhooks import CERT_DIR, Webhooks
 from cloudcoil_cache.client import Config
-from cloudcoil_cache.controller import Controller, LeaderElection, Manager
+from cloudcoil_cache.controller import Controller, LeaderElection, Manager, Ring, register_shard_webhook
 from cloudcoil_cache.controller._kinds import bind_kinds, unbound
 from cloudcoil_cache.errors import CloudcoilError, ConfigError
 
@@ -71,6 +72,9 @@ class Application:
     Webhooks add no RBAC: installing the configurations is an admin's step (``install()``).
 
     ``leader_election``: a ``LeaderElection``, or True for one on a Lease named after the application.
+    ``sharding``: a ``Ring`` (instead of ``leader_election``): every replica reconciles its share of the
+    objects (docs/sharding.md); the ring's mutating webhook is added to ``webhooks`` (an
+    ``AdmissionWebhook`` of its own when none is given), and the RBAC grants its Leases and labels.
     ``module``: the module the Deployment runs (default: the module that created the Application).
     """
 
@@ -93,9 +97,13 @@ class Application:
         module: str | None = None,
         crds: Iterable[Any] = (),
         sync_timeout: float = 30.0,
+        sharding: Ring | None = None,
     ) -> None:
         self.name = _check_label(name, "Application(name)")
         _check_controllers(controllers)
+        self.sharding = _sharding(sharding, leader_election, controllers)
+        if self.sharding is not None:
+            webhooks = _with_shard_webhook(webhooks, self.sharding, controllers)
         if health_port is not None and (
             isinstance(health_port, bool) or not isinstance(health_port, int) or not 0 <= health_port <= 65535
         ):
@@ -149,6 +157,7 @@ class Application:
             webhooks=self.webhooks.server() if self.webhooks is not None else None,
             config=config or self.config,
             leader_election=self.leader_election,
+            sharding=self.sharding,
             health_port=self.health_port if health_port is None else health_port,
             health_host=health_host or self.health_host,
             sync_timeout=self.sync_timeout,
@@ -204,6 +213,8 @@ class Application:
         election = self.leader_election
         if election is not None:
             needs += lease_needs(election.name, election.namespace or namespace)
+        if self.sharding is not None:
+            needs += ring_needs(self.sharding, self.controllers, namespace, config or self.config)
         return needs + extra_needs(self.extra_rules, namespace)
 
     def manifests(
@@ -334,6 +345,29 @@ def _discovered_kinds(controllers: Iterable[Controller]) -> list[Any]:
     """The kinds of ``controllers`` (primary, owned, watched) still waiting for discovery, each once."""
     kinds = [k for c in controllers for k in (c.kind, *c.owned_kinds, *c.watched_kinds)]
     return [k for k in dict.fromkeys(kinds) if unbound(k)]
+
+
+def _sharding(value: Any, leader_election: Any, controllers: Sequence[Controller]) -> Ring | None:
+    """``sharding=``: a Ring applied to every controller (not with leader election), or None."""
+    if value is None:
+        return None
+    if not isinstance(value, Ring):
+        raise TypeError(f"Application(sharding=...) expects a Ring, got {type(value).__name__}")
+    if leader_election:
+        raise ValueError("Application(): sharding (active-active replicas) and leader_election exclude each other")
+    for controller in controllers:
+        controller._set_sharding(value)
+    return value
+
+
+def _with_shard_webhook(webhooks: Any, ring: Ring, controllers: Sequence[Controller]) -> Any:
+    """``webhooks`` (an AdmissionWebhook of its own when None) with the ring's mutating routes added."""
+    if webhooks is None:
+        webhooks = AdmissionWebhook()
+    endpoint = webhooks.endpoint if isinstance(webhooks, WebhookServer) else webhooks
+    if isinstance(endpoint, AdmissionWebhook):
+        register_shard_webhook(endpoint, ring, controllers)
+    return webhooks
 
 
 def _leader_election(value: Any, name: str, namespace: str | None) -> LeaderElection | None:

@@ -11,6 +11,7 @@ __all__ = [
     "controller_scopes",
     "extra_needs",
     "lease_needs",
+    "ring_needs",
     "rules_by_target",
     "verbs_granted",
 ]
@@ -29,6 +30,11 @@ EVENTS = ("create", "patch")
 #: Leader election: client-go's algorithm reads the Lease, creates it once, then updates (PUTs) it.
 LEASE = ("create", "get", "update")
 
+#: A sharding ring: each replica's Lease (created, renewed, released), the members' informer (list, watch),
+#: the sharder's election (get); delete for removing the Leases of replicas gone for good.
+RING_LEASES = ("create", "delete", "get", "list", "update", "watch")
+#: The sharder and the drains label objects of the sharded kinds (guarded merge PATCHes).
+RING_LABELS = ("patch",)
 #: Where the Events of cluster-scoped objects go (client-go's recorder uses ``default``).
 CLUSTER_EVENTS_NAMESPACE = "default"
 
@@ -122,6 +128,21 @@ def _needs_in(controller: Any, scope: str | None) -> list[Need]:
 def lease_needs(lease_name: str, namespace: str) -> list[Need]:
     """What leader election on the Lease ``namespace/lease_name`` needs."""
     return [Need(namespace, "coordination.k8s.io", "leases", LEASE, f"leader election: Lease {lease_name}")]
+
+
+def ring_needs(ring: Any, controllers: Iterable[Any], namespace: str, config: Any = None) -> list[Need]:
+    """What a sharding ``ring`` needs: its Leases in its namespace (default ``namespace``), list/watch
+    (the sharder's informers) and patch (labels) on the sharded kinds of ``controllers``."""
+    needs = [
+        Need(ring.namespace or namespace, "coordination.k8s.io", "leases", RING_LEASES, f"ring {ring.name}: Leases")
+    ]
+    for controller in controllers:
+        for kind in (controller.kind, *controller.owned_kinds):
+            group, plural, namespaced = _identity(kind, f"ring {ring.name}")
+            for scope in controller_scopes(controller, namespace, config):
+                why = f"ring {ring.name}: shard labels on {kind.kind}"
+                needs.append(Need(_target(namespaced, scope), group, plural, INFORMER + RING_LABELS, why))
+    return needs
 
 
 _RULE_KEYS = frozenset({"apiGroups", "resources", "verbs"})

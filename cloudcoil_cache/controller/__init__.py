@@ -48,6 +48,7 @@ from cloudcoil_cache.controller._ratelimit import (
     RateLimiter,
     default_rate_limiter,
 )
+from cloudcoil_cache.controller._shard_webhook import register_shard_webhook
 from cloudcoil_cache.controller._sharding import Ring, ShardStatus
 from cloudcoil_cache.controller._stages import StageScope
 from cloudcoil_cache.controller._status import get_condition, set_condition, update_status
@@ -95,6 +96,7 @@ __all__ = [
     "ensure_finalizer",
     "get_condition",
     "mutate",
+    "register_shard_webhook",
     "remove_finalizer",
     "set_condition",
     "update_status",

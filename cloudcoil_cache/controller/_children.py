@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Mapping, TypeVar
 
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.controller._kinds import bind_kinds
@@ -50,9 +50,10 @@ def live_read(config: Config) -> ReadChild:
     return read
 
 
-def _desired(parent: Any, desired: Any) -> dict[str, Any]:
-    """``desired`` as the JSON to apply: its name (default the parent's), namespace (the parent's)
-    and the owner reference; refuses what ensure manages or cannot do."""
+def _desired(parent: Any, desired: Any, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``desired`` as the JSON to apply: its name (default the parent's), namespace (the parent's),
+    ``labels`` added (a sharded parent's shard label) and the owner reference; refuses what ensure
+    manages or cannot do."""
     cls = type(desired)
     data = desired.to_dict()
     meta = dict(data.get("metadata") or {})
@@ -74,6 +75,8 @@ def _desired(parent: Any, desired: Any) -> dict[str, Any]:
     elif parent_ns or meta.get("namespace"):
         raise ValueError(f"a cluster-scoped {cls.kind} can only be owned by a cluster-scoped object")
     meta["ownerReferences"] = [owner_reference(parent)]
+    if labels:
+        meta["labels"] = {**(meta.get("labels") or {}), **labels}
     data["metadata"] = meta
     return dict(data)
 
@@ -84,10 +87,19 @@ def _not_controlled_elsewhere(current: Any, owner: dict[str, Any]) -> bool:
     return not controllers or any(r.get("uid") == owner["uid"] for r in controllers)
 
 
-def ensure_child(parent: Any, desired: T, *, config: Config, field_manager: str, read: ReadChild) -> T:
+def ensure_child(
+    parent: Any,
+    desired: T,
+    *,
+    config: Config,
+    field_manager: str,
+    read: ReadChild,
+    labels: Mapping[str, str] | None = None,
+) -> T:
     """Create or update the child ``desired`` of ``parent`` by server-side apply (``field_manager``,
-    forced), with a controller owner reference to ``parent``; no write when the current child
-    already has every desired field. Returns the live (or cached, when unchanged) child.
+    forced), with a controller owner reference to ``parent`` and ``labels`` (a sharded parent's shard
+    label: the child lands in its owner's shard); no write when the current child already has every
+    desired field. Returns the live (or cached, when unchanged) child.
 
     Raises ``TerminalError`` when a child of that name is controlled by another object (never adopted).
     """
@@ -98,7 +110,7 @@ def ensure_child(parent: Any, desired: T, *, config: Config, field_manager: str,
         raise TerminalError(f"{type(parent).kind} {meta.name!r} is being deleted: children are not ensured")
     cls: Any = type(desired)
     bind_kinds([cls], config)  # a dynamic child kind not declared with owns(): its scope, from discovery
-    data = _desired(parent, desired)
+    data = _desired(parent, desired, labels)
     child_meta = data["metadata"]
     current = read(cls, child_meta["name"], child_meta.get("namespace"))
     if current is not None:

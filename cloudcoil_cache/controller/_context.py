@@ -11,6 +11,7 @@ from cloudcoil_cache.controller._children import ensure_child, live_read
 from cloudcoil_cache.controller._fence import Fence
 from cloudcoil_cache.controller._informers import Source
 from cloudcoil_cache.controller._keys import split_key
+from cloudcoil_cache.controller._shard_labels import SHARD_LABEL_PREFIX
 from cloudcoil_cache.controller._status import ConditionStatus
 from cloudcoil_cache.controller._writes import PassWrites
 
@@ -148,7 +149,8 @@ class Context:
         """Create or update the child ``desired`` (server-side apply with the controller's field
         manager, a controller owner reference to this pass's object) and return it as it is live;
         no write when it already has every desired field. Declare its kind with ``.owns()`` so its
-        changes reconcile the owner (and the check reads the cache, not the API)."""
+        changes reconcile the owner (and the check reads the cache, not the API). A sharded object's
+        child gets its shard label (``shard.cloudcoil.dev/<ring>``): it is in the owner's shard at once."""
         parent = self._resource
         if parent is None:
             raise RuntimeError("ensure() needs a reconcile pass's Context")
@@ -163,7 +165,11 @@ class Context:
                 return CachedKind(source, self.namespace).get(name, namespace)
             return live_read(self.config)(cls, name, namespace)
 
-        return ensure_child(parent, desired, config=self.config, field_manager=self._field_manager, read=read)
+        labels = getattr(parent.metadata, "labels", None) or {}
+        shard = {k: v for k, v in labels.items() if k.startswith(SHARD_LABEL_PREFIX)}
+        return ensure_child(
+            parent, desired, config=self.config, field_manager=self._field_manager, read=read, labels=shard
+        )
 
     def _warn_unowned(self, cls: Any) -> None:
         warned = self._unowned_warned

@@ -238,6 +238,8 @@ class _PullCollector:
             master.add_metric([election.name], 1.0 if election.is_leader() else 0.0)
             yield master
 
+        yield from _shard_metrics(self._manager.controllers)
+
         labels = ["kind", "namespace", "label_selector"]
         objects = GaugeMetricFamily("cloudcoil_cache_informer_objects", "Objects held by the informer", labels=labels)
         synced = GaugeMetricFamily("cloudcoil_cache_informer_synced", "1 when the informer has synced", labels=labels)
@@ -266,6 +268,43 @@ class _PullCollector:
         yield relists
         yield last_sync
         yield staleness
+
+
+def _shard_metrics(controllers: list[Controller]) -> Iterator[Any]:
+    """The sharded controllers' rings: members, Lease held, share, drains; the sharder's writes."""
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+    statuses = [(c.name, c.status().sharding) for c in controllers]
+    statuses = [(name, status) for name, status in statuses if status is not None]
+    if not statuses:
+        return
+    members = GaugeMetricFamily("cloudcoil_cache_shard_members", "Live members of the ring", labels=["ring"])
+    holds = GaugeMetricFamily(
+        "cloudcoil_cache_shard_lease_held", "1 while this replica holds its shard Lease", labels=["ring", "identity"]
+    )
+    share = GaugeMetricFamily(
+        "cloudcoil_cache_shard_objects", "Primaries this replica holds (its share)", labels=["name", "ring"]
+    )
+    drains = CounterMetricFamily(
+        "cloudcoil_cache_shard_drains", "Objects this replica let go (drains acknowledged)", labels=["name", "ring"]
+    )
+    writes = CounterMetricFamily(
+        "cloudcoil_cache_sharder_writes",
+        "Label writes of the sharder run by this replica (assigned, moved, drain_requested)",
+        labels=["ring", "what"],
+    )
+    rings: dict[str, Any] = {}
+    for name, status in statuses:
+        share.add_metric([name, status.ring], float(status.share))
+        drains.add_metric([name, status.ring], float(status.drains))
+        rings[status.ring] = status
+    for ring, status in rings.items():
+        members.add_metric([ring], float(len(status.members)))
+        holds.add_metric([ring, status.identity], 1.0 if status.holds else 0.0)
+        writes.add_metric([ring, "assigned"], float(status.assigned))
+        writes.add_metric([ring, "moved"], float(status.moves))
+        writes.add_metric([ring, "drain_requested"], float(status.drain_requests))
+    yield from (members, holds, share, drains, writes)
 
 
 def _staleness(status: Any) -> float:

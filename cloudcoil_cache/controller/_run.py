@@ -65,7 +65,16 @@ class ControllerRun(Group):
             ring._start(self._decl.config or current_config())
 
         def campaign() -> None:
-            lease._start(self._decl.config or current_config(), started=self.start_workers, stopped=self.lease_lost)
+            started = threading.Event()
+
+            def start_workers() -> None:
+                self.start_workers()
+                started.set()
+
+            lease._start(self._decl.config or current_config(), started=start_workers, stopped=self.lease_lost)
+            # a standalone start returns with the workers running, as an unsharded one does (the first
+            # acquisition of a replica's own Lease is at once, unless its previous holder has not released it)
+            started.wait(lease.lease_duration + lease.retry_period)
 
         release = Step(
             f"shard lease {ring.name}",

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import threading
 import time
+import urllib.request
 from typing import Any, Callable
 
 from cluster_support import FAST
 
+from cloudcoil_cache.admission import AdmissionWebhook, WebhookServer
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client import Config
-from cloudcoil_cache.controller import Controller, Manager, Ring
+from cloudcoil_cache.controller import Controller, Manager, Ring, register_shard_webhook
 from cloudcoil_cache.controller._ring import HashRing, hash_key
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap
 from cloudcoil_cache.testing import FakeAPIServer
@@ -81,14 +83,46 @@ class Replica:
     """One replica: its own Config (and caches), a Controller of ConfigMaps in ``default``, a Manager
     sharded by a ring ``widgets`` with identity ``name``."""
 
-    def __init__(self, kubeconfig: str, name: str, log: PassLog, *, labels: bool = True, **ring: Any) -> None:
+    def __init__(
+        self,
+        kubeconfig: str,
+        name: str,
+        log: PassLog,
+        *,
+        labels: bool = True,
+        webhook: bool = False,
+        health: bool = False,
+        finalizer: list[str] | None = None,
+        **ring: Any,
+    ) -> None:
         self.name = name
         self.config = Config(kubeconfig=kubeconfig, namespace="default", cache=Cache(resources=[], tuning=FAST))
         self.ring = Ring(RING, identity=name, labels=labels, resync_period=1.0, **{**TIMINGS, **ring})
         self.controller = Controller(ConfigMap, config=self.config, namespace="default", name="widgets")
         self.controller.reconcile(log.reconcile(name))
-        self.manager = Manager(self.controller, config=self.config, sharding=self.ring)
+        if finalizer is not None:  # a finalizer whose function records the objects it ran for
+
+            @self.controller.finalize("example.com/cleanup")
+            def cleanup(cm: Any) -> None:
+                finalizer.append(f"{name}:{cm.name}")
+
+        self.webhook: AdmissionWebhook | None = None
+        self.server: WebhookServer | None = None
+        if webhook:  # the ring's mutating webhook, served by this replica (port 0, a self-signed certificate)
+            self.webhook = register_shard_webhook(AdmissionWebhook(), self.ring, [self.controller])
+            self.server = WebhookServer(self.webhook, host="127.0.0.1", port=0, max_concurrency=4)
+        self.manager = Manager(
+            self.controller,
+            config=self.config,
+            sharding=self.ring,
+            webhooks=self.server,
+            health_port=0 if health else None,
+        )
         self.stopped = False
+
+    def metrics(self) -> str:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.manager.health_port}/metrics", timeout=10) as response:
+            return str(response.read().decode())
 
     def start(self) -> Replica:
         self.manager.start()

@@ -10,6 +10,7 @@ from cluster_support import FAST
 
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client import Config
+from cloudcoil_cache.controller import Ring
 from cloudcoil_cache.testing import FakeAPIServer
 
 
@@ -20,6 +21,15 @@ def config(fake_kubeconfig: Path) -> Iterator[Config]:
     cfg = Config(kubeconfig=str(fake_kubeconfig), namespace="default", cache=Cache(resources=[], tuning=FAST))
     yield cfg
     cfg.close()
+
+
+@pytest.fixture(params=["unsharded", "ring-of-one"])
+def sharding(request: pytest.FixtureRequest) -> Ring | None:
+    """Run a test unsharded and again as a ring of one replica (``Controller(sharding=...)``): a ring
+    of one must behave as the unsharded controller (objects are labelled by its sharder first)."""
+    if request.param == "unsharded":
+        return None
+    return Ring("solo", identity="solo-0", lease_duration=4, renew_deadline=3, retry_period=0.3, resync_period=1)
 
 
 @pytest.fixture

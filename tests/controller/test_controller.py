@@ -74,9 +74,9 @@ def test_one_key_is_never_reconciled_twice_at_once_and_its_burst_of_updates_coll
     assert overlaps == []
 
 
-def test_failures_retry_with_backoff_then_succeed(config, make_cm):
+def test_failures_retry_with_backoff_then_succeed(config, make_cm, sharding):
     make_cm("flaky")
-    ctl = Controller(ConfigMap, config=config)
+    ctl = Controller(ConfigMap, config=config, sharding=sharding)
     ctl.observer = results = Results()
     attempts = Calls()
 
@@ -97,9 +97,9 @@ def test_failures_retry_with_backoff_then_succeed(config, make_cm):
     assert tried[0] == 0 and tried[-1] == 4 and tried == sorted(tried)
 
 
-def test_terminal_error_is_logged_and_not_retried(config, make_cm, caplog):
+def test_terminal_error_is_logged_and_not_retried(config, make_cm, caplog, sharding):
     make_cm("broken")
-    ctl = Controller(ConfigMap, config=config)
+    ctl = Controller(ConfigMap, config=config, sharding=sharding)
     ctl.observer = results = Results()
 
     @ctl.reconcile()
@@ -114,9 +114,9 @@ def test_terminal_error_is_logged_and_not_retried(config, make_cm, caplog):
     assert "default/broken: terminal error (not retried): bad spec" in caplog.text
 
 
-def test_wait_requeues_after_its_delay_without_counting_a_failure(config, make_cm):
+def test_wait_requeues_after_its_delay_without_counting_a_failure(config, make_cm, sharding):
     make_cm("needs-dep")
-    ctl = Controller(ConfigMap, config=config)
+    ctl = Controller(ConfigMap, config=config, sharding=sharding)
     ctl.observer = results = Results()
     seen = Calls()
 
@@ -151,9 +151,11 @@ def test_result_requeue_after_and_periodic_every(config, make_cm):
     assert results.calls.snapshot()[:3] == ["requeue_after", "success", "success"]
 
 
-def test_reconcile_gets_a_deep_copy_of_the_current_object_and_not_a_gone_one(config, fake_api_server, make_cm):
+def test_reconcile_gets_a_deep_copy_of_the_current_object_and_not_a_gone_one(
+    config, fake_api_server, make_cm, sharding
+):
     make_cm("doomed", {"v": "1"})
-    ctl = Controller(ConfigMap, config=config)
+    ctl = Controller(ConfigMap, config=config, sharding=sharding)
     calls = Calls()
     gate = threading.Event()
 
@@ -177,10 +179,10 @@ def test_reconcile_gets_a_deep_copy_of_the_current_object_and_not_a_gone_one(con
     assert calls.snapshot() == ["doomed", "sentinel"]  # the delete queued "doomed": not called, it is gone
 
 
-def test_owned_objects_map_to_their_controller_owner_by_uid(config, fake_api_server, make_cm):
+def test_owned_objects_map_to_their_controller_owner_by_uid(config, fake_api_server, make_cm, sharding):
     p1 = make_cm("p1", labels={"role": "parent"})
     p2 = make_cm("p2", labels={"role": "parent"})
-    ctl = Controller(ConfigMap, config=config, label_selector="role=parent").owns(ConfigMap)
+    ctl = Controller(ConfigMap, config=config, sharding=sharding, label_selector="role=parent").owns(ConfigMap)
     calls = Calls()
 
     @ctl.reconcile()

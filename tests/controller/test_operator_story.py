@@ -121,8 +121,10 @@ def test_create_edit_delete(widgets: FakeAPIServer, config: Any) -> None:
     assert finalized_writes == {"widgets": 1}  # the finalizer's removal (the test deleted it directly)
 
 
-def test_the_finalizer_is_removed_only_after_its_function_succeeds(widgets: FakeAPIServer, config: Any) -> None:
-    ctl = Controller(Widget, config=config)
+def test_the_finalizer_is_removed_only_after_its_function_succeeds(
+    widgets: FakeAPIServer, config: Any, sharding: Any
+) -> None:
+    ctl = Controller(Widget, config=config, sharding=sharding)
     attempts: list[int] = []
 
     @ctl.reconcile()
@@ -186,8 +188,10 @@ def test_a_failing_reconcile_shows_a_warning_and_ready_false_without_a_write_per
     assert conditions(widgets.get(WIDGETS, "w1", "default"))["Ready"] == ("True", "Reconciled", "")
 
 
-def test_a_coroutine_finalizer_and_live_reads_through_the_context(widgets: FakeAPIServer, config: Any) -> None:
-    ctl = Controller(Widget, config=config, events=False)
+def test_a_coroutine_finalizer_and_live_reads_through_the_context(
+    widgets: FakeAPIServer, config: Any, sharding: Any
+) -> None:
+    ctl = Controller(Widget, config=config, sharding=sharding, events=False)
     seen: list[Any] = []
     finalized: list[str] = []
 
@@ -213,13 +217,13 @@ def test_a_coroutine_finalizer_and_live_reads_through_the_context(widgets: FakeA
 
 
 def test_without_finalizers_an_object_being_deleted_is_reconciled_as_before(
-    widgets: FakeAPIServer, config: Any
+    widgets: FakeAPIServer, config: Any, sharding: Any
 ) -> None:
     widgets.create(
         WIDGETS, {"metadata": {"name": "w1", "finalizers": ["other.example.com/keep"]}, "spec": {}}, "default"
     )
     widgets.delete(WIDGETS, "w1", "default")
-    ctl = Controller(Widget, config=config)
+    ctl = Controller(Widget, config=config, sharding=sharding)
     reconciled: list[bool] = []
     ctl.reconcile(lambda widget: reconciled.append(widget.metadata.deletion_timestamp is not None))
     ctl.observer = passes = Passes()
@@ -228,8 +232,10 @@ def test_without_finalizers_an_object_being_deleted_is_reconciled_as_before(
     assert reconciled and all(reconciled)  # under load a relist may deliver it twice: each pass saw it going
 
 
-def test_ready_says_waiting_or_terminal_error_with_the_reason(widgets: FakeAPIServer, config: Any) -> None:
-    ctl = Controller(Widget, config=config, report_status=True)
+def test_ready_says_waiting_or_terminal_error_with_the_reason(
+    widgets: FakeAPIServer, config: Any, sharding: Any
+) -> None:
+    ctl = Controller(Widget, config=config, sharding=sharding, report_status=True)
 
     @ctl.reconcile()
     def reconcile(widget: Any, ctx: Any) -> Any:

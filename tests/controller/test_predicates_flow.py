@@ -161,8 +161,10 @@ def test_a_childs_status_churn_does_not_wake_its_owner_when_owns_filters_it(
         log.wait("started", ("owner", 5))
 
 
-def test_a_deletion_reaches_the_finalizer_whatever_the_predicates(widgets: FakeAPIServer, config: Any) -> None:
-    ctl = Controller(Widget, config=config, workers=1, predicates=[Funcs(lambda old, new: False)])
+def test_a_deletion_reaches_the_finalizer_whatever_the_predicates(
+    widgets: FakeAPIServer, config: Any, sharding: Any
+) -> None:
+    ctl = Controller(Widget, config=config, sharding=sharding, workers=1, predicates=[Funcs(lambda old, new: False)])
     ctl.observer = log = PassLog()
     finalized = threading.Event()
 

@@ -8,6 +8,8 @@ from typing import Iterator
 import pytest
 from _shard_support import SHARD, PassLog, Replica, configmaps, desired, settled
 
+from cloudcoil_cache.apimachinery import ObjectMeta
+from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap
 from cloudcoil_cache.testing import FakeAPIServer
 
 pytestmark = pytest.mark.xdist_group("sharding")  # several replicas each: not beside each other
@@ -29,8 +31,8 @@ def _seed(server: FakeAPIServer, n: int, start: int = 0) -> None:
         server.create("configmaps", {"metadata": {"name": f"w-{i}", "namespace": "default"}, "data": {}}, "default")
 
 
-def _start(replicas: list[Replica], kubeconfig, log: PassLog, names: list[str]) -> list[Replica]:
-    started = [Replica(str(kubeconfig), name, log) for name in names]
+def _start(replicas: list[Replica], kubeconfig, log: PassLog, names: list[str], **options) -> list[Replica]:
+    started = [Replica(str(kubeconfig), name, log, **options) for name in names]
     replicas.extend(started)
     for replica in started:
         replica.start()
@@ -94,12 +96,13 @@ def test_a_stopped_replica_releases_and_a_killed_one_expires_and_their_objects_m
 def test_a_fourth_replica_takes_about_a_quarter_each_through_a_drain(fake_api_server, fake_kubeconfig, replicas):
     _seed(fake_api_server, N)
     log = PassLog()
-    _start(replicas, fake_kubeconfig, log, NAMES)
+    finalized: list[str] = []  # leaving a replica's selector arrives as DELETED: never a deletion
+    _start(replicas, fake_kubeconfig, log, NAMES, finalizer=finalized)
     log.wait(lambda: settled(fake_api_server, log, NAMES), 60, "settled on three")
     before = {cm["metadata"]["name"]: cm["metadata"]["labels"][SHARD] for cm in configmaps(fake_api_server)}
     drains_before = sum(r.controller.status().sharding.drains for r in replicas)
     four = [*NAMES, "replica-d"]
-    _start(replicas, fake_kubeconfig, log, ["replica-d"])
+    _start(replicas, fake_kubeconfig, log, ["replica-d"], finalizer=finalized)
     log.wait(lambda: settled(fake_api_server, log, four), 60, "settled on four")
     after = {cm["metadata"]["name"]: cm["metadata"]["labels"][SHARD] for cm in configmaps(fake_api_server)}
     moved = [name for name in before if before[name] != after[name]]
@@ -109,6 +112,8 @@ def test_a_fourth_replica_takes_about_a_quarter_each_through_a_drain(fake_api_se
     drains = sum(r.controller.status().sharding.drains for r in replicas[:3]) - drains_before
     assert drains == len(moved)
     assert not log.overlaps()
+    assert finalized == []
+    assert all(cm["metadata"]["finalizers"] == ["example.com/cleanup"] for cm in configmaps(fake_api_server))
     for name in moved:  # the old replica's passes all ended before the new one's first began
         passes = log.passes[f"default/{name}"]
         old_end = max(p[2] for p in passes if p[0] == before[name])
@@ -116,13 +121,28 @@ def test_a_fourth_replica_takes_about_a_quarter_each_through_a_drain(fake_api_se
         assert old_end <= new_start
 
 
-def test_objects_created_without_a_webhook_are_assigned_by_the_sharder(fake_api_server, fake_kubeconfig, replicas):
+def test_objects_created_without_a_webhook_are_assigned_by_the_sharder_and_metrics_show_the_ring(
+    fake_api_server, fake_kubeconfig, replicas
+):
     log = PassLog()
-    _start(replicas, fake_kubeconfig, log, NAMES[:2])
+    made = [Replica(str(fake_kubeconfig), name, log, health=True) for name in NAMES[:2]]
+    replicas.extend(made)
+    for replica in made:
+        replica.start()
     _seed(fake_api_server, 40)  # no webhook: created without a shard label
     log.wait(lambda: settled(fake_api_server, log, NAMES[:2]), 30, "assigned and reconciled")
     sharder = next(r for r in replicas if r.ring.sharder is not None)
     assert sharder.controller.status().sharding.assigned >= 40
+    shares = _shares(fake_api_server)
+    for replica in made:
+        text = replica.metrics()
+        assert 'cloudcoil_cache_shard_members{ring="widgets"} 2.0' in text
+        assert f'cloudcoil_cache_shard_lease_held{{identity="{replica.name}",ring="widgets"}} 1.0' in text
+        assert f'cloudcoil_cache_shard_objects{{name="widgets",ring="widgets"}} {float(shares[replica.name])}' in text
+    assigned = sharder.controller.status().sharding.assigned
+    assert (
+        f'cloudcoil_cache_sharder_writes_total{{ring="widgets",what="assigned"}} {float(assigned)}' in sharder.metrics()
+    )
 
 
 def test_fallback_mode_without_labels_reconciles_each_key_on_its_hash_owner(fake_api_server, fake_kubeconfig, replicas):
@@ -142,3 +162,32 @@ def test_fallback_mode_without_labels_reconciles_each_key_on_its_hash_owner(fake
     for replica in made:
         assert len(replica.controller.sources[replica.controller.kind].view.list()) == 60
         assert replica.controller.status().sharding.mode == "hash"
+
+
+def test_the_webhook_labels_objects_as_they_are_created_and_the_sharder_covers_while_it_is_down(
+    fake_api_server, fake_kubeconfig, replicas, config
+):
+    log = PassLog()
+    a = Replica(str(fake_kubeconfig), NAMES[0], log, webhook=True)
+    b = Replica(str(fake_kubeconfig), NAMES[1], log)
+    replicas.extend([a, b])
+    a.start()
+    b.start()
+    log.wait(lambda: a.ring.members == tuple(NAMES[:2]), 20, "both members seen by the webhook's replica")
+    assert a.webhook is not None and a.server is not None
+    a.webhook.install(config, name="shards.example.com", server=a.server)
+    for i in range(20):  # through the API (the webhook is called), not the fake's direct object API
+        made = ConfigMap.client(config).create(ConfigMap(metadata=ObjectMeta(name=f"hooked-{i}", namespace="default")))
+        assert made.metadata.labels[SHARD] == desired(NAMES[:2], f"hooked-{i}")  # labelled in the CREATE
+    log.wait(lambda: settled(fake_api_server, log, NAMES[:2]), 30, "reconciled where the webhook put them")
+    sharder = next(r for r in replicas if r.ring.sharder is not None)
+    assert sharder.controller.status().sharding.assigned == 0  # the sharder had nothing to assign
+    # the webhook goes down with its replica (failurePolicy Ignore: objects are created unlabelled)
+    a.stop()
+    for i in range(20):
+        made = ConfigMap.client(config).create(
+            ConfigMap(metadata=ObjectMeta(name=f"unhooked-{i}", namespace="default"))
+        )
+        assert SHARD not in (made.metadata.labels or {})
+    log.wait(lambda: settled(fake_api_server, log, NAMES[1:2]), 30, "the sharder assigned them")
+    assert not log.overlaps()
