@@ -169,6 +169,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--lease-duration", type=float, default=15.0, help="with --shard: its Lease's seconds")
     parser.add_argument("--workers", type=int, default=1, help="with --run: reconciles at once")
     parser.add_argument("--health-port", type=int, default=None, help="with --run: /healthz and /readyz port")
+    parser.add_argument("--webhook-port", type=int, default=0, help="with --shard: the ring's webhook (0: any)")
+    parser.add_argument("--webhook-cert-dir", help="with --shard: tls.crt and tls.key of the webhook")
     args = parser.parse_args(argv)
     if args.manifests:
         docs = application(widget_operator([]), leader_election=True).manifests(namespace=args.namespace)
@@ -217,6 +219,7 @@ def run(args: argparse.Namespace) -> None:
     options: dict[str, Any] = {}
     identity = args.identity or os.uname().nodename
     if args.shard:
+        from cloudcoil_cache.admission import AdmissionWebhook, WebhookServer
         from cloudcoil_cache.controller import Ring
 
         ring = Ring(
@@ -226,14 +229,18 @@ def run(args: argparse.Namespace) -> None:
             renew_deadline=args.lease_duration * 2 / 3,
             retry_period=min(2.0, args.lease_duration / 5),
         )
+        # the ring's mutating webhook (labels new Widgets) on this port; self-signed without a cert dir
+        tls = args.webhook_cert_dir
+        files = {"certfile": f"{tls}/tls.crt", "keyfile": f"{tls}/tls.key"} if tls else {}
+        options["webhooks"] = WebhookServer(AdmissionWebhook(), host="127.0.0.1", port=args.webhook_port, **files)
         options["sharding"] = ring
         identity = ring.identity
     config = Config(namespace=args.namespace)
     passes = PassLog.from_env(identity)
     try:
         install_crd(config)
-        ctl = widget_operator([], passes, config=config, workers=args.workers, **options)
-        app = application(ctl, namespace=args.namespace, config=config, health_port=args.health_port)
+        ctl = widget_operator([], passes, config=config, workers=args.workers)
+        app = application(ctl, namespace=args.namespace, config=config, health_port=args.health_port, **options)
         app.run()
     finally:
         if passes is not None:

@@ -25,11 +25,13 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+import trustme
 from _replicas import (
     LabelHistory,
     Pass,
     Replicas,
     first_pass_after,
+    free_port,
     overlaps,
     per_replica,
     read_passes,
@@ -38,6 +40,7 @@ from _replicas import (
 )
 
 from cloudcoil_cache.client import Config
+from cloudcoil_cache.controller import Ring
 from cloudcoil_cache.controller._ring import HashRing, hash_key
 from cloudcoil_cache.testing import RealAPIServer
 
@@ -110,6 +113,7 @@ class Run:
     def __init__(self, real: RealAPIServer, workdir: Path, replicas: Replicas, labels: LabelHistory) -> None:
         self.real, self.workdir, self.replicas, self.labels = real, workdir, replicas, labels
         self.figures: dict[str, Any] = {}
+        self.webhook_args: tuple[str, ...] = ()
 
     def create(self, names: list[str]) -> list[dict[str, Any]]:
         def one(widget: str) -> dict[str, Any]:
@@ -141,7 +145,7 @@ class Run:
 
         return wait_until(check, timeout, interval=0.5, what=what)
 
-    def join(self, identity: str, members: list[str], names: list[str]) -> list[str]:
+    def join(self, identity: str, members: list[str], names: list[str], args: tuple[str, ...] = ()) -> list[str]:
         """Start replica ``identity`` beside ``members``: the Widgets the bigger ring gives it move to it,
         each drained by its replica first, and are reconciled by it; no other Widget is relabelled. The
         names moved."""
@@ -151,7 +155,7 @@ class Run:
         before = {n: len(self.labels.history[n]) for n in names}
         joined = time.time_ns()
         started = time.monotonic()
-        self.replicas.start(identity).wait_ready()
+        self.replicas.start(identity, args).wait_ready()
         self.wait_labelled(new, names, 120, f"{len(moving)} Widgets moved to {identity}")
         self.wait_reconciled(new, moving, joined, 60, f"the Widgets moved to {identity} reconciled there")
         self.figures[f"join {identity}: moved"] = len(moving)
@@ -169,6 +173,18 @@ class Run:
         self.no_overlap()
         return moving
 
+    def wait_webhook(self, owner: Any) -> float:
+        """Until a dry-run create comes back labelled with the shard ``owner`` gives it (the webhook is
+        called, and its replica sees the members ``owner`` is made of)."""
+
+        def labelled() -> bool:
+            body = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "probe"}, "spec": {}}
+            status, answer = self.real.request("POST", WIDGETS + "?dryRun=All", body)
+            assert status == 201, answer
+            return bool((answer["metadata"].get("labels") or {}).get(SHARD) == owner("probe"))
+
+        return wait_until(labelled, 60, interval=0.2, what="the ring's webhook labels a dry-run create")
+
     def no_overlap(self) -> None:
         found = overlaps(self.passes(), killed=self.replicas.killed())
         assert not found, f"{len(found)} keys in two replicas' passes at once, e.g. {found[:5]}"
@@ -176,6 +192,8 @@ class Run:
 
 @pytest.fixture
 def run(real: RealAPIServer, tmp_path: Path) -> Iterator[Run]:
+    """The namespace, the CRD, the ring's webhook registered at r1's port (served by r1 alone: down
+    whenever r1 is), the replicas' launcher and the label watch; every replica stopped at the end."""
     status, body = real.request(
         "POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
     )
@@ -187,12 +205,38 @@ def run(real: RealAPIServer, tmp_path: Path) -> Iterator[Run]:
         example.install_crd(config)
     finally:
         config.close()
+    tls = tmp_path / "tls"
+    tls.mkdir()
+    ca = trustme.CA()
+    leaf = ca.issue_cert("127.0.0.1")
+    leaf.cert_chain_pems[0].write_to_path(str(tls / "tls.crt"))
+    leaf.private_key_pem.write_to_path(str(tls / "tls.key"))
+    port = free_port()
+    # the configuration the Application's ring webhook declares, pointed at r1 (an admin's step)
+    app = example.application(example.widget_operator([]), sharding=Ring(RING, identity="x"), health_port=None)
+    hook = f"{RING}.{NAMESPACE}.cloudcoil.io"
+    documents = app.webhooks.webhook.configurations(
+        name=hook, url=f"https://127.0.0.1:{port}", ca_bundle=ca.cert_pem.bytes()
+    )
+    assert [d["kind"] for d in documents] == ["MutatingWebhookConfiguration"]
+    for webhook in documents[0]["webhooks"]:  # this namespace only: the server is shared by the session's tests
+        webhook["namespaceSelector"] = {"matchLabels": {"kubernetes.io/metadata.name": NAMESPACE}}
+    configurations = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+    status, body = real.request("POST", configurations, documents[0])
+    assert status == 201, body
     args = ["--namespace", NAMESPACE, "--shard", RING, "--lease-duration", str(LEASE), "--workers", "2"]
-    with Replicas(tmp_path, kubeconfig, args) as replicas:
-        with LabelHistory(real.url, WIDGETS, real.tokens["admin"], real.ssl_context(), (SHARD, DRAIN)) as labels:
-            yield Run(real, tmp_path, replicas, labels)
-        codes = replicas.stop_all()
-        assert all(code == 0 for code in codes.values()), codes  # SIGTERM: a clean stop
+    try:
+        with Replicas(tmp_path, kubeconfig, args) as replicas:
+            with LabelHistory(real.url, WIDGETS, real.tokens["admin"], real.ssl_context(), (SHARD, DRAIN)) as labels:
+                run = Run(real, tmp_path, replicas, labels)
+                run.webhook_args = ("--webhook-port", str(port), "--webhook-cert-dir", str(tls))
+                yield run
+            codes = replicas.stop_all()
+            assert all(code == 0 for code in codes.values()), codes  # SIGTERM: a clean stop
+    finally:
+        real.request(
+            "DELETE", f"/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/{RING}-{NAMESPACE}"
+        )
 
 
 @pytest.mark.slow
@@ -201,61 +245,76 @@ def test_three_replicas_share_the_widgets_a_killed_ones_move_a_fourth_takes_a_qu
     run: Run,
 ) -> None:
     names = [name(i) for i in range(COUNT)]
-    late = COUNT // 10  # created once the replicas run
-    t0 = time.monotonic()
-    run.create(names[: COUNT - late])  # no replica, no webhook: the sharder will assign these
-    run.figures["create s"] = round(time.monotonic() - t0, 1)
+    early, during = COUNT // 10, COUNT // 30  # created before any replica runs / while r1 (the webhook) is dead
+    main = names[early : COUNT - during]
+    three = ring_owner(["r1", "r2", "r3"])
 
-    # ---- 3 replicas: every Widget labelled with the ring's shard, reconciled there; shares ±15% of 1/3
+    # ---- created with no replica up: the webhook is down (failurePolicy Ignore), they come unlabelled
+    answers = run.create(names[:early])
+    assert not [a for a in answers if SHARD in (a["metadata"].get("labels") or {})]
+
+    # ---- 3 replicas (r1 serves the webhook): the rest are labelled as they are created, the early ones by
+    # the sharder; every Widget is reconciled by the replica the ring gives it; shares ±15% of 1/3
     start = time.time_ns()
     t1 = time.monotonic()
-    for identity in ("r1", "r2", "r3"):
-        run.replicas.start(identity)
+    run.replicas.start("r1", run.webhook_args)
+    run.replicas.start("r2")
+    run.replicas.start("r3")
     for replica in run.replicas.started:
         replica.wait_ready()
-    run.create(names[COUNT - late :])
-    three = ring_owner(["r1", "r2", "r3"])
-    run.wait_labelled(three, names, 120, "every Widget labelled with its shard by 3 replicas")
-    run.wait_reconciled(three, names, start, 120, "every Widget reconciled by its shard")
+    run.wait_webhook(three)
+    t_create = time.monotonic()
+    answers = run.create(main)
+    run.figures["create s"] = round(time.monotonic() - t_create, 1)
+    at_creation = {a["metadata"]["name"]: (a["metadata"].get("labels") or {}).get(SHARD) for a in answers}
+    wrong = {n: label for n, label in at_creation.items() if label != three(n)}
+    assert not wrong, (
+        f"{len(wrong)} Widgets not labelled by the webhook as they were created: {list(wrong.items())[:5]}"
+    )
+    placed = names[: COUNT - during]
+    run.wait_labelled(three, placed, 120, "every Widget labelled with its shard by 3 replicas")
+    run.wait_reconciled(three, placed, start, 180, "every Widget reconciled by its shard")
     run.figures["3 replicas: all reconciled s"] = round(time.monotonic() - t1, 1)
-    counts = {r: sum(1 for n in names if run.labels.current()[n][SHARD] == r) for r in ("r1", "r2", "r3")}
+    counts = {r: sum(1 for n in placed if run.labels.current()[n][SHARD] == r) for r in ("r1", "r2", "r3")}
     run.figures["shares"] = {r: round(s, 3) for r, s in shares(counts).items()}
     assert all(abs(share - 1 / 3) <= 0.15 / 3 for share in shares(counts).values()), counts
     run.no_overlap()
 
-    # ---- SIGKILL r1: its Widgets move to r2 and r3 (no drain: its Lease expired) and are reconciled there
+    # ---- SIGKILL r1: its Widgets move to r2 and r3 once its Lease expired (no drain: it is dead) and are
+    # reconciled there; Widgets created meanwhile (the webhook is down with r1) are assigned by the sharder
     two = ring_owner(["r2", "r3"])
-    orphans = [n for n in names if three(n) == "r1"]
-    at_kill = {n: len(run.labels.history[n]) for n in names}
+    orphans = [n for n in placed if three(n) == "r1"]
+    at_kill = {n: len(run.labels.history[n]) for n in placed}
     killed = run.replicas.started[0].kill()
     t2 = time.monotonic()
-    run.wait_labelled(two, names, 60, "r1's Widgets moved to r2 and r3")
-    run.wait_reconciled(two, orphans, killed, 60, "r1's Widgets reconciled by r2 and r3")
+    answers = run.create(names[COUNT - during :])
+    assert not [a for a in answers if SHARD in (a["metadata"].get("labels") or {})], "labelled with r1 dead?"
+    run.wait_labelled(two, names, 90, "r1's Widgets and the new ones assigned to r2 and r3")
+    run.wait_reconciled(two, orphans + names[COUNT - during :], killed, 90, "r1's Widgets reconciled by r2, r3")
     first = first_pass_after(run.passes(), killed, {"r2", "r3"})
+    relabelled = [t for n in orphans for t, labels in run.labels.history[n][at_kill[n] :] if labels.get(SHARD)]
+    run.figures["kill: first orphan relabelled s"] = round((min(relabelled) - killed) / 1e9, 1)
+    run.figures["kill: last orphan relabelled s"] = round((max(relabelled) - killed) / 1e9, 1)
     latency = max(first[key(n)].end or 0 for n in orphans) - killed
     run.figures["kill: last orphan reconciled s"] = round(latency / 1e9, 1)
     run.figures["kill: wait s"] = round(time.monotonic() - t2, 1)
-    stayed = [n for n in names if three(n) != "r1"]
-    moved_back = [n for n in stayed if len(run.labels.history[n]) != at_kill[n]]
-    assert not moved_back, f"Widgets of r2/r3 relabelled when r1 died: {moved_back[:5]}"
+    # membership: the Lease expired after LEASE s; the sharder saw it within its retry period
+    assert (min(relabelled) - killed) / 1e9 <= LEASE + 3, run.figures
+    stayed = [n for n in placed if three(n) != "r1"]
+    moved_too = [n for n in stayed if len(run.labels.history[n]) != at_kill[n]]
+    assert not moved_too, f"Widgets of r2/r3 relabelled when r1 died: {moved_too[:5]}"
     run.no_overlap()
 
-    # ---- r1 back (a new process, the same identity): its share returns from r2 and r3 through drains
-    run.join("r1", ["r2", "r3"], names)
+    # ---- r1 back (a new process, the same identity, the webhook up again): its share returns through drains
+    run.join("r1", ["r2", "r3"], names, run.webhook_args)
     # ---- a 4th replica: about 1/4 move to it, each drained first, none reconciled twice at once
     moving = run.join("r4", ["r1", "r2", "r3"], names)
     assert 0.15 <= len(moving) / COUNT <= 0.35, len(moving)
 
-    # ---- the server agrees: every Widget Ready, observed at its generation, its ConfigMap there
+    # ---- the server agrees: every Widget Ready
     status, body = run.real.request("GET", WIDGETS)
-    assert status == 200
-    not_ready = [
-        w["metadata"]["name"]
-        for w in body["items"]
-        if not any(
-            c["type"] == "Ready" and c["status"] == "True" for c in (w.get("status") or {}).get("conditions", [])
-        )
-    ]
+    assert status == 200 and len(body["items"]) == COUNT
+    not_ready = [w["metadata"]["name"] for w in body["items"] if not _ready(w)]
     assert not not_ready, f"{len(not_ready)} Widgets not Ready, e.g. {not_ready[:5]}"
     print("sharding (real):", json.dumps(run.figures))
 
