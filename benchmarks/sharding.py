@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterator
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests" / "real")]
 
-from _replicas import Replicas, per_replica, read_passes, rss_kb, wait_until  # noqa: E402
+from _replicas import Replicas, per_replica, read_passes, ring_webhook, rss_kb, wait_until  # noqa: E402
 
 from cloudcoil_cache.testing import RealAPIServer  # noqa: E402
 
@@ -181,12 +181,16 @@ def run_case(
     case_dir.mkdir()
     kubeconfig = srv.kubeconfig(case_dir / "kubeconfig", namespace)
     args = ["--namespace", namespace, "--workers", str(workers)]
-    if replicas > 1:
+    hook = None
+    if replicas > 1:  # the ring's webhook, served by r1, labels the Widgets as they are created
         args += ["--shard", RING, "--lease-duration", str(lease)]
+        hook = ring_webhook(case_dir, namespace, RING)
+        status, body = srv.request("POST", hook.path, hook.document)
+        assert status == 201, body
     env = {"OPERATOR_PASS_WAIT": str(wait)} if wait else {}
     with Replicas(case_dir, kubeconfig, args, env) as started:
         for i in range(replicas):
-            started.start(f"r{i + 1}")
+            started.start(f"r{i + 1}", hook.args if hook is not None and i == 0 else ())
         for replica in started.started:
             replica.wait_ready(120)
         if replicas > 1:
@@ -213,6 +217,8 @@ def run_case(
         passes = read_passes(started.pass_logs())
         keys_by = {r: len(k) for r, k in per_replica(passes).items()}
         codes = started.stop_all()
+    if hook is not None:
+        srv.request("DELETE", f"{hook.path}/{hook.name}")
     return {
         "replicas": replicas,
         "seconds to every first pass": round(seconds, 1),

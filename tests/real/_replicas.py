@@ -410,3 +410,48 @@ class LabelHistory:
                 if left <= 0:
                     raise AssertionError(f"not within {timeout:.0f} s: {what}")
                 self.cond.wait(min(left, 1.0))
+
+
+# ------------------------------------------------------------------------------------ the ring's webhook
+@dataclasses.dataclass
+class RingWebhook:
+    """The ring's mutating webhook as one replica serves it on loopback: its TLS files (a test CA's), the
+    port, the replica arguments that serve it there, and the configuration an admin registers (this
+    namespace only: the server may be shared)."""
+
+    name: str
+    port: int
+    args: tuple[str, ...]
+    document: dict[str, object]
+    path: str = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+
+
+def ring_webhook(workdir: Path, namespace: str, ring: str) -> RingWebhook:
+    import importlib.util
+
+    import trustme
+
+    from cloudcoil_cache.controller import Ring
+
+    tls = workdir / "tls"
+    tls.mkdir(exist_ok=True)
+    ca = trustme.CA()
+    leaf = ca.issue_cert("127.0.0.1")
+    leaf.cert_chain_pems[0].write_to_path(str(tls / "tls.crt"))
+    leaf.private_key_pem.write_to_path(str(tls / "tls.key"))
+    port = free_port()
+    spec = importlib.util.spec_from_file_location("example_operator_webhook", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    # the configuration the Application's ring webhook declares, pointed at this port (an admin's step)
+    app = example.application(example.widget_operator([]), sharding=Ring(ring, identity="x"), health_port=None)
+    name = f"{ring}.{namespace}.cloudcoil.io"
+    documents = app.webhooks.webhook.configurations(
+        name=name, url=f"https://127.0.0.1:{port}", ca_bundle=ca.cert_pem.bytes()
+    )
+    assert [d["kind"] for d in documents] == ["MutatingWebhookConfiguration"], documents
+    for webhook in documents[0]["webhooks"]:  # this namespace only
+        webhook["namespaceSelector"] = {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
+    args = ("--webhook-port", str(port), "--webhook-cert-dir", str(tls))
+    return RingWebhook(name, port, args, documents[0])
