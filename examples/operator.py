@@ -169,6 +169,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--lease-duration", type=float, default=15.0, help="with --shard: its Lease's seconds")
     parser.add_argument("--workers", type=int, default=1, help="with --run: reconciles at once")
     parser.add_argument("--health-port", type=int, default=None, help="with --run: /healthz and /readyz port")
+    parser.add_argument("--tokens", type=int, default=100, help="with --shard: virtual nodes per replica")
     parser.add_argument("--webhook-port", type=int, default=0, help="with --shard: the ring's webhook (0: any)")
     parser.add_argument("--webhook-cert-dir", help="with --shard: tls.crt and tls.key of the webhook")
     args = parser.parse_args(argv)
@@ -228,6 +229,7 @@ def run(args: argparse.Namespace) -> None:
             lease_duration=args.lease_duration,
             renew_deadline=args.lease_duration * 2 / 3,
             retry_period=min(2.0, args.lease_duration / 5),
+            tokens=args.tokens,
         )
         # the ring's mutating webhook (labels new Widgets) on this port; self-signed without a cert dir
         tls = args.webhook_cert_dir
