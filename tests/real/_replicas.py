@@ -5,7 +5,7 @@ output file) and, on leaving its ``with`` block however it is left, stops every 
 after a grace; on Linux each child also gets ``PR_SET_PDEATHSIG=SIGKILL`` so that it dies with the test
 process even when that one is killed. ``read_passes`` parses the logs (a killed replica's started passes
 stay open), ``overlaps`` finds a key in two replicas' passes at once, ``per_replica`` counts keys, ``rss_kb``
-reads a process's resident memory. Used by tests/real/test_real_sharding.py and benchmarks/sharding.py.
+reads a process's resident memory. Used by tests/real/test_real_sharding_processes.py and benchmarks/sharding.py.
 """
 
 from __future__ import annotations
