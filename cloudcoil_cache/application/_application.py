@@ -74,7 +74,8 @@ class Application:
     ``leader_election``: a ``LeaderElection``, or True for one on a Lease named after the application.
     ``sharding``: a ``Ring`` (instead of ``leader_election``): every replica reconciles its share of the
     objects (docs/sharding.md); the ring's mutating webhook is added to ``webhooks`` (an
-    ``AdmissionWebhook`` of its own when none is given), and the RBAC grants its Leases and labels.
+    ``AdmissionWebhook`` of its own when none is given; ``shard_webhook=False``: none, the sharder
+    labels every object), and the RBAC grants its Leases and labels.
     ``module``: the module the Deployment runs (default: the module that created the Application).
     """
 
@@ -98,12 +99,15 @@ class Application:
         crds: Iterable[Any] = (),
         sync_timeout: float = 30.0,
         sharding: Ring | None = None,
+        shard_webhook: bool = True,
     ) -> None:
         self.name = _check_label(name, "Application(name)")
         _check_controllers(controllers)
         self.sharding = _sharding(sharding, leader_election, controllers)
-        if self.sharding is not None:
-            webhooks = _with_shard_webhook(webhooks, self.sharding, controllers)
+        if not isinstance(shard_webhook, bool):
+            raise TypeError(f"Application(shard_webhook=...) must be True or False, got {shard_webhook!r}")
+        if self.sharding is not None and shard_webhook:
+            webhooks = _with_shard_webhook(webhooks, self.sharding, controllers, namespace)
         if health_port is not None and (
             isinstance(health_port, bool) or not isinstance(health_port, int) or not 0 <= health_port <= 65535
         ):
@@ -360,13 +364,13 @@ def _sharding(value: Any, leader_election: Any, controllers: Sequence[Controller
     return value
 
 
-def _with_shard_webhook(webhooks: Any, ring: Ring, controllers: Sequence[Controller]) -> Any:
+def _with_shard_webhook(webhooks: Any, ring: Ring, controllers: Sequence[Controller], namespace: str | None) -> Any:
     """``webhooks`` (an AdmissionWebhook of its own when None) with the ring's mutating routes added."""
     if webhooks is None:
         webhooks = AdmissionWebhook()
     endpoint = webhooks.endpoint if isinstance(webhooks, WebhookServer) else webhooks
     if isinstance(endpoint, AdmissionWebhook):
-        register_shard_webhook(endpoint, ring, controllers)
+        register_shard_webhook(endpoint, ring, controllers, namespace=namespace)
     return webhooks
 
 

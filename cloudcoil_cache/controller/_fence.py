@@ -13,9 +13,10 @@ class LeadershipLost(CloudcoilError):
     """This replica lost the Lease while a reconcile was running: the reconcile must stop writing.
 
     Raised by ``ctx.check_leadership()`` (and by the Context's write helpers, which call it) once the
-    Manager's ``LeaderElection`` has stepped down; the new leader reconciles the key again. A reconcile
-    that lets it propagate ends with a warning, is not retried by this replica, and is counted as
-    ``leadership_lost`` in ``Controller.status()``.
+    Manager's ``LeaderElection`` has stepped down, or, for a sharded controller, once this replica
+    could not renew its shard Lease (``Ring``); the new leader (or the object's new shard) reconciles
+    the key again. A reconcile that lets it propagate ends with a warning, is not retried by this
+    replica, and is counted as ``leadership_lost`` in ``Controller.status()``.
     """
 
 

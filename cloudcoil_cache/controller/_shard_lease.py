@@ -95,7 +95,8 @@ class Membership:
         self.namespace = namespace
         self.tokens = tokens
         self._clock = clock
-        self._cond = threading.Condition(threading.Lock())  # guards the state below
+        # guards the state below (reentrant: a wait_for predicate may read states())
+        self._cond = threading.Condition(threading.RLock())
         self._leases: dict[str, tuple[Lease, dict[str, Any], float]] = {}  # name -> (lease, spec, observed at)
         self._ring = HashRing((), tokens)
         self._states: dict[str, str] = {}

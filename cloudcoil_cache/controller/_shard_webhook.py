@@ -16,11 +16,15 @@ def shard_webhook_path(ring: Ring, kind: Any) -> str:
     return f"/shard/{ring.name}/{kind.group or 'core'}/{kind.version}/{kind.plural}"
 
 
-def register_shard_webhook(webhook: AdmissionWebhook, ring: Ring, controllers: Iterable[Any]) -> AdmissionWebhook:
+def register_shard_webhook(
+    webhook: AdmissionWebhook, ring: Ring, controllers: Iterable[Any], *, namespace: str | None = None
+) -> AdmissionWebhook:
     """Register on ``webhook`` one mutating route per sharded kind of ``controllers`` (their primary
     and owned kinds; a kind once): CREATE and UPDATE, ``objectSelector`` shard label ``DoesNotExist``
     (an object is labelled once; the drain's UPDATE, which removes the label, is assigned again at
-    once), ``failurePolicy: Ignore`` (the sharder labels what the webhook missed), 5 s timeout.
+    once), ``failurePolicy: Ignore`` (the sharder labels what the webhook missed), 5 s timeout. A
+    controller of one namespace (its ``namespace``, else ``namespace`` unless it watches all) gets a
+    ``namespaceSelector`` on ``kubernetes.io/metadata.name``: objects elsewhere are never labelled.
 
     A primary gets the member the ring gives its key (``group/Kind/namespace/name``; one created with
     ``generateName`` has no name yet and is left to the sharder); a child controlled by a primary the
@@ -28,12 +32,16 @@ def register_shard_webhook(webhook: AdmissionWebhook, ring: Ring, controllers: I
     done: set[Any] = set()
     for controller in controllers:
         main = controller.kind
+        where = None if controller.all_namespaces else (controller.namespace or namespace)
         for kind in (main, *controller.owned_kinds):
             model = getattr(kind, "metadata_of", kind)  # an owns(metadata_only=True) kind: its full class
             if model in done:
                 continue
             done.add(model)
             handler = _assign(ring, model, None if model is main else main)
+            options: dict[str, Any] = {}
+            if where and model.namespaced:
+                options["namespace_selector"] = {"matchLabels": {"kubernetes.io/metadata.name": where}}
             webhook.mutating(
                 model,
                 operations=("CREATE", "UPDATE"),
@@ -41,6 +49,7 @@ def register_shard_webhook(webhook: AdmissionWebhook, ring: Ring, controllers: I
                 timeout_seconds=5,
                 path=shard_webhook_path(ring, model),
                 object_selector={"matchExpressions": [{"key": ring.shard_label, "operator": "DoesNotExist"}]},
+                **options,
             )(handler)
     return webhook
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import queue
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import attrs
 
 from cloudcoil_cache._clock import Clock
+from cloudcoil_cache._listwatch import ListWatch
 from cloudcoil_cache._runnable import RunnableThread
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.controller._informers import InformerSet, Scope
@@ -20,6 +22,69 @@ from cloudcoil_cache.models._partial import metadata_class
 __all__ = ["Sharded", "Sharder"]
 
 log = logging.getLogger("cloudcoil_cache.controller.sharding")
+
+#: How many label writes the sharder makes at once (timebertt's ``ConcurrentMoves`` is 100 by default).
+CONCURRENT_MOVES = 8
+#: The page size of the sharder's metadata-only LISTs.
+PAGE = 500
+#: After a look that left something to do (a conflict, owners just assigned whose children follow),
+#: the next whole look comes this soon (seconds on the sharder's clock).
+SOON = 0.5
+
+#: One label write: (config, kind, object, labels, what it counts as).
+Move = tuple[Config, Any, Any, "dict[str, Any]", str]
+
+
+class _Movers:
+    """``count`` threads making a pass's label writes at once; ``run(moves)`` returns when all are done."""
+
+    def __init__(self, ring: str, count: int, write: Callable[..., int], stopping: threading.Event) -> None:
+        self._write = write
+        self._stopping = stopping  # set: the moves left are dropped (the next sharder makes them)
+        self._jobs: queue.SimpleQueue[Move | None] = queue.SimpleQueue()
+        self._cond = threading.Condition(threading.Lock())  # guards the two counts below
+        self._pending = 0
+        self._wrote = 0
+        self._threads = [
+            RunnableThread(f"ring-{ring}-mover-{i}", self._work, owner=f"ring {ring}") for i in range(count)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def run(self, moves: list[Move]) -> int:
+        if not moves:
+            return 0
+        with self._cond:
+            self._pending, self._wrote = len(moves), 0
+        for move in moves:
+            self._jobs.put(move)
+        with self._cond:
+            self._cond.wait_for(lambda: self._pending == 0)
+            return self._wrote
+
+    def _work(self) -> None:
+        while True:
+            move = self._jobs.get()
+            if move is None:
+                return
+            wrote = 0
+            try:
+                if not self._stopping.is_set():
+                    wrote = self._write(*move)
+            finally:
+                with self._cond:
+                    self._pending -= 1
+                    self._wrote += wrote
+                    self._cond.notify_all()
+
+    def close(self) -> None:
+        for _ in self._threads:
+            self._jobs.put(None)
+        for thread in self._threads:
+            thread.join()
+
+    def threads(self) -> list[threading.Thread]:
+        return list(self._threads)
 
 
 @attrs.frozen
@@ -33,20 +98,22 @@ class Sharded:
 
 
 class Sharder:
-    """What the ring's elected replica runs (timebertt's sharder controller): metadata-only informers
-    on every sharded kind (no shard selector), and a thread that, on every change of an object or of
-    the members (and every ``resync_period`` on ``clock``), looks at the objects and
+    """What the ring's elected replica runs (timebertt's sharder controller), without a cache of every
+    object: a metadata-only informer per sharded kind that selects the objects **without** a shard
+    label (new ones the webhook missed, drained ones), and paged metadata-only LISTs of every object
+    when the members change and every ``resync_period`` (on ``clock``). It
 
     - labels an object without a shard label, or whose shard is not a live member, with the shard the
       ring gives it (a move when it had one: its replica is gone; no drain);
     - for an object whose live shard is not the one the ring gives it, sets the drain label: its
-      replica lets it go (removes both labels) after its current pass, and the next look assigns it;
+      replica lets it go (removes both labels) after its current pass; the informer of unlabelled
+      objects then sees it, and it is assigned at once;
     - labels a child with its owner's shard once the owner has a live one (children are never drained:
-      their owner's replica does not reconcile them).
+      their owner's replica does not reconcile them); an unlabelled child gets its owner's key's shard.
 
     Every write is a merge patch with the object's resourceVersion as a precondition (a conflict: the
-    next event brings the new version). ``counted(what)`` is told of each ``assigned``, ``moved`` and
-    ``drain_requested``."""
+    next look, soon, sees the new version). ``counted(what)`` is told of each ``assigned``, ``moved``
+    and ``drain_requested``."""
 
     def __init__(
         self,
@@ -68,12 +135,14 @@ class Sharder:
         self._drain = drain_label(ring)
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._informers: InformerSet | None = None
+        self._lock = threading.Lock()  # guards _whole_due
+        self._whole_due = True  # look at every object next (the members changed, or the start)
         self._handles: list[Any] = []
+        self._informers: InformerSet | None = None
         self._thread: RunnableThread | None = None
         self._hashes: dict[str, int] = {}  # key -> xxh64(key): a key's hash never changes
+        self._movers: _Movers | None = None
         self.passes = 0
-        self.idle = threading.Event()  # set after a pass that wrote nothing (tests wait on it)
 
     def __repr__(self) -> str:
         return f"<Sharder ring={self.ring!r} kinds={[t.kind.kind for t in self.targets]}>"
@@ -93,89 +162,147 @@ class Sharder:
             self._thread = None
 
     def threads(self) -> list[threading.Thread]:
-        return [self._thread] if self._thread is not None else []
+        movers = self._movers
+        return ([self._thread] if self._thread is not None else []) + (movers.threads() if movers else [])
+
+    def held(self) -> int:
+        """The objects the sharder's informers hold now (the unlabelled ones: its memory)."""
+        informers = self._informers
+        if informers is None:
+            return 0
+        return sum(len(source.view.list()) for source in list(informers.sources.values()))
 
     def kick(self, *_: Any) -> None:
-        """Look again soon (a change of the members or of an object)."""
-        self.idle.clear()
+        """Look at every object soon (the members changed)."""
+        with self._lock:
+            self._whole_due = True
         self._wake.set()
 
-    def _run(self, config: Config) -> None:
+    def _changed(self, *_: Any) -> None:
+        """An unlabelled object appeared or changed: look at the unlabelled ones."""
+        self._wake.set()
+
+    def _kinds(self) -> dict[Any, Scope]:
+        """The informer scopes of unlabelled objects, one per kind."""
         scopes: dict[Any, Scope] = {}
         for target in self.targets:
             for kind in (target.kind, *target.children):
                 cls = metadata_class(kind)
-                scopes.setdefault(cls, Scope(cls, target.namespace if kind.namespaced else None))
-        informers = InformerSet(f"ring {self.ring} sharder", config, list(scopes.values()), resync_period=None)
+                namespace = target.namespace if kind.namespaced else None
+                scopes.setdefault(cls, Scope(cls, namespace, f"!{self._shard}"))
+        return scopes
+
+    def _run(self, config: Config) -> None:
+        informers = InformerSet(f"ring {self.ring} sharder", config, list(self._kinds().values()), resync_period=None)
+        movers = self._movers = _Movers(self.ring, CONCURRENT_MOVES, self._write, self._stop)
         self._informers = informers
+        next_whole = self._clock.now()
         try:
             if not informers.start(self._stop):
                 return
             for source in informers.sources.values():
-                self._handles += source.view.add_event_handler(self.kick, self.kick, self.kick, replay=False)
-            self._wake.set()
+                self._handles += source.view.add_event_handler(self._changed, self._changed, None, replay=False)
             while not self._stop.is_set():
                 self._wake.clear()
+                with self._lock:
+                    whole, self._whole_due = self._whole_due or self._clock.now() >= next_whole, False
+                again = False
                 try:
-                    wrote = self._pass(informers)
+                    if whole:
+                        again = self._look_at_all(config, movers)
+                        next_whole = self._clock.now() + (SOON if again else self.resync_period)
+                    again = self._look_at_unlabelled(informers, movers) or again
                 except Exception:
-                    log.exception("ring %s: the sharder's pass failed", self.ring)
-                    wrote = 0
+                    log.exception("ring %s: the sharder's look failed", self.ring)
+                    next_whole = self._clock.now() + SOON
                 self.passes += 1
-                if wrote == 0:
-                    self.idle.set()
-                # what was written comes back as events, which wake the next look; else the resync
-                self._clock.wait(self._wake, self.resync_period)
+                if again:
+                    next_whole = min(next_whole, self._clock.now() + SOON)
+                self._clock.wait(self._wake, max(next_whole - self._clock.now(), 0.0))
         finally:
             for handle in self._handles:
                 handle.remove(1.0)
             self._handles = []
+            self._informers = None
             informers.stop()
             informers.close()
-            self._informers = None
+            movers.close()
 
-    # ------------------------------------------------------------- one pass
-    def _pass(self, informers: InformerSet) -> int:
-        """Look at every object once; the number of writes made."""
+    # ------------------------------------------------------------- looks
+    def _look_at_unlabelled(self, informers: InformerSet, movers: _Movers) -> bool:
+        """Assign the objects without a shard label; True when owners were assigned (their children
+        follow at the next whole look)."""
         ring = self._members()
         if not ring:
-            return 0  # no live member: nothing to assign to
-        members = set(ring.members)
-        wrote = 0
+            return False
+        moves: list[Move] = []
         for target in self.targets:
-            if self._stop.is_set():
-                break
-            source = informers.sources[metadata_class(target.kind)]
             kind = target.kind
-            owners: dict[tuple[str | None, str], Any] = {}
+            source = informers.sources[metadata_class(kind)]
             for obj in source.view.list():
                 meta = obj.metadata
-                owners[(meta.namespace, meta.name)] = obj
-                labels = meta.labels or {}
-                current = labels.get(self._shard)
+                if (meta.labels or {}).get(self._shard):
+                    continue  # (labelled meanwhile: leaving the informer)
                 desired = self._owner_of(ring, hash_key(kind.group, kind.kind, meta.namespace, meta.name))
-                if not current or current not in members:
-                    what = "moved" if current else "assigned"
-                    wrote += self._write(config_of(source), kind, obj, {self._shard: desired, self._drain: None}, what)
-                elif current != desired and self._drain not in labels:
-                    wrote += self._write(config_of(source), kind, obj, {self._drain: "true"}, "drain_requested")
+                moves.append((source.config, kind, obj, {self._shard: desired, self._drain: None}, "assigned"))
             for child_kind in target.children:
                 child_source = informers.sources[metadata_class(child_kind)]
                 for child in child_source.view.list():
+                    key = owner_hash_key(child, kind)
+                    if key is None or (child.metadata.labels or {}).get(self._shard):
+                        continue
+                    moves.append((child_source.config, child_kind, child, {self._shard: ring.owner(key)}, "assigned"))
+        movers.run(moves)  # (a write that did not go through: the informer brings the new version)
+        return any(m[1] is t.kind and t.children for m in moves for t in self.targets)
+
+    def _look_at_all(self, config: Config, movers: _Movers) -> bool:
+        """Look at every object (paged metadata-only LISTs): dead shards' objects move, others drain,
+        children follow their owners. True when a write did not go through (look again soon)."""
+        ring = self._members()
+        if not ring:
+            return False
+        members = set(ring.members)
+        moves: list[Move] = []
+        for target in self.targets:
+            kind = target.kind
+            owners: dict[tuple[str | None, str], tuple[str, str | None]] = {}  # -> (uid, shard)
+            for obj in self._list(config, kind, target.namespace):
+                meta = obj.metadata
+                labels = meta.labels or {}
+                current = labels.get(self._shard)
+                owners[(meta.namespace, meta.name)] = (meta.uid, current)
+                desired = self._owner_of(ring, hash_key(kind.group, kind.kind, meta.namespace, meta.name))
+                if not current or current not in members:
+                    what = "moved" if current else "assigned"
+                    moves.append((config, kind, obj, {self._shard: desired, self._drain: None}, what))
+                elif current != desired and self._drain not in labels:
+                    moves.append((config, kind, obj, {self._drain: "true"}, "drain_requested"))
+            for child_kind in target.children:
+                for child in self._list(config, child_kind, target.namespace):
                     if owner_hash_key(child, kind) is None:
                         continue
                     ref = next(r for r in child.metadata.owner_references if r.controller)
-                    owner = owners.get((child.metadata.namespace if kind.namespaced else None, ref.name))
-                    if owner is None or owner.metadata.uid != ref.uid:
-                        continue
-                    target_shard = (owner.metadata.labels or {}).get(self._shard)
-                    labels = child.metadata.labels or {}
-                    if target_shard in members and labels.get(self._shard) != target_shard:
-                        what = "moved" if labels.get(self._shard) else "assigned"
-                        wrote += self._write(
-                            config_of(child_source), child_kind, child, {self._shard: target_shard}, what
-                        )
-        return wrote
+                    uid, owner_shard = owners.get(
+                        (child.metadata.namespace if kind.namespaced else None, ref.name), ("", None)
+                    )
+                    current = (child.metadata.labels or {}).get(self._shard)
+                    if uid == ref.uid and owner_shard in members and current != owner_shard:
+                        what = "moved" if current else "assigned"
+                        moves.append((config, child_kind, child, {self._shard: owner_shard}, what))
+        return movers.run(moves) < len(moves)
+
+    def _list(self, config: Config, kind: Any, namespace: str | None) -> Iterator[Any]:
+        """Every object of ``kind`` (in ``namespace``), metadata only, page by page (none kept)."""
+        lister: ListWatch[Any] = ListWatch(
+            config.transport, metadata_class(kind), namespace=namespace, metadata_only=True
+        )
+        token: str | None = None
+        while not self._stop.is_set():
+            page = lister.list_page(resource_version=None, limit=PAGE, continue_=token)
+            yield from page.items
+            token = page.continue_
+            if not token:
+                return
 
     def _owner_of(self, ring: HashRing, key: str) -> str:
         digest = self._hashes.get(key)
@@ -186,19 +313,14 @@ class Sharder:
         return owner
 
     def _write(self, config: Config, kind: Any, obj: Any, labels: dict[str, Any], what: str) -> int:
-        """One guarded label patch; 1 when something was (or may have been) to do."""
+        """One guarded label patch; 1 when it was written, 0 when not (changed or gone meanwhile)."""
         meta = obj.metadata
         try:
             patch_labels(config, kind, meta.namespace, meta.name, meta.resource_version, labels)
         except (ResourceConflict, ResourceNotFound):
-            return 1  # changed or gone meanwhile: its event brings the new version (and a look)
+            return 0  # changed or gone meanwhile: the next look sees the new version
         except CloudcoilError as exc:
             log.warning("ring %s: could not label %s %s/%s: %s", self.ring, kind.kind, meta.namespace, meta.name, exc)
-            return 1
+            return 0
         self._counted(what)
         return 1
-
-
-def config_of(source: Any) -> Config:
-    config: Config = source.config
-    return config

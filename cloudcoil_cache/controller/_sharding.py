@@ -28,6 +28,7 @@ from cloudcoil_cache.controller._shard_labels import (
 from cloudcoil_cache.controller._shard_lease import Membership, ShardLease
 from cloudcoil_cache.controller._sharder import Sharded, Sharder
 from cloudcoil_cache.errors import CloudcoilError, ResourceConflict, ResourceNotFound
+from cloudcoil_cache.models._partial import metadata_class
 
 __all__ = ["Ring", "ShardStatus"]
 
@@ -188,7 +189,10 @@ class Ring:
         targets = []
         for controller in self._controllers:
             namespace = controller._primary_namespace if controller.kind.namespaced else None
-            targets.append(Sharded(controller.kind, namespace, tuple(controller._owned)))
+            main = metadata_class(controller.kind)
+            # a child of the primary's own kind is a primary: its own key decides (no following)
+            children = tuple(k for k in controller._owned if metadata_class(k) is not main)
+            targets.append(Sharded(controller.kind, namespace, children))
         return targets
 
     # ----------------------------------------------------------- lifecycle
@@ -204,9 +208,15 @@ class Ring:
         self.lease.namespace = self.lease.namespace or self.namespace
         self.sharder_election.namespace = self.sharder_election.namespace or self.namespace
         self.membership.namespace = self.namespace
-        self.membership.start(config, sync_timeout=sync_timeout, cancel=cancel)
-        if self.labels:
-            self.sharder_election._start(config, started=self._start_sharder, stopped=self._stop_sharder)
+        try:
+            self.membership.start(config, sync_timeout=sync_timeout, cancel=cancel)
+            if self.labels:
+                self.sharder_election._start(config, started=self._start_sharder, stopped=self._stop_sharder)
+        except BaseException:
+            with self._lock:
+                self._users = 0
+            self.membership.stop()
+            raise
 
     def _stop(self) -> None:
         with self._lock:

@@ -45,6 +45,7 @@ def test_manifests_grant_the_ring_its_leases_and_labels_and_register_its_webhook
             "matchExpressions": [{"key": "shard.cloudcoil.dev/widgets", "operator": "DoesNotExist"}]
         }
         assert sorted(hook["rules"][0]["operations"]) == ["CREATE", "UPDATE"]
+        assert hook["namespaceSelector"] == {"matchLabels": {"kubernetes.io/metadata.name": "ops"}}
     assert by_kind(docs, "Deployment")[0]["spec"]["replicas"] == 3
     manager = application.manager()
     assert manager.sharding is application.sharding and manager.leader_election is None
@@ -77,3 +78,12 @@ def test_the_ring_joins_an_applications_own_webhooks() -> None:
 def test_bad_sharding_options_are_named(options: dict[str, Any], error: type[Exception], text: str) -> None:
     with pytest.raises(error, match=text):
         app(**options)
+
+
+def test_without_the_shard_webhook_the_sharder_labels_everything() -> None:
+    application = app(sharding=Ring("widgets", identity="r-0"), shard_webhook=False)
+    assert application.webhooks is None
+    docs = application.manifests(namespace="ops", image="img:1")
+    assert not by_kind(docs, "MutatingWebhookConfiguration")
+    (role,) = by_kind(docs, "Role")
+    assert ("coordination.k8s.io", "leases", "watch") in verbs_granted(role["rules"])

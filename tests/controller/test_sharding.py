@@ -9,6 +9,7 @@ import pytest
 from _shard_support import SHARD, PassLog, Replica, configmaps, desired, settled
 
 from cloudcoil_cache.apimachinery import ObjectMeta
+from cloudcoil_cache.controller import Controller, Ring
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap
 from cloudcoil_cache.testing import FakeAPIServer
 
@@ -65,6 +66,9 @@ def test_three_replicas_reconcile_every_object_in_balanced_shares_never_at_once(
         assert {cm.metadata.labels[SHARD] for cm in held} == {replica.name}
     # whoever ran the sharder assigned them; the replicas that joined first let objects go through drains
     assert sum(r.controller.status().sharding.drains for r in replicas) > 0
+    # the sharder caches only what has no shard label: nothing, once all are assigned
+    (sharder,) = [r.ring.sharder for r in replicas if r.ring.sharder is not None]
+    assert sharder.held() == 0
 
 
 def test_a_stopped_replica_releases_and_a_killed_one_expires_and_their_objects_move(
@@ -86,6 +90,7 @@ def test_a_stopped_replica_releases_and_a_killed_one_expires_and_their_objects_m
     ]
     assert b_objects
     b.kill()
+    log.wait(lambda: not b.controller.running, 10, "the killed replica's workers stopped (its writes fenced)")
     log.wait(lambda: settled(fake_api_server, log, NAMES[:1]), 30, "settled on one after a kill")
     assert all(log.last_by(f"default/{name}") == "replica-a" for name in b_objects)
     assert not log.overlaps()
@@ -175,11 +180,15 @@ def test_the_webhook_labels_objects_as_they_are_created_and_the_sharder_covers_w
     b.start()
     log.wait(lambda: a.ring.members == tuple(NAMES[:2]), 20, "both members seen by the webhook's replica")
     assert a.webhook is not None and a.server is not None
+    fake_api_server.create("namespaces", {"metadata": {"name": "default"}})  # its selector names the namespace
     a.webhook.install(config, name="shards.example.com", server=a.server)
     for i in range(20):  # through the API (the webhook is called), not the fake's direct object API
         made = ConfigMap.client(config).create(ConfigMap(metadata=ObjectMeta(name=f"hooked-{i}", namespace="default")))
         assert made.metadata.labels[SHARD] == desired(NAMES[:2], f"hooked-{i}")  # labelled in the CREATE
     log.wait(lambda: settled(fake_api_server, log, NAMES[:2]), 30, "reconciled where the webhook put them")
+    fake_api_server.create("namespaces", {"metadata": {"name": "elsewhere"}})  # not the controller's namespace
+    other = ConfigMap.client(config).create(ConfigMap(metadata=ObjectMeta(name="other", namespace="elsewhere")))
+    assert SHARD not in (other.metadata.labels or {})
     sharder = next(r for r in replicas if r.ring.sharder is not None)
     assert sharder.controller.status().sharding.assigned == 0  # the sharder had nothing to assign
     # the webhook goes down with its replica (failurePolicy Ignore: objects are created unlabelled)
@@ -191,3 +200,23 @@ def test_the_webhook_labels_objects_as_they_are_created_and_the_sharder_covers_w
         assert SHARD not in (made.metadata.labels or {})
     log.wait(lambda: settled(fake_api_server, log, NAMES[1:2]), 30, "the sharder assigned them")
     assert not log.overlaps()
+
+
+def test_a_standalone_controller_in_a_ring_of_one_holds_every_object_and_releases_its_lease(
+    fake_api_server, config, make_cm
+):
+    for i in range(10):
+        make_cm(f"solo-{i}")
+    log = PassLog()
+    ring = Ring("solo", identity="solo-0", lease_duration=4, renew_deadline=3, retry_period=0.3, resync_period=1)
+    ctl = Controller(ConfigMap, config=config, sharding=ring)
+    ctl.reconcile(log.reconcile("solo-0"))
+    with ctl:
+        assert ctl.running  # a standalone start returns with the workers running
+        log.wait(lambda: all(log.last_by(f"default/solo-{i}") == "solo-0" for i in range(10)), 20, "all reconciled")
+        status = ctl.status().sharding
+        assert (status.holds, status.members, status.share) == (True, ("solo-0",), 10)
+        labels = [cm["metadata"]["labels"] for cm in configmaps(fake_api_server)]
+        assert all(lbl == {"shard.cloudcoil.dev/solo": "solo-0"} for lbl in labels)
+    assert not fake_api_server.get("leases", "solo-0", "default")["spec"].get("holderIdentity")
+    assert fake_api_server.get("leases", "solo-0", "default")["metadata"]["labels"] == {"cloudcoil.dev/ring": "solo"}
