@@ -1,23 +1,30 @@
 """Active-active sharding (issue 36): per-replica cache memory and I/O-bound throughput, 3 replicas vs 1.
 
-Run (one command; ~5 min on 2 busy cores)::
+Run (one command; ~12 min on 2 busy cores)::
 
     .venv/bin/python benchmarks/sharding.py [--widgets 3000] [--replicas 3] [--wait 0.1] [--workers 4]
+                                            [--tokens 100] [--only memory|throughput]
 
 Every replica is ``examples/operator.py --run`` in a process of its own (``tests/real/_replicas.py``
 starts and always stops them), against the real kube-apiserver + etcd (``KUBEBUILDER_ASSETS`` or the
 build script's cache; ``cloudcoil_cache.testing.RealAPIServer``), else the fake API server run as a
-process (``python -m cloudcoil_cache.testing serve``). Each case runs in a namespace of its own:
+process (``python -m cloudcoil_cache.testing serve``). Each case runs in a namespace of its own; the
+replicas are started and ready (sharded: the ring's Leases all held) before the Widgets are created.
 
-- **memory**: one unsharded replica (``--run``), then ``--replicas`` sharded ones (``--shard widgets``),
-  the operator's own reconcile (a ConfigMap per Widget, status, Events). Each replica's VmRSS is read once
-  it is ready (informers synced over an empty namespace), then ``--widgets`` Widgets are created and,
-  once every one was reconciled and no pass ran for 2 s, VmRSS again: the growth is the cache's share
-  (the Widgets and ConfigMaps it holds, and what reconciling them left). Target: each sharded replica's
-  growth ≤ 0.45× the unsharded one's (3 replicas).
-- **throughput**: the same with ``OPERATOR_PASS_WAIT=--wait`` (each pass is that fixed wait and writes
-  nothing: an I/O-bound reconcile) and ``--workers`` workers per replica: seconds from the first create
-  until every Widget's first pass ended. Target: 3 replicas ≥ 2.5× faster than one.
+- **memory**: one unsharded replica (``--run``), then ``--replicas`` sharded ones (``--shard widgets``;
+  r1 serves the ring's webhook, which labels each Widget as it is created), the operator's own reconcile
+  (a ConfigMap per Widget, status, Events). Each replica's VmRSS is read once it is ready (informers
+  synced over an empty namespace), then ``--widgets`` Widgets are created and, once every pass is done
+  (no pass for 3 s), VmRSS again: the growth is the cache's share (the Widgets and ConfigMaps it holds,
+  the sharder's metadata of every object on the replica elected to run it, and what reconciling left).
+  Target: each sharded replica's growth ≤ 0.45× the unsharded one's (3 replicas).
+- **throughput**: ``OPERATOR_PASS_WAIT=--wait`` (each pass is that fixed wait and writes nothing: an
+  I/O-bound reconcile; the controller still writes each pass's ``Ready`` condition, which brings a second
+  pass) with ``--workers`` workers per replica. The Widgets are created already labelled as the ring
+  (``--tokens``) assigns them, as the webhook would (its calls would make the creation, not the replicas,
+  the bottleneck). Seconds from the first create until every pass is done ("finished"), and until every
+  Widget's first pass ended. Target: 3 replicas ≥ 2.5× faster than one. The bound is the largest share:
+  total / largest (3000 / 1089 = 2.75 for r1-r3 at 100 tokens in this namespace).
 
 Prints the figures, the command and the load average (before and after), and writes
 ``benchmarks/results/sharding.json``.

@@ -3,7 +3,7 @@
 
     python examples/operator.py                                # the embedded fake API server
     KUBECONFIG=~/.kube/config python examples/operator.py      # a real cluster (creates the Widget CRD)
-    python examples/operator.py --manifests                    # the RBAC it needs, as YAML
+    python examples/operator.py --manifests [--shard widgets]  # the RBAC (and webhook) it needs, as YAML
     python examples/operator.py --run --shard widgets --identity r1   # one sharded replica, until SIGTERM
 
 It creates a Widget, changes its size, deletes it, and prints what the operator did at each step.
@@ -38,7 +38,7 @@ from cloudcoil_cache.apimachinery import ObjectMeta
 from cloudcoil_cache.application import Application
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.controller import Controller, get_condition
-from cloudcoil_cache.errors import ResourceConflict
+from cloudcoil_cache.errors import Forbidden, ResourceConflict
 from cloudcoil_cache.models.kubernetes.apiextensions.v1 import CustomResourceDefinition
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap
 from cloudcoil_cache.models.kubernetes.events.v1 import Event
@@ -173,8 +173,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--webhook-port", type=int, default=0, help="with --shard: the ring's webhook (0: any)")
     parser.add_argument("--webhook-cert-dir", help="with --shard: tls.crt and tls.key of the webhook")
     args = parser.parse_args(argv)
-    if args.manifests:
-        docs = application(widget_operator([]), leader_election=True).manifests(namespace=args.namespace)
+    if args.manifests:  # with --shard: the ring's (its Leases, labels and webhook) instead of a leader's
+        if args.shard:
+            from cloudcoil_cache.controller import Ring
+
+            app = application(widget_operator([]), sharding=Ring(args.shard, identity="replica"))
+        else:
+            app = application(widget_operator([]), leader_election=True)
+        docs = app.manifests(namespace=args.namespace)
         sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False))
         return {"manifests": docs}
     if args.run:
@@ -240,7 +246,8 @@ def run(args: argparse.Namespace) -> None:
     config = Config(namespace=args.namespace)
     passes = PassLog.from_env(identity)
     try:
-        install_crd(config)
+        with contextlib.suppress(Forbidden):  # a replica bound to the printed Role only: an admin installed it
+            install_crd(config)
         ctl = widget_operator([], passes, config=config, workers=args.workers)
         app = application(ctl, namespace=args.namespace, config=config, health_port=args.health_port, **options)
         app.run()

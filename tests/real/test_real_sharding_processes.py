@@ -3,15 +3,21 @@
 Each replica is ``examples/operator.py --run --shard widgets --identity rN`` (tests/real/_replicas.py
 starts them and stops every one at the end, however the test ends), recording the start and the end of
 every pass per key (``OPERATOR_PASS_LOG``); a raw WATCH records every shard and drain label each Widget
-went through. Through the whole run no key is in two replicas' passes at once.
+went through. The replicas run as the real tier's ``restricted`` user, bound to nothing but the Role
+``examples/operator.py --manifests --shard widgets`` prints (the ring's Leases, the label patches). The
+ring's mutating webhook is registered (as ``Application.manifests()`` declares it) at
+r1's port: it is down whenever r1 is. Through the whole run no key is in two replicas' passes at once.
 
-- 3 replicas over ``COUNT`` Widgets, most of them created before any replica ran (no webhook up: the
-  sharder assigns them), the rest while they run: every Widget is labelled with the shard the hash ring
-  gives it, reconciled by that replica, and each share is within ±15% of 1/3;
-- SIGKILL one: its Widgets move to the others and are reconciled within the Lease duration plus one
-  sync; Widgets created while it is dead get assigned too;
-- start a 4th: about 1/4 move to it, each through a drain (the label seen on the watch), none reconciled
-  by two replicas at once.
+- ``COUNT // 10`` Widgets created before any replica runs (the webhook down: created unlabelled); 3
+  replicas start; the rest are created and come back labelled by the webhook; every Widget ends labelled
+  with the shard the hash ring gives it (the early ones by the sharder), is reconciled by that replica,
+  and each share is within ±15% of 1/3;
+- SIGKILL r1: once its Lease expired its Widgets move to r2 and r3 (no drain: it is dead) and each is
+  reconciled there as it arrives; Widgets created meanwhile (the webhook is down with r1) are assigned by
+  the sharder; no Widget of r2 or r3 moves;
+- r1 started again (a new process, the same identity): its share comes back, each Widget drained first;
+- a 4th replica: about 1/4 move to it, each through a drain (the label seen on the watch), none
+  reconciled by two replicas at once; at the end the server shows every Widget Ready.
 """
 
 from __future__ import annotations
@@ -188,6 +194,38 @@ class Run:
         assert not found, f"{len(found)} keys in two replicas' passes at once, e.g. {found[:5]}"
 
 
+def bind_printed_role(real: RealAPIServer, example: Any, workdir: Path) -> str:
+    """The Role ``examples/operator.py --manifests --shard widgets`` prints, bound to the real tier's
+    ``restricted`` user (no other grant); a kubeconfig of that user once the authorizer allows it."""
+    docs = example.main(["--manifests", "--shard", RING, "--namespace", NAMESPACE])["manifests"]
+    role = next(d for d in docs if d["kind"] == "Role")
+    binding = next(d for d in docs if d["kind"] == "RoleBinding")
+    binding["subjects"] = [{"kind": "User", "name": "restricted", "apiGroup": "rbac.authorization.k8s.io"}]
+    for doc, plural in ((role, "roles"), (binding, "rolebindings")):
+        status, body = real.request("POST", f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NAMESPACE}/{plural}", doc)
+        assert status == 201, body
+
+    def allowed() -> bool:
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": {
+                "user": "restricted",
+                "resourceAttributes": {
+                    "namespace": NAMESPACE,
+                    "group": "coordination.k8s.io",
+                    "resource": "leases",
+                    "verb": "watch",
+                },
+            },
+        }
+        status, body = real.request("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", review)
+        return status == 201 and bool(body["status"].get("allowed"))
+
+    wait_until(allowed, 30, what="the printed Role in effect for restricted")
+    return real.write_kubeconfig(workdir / "restricted-kubeconfig", user="restricted", namespace=NAMESPACE)
+
+
 @pytest.fixture
 def run(real: RealAPIServer, tmp_path: Path) -> Iterator[Run]:
     """The namespace, the CRD, the ring's webhook registered at r1's port (served by r1 alone: down
@@ -203,12 +241,13 @@ def run(real: RealAPIServer, tmp_path: Path) -> Iterator[Run]:
         example.install_crd(config)
     finally:
         config.close()
+    restricted = bind_printed_role(real, example, tmp_path)
     hook = ring_webhook(tmp_path, NAMESPACE, RING)  # served by r1 alone: down whenever r1 is
     status, body = real.request("POST", hook.path, hook.document)
     assert status == 201, body
     args = ["--namespace", NAMESPACE, "--shard", RING, "--lease-duration", str(LEASE), "--workers", "2"]
     try:
-        with Replicas(tmp_path, kubeconfig, args) as replicas:
+        with Replicas(tmp_path, restricted, args) as replicas:
             with LabelHistory(real.url, WIDGETS, real.tokens["admin"], real.ssl_context(), (SHARD, DRAIN)) as labels:
                 run = Run(real, tmp_path, replicas, labels)
                 run.webhook_args = hook.args
