@@ -16,17 +16,21 @@ with ``--shard RING`` it is one active replica of a ring (``Ring(RING, identity=
 reconciles only the Widgets assigned to it, so several processes share the work. Two environment
 variables serve the sharding tests and benchmark: ``OPERATOR_PASS_LOG=<file>`` appends a JSON line at the
 start and at the end of every pass (``{"key", "replica", "start", "end"}``, wall-clock ns, ``end`` null on
-the start line), and ``OPERATOR_PASS_WAIT=<seconds>`` turns each pass into that fixed wait, writing nothing
-(an I/O-bound reconcile, benchmark only).
+the start line; SIGUSR1 adds a line with the process's VmRSS after a collection), and
+``OPERATOR_PASS_WAIT=<seconds>`` turns each pass into that fixed wait, writing nothing (an I/O-bound
+reconcile, benchmark only).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
+import gc
 import json
 import logging
 import os
+import signal
 import sys
 import threading
 import time
@@ -95,6 +99,16 @@ class PassLog:
             yield
         finally:
             self._write({"key": key, "replica": self.replica, "start": start, "end": time.time_ns()})
+
+    def report_memory(self, *_: Any) -> None:
+        """On SIGUSR1 (benchmark only): collect, hand the freed heap back to the system, and log VmRSS
+        (``{"replica", "rss_kb", "time"}``): the process's live memory, not what its allocator kept."""
+        gc.collect()
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).malloc_trim(0)  # glibc
+        with contextlib.suppress(OSError), open("/proc/self/status", encoding="ascii") as status:
+            rss = next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+            self._write({"replica": self.replica, "rss_kb": rss, "time": time.time_ns()})
 
     def _write(self, line: dict[str, Any]) -> None:
         with self._lock:
@@ -245,6 +259,8 @@ def run(args: argparse.Namespace) -> None:
         identity = ring.identity
     config = Config(namespace=args.namespace)
     passes = PassLog.from_env(identity)
+    if passes is not None and hasattr(signal, "SIGUSR1"):
+        signal.signal(signal.SIGUSR1, passes.report_memory)
     try:
         with contextlib.suppress(Forbidden):  # a replica bound to the printed Role only: an admin installed it
             install_crd(config)

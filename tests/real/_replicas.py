@@ -10,6 +10,7 @@ reads a process's resident memory. Used by tests/real/test_real_sharding_process
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import dataclasses
 import json
@@ -145,6 +146,24 @@ class Replica:
     def wait_ready(self, timeout: float = 60.0) -> float:
         return wait_until(self.readyz, timeout, interval=0.2, what=f"replica {self.identity} ready")
 
+    def memory_kb(self, timeout: float = 30.0) -> int:
+        """VmRSS after a collection and a ``malloc_trim`` in the replica (SIGUSR1; the line it logs)."""
+
+        def readings() -> list[int]:
+            lines = self.pass_log.read_text().splitlines() if self.pass_log.exists() else []
+            found = []
+            for line in lines:
+                if '"rss_kb"' in line:
+                    with contextlib.suppress(json.JSONDecodeError):  # (a line being written)
+                        found.append(json.loads(line)["rss_kb"])
+            return found
+
+        before = len(readings())
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGUSR1)
+        wait_until(lambda: len(readings()) > before, timeout, what=f"replica {self.identity}'s memory reading")
+        return readings()[-1]
+
     def kill(self) -> int:
         """SIGKILL, reaped; the time it was sent (wall-clock ns)."""
         assert self.proc is not None
@@ -244,6 +263,8 @@ def read_passes(paths: Iterable[Path]) -> list[Pass]:
                 if number == len(lines) - 1:
                     continue
                 raise
+            if "key" not in entry:
+                continue  # a memory reading (SIGUSR1)
             ident = (entry["key"], entry["replica"], entry["start"])
             if entry["end"] is None:
                 open_[ident] = None
