@@ -182,6 +182,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--identity", help="with --shard: this replica's name in the ring (default: the host's)")
     parser.add_argument("--lease-duration", type=float, default=15.0, help="with --shard: its Lease's seconds")
     parser.add_argument("--workers", type=int, default=1, help="with --run: reconciles at once")
+    parser.add_argument("--resync-period", type=float, default=300, help="with --run: seconds (0: never)")
     parser.add_argument("--health-port", type=int, default=None, help="with --run: /healthz and /readyz port")
     parser.add_argument("--tokens", type=int, default=100, help="with --shard: virtual nodes per replica")
     parser.add_argument("--webhook-port", type=int, default=0, help="with --shard: the ring's webhook (0: any)")
@@ -264,7 +265,8 @@ def run(args: argparse.Namespace) -> None:
     try:
         with contextlib.suppress(Forbidden):  # a replica bound to the printed Role only: an admin installed it
             install_crd(config)
-        ctl = widget_operator([], passes, config=config, workers=args.workers)
+        resync = args.resync_period or None
+        ctl = widget_operator([], passes, config=config, workers=args.workers, resync_period=resync)
         app = application(ctl, namespace=args.namespace, config=config, health_port=args.health_port, **options)
         app.run()
     finally:
