@@ -24,7 +24,7 @@ __all__ = ["Sharded", "Sharder"]
 log = logging.getLogger("cloudcoil_cache.controller.sharding")
 
 #: How many label writes the sharder makes at once (timebertt's ``ConcurrentMoves`` is 100 by default).
-CONCURRENT_MOVES = 8
+CONCURRENT_MOVES = 16
 #: The page size of the sharder's metadata-only LISTs.
 PAGE = 500
 #: After a look that left something to do (a conflict, owners just assigned whose children follow),
@@ -38,9 +38,12 @@ Move = tuple[Config, Any, Any, "dict[str, Any]", str]
 class _Movers:
     """``count`` threads making a pass's label writes at once; ``run(moves)`` returns when all are done."""
 
-    def __init__(self, ring: str, count: int, write: Callable[..., int], stopping: threading.Event) -> None:
+    def __init__(
+        self, ring: str, count: int, write: Callable[..., int], stopping: threading.Event, stale: Callable[[], bool]
+    ) -> None:
         self._write = write
         self._stopping = stopping  # set: the moves left are dropped (the next sharder makes them)
+        self._stale = stale  # True: the members changed since the look began; its moves left are dropped
         self._jobs: queue.SimpleQueue[Move | None] = queue.SimpleQueue()
         self._cond = threading.Condition(threading.Lock())  # guards the two counts below
         self._pending = 0
@@ -69,7 +72,7 @@ class _Movers:
                 return
             wrote = 0
             try:
-                if not self._stopping.is_set():
+                if not self._stopping.is_set() and not self._stale():
                     wrote = self._write(*move)
             finally:
                 with self._cond:
@@ -135,12 +138,15 @@ class Sharder:
         self._drain = drain_label(ring)
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._lock = threading.Lock()  # guards _whole_due
+        self._lock = threading.Lock()  # guards _whole_due and the writes to _written
         self._whole_due = True  # look at every object next (the members changed, or the start)
         self._handles: list[Any] = []
         self._informers: InformerSet | None = None
         self._thread: RunnableThread | None = None
         self._hashes: dict[str, int] = {}  # key -> xxh64(key): a key's hash never changes
+        # uid -> the resourceVersion a label write went against: that version, still in the informer of
+        # unlabelled objects until its event arrives, is not written again (it would be a conflict)
+        self._written: dict[str, str] = {}
         self._movers: _Movers | None = None
         self.passes = 0
 
@@ -178,6 +184,11 @@ class Sharder:
             self._whole_due = True
         self._wake.set()
 
+    def _members_changed(self) -> bool:
+        """Did the members change since the current look began (its moves were computed for others)?"""
+        with self._lock:
+            return self._whole_due
+
     def _changed(self, *_: Any) -> None:
         """An unlabelled object appeared or changed: look at the unlabelled ones."""
         self._wake.set()
@@ -192,14 +203,31 @@ class Sharder:
                 scopes.setdefault(cls, Scope(cls, namespace, f"!{self._shard}"))
         return scopes
 
+    def _started_informers(self, config: Config) -> InformerSet | None:
+        """The informers of unlabelled objects, synced (tried again every ``resync_period`` after a
+        failure, which is logged); None once stopping."""
+        while not self._stop.is_set():
+            informers = InformerSet(
+                f"ring {self.ring} sharder", config, list(self._kinds().values()), resync_period=None
+            )
+            try:
+                if informers.start(self._stop):
+                    return informers
+            except Exception:
+                log.exception("ring %s: the sharder's informers did not start; trying again", self.ring)
+            informers.close()
+            self._clock.wait(self._stop, self.resync_period)
+        return None
+
     def _run(self, config: Config) -> None:
-        informers = InformerSet(f"ring {self.ring} sharder", config, list(self._kinds().values()), resync_period=None)
-        movers = self._movers = _Movers(self.ring, CONCURRENT_MOVES, self._write, self._stop)
+        movers = self._movers = _Movers(self.ring, CONCURRENT_MOVES, self._write, self._stop, self._members_changed)
+        informers = self._started_informers(config)
+        if informers is None:
+            movers.close()
+            return
         self._informers = informers
         next_whole = self._clock.now()
         try:
-            if not informers.start(self._stop):
-                return
             for source in informers.sources.values():
                 self._handles += source.view.add_event_handler(self._changed, self._changed, None, replay=False)
             while not self._stop.is_set():
@@ -241,7 +269,7 @@ class Sharder:
             source = informers.sources[metadata_class(kind)]
             for obj in source.view.list():
                 meta = obj.metadata
-                if (meta.labels or {}).get(self._shard):
+                if (meta.labels or {}).get(self._shard) or self._written.get(meta.uid) == meta.resource_version:
                     continue  # (labelled meanwhile: leaving the informer)
                 desired = self._owner_of(ring, hash_key(kind.group, kind.kind, meta.namespace, meta.name))
                 moves.append((source.config, kind, obj, {self._shard: desired, self._drain: None}, "assigned"))
@@ -249,7 +277,10 @@ class Sharder:
                 child_source = informers.sources[metadata_class(child_kind)]
                 for child in child_source.view.list():
                     key = owner_hash_key(child, kind)
-                    if key is None or (child.metadata.labels or {}).get(self._shard):
+                    meta = child.metadata
+                    if key is None or (meta.labels or {}).get(self._shard):
+                        continue
+                    if self._written.get(meta.uid) == meta.resource_version:
                         continue
                     moves.append((child_source.config, child_kind, child, {self._shard: ring.owner(key)}, "assigned"))
         movers.run(moves)  # (a write that did not go through: the informer brings the new version)
@@ -289,7 +320,9 @@ class Sharder:
                     if uid == ref.uid and owner_shard in members and current != owner_shard:
                         what = "moved" if current else "assigned"
                         moves.append((config, child_kind, child, {self._shard: owner_shard}, what))
-        return movers.run(moves) < len(moves)
+        written = movers.run(moves)
+        log.debug("ring %s: the sharder looked at every object: %d write(s) of %d", self.ring, written, len(moves))
+        return written < len(moves)
 
     def _list(self, config: Config, kind: Any, namespace: str | None) -> Iterator[Any]:
         """Every object of ``kind`` (in ``namespace``), metadata only, page by page (none kept)."""
@@ -317,6 +350,10 @@ class Sharder:
         meta = obj.metadata
         try:
             patch_labels(config, kind, meta.namespace, meta.name, meta.resource_version, labels)
+            with self._lock:
+                if len(self._written) > 100_000:  # (a bound: old entries only save a conflict)
+                    self._written.clear()
+                self._written[meta.uid] = meta.resource_version
         except (ResourceConflict, ResourceNotFound):
             return 0  # changed or gone meanwhile: the next look sees the new version
         except CloudcoilError as exc:

@@ -67,8 +67,8 @@ def test_three_replicas_reconcile_every_object_in_balanced_shares_never_at_once(
     # whoever ran the sharder assigned them; the replicas that joined first let objects go through drains
     assert sum(r.controller.status().sharding.drains for r in replicas) > 0
     # the sharder caches only what has no shard label: nothing, once all are assigned
-    (sharder,) = [r.ring.sharder for r in replicas if r.ring.sharder is not None]
-    assert sharder.held() == 0
+    sharders = [r.ring.sharder for r in replicas if r.ring.sharder is not None]
+    assert len(sharders) <= 1 and all(sharder.held() == 0 for sharder in sharders)
 
 
 def test_a_stopped_replica_releases_and_a_killed_one_expires_and_their_objects_move(
@@ -136,7 +136,8 @@ def test_objects_created_without_a_webhook_are_assigned_by_the_sharder_and_metri
         replica.start()
     _seed(fake_api_server, 40)  # no webhook: created without a shard label
     log.wait(lambda: settled(fake_api_server, log, NAMES[:2]), 30, "assigned and reconciled")
-    sharder = next(r for r in replicas if r.ring.sharder is not None)
+    # the sharder's counts are on the replica that ran it
+    sharder = max(made, key=lambda r: r.controller.status().sharding.assigned)
     assert sharder.controller.status().sharding.assigned >= 40
     shares = _shares(fake_api_server)
     for replica in made:
@@ -189,8 +190,8 @@ def test_the_webhook_labels_objects_as_they_are_created_and_the_sharder_covers_w
     fake_api_server.create("namespaces", {"metadata": {"name": "elsewhere"}})  # not the controller's namespace
     other = ConfigMap.client(config).create(ConfigMap(metadata=ObjectMeta(name="other", namespace="elsewhere")))
     assert SHARD not in (other.metadata.labels or {})
-    sharder = next(r for r in replicas if r.ring.sharder is not None)
-    assert sharder.controller.status().sharding.assigned == 0  # the sharder had nothing to assign
+    # the sharder had nothing to assign (its counts are on whichever replica ran it)
+    assert sum(r.controller.status().sharding.assigned for r in replicas) == 0
     # the webhook goes down with its replica (failurePolicy Ignore: objects are created unlabelled)
     a.stop()
     for i in range(20):
