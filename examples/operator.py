@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--manifests", action="store_true", help="print the manifests (RBAC) and exit")
     parser.add_argument("--run", action="store_true", help="run the operator against KUBECONFIG until SIGTERM")
     parser.add_argument("--shard", metavar="RING", help="with --run: one replica of this ring (active-active)")
-    parser.add_argument("--identity", help="with --shard: this replica's name in the ring (default: the host's)")
+    parser.add_argument("--identity", help="with --shard: this replica's name in the ring (default: host-pid-hex)")
     parser.add_argument("--lease-duration", type=float, default=15.0, help="with --shard: its Lease's seconds")
     parser.add_argument("--workers", type=int, default=1, help="with --run: reconciles at once")
     parser.add_argument("--resync-period", type=float, default=300, help="with --run: seconds (0: never)")
