@@ -172,12 +172,14 @@ class Replica:
         self.proc.wait(10)
         return self.killed_ns
 
-    def stop(self, grace: float = 15.0) -> int | None:
-        """SIGTERM, SIGKILL after ``grace`` seconds; reaped. The exit code (None if it was not running)."""
+    def stop(self, grace: float = 15.0, signalled: bool = False) -> int | None:
+        """SIGTERM (unless ``signalled``: sent already; a second one could end a graceful stop), SIGKILL
+        after ``grace`` seconds; reaped. The exit code (None if it was not running)."""
         if self.proc is None:
             return None
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            if not signalled:
+                self.proc.send_signal(signal.SIGTERM)
             try:
                 self.proc.wait(grace)
             except subprocess.TimeoutExpired:
@@ -221,7 +223,7 @@ class Replicas:
         for replica in live:  # all signalled first: they stop at once
             assert replica.proc is not None
             replica.proc.send_signal(signal.SIGTERM)
-        codes = {r.identity: r.stop(grace) for r in live}
+        codes = {r.identity: r.stop(grace, signalled=True) for r in live}
         for replica in self.started:
             replica.stop(grace)  # (closes the output files of the dead ones)
         return codes
