@@ -317,6 +317,12 @@ class SetReader(CacheReader[T]):
             self.hits += 1
         return found
 
+    @staticmethod
+    def _all_serve(whole: bool, readers: Mapping[str, CacheReader[T]]) -> bool:
+        """Can every namespace's reader serve a list now (an all-namespaces read merges them)? Not
+        without readers: no reader is there to check the cache's run and pause (the policy's)."""
+        return whole and bool(readers) and all(reader._serves_list(ns) for ns, reader in readers.items())
+
     def hit_list(self, namespace: str | None) -> tuple[list[T], str] | None:
         namespaces, readers, whole = self._set
         if namespace is not None:
@@ -325,11 +331,8 @@ class SetReader(CacheReader[T]):
             if found is not None:
                 self.hits += 1
             return found
-        if not whole or not readers:  # (no reader to check the cache's run and pause: the policy's)
+        if not self._all_serve(whole, readers):
             return None
-        for ns, reader in readers.items():
-            if not reader._serves_list(ns):
-                return None
         merged = Covered(namespaces)
         for ns, reader in readers.items():
             merged.extend(reader.store.snapshot(ns)[0])
@@ -341,11 +344,8 @@ class SetReader(CacheReader[T]):
         if namespace is not None:
             reader = readers.get(namespace) if namespace.__class__ is str else None
             return None if reader is None else reader.hit_index(namespace, name, value)
-        if not whole or not readers:
+        if not self._all_serve(whole, readers):
             return None
-        for ns, reader in readers.items():
-            if not reader._serves_list(ns):
-                return None
         merged = Covered(namespaces)
         for ns, reader in readers.items():
             found = reader.store.index_snapshot(name, value, ns)
