@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from cloudcoil_cache.caching._informer import Informer
 from cloudcoil_cache.caching._options import NamespaceSelector
 from cloudcoil_cache.caching._views import SyncInformer
 
-__all__ = ["NamespaceFollower", "NamespaceKind"]
+__all__ = ["NamespaceFollower", "NamespaceKind", "move_set"]
 
 
 class NamespaceKind:
@@ -74,13 +74,7 @@ class NamespaceFollower:
                 for ns in self.informer.store.list(None)
                 if selector.matches(ns.metadata.name, ns.metadata.labels)
             )
-            current = self._current()
-            for namespace in wanted:
-                if namespace not in current:
-                    self._add(namespace)
-            for namespace in current:
-                if namespace not in wanted:
-                    self._remove(namespace)
+            move_set(self._current(), wanted, self._add, self._remove)
 
     def settle(self, timeout: float | None = None) -> bool:
         """Wait up to ``timeout`` for the Namespaces to be listed, then ``follow()``: True, or False
@@ -89,3 +83,17 @@ class NamespaceFollower:
             return False
         self.follow()
         return True
+
+
+def move_set(
+    current: Iterable[str], wanted: Iterable[str], add: Callable[[str], Any], remove: Callable[[str], Any]
+) -> None:
+    """Move a set of namespaces from ``current`` to ``wanted``: ``add`` each one new, then ``remove``
+    each one gone (adds first: a namespace in both sets is never dropped for a moment)."""
+    current, wanted = tuple(current), tuple(wanted)
+    for namespace in wanted:
+        if namespace not in current:
+            add(namespace)
+    for namespace in current:
+        if namespace not in wanted:
+            remove(namespace)

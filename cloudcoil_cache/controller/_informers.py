@@ -13,6 +13,7 @@ import attrs
 
 from cloudcoil_cache.caching import Cache, HandlerHandle, InformerState, InformerStatus, InformerView
 from cloudcoil_cache.caching._options import NamespaceSet
+from cloudcoil_cache.caching._selector import move_set
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.errors import CacheSyncTimeout
 
@@ -444,13 +445,7 @@ class InformerSet:
         with self._follow_lock:
             wanted = (shared.namespaces if shared is not None else None) or ()
             for cache in self._following:
-                current = cache.namespaces or ()
-                for namespace in wanted:
-                    if namespace not in current:
-                        cache.add_namespace(namespace)
-                for namespace in current:
-                    if namespace not in wanted:
-                        cache.remove_namespace(namespace)
+                move_set(cache.namespaces or (), wanted, cache.add_namespace, cache.remove_namespace)
             for source in self.sources.values():
                 if isinstance(source.view, SetView):
                     added, removed = source.view.follow()
