@@ -3,7 +3,7 @@
 Run (one command; ~12 min on 2 busy cores)::
 
     .venv/bin/python benchmarks/sharding.py [--widgets 3000] [--replicas 3] [--wait 0.1] [--workers 2]
-                                            [--tokens 100] [--only memory|throughput] [--no-webhook]
+                                            [--tokens 400] [--only memory|throughput] [--no-webhook]
 
 Every replica is ``examples/operator.py --run`` in a process of its own (``tests/real/_replicas.py``
 starts and always stops them), against the real kube-apiserver + etcd (``KUBEBUILDER_ASSETS`` or the
@@ -174,7 +174,7 @@ def widgets_path(namespace: str) -> str:
     return f"/apis/example.com/v1/namespaces/{namespace}/widgets"
 
 
-def create(srv: Server, namespace: str, count: int, members: list[str] | None = None, tokens: int = 100) -> None:
+def create(srv: Server, namespace: str, count: int, members: list[str] | None = None, tokens: int = 400) -> None:
     """``count`` Widgets, 16 at a time; with ``members``, each created with the shard label the ring of
     those members gives it (what the webhook would set, without its call)."""
     owner = ring_of(members, namespace, tokens) if members else None
@@ -209,7 +209,7 @@ def run_case(
     wait: float,
     lease: float,
     webhook: bool,
-    tokens: int = 100,
+    tokens: int = 400,
 ) -> dict[str, Any]:
     """One case in a fresh namespace: ``replicas`` processes (sharded when more than one), ``count``
     Widgets created once they are ready; RSS before and after, seconds to every first pass."""
@@ -312,7 +312,7 @@ def main() -> None:
     parser.add_argument("--wait", type=float, default=0.1, help="seconds each pass waits in the throughput case")
     parser.add_argument("--workers", type=int, default=2, help="workers per replica")
     parser.add_argument("--lease", type=float, default=5.0, help="the shard Leases' duration")
-    parser.add_argument("--tokens", type=int, default=100, help="virtual nodes per replica (Ring(tokens=))")
+    parser.add_argument("--tokens", type=int, default=400, help="virtual nodes per replica (Ring(tokens=))")
     parser.add_argument("--only", choices=("memory", "throughput"), default=None)
     parser.add_argument("--server", choices=("auto", "real", "fake"), default="auto", help="auto: real if it runs")
     parser.add_argument(

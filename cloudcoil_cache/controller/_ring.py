@@ -103,7 +103,7 @@ class HashRing:
     ``xxh64(key)``, wrapping (timebertt's ``consistenthash.Ring``). A join or a leave moves about 1/N
     of the keys. Immutable: build a new ring when the members change."""
 
-    def __init__(self, members: Iterable[str], tokens: int = 100) -> None:
+    def __init__(self, members: Iterable[str], tokens: int = 400) -> None:
         if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
             raise ValueError(f"HashRing(tokens=...) must be an int >= 1, got {tokens!r}")
         self.members: tuple[str, ...] = tuple(sorted(set(members)))

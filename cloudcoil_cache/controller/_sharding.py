@@ -73,8 +73,8 @@ class Ring:
       Config's), renewed like the leader's (``lease_duration``, ``renew_deadline``, ``retry_period``).
       Its workers run while it holds it; a replica that cannot renew stops writing (``LeadershipLost``);
       a graceful stop releases it, so its objects move at once. Live members: held and not expired.
-    - **Assignment**: a consistent hash ring of the live members (XXH64, ``tokens`` virtual nodes each)
-      over ``group/Kind/namespace/name``; children follow their controller owner. An object is labelled
+    - **Assignment**: a consistent hash ring of the live members (XXH64, ``tokens`` virtual nodes each:
+      400 by default, 100 agrees with timebertt's sharder) over ``group/Kind/namespace/name``; children follow their controller owner. An object is labelled
       ``shard.cloudcoil.dev/<name>=<replica>`` by the mutating webhook (``Application(sharding=...)``)
       or the sharder, run by one replica elected on the Lease ``<name>-sharder``.
     - **Drain**: to move an object from a live replica the sharder sets ``drain.cloudcoil.dev/<name>``;
@@ -96,7 +96,7 @@ class Ring:
         lease_duration: float = 15.0,
         renew_deadline: float = 10.0,
         retry_period: float = 2.0,
-        tokens: int = 100,
+        tokens: int = 400,
         labels: bool = True,
         namespace: str | None = None,
         resync_period: float = 30.0,
