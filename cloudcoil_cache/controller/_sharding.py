@@ -74,9 +74,10 @@ class Ring:
       Its workers run while it holds it; a replica that cannot renew stops writing (``LeadershipLost``);
       a graceful stop releases it, so its objects move at once. Live members: held and not expired.
     - **Assignment**: a consistent hash ring of the live members (XXH64, ``tokens`` virtual nodes each:
-      400 by default, 100 agrees with timebertt's sharder) over ``group/Kind/namespace/name``; children follow their controller owner. An object is labelled
-      ``shard.cloudcoil.dev/<name>=<replica>`` by the mutating webhook (``Application(sharding=...)``)
-      or the sharder, run by one replica elected on the Lease ``<name>-sharder``.
+      400 by default, 100 agrees with timebertt's sharder) over ``group/Kind/namespace/name``; children
+      follow their controller owner. An object is labelled ``shard.cloudcoil.dev/<name>=<replica>`` by
+      the mutating webhook (``Application(sharding=...)``) or the sharder, run by one replica elected on
+      the Lease ``<name>-sharder``.
     - **Drain**: to move an object from a live replica the sharder sets ``drain.cloudcoil.dev/<name>``;
       that replica finishes its pass, removes both labels, and forgets the key; the object is then
       assigned again. No two replicas reconcile one object at once.
