@@ -3,7 +3,8 @@
 Run (one command; ~12 min on 2 busy cores)::
 
     .venv/bin/python benchmarks/sharding.py [--widgets 3000] [--replicas 3] [--wait 0.1] [--workers 2]
-                                            [--tokens 400] [--only memory|throughput] [--no-webhook]
+                                            [--tokens 400] [--ring-resync S] [--only memory|throughput]
+                                            [--no-webhook]
 
 Every replica is ``examples/operator.py --run`` in a process of its own (``tests/real/_replicas.py``
 starts and always stops them), against the real kube-apiserver + etcd (``KUBEBUILDER_ASSETS`` or the
@@ -210,6 +211,7 @@ def run_case(
     lease: float,
     webhook: bool,
     tokens: int = 400,
+    ring_resync: float | None = None,
 ) -> dict[str, Any]:
     """One case in a fresh namespace: ``replicas`` processes (sharded when more than one), ``count``
     Widgets created once they are ready; RSS before and after, seconds to every first pass."""
@@ -225,6 +227,7 @@ def run_case(
     identities = [f"r{i + 1}" for i in range(replicas)]
     if replicas > 1:
         args += ["--shard", RING, "--lease-duration", str(lease), "--tokens", str(tokens)]
+        args += ["--ring-resync", str(ring_resync)] if ring_resync else []
     if replicas > 1 and webhook:  # the ring's webhook, served by r1, labels the Widgets as they are created
         hook = ring_webhook(case_dir, namespace, RING)
         status, body = srv.request("POST", hook.path, hook.document)
@@ -313,6 +316,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="workers per replica")
     parser.add_argument("--lease", type=float, default=5.0, help="the shard Leases' duration")
     parser.add_argument("--tokens", type=int, default=400, help="virtual nodes per replica (Ring(tokens=))")
+    parser.add_argument("--ring-resync", type=float, default=None, help="Ring(resync_period=) (default: Ring's)")
     parser.add_argument("--only", choices=("memory", "throughput"), default=None)
     parser.add_argument("--server", choices=("auto", "real", "fake"), default="auto", help="auto: real if it runs")
     parser.add_argument(
@@ -339,7 +343,17 @@ def main() -> None:
                     label = f"{what}-{n}"
                     print(f"{label}: {n} replica(s), {args.widgets} Widgets ...", flush=True)
                     results[label] = run_case(
-                        srv, workdir, label, n, args.widgets, args.workers, wait, args.lease, webhook, args.tokens
+                        srv,
+                        workdir,
+                        label,
+                        n,
+                        args.widgets,
+                        args.workers,
+                        wait,
+                        args.lease,
+                        webhook,
+                        args.tokens,
+                        args.ring_resync,
                     )
                     print(f"  {json.dumps(results[label])}", flush=True)
         finally:

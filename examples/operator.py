@@ -192,6 +192,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--resync-period", type=float, default=300, help="with --run: seconds (0: never)")
     parser.add_argument("--health-port", type=int, default=None, help="with --run: /healthz and /readyz port")
     parser.add_argument("--tokens", type=int, default=400, help="with --shard: virtual nodes per replica")
+    parser.add_argument("--ring-resync", type=float, default=300.0, help="with --shard: Ring(resync_period=)")
     parser.add_argument("--webhook-port", type=int, default=0, help="with --shard: the ring's webhook (0: any)")
     parser.add_argument("--webhook-cert-dir", help="with --shard: tls.crt and tls.key of the webhook")
     args = parser.parse_args(argv)
@@ -258,6 +259,7 @@ def run(args: argparse.Namespace) -> None:
             renew_deadline=args.lease_duration * 2 / 3,
             retry_period=min(2.0, args.lease_duration / 5),
             tokens=args.tokens,
+            resync_period=args.ring_resync,
         )
         # the ring's mutating webhook (labels new Widgets) on this port; self-signed without a cert dir
         tls = args.webhook_cert_dir

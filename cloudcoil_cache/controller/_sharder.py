@@ -28,6 +28,8 @@ log = logging.getLogger("cloudcoil_cache.controller.sharding")
 CONCURRENT_MOVES = 16
 #: The page size of the sharder's metadata-only LISTs (each page's JSON is dropped once read).
 PAGE = 200
+#: After its informers failed to start, the sharder tries again this soon (or its resync period if shorter).
+RETRY = 30.0
 #: After a look that left something to do (a conflict, owners just assigned whose children follow),
 #: the next whole look comes this soon (seconds on the sharder's clock).
 SOON = 0.5
@@ -217,7 +219,7 @@ class Sharder:
         return scopes
 
     def _started_informers(self, config: Config) -> InformerSet | None:
-        """The informers of unlabelled objects, synced (tried again every ``resync_period`` after a
+        """The informers of unlabelled objects, synced (tried again every ``RETRY`` seconds after a
         failure, which is logged); None once stopping."""
         while not self._stop.is_set():
             informers = InformerSet(
@@ -229,7 +231,7 @@ class Sharder:
             except Exception:
                 log.exception("ring %s: the sharder's informers did not start; trying again", self.ring)
             informers.close()
-            self._clock.wait(self._stop, self.resync_period)
+            self._clock.wait(self._stop, min(RETRY, self.resync_period))
         return None
 
     def _run(self, config: Config) -> None:

@@ -85,8 +85,9 @@ class Ring:
       ``labels=False`` is the fallback where objects cannot be labelled: every replica watches all and
       reconciles the keys the ring gives it (no drain: a move may overlap a pass in flight).
 
-    ``resync_period``: how often the sharder looks at every object besides on changes. ``clock``: the
-    ``Clock`` of the Leases and of expiry (``FakeClock`` in tests).
+    ``resync_period``: how often the sharder looks at every object besides when the members change (a
+    safety net: unlabelled objects reach it through its informer, moves through the members' changes).
+    ``clock``: the ``Clock`` of the Leases and of expiry (``FakeClock`` in tests).
     """
 
     def __init__(
@@ -100,7 +101,7 @@ class Ring:
         tokens: int = 400,
         labels: bool = True,
         namespace: str | None = None,
-        resync_period: float = 30.0,
+        resync_period: float = 300.0,
         clock: ClockLike | None = None,
     ) -> None:
         if not isinstance(name, str) or not _DNS_LABEL.fullmatch(name):
