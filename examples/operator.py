@@ -18,7 +18,8 @@ variables serve the sharding tests and benchmark: ``OPERATOR_PASS_LOG=<file>`` a
 start and at the end of every pass (``{"key", "replica", "start", "end"}``, wall-clock ns, ``end`` null on
 the start line; SIGUSR1 adds a line with the process's VmRSS after a collection), and
 ``OPERATOR_PASS_WAIT=<seconds>`` turns each pass into that fixed wait, writing nothing (an I/O-bound
-reconcile, benchmark only).
+reconcile, benchmark only). With ``PYTHONTRACEMALLOC=<frames>`` and ``OPERATOR_TRACEMALLOC_DIR=<dir>``,
+each SIGUSR1 also dumps a tracemalloc snapshot there (``<replica>-<n>.tracemalloc``; where memory goes).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import signal
 import sys
 import threading
 import time
+import tracemalloc
 from typing import Any, Iterator
 
 import yaml
@@ -81,6 +83,7 @@ class PassLog:
         self.wait = wait
         self._file = open(path, "a", buffering=1, encoding="utf-8")  # line-buffered: one write per line
         self._lock = threading.Lock()
+        self._snapshots = 0
         self._idle = threading.Event()  # never set: the fixed wait is a wait on it
 
     @classmethod
@@ -106,6 +109,10 @@ class PassLog:
         gc.collect()
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None).malloc_trim(0)  # glibc
+        where = os.environ.get("OPERATOR_TRACEMALLOC_DIR")  # (with PYTHONTRACEMALLOC: a snapshot per reading)
+        if where and tracemalloc.is_tracing():
+            self._snapshots += 1
+            tracemalloc.take_snapshot().dump(f"{where}/{self.replica}-{self._snapshots}.tracemalloc")
         with contextlib.suppress(OSError), open("/proc/self/status", encoding="ascii") as status:
             rss = next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
             self._write({"replica": self.replica, "rss_kb": rss, "time": time.time_ns()})
@@ -184,7 +191,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--workers", type=int, default=1, help="with --run: reconciles at once")
     parser.add_argument("--resync-period", type=float, default=300, help="with --run: seconds (0: never)")
     parser.add_argument("--health-port", type=int, default=None, help="with --run: /healthz and /readyz port")
-    parser.add_argument("--tokens", type=int, default=100, help="with --shard: virtual nodes per replica")
+    parser.add_argument("--tokens", type=int, default=400, help="with --shard: virtual nodes per replica")
+    parser.add_argument("--ring-resync", type=float, default=300.0, help="with --shard: Ring(resync_period=)")
     parser.add_argument("--webhook-port", type=int, default=0, help="with --shard: the ring's webhook (0: any)")
     parser.add_argument("--webhook-cert-dir", help="with --shard: tls.crt and tls.key of the webhook")
     args = parser.parse_args(argv)
@@ -251,6 +259,7 @@ def run(args: argparse.Namespace) -> None:
             renew_deadline=args.lease_duration * 2 / 3,
             retry_period=min(2.0, args.lease_duration / 5),
             tokens=args.tokens,
+            resync_period=args.ring_resync,
         )
         # the ring's mutating webhook (labels new Widgets) on this port; self-signed without a cert dir
         tls = args.webhook_cert_dir

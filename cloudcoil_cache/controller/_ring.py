@@ -6,7 +6,7 @@ import bisect
 import struct
 from typing import Any, Iterable
 
-__all__ = ["HashRing", "hash_key", "owner_hash_key", "xxh64"]
+__all__ = ["HashRing", "api_group", "hash_key", "owner_hash_key", "xxh64"]
 
 _MASK = 0xFFFFFFFFFFFFFFFF
 _P1 = 0x9E3779B185EBCA87
@@ -77,7 +77,7 @@ def _hash(text: str) -> int:
     return xxh64(text.encode("utf-8"))
 
 
-def _group(api_version: str | None) -> str:
+def api_group(api_version: str | None) -> str:
     """The API group of ``apiVersion`` (``""`` for the core group's ``v1``)."""
     return (api_version or "").rpartition("/")[0]
 
@@ -92,7 +92,7 @@ def owner_hash_key(obj: Any, kind: Any) -> str | None:
     on its owner's shard; timebertt's ``key.ForController``), None without one of that kind."""
     meta = obj.metadata
     for ref in meta.owner_references or ():
-        if ref.controller and ref.kind == kind.kind and _group(ref.api_version) == (kind.group or ""):
+        if ref.controller and ref.kind == kind.kind and api_group(ref.api_version) == (kind.group or ""):
             return hash_key(kind.group, kind.kind, meta.namespace if kind.namespaced else None, ref.name)
     return None
 
@@ -103,7 +103,7 @@ class HashRing:
     ``xxh64(key)``, wrapping (timebertt's ``consistenthash.Ring``). A join or a leave moves about 1/N
     of the keys. Immutable: build a new ring when the members change."""
 
-    def __init__(self, members: Iterable[str], tokens: int = 100) -> None:
+    def __init__(self, members: Iterable[str], tokens: int = 400) -> None:
         if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
             raise ValueError(f"HashRing(tokens=...) must be an int >= 1, got {tokens!r}")
         self.members: tuple[str, ...] = tuple(sorted(set(members)))

@@ -5,18 +5,19 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 import attrs
 
+from cloudcoil_cache import _gc
 from cloudcoil_cache._clock import Clock
 from cloudcoil_cache._listwatch import ListWatch
 from cloudcoil_cache._runnable import RunnableThread
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.controller._informers import InformerSet, Scope
-from cloudcoil_cache.controller._ring import HashRing, hash_key, owner_hash_key, xxh64
+from cloudcoil_cache.controller._ring import HashRing, api_group, hash_key, owner_hash_key
 from cloudcoil_cache.controller._shard_labels import drain_label, patch_labels, shard_label
-from cloudcoil_cache.errors import CloudcoilError, ResourceConflict, ResourceNotFound
+from cloudcoil_cache.errors import CloudcoilError, DecodeError, ResourceConflict, ResourceNotFound
 from cloudcoil_cache.models._partial import metadata_class
 
 __all__ = ["Sharded", "Sharder"]
@@ -25,14 +26,29 @@ log = logging.getLogger("cloudcoil_cache.controller.sharding")
 
 #: How many label writes the sharder makes at once (timebertt's ``ConcurrentMoves`` is 100 by default).
 CONCURRENT_MOVES = 16
-#: The page size of the sharder's metadata-only LISTs.
-PAGE = 500
+#: The page size of the sharder's metadata-only LISTs (each page's JSON is dropped once read).
+PAGE = 200
+#: After its informers failed to start, the sharder tries again this soon (or its resync period if shorter).
+RETRY = 30.0
 #: After a look that left something to do (a conflict, owners just assigned whose children follow),
 #: the next whole look comes this soon (seconds on the sharder's clock).
 SOON = 0.5
 
-#: One label write: (config, kind, object, labels, what it counts as).
-Move = tuple[Config, Any, Any, "dict[str, Any]", str]
+
+class Seen(NamedTuple):
+    """What a look keeps of one object: its identity, version, labels of the ring, and controller owner."""
+
+    namespace: str | None
+    name: str
+    uid: str
+    resource_version: str
+    shard: str | None  # its shard label's value
+    draining: bool  # it has the drain label
+    owner: tuple[str, str] | None = None  # (name, uid) of its controller ownerReference of the kind asked
+
+
+#: One label write: (config, kind, the object as seen, labels, what it counts as).
+Move = tuple[Config, Any, Seen, "dict[str, Any]", str]
 
 
 class _Movers:
@@ -143,7 +159,6 @@ class Sharder:
         self._handles: list[Any] = []
         self._informers: InformerSet | None = None
         self._thread: RunnableThread | None = None
-        self._hashes: dict[str, int] = {}  # key -> xxh64(key): a key's hash never changes
         # uid -> the resourceVersion a label write went against: that version, still in the informer of
         # unlabelled objects until its event arrives, is not written again (it would be a conflict)
         self._written: dict[str, str] = {}
@@ -204,7 +219,7 @@ class Sharder:
         return scopes
 
     def _started_informers(self, config: Config) -> InformerSet | None:
-        """The informers of unlabelled objects, synced (tried again every ``resync_period`` after a
+        """The informers of unlabelled objects, synced (tried again every ``RETRY`` seconds after a
         failure, which is logged); None once stopping."""
         while not self._stop.is_set():
             informers = InformerSet(
@@ -216,7 +231,7 @@ class Sharder:
             except Exception:
                 log.exception("ring %s: the sharder's informers did not start; trying again", self.ring)
             informers.close()
-            self._clock.wait(self._stop, self.resync_period)
+            self._clock.wait(self._stop, min(RETRY, self.resync_period))
         return None
 
     def _run(self, config: Config) -> None:
@@ -272,7 +287,8 @@ class Sharder:
                 if (meta.labels or {}).get(self._shard) or self._written.get(meta.uid) == meta.resource_version:
                     continue  # (labelled meanwhile: leaving the informer)
                 desired = self._owner_of(ring, hash_key(kind.group, kind.kind, meta.namespace, meta.name))
-                moves.append((source.config, kind, obj, {self._shard: desired, self._drain: None}, "assigned"))
+                labels = {self._shard: desired, self._drain: None}
+                moves.append((source.config, kind, _seen_model(obj), labels, "assigned"))
             for child_kind in target.children:
                 child_source = informers.sources[metadata_class(child_kind)]
                 for child in child_source.view.list():
@@ -282,13 +298,15 @@ class Sharder:
                         continue
                     if self._written.get(meta.uid) == meta.resource_version:
                         continue
-                    moves.append((child_source.config, child_kind, child, {self._shard: ring.owner(key)}, "assigned"))
+                    labels = {self._shard: self._owner_of(ring, key)}
+                    moves.append((child_source.config, child_kind, _seen_model(child), labels, "assigned"))
         movers.run(moves)  # (a write that did not go through: the informer brings the new version)
         return any(m[1] is t.kind and t.children for m in moves for t in self.targets)
 
     def _look_at_all(self, config: Config, movers: _Movers) -> bool:
-        """Look at every object (paged metadata-only LISTs): dead shards' objects move, others drain,
-        children follow their owners. True when a write did not go through (look again soon)."""
+        """Look at every object (paged metadata-only LISTs, each page read into ``Seen`` tuples and
+        dropped): dead shards' objects move, others drain, children follow their owners. True when a
+        write did not go through (look again soon)."""
         ring = self._members()
         if not ring:
             return False
@@ -297,57 +315,82 @@ class Sharder:
         for target in self.targets:
             kind = target.kind
             owners: dict[tuple[str | None, str], tuple[str, str | None]] = {}  # -> (uid, shard)
-            for obj in self._list(config, kind, target.namespace):
-                meta = obj.metadata
-                labels = meta.labels or {}
-                current = labels.get(self._shard)
-                owners[(meta.namespace, meta.name)] = (meta.uid, current)
-                desired = self._owner_of(ring, hash_key(kind.group, kind.kind, meta.namespace, meta.name))
+            for seen in self._list(config, kind, target.namespace):
+                current = seen.shard
+                owners[(seen.namespace, seen.name)] = (seen.uid, current)
+                desired = self._owner_of(ring, hash_key(kind.group, kind.kind, seen.namespace, seen.name))
                 if not current or current not in members:
                     what = "moved" if current else "assigned"
-                    moves.append((config, kind, obj, {self._shard: desired, self._drain: None}, what))
-                elif current != desired and self._drain not in labels:
-                    moves.append((config, kind, obj, {self._drain: "true"}, "drain_requested"))
+                    moves.append((config, kind, seen, {self._shard: desired, self._drain: None}, what))
+                elif current != desired and not seen.draining:
+                    moves.append((config, kind, seen, {self._drain: "true"}, "drain_requested"))
             for child_kind in target.children:
-                for child in self._list(config, child_kind, target.namespace):
-                    if owner_hash_key(child, kind) is None:
+                for child in self._list(config, child_kind, target.namespace, owner_kind=kind):
+                    if child.owner is None:
                         continue
-                    ref = next(r for r in child.metadata.owner_references if r.controller)
-                    uid, owner_shard = owners.get(
-                        (child.metadata.namespace if kind.namespaced else None, ref.name), ("", None)
-                    )
-                    current = (child.metadata.labels or {}).get(self._shard)
-                    if uid == ref.uid and owner_shard in members and current != owner_shard:
-                        what = "moved" if current else "assigned"
+                    name, owner_uid = child.owner
+                    uid, owner_shard = owners.get((child.namespace if kind.namespaced else None, name), ("", None))
+                    if uid == owner_uid and owner_shard in members and child.shard != owner_shard:
+                        what = "moved" if child.shard else "assigned"
                         moves.append((config, child_kind, child, {self._shard: owner_shard}, what))
+            del owners
         written = movers.run(moves)
         log.debug("ring %s: the sharder looked at every object: %d write(s) of %d", self.ring, written, len(moves))
         return written < len(moves)
 
-    def _list(self, config: Config, kind: Any, namespace: str | None) -> Iterator[Any]:
-        """Every object of ``kind`` (in ``namespace``), metadata only, page by page (none kept)."""
+    def _list(self, config: Config, kind: Any, namespace: str | None, owner_kind: Any = None) -> Iterator[Seen]:
+        """Every object of ``kind`` (in ``namespace``) as a ``Seen`` (with its controller owner of
+        ``owner_kind``), from metadata-only pages read as JSON, never as models, none kept."""
         lister: ListWatch[Any] = ListWatch(
             config.transport, metadata_class(kind), namespace=namespace, metadata_only=True
         )
         token: str | None = None
         while not self._stop.is_set():
-            page = lister.list_page(resource_version=None, limit=PAGE, continue_=token)
-            yield from page.items
+            raw = lister.fetch_page(resource_version=None, limit=PAGE, continue_=token)
+            with _gc.paused():  # (a page's dicts: no collection while they are made)
+                page = lister.parse_page(raw)
+                del raw
+                seen = [self._seen(item, owner_kind) for item in page.raw_items]
             token = page.continue_
+            del page
+            yield from seen
+            del seen
             if not token:
                 return
 
+    def _seen(self, item: Any, owner_kind: Any) -> Seen:
+        """A ``Seen`` of one LIST item (JSON); a malformed one is a ``DecodeError``."""
+        meta = item.get("metadata") if item.__class__ is dict else None
+        if meta.__class__ is not dict or not meta.get("name"):
+            raise DecodeError(f"ring {self.ring}: a LIST item without metadata.name: {str(item)[:200]}")
+        labels = meta.get("labels") or {}
+        owner: tuple[str, str] | None = None
+        if owner_kind is not None:
+            for ref in meta.get("ownerReferences") or ():
+                if (
+                    ref.get("controller")
+                    and ref.get("kind") == owner_kind.kind
+                    and api_group(ref.get("apiVersion")) == (owner_kind.group or "")
+                ):
+                    owner = (str(ref.get("name") or ""), str(ref.get("uid") or ""))
+                    break
+        return Seen(
+            meta.get("namespace") or None,
+            meta["name"],
+            str(meta.get("uid") or ""),
+            str(meta.get("resourceVersion") or ""),
+            labels.get(self._shard) or None,
+            self._drain in labels,
+            owner,
+        )
+
     def _owner_of(self, ring: HashRing, key: str) -> str:
-        digest = self._hashes.get(key)
-        if digest is None:
-            digest = self._hashes[key] = xxh64(key.encode("utf-8"))
-        owner = ring.owner_of_hash(digest)
+        owner = ring.owner(key)  # (hashed each time: ~2 µs, where a dict of every key's hash held ~0.2 KB a key)
         assert owner is not None
         return owner
 
-    def _write(self, config: Config, kind: Any, obj: Any, labels: dict[str, Any], what: str) -> int:
+    def _write(self, config: Config, kind: Any, meta: Seen, labels: dict[str, Any], what: str) -> int:
         """One guarded label patch; 1 when it was written, 0 when not (changed or gone meanwhile)."""
-        meta = obj.metadata
         try:
             patch_labels(config, kind, meta.namespace, meta.name, meta.resource_version, labels)
             with self._lock:
@@ -361,3 +404,9 @@ class Sharder:
             return 0
         self._counted(what)
         return 1
+
+
+def _seen_model(obj: Any) -> Seen:
+    """A ``Seen`` of an informer's metadata-only object (what a label write needs of it)."""
+    meta = obj.metadata
+    return Seen(meta.namespace, meta.name, meta.uid or "", meta.resource_version or "", None, False)

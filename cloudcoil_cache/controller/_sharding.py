@@ -73,10 +73,11 @@ class Ring:
       Config's), renewed like the leader's (``lease_duration``, ``renew_deadline``, ``retry_period``).
       Its workers run while it holds it; a replica that cannot renew stops writing (``LeadershipLost``);
       a graceful stop releases it, so its objects move at once. Live members: held and not expired.
-    - **Assignment**: a consistent hash ring of the live members (XXH64, ``tokens`` virtual nodes each)
-      over ``group/Kind/namespace/name``; children follow their controller owner. An object is labelled
-      ``shard.cloudcoil.dev/<name>=<replica>`` by the mutating webhook (``Application(sharding=...)``)
-      or the sharder, run by one replica elected on the Lease ``<name>-sharder``.
+    - **Assignment**: a consistent hash ring of the live members (XXH64, ``tokens`` virtual nodes each:
+      400 by default, 100 agrees with timebertt's sharder) over ``group/Kind/namespace/name``; children
+      follow their controller owner. An object is labelled ``shard.cloudcoil.dev/<name>=<replica>`` by
+      the mutating webhook (``Application(sharding=...)``) or the sharder, run by one replica elected on
+      the Lease ``<name>-sharder``.
     - **Drain**: to move an object from a live replica the sharder sets ``drain.cloudcoil.dev/<name>``;
       that replica finishes its pass, removes both labels, and forgets the key; the object is then
       assigned again. No two replicas reconcile one object at once.
@@ -84,8 +85,9 @@ class Ring:
       ``labels=False`` is the fallback where objects cannot be labelled: every replica watches all and
       reconciles the keys the ring gives it (no drain: a move may overlap a pass in flight).
 
-    ``resync_period``: how often the sharder looks at every object besides on changes. ``clock``: the
-    ``Clock`` of the Leases and of expiry (``FakeClock`` in tests).
+    ``resync_period``: how often the sharder looks at every object besides when the members change (a
+    safety net: unlabelled objects reach it through its informer, moves through the members' changes).
+    ``clock``: the ``Clock`` of the Leases and of expiry (``FakeClock`` in tests).
     """
 
     def __init__(
@@ -96,10 +98,10 @@ class Ring:
         lease_duration: float = 15.0,
         renew_deadline: float = 10.0,
         retry_period: float = 2.0,
-        tokens: int = 100,
+        tokens: int = 400,
         labels: bool = True,
         namespace: str | None = None,
-        resync_period: float = 30.0,
+        resync_period: float = 300.0,
         clock: ClockLike | None = None,
     ) -> None:
         if not isinstance(name, str) or not _DNS_LABEL.fullmatch(name):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import collections
+import random
+import string
 
 import pytest
 
@@ -68,7 +70,7 @@ def test_shares_are_balanced_and_a_join_moves_about_one_in_n() -> None:
     before = {k: three.owner(k) for k in keys}
     shares = collections.Counter(before.values())
     for member in three.members:
-        assert abs(shares[member] / len(keys) - 1 / 3) < 0.15 / 3 * 2  # 100 tokens: within ±10% here
+        assert abs(shares[member] / len(keys) - 1 / 3) < 0.15 / 3 * 2  # 400 tokens: within ±10% here
     four = HashRing(["r-0", "r-1", "r-2", "r-3"])
     after = {k: four.owner(k) for k in keys}
     moved = [k for k in keys if before[k] != after[k]]
@@ -77,3 +79,26 @@ def test_shares_are_balanced_and_a_join_moves_about_one_in_n() -> None:
     # a leave moves exactly the leaver's keys
     two = HashRing(["r-0", "r-2"])
     assert all(two.owner(k) == before[k] for k in keys if before[k] != "r-1")
+
+
+def test_the_default_400_tokens_keep_random_identities_shares_even() -> None:
+    """40 sets of 3 random identities over 3,000 keys: at 400 tokens (the default) every share is within
+    ±15% of 1/3; at 100 (timebertt's) 9 sets of the 40 miss it."""
+    keys = [hash_key("example.com", "Widget", "default", f"w{i:05d}") for i in range(3000)]
+    rng = random.Random(36)
+    sets = [
+        [f"{''.join(rng.choice(string.ascii_lowercase) for _ in range(6))}-{rng.randrange(10**5)}" for _ in range(3)]
+        for _ in range(40)
+    ]
+
+    def uneven(tokens: int | None) -> int:
+        missed = 0
+        for members in sets:
+            ring = HashRing(members) if tokens is None else HashRing(members, tokens)
+            shares = collections.Counter(ring.owner(k) for k in keys)
+            missed += any(abs(shares[m] / len(keys) - 1 / 3) > 0.15 / 3 for m in members)
+        return missed
+
+    assert HashRing(["a"]).tokens == 400
+    assert uneven(None) == 0
+    assert uneven(100) == 9

@@ -10,7 +10,7 @@ from _shard_support import SHARD, PassLog, Replica, configmaps, desired, settled
 
 from cloudcoil_cache.apimachinery import ObjectMeta
 from cloudcoil_cache.controller import Controller, Ring
-from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap
+from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Secret
 from cloudcoil_cache.testing import FakeAPIServer
 
 pytestmark = pytest.mark.xdist_group("sharding")  # several replicas each: not beside each other
@@ -221,3 +221,28 @@ def test_a_standalone_controller_in_a_ring_of_one_holds_every_object_and_release
         assert all(lbl == {"shard.cloudcoil.dev/solo": "solo-0"} for lbl in labels)
     assert not fake_api_server.get("leases", "solo-0", "default")["spec"].get("holderIdentity")
     assert fake_api_server.get("leases", "solo-0", "default")["metadata"]["labels"] == {"cloudcoil.dev/ring": "solo"}
+
+
+def test_the_sharders_whole_look_moves_a_child_to_its_owners_shard(fake_api_server, config, make_cm) -> None:
+    """A child (a Secret controlled by a ConfigMap) labelled with a dead shard follows its owner's shard at
+    the sharder's look at every object (read from raw metadata pages); one of another owner kind is left."""
+    owner = make_cm("owner-0")
+    label = "shard.cloudcoil.dev/kin"
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner-0", "uid": owner["metadata"]["uid"]}
+    other = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "owner-0", "uid": "u-1"}
+    for name, owner_ref in (("child", ref), ("stranger", other)):
+        meta = {"name": name, "namespace": "default", "labels": {label: "gone"}}
+        meta["ownerReferences"] = [{**owner_ref, "controller": True}]
+        fake_api_server.create("secrets", {"metadata": meta, "data": {}}, "default")
+    ring = Ring("kin", identity="kin-0", lease_duration=4, renew_deadline=3, retry_period=0.3, resync_period=1)
+    ctl = Controller(ConfigMap, config=config, sharding=ring).owns(Secret)
+    ctl.reconcile(lambda ctx: None)
+
+    def labels(name: str) -> dict[str, str]:
+        return fake_api_server.get("secrets", name, "default")["metadata"].get("labels") or {}
+
+    with ctl:
+        PassLog().wait(lambda: labels("child").get(label) == "kin-0", 20, "the child moved to its owner's shard")
+        assert fake_api_server.get("configmaps", "owner-0", "default")["metadata"]["labels"][label] == "kin-0"
+        assert labels("stranger") == {label: "gone"}
+        assert ctl.status().sharding.moves >= 1
