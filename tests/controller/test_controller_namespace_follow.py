@@ -138,7 +138,17 @@ def test_a_controller_over_a_namespace_selector(fake_kubeconfig: Path, fake_api_
     config = Config(kubeconfig=str(fake_kubeconfig), namespace="default", cache=cache)
     ctl = Controller(ConfigMap, config=config).owns(Secret)  # Secrets: a cache of its own, following the set
     calls = Calls()
-    changed = threading.Event()
+    changed = threading.Condition()
+
+    def notify(namespace: str, added: bool) -> None:
+        with changed:
+            changed.notify_all()
+
+    def followed(namespaces: tuple[str, ...]) -> bool:
+        """Wait until the controller covers ``namespaces`` (it follows a change of the set after
+        its handlers saw the new namespace's objects: a reconcile can come first)."""
+        with changed:
+            return changed.wait_for(lambda: ctl.status().namespaces == namespaces, 10)
 
     @ctl.reconcile()
     def reconcile(cm: Any) -> None:
@@ -148,16 +158,14 @@ def test_a_controller_over_a_namespace_selector(fake_kubeconfig: Path, fake_api_
         with ctl:
             calls.wait(lambda c: ("a", None) in c)
             # subscribed after the controller's InformerSet: called once the controller followed the change
-            cache.on_namespaces_changed(lambda ns, added: changed.set())
+            cache.on_namespaces_changed(notify)
             assert ctl.status().namespaces == ("a",)
             assert ("b", None) not in calls.snapshot()
             fake_api_server.patch("namespaces", "b", {"metadata": {"labels": {"team": "x"}}})  # labelled after start
             calls.wait(lambda c: ("b", None) in c)
-            assert ctl.status().namespaces == ("a", "b")
-            changed.clear()
+            assert followed(("a", "b"))
             fake_api_server.patch("namespaces", "a", {"metadata": {"labels": {"team": None}}})  # unlabelled
-            assert changed.wait(10)
-            assert ctl.status().namespaces == ("b",)
+            assert followed(("b",))
             own_cache = ctl.sources[Secret].config.cache
             assert own_cache is not None and own_cache.namespaces == ("b",)
             assert {i.key.namespace for i in own_cache.informers()} == {"b"}
