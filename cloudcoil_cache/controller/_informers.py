@@ -442,7 +442,8 @@ class InformerSet:
         the controller's handlers to a new namespace's informer (replaying its objects) and detaches
         them from a removed one's."""
         shared = self.config.cache
-        with self._follow_lock:
+        moved: list[tuple[Source, Any, Any]] = []
+        with self._follow_lock:  # one change of the set followed at a time
             wanted = (shared.namespaces if shared is not None else None) or ()
             for cache in self._following:
                 move_set(cache.namespaces or (), wanted, cache.add_namespace, cache.remove_namespace)
@@ -450,13 +451,15 @@ class InformerSet:
                 if isinstance(source.view, SetView):
                     added, removed = source.view.follow()
                     if added or removed:
-                        log.info(
-                            "controller %r: %s now (added %s, removed %s)",
-                            self.name,
-                            source.describe(),
-                            added or "none",
-                            removed or "none",
-                        )
+                        moved.append((source, added, removed))
+        for source, added, removed in moved:  # logged after the lock
+            log.info(
+                "controller %r: %s now (added %s, removed %s)",
+                self.name,
+                source.describe(),
+                added or "none",
+                removed or "none",
+            )
 
     def stop(self) -> None:
         """Leave the scopes (the last scope of a cache stops its informers and joins their threads)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
+from cloudcoil_cache._listwatch import object_path
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.controller._shard_lease import RING_LABEL
 
@@ -15,7 +16,6 @@ __all__ = [
     "SHARDER_LEASE_SUFFIX",
     "and_selectors",
     "drain_label",
-    "object_path",
     "patch_labels",
     "shard_label",
 ]
@@ -42,14 +42,6 @@ def and_selectors(*selectors: str | None) -> str | None:
     return ",".join(parts) or None
 
 
-def object_path(kind: Any, namespace: str | None, name: str) -> str:
-    """The URL path of one object of ``kind``."""
-    group, version = kind.group, kind.version
-    base = f"/apis/{group}/{version}" if group else f"/api/{version or 'v1'}"
-    where = f"/namespaces/{namespace}" if kind.namespaced and namespace else ""
-    return f"{base}{where}/{kind.plural}/{name}"
-
-
 def patch_labels(
     config: Config, kind: Any, namespace: str | None, name: str, resource_version: str | None, labels: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -58,9 +50,11 @@ def patch_labels(
     metadata: dict[str, Any] = {"labels": dict(labels)}
     if resource_version:
         metadata["resourceVersion"] = resource_version
+    if config.cache is not None:  # as every write through the client: the cache waits to see it
+        config.cache.will_write(kind)
     response = config.transport.request(
         "PATCH",
-        object_path(kind, namespace, name),
+        object_path(kind, name, namespace),
         body=json.dumps({"metadata": metadata}).encode(),
         content_type="application/merge-patch+json",
     )

@@ -126,6 +126,9 @@ class Ring:
         self.labels = labels
         self.namespace = namespace
         self.resync_period = float(resync_period)
+        #: ``shard.cloudcoil.dev/<ring>`` and ``drain.cloudcoil.dev/<ring>`` (read on every event and pass)
+        self.shard_label = shard_label(name)
+        self.drain_label = drain_label(name)
         self._clock = as_clock(clock)
         timings = dict(lease_duration=lease_duration, renew_deadline=renew_deadline, retry_period=retry_period)
         # the Lease of this replica (validates the timings as LeaderElection does)
@@ -155,16 +158,6 @@ class Ring:
         return f"<Ring {self.name!r} identity={self.identity!r} members={list(self.members)}>"
 
     # ------------------------------------------------------------ names
-    @property
-    def shard_label(self) -> str:
-        """``shard.cloudcoil.dev/<ring>``."""
-        return shard_label(self.name)
-
-    @property
-    def drain_label(self) -> str:
-        """``drain.cloudcoil.dev/<ring>``."""
-        return drain_label(self.name)
-
     def selector(self) -> str | None:
         """The label requirement of this replica's informers (None in the fallback mode)."""
         return f"{self.shard_label}={self.identity}" if self.labels else None
@@ -250,16 +243,19 @@ class Ring:
             resync_period=self.resync_period,
             counted=lambda what: self._count("", what),
         )
-        self.membership.listeners.append(sharder.kick)
-        self.sharder = sharder
+        with self._lock:
+            self.membership.listeners.append(sharder.kick)
+            self.sharder = sharder
         log.info("ring %s: %s runs the sharder", self.name, self.identity)
         sharder.start(config)
 
     def _stop_sharder(self) -> None:
-        sharder, self.sharder = self.sharder, None
-        if sharder is not None:
-            if sharder.kick in self.membership.listeners:
+        """Stop the sharder (from the sharder election's thread, or the ring's stop: both may come)."""
+        with self._lock:
+            sharder, self.sharder = self.sharder, None
+            if sharder is not None and sharder.kick in self.membership.listeners:
                 self.membership.listeners.remove(sharder.kick)
+        if sharder is not None:
             sharder.stop()
 
     # --------------------------------------------------------- the replica
