@@ -107,7 +107,6 @@ class Membership:
         self._handles: list[Any] = []
         self._thread: RunnableThread | None = None
         self.listeners: list[Callable[[HashRing], Any]] = []
-        self.synced = threading.Event()  # the first ring is computed from a synced informer
 
     def __repr__(self) -> str:
         return f"<Membership ring={self.ring_name!r} members={list(self.ring().members)}>"
@@ -126,7 +125,6 @@ class Membership:
         view = informers.sources[Lease].view
         self._handles = view.add_event_handler(self._seen, lambda old, new: self._seen(new), self._gone)
         self._recompute()
-        self.synced.set()
         self._thread = RunnableThread(f"ring-{self.ring_name}-members", self._keep, owner=f"ring {self.ring_name}")
         self._thread.start()
 
@@ -145,7 +143,6 @@ class Membership:
             self._informers.stop()
             self._informers.close()
             self._informers = None
-        self.synced.clear()
 
     def threads(self) -> list[threading.Thread]:
         return [self._thread] if self._thread is not None else []
@@ -182,10 +179,6 @@ class Membership:
         """Every Lease of the ring and its state (``ready``, ``expired``, ``dead``)."""
         with self._cond:
             return dict(self._states)
-
-    def is_live(self, member: str) -> bool:
-        with self._cond:
-            return member in self._ring.members
 
     def wait_for(self, predicate: Callable[[HashRing], bool], timeout: float | None) -> bool:
         """Wait (real time) until ``predicate(ring)`` holds; True when it does."""

@@ -163,7 +163,6 @@ class Sharder:
         # unlabelled objects until its event arrives, is not written again (it would be a conflict)
         self._written: dict[str, str] = {}
         self._movers: _Movers | None = None
-        self.passes = 0
 
     def __repr__(self) -> str:
         return f"<Sharder ring={self.ring!r} kinds={[t.kind.kind for t in self.targets]}>"
@@ -258,7 +257,6 @@ class Sharder:
                 except Exception:
                     log.exception("ring %s: the sharder's look failed", self.ring)
                     next_whole = self._clock.now() + SOON
-                self.passes += 1
                 if again:
                     next_whole = min(next_whole, self._clock.now() + SOON)
                 self._clock.wait(self._wake, max(next_whole - self._clock.now(), 0.0))
