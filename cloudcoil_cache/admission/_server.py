@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import queue
 import select
 import socket
 import ssl
@@ -16,6 +15,7 @@ from cloudcoil_cache._clock import SYSTEM_CLOCK, ClockLike, as_clock
 from cloudcoil_cache._runnable import RunnableThread, deadline_after, remaining
 from cloudcoil_cache.admission._certs import SelfSignedCertificates
 from cloudcoil_cache.admission._exchange import Answer, Endpoint, Exchange
+from cloudcoil_cache.admission._handoff import Handoff
 from cloudcoil_cache.admission._http1 import Closed, Connection, Refused, plain
 from cloudcoil_cache.admission._loop import AcceptLoop
 from cloudcoil_cache.admission._pki import covers
@@ -136,7 +136,7 @@ class WebhookServer:
         self._closing = False
         self._port: int | None = None
         self._loop: AcceptLoop | None = None
-        self._work: queue.SimpleQueue[Connection | None] = queue.SimpleQueue()
+        self._work: Handoff[Connection | None] = Handoff()  # the most recently idle worker first
         self._threads: list[threading.Thread] = []
         self._in_flight: set[Connection] = set()
         self._open: set[Connection] = set()  # accepted and not closed yet
@@ -232,7 +232,7 @@ class WebhookServer:
             raise ConfigError(f"WebhookServer: cannot listen on {self.host}:{self._configured_port}: {exc}") from exc
         self._port = listener.getsockname()[1]
         self._stop_certs.clear()
-        self._work = queue.SimpleQueue()
+        self._work = Handoff()
         # Socket deadlines are real time, as the sockets' own timeouts: never the injected clock.
         loop = AcceptLoop(listener, self._dispatch, SYSTEM_CLOCK)
         owner = f"webhook server {self._port}"
@@ -312,11 +312,7 @@ class WebhookServer:
                 self._loop = None
 
     def _close_queued(self) -> None:
-        while True:
-            try:
-                conn = self._work.get_nowait()
-            except queue.Empty:
-                return
+        for conn in self._work.take_all():
             if conn is not None:
                 conn.close()
 

@@ -52,6 +52,7 @@ class Endpoint:
         self.disconnect_seen = threading.Event()
         self.not_ready: str | None = None
         self.calls: list[str] = []
+        self.served_on: list[str] = []  # the thread that answered each call
         self.lock = threading.Lock()
         self.started = 0
         self.stopped = 0
@@ -69,6 +70,7 @@ class Endpoint:
     def answer(self, exchange: Exchange, disconnected: threading.Event) -> Answer:
         with self.lock:
             self.calls.append(exchange.path)
+            self.served_on.append(threading.current_thread().name)
         if exchange.path == "/echo":
             body = {
                 "method": exchange.method,
