@@ -97,7 +97,7 @@ class Membership:
         self._clock = clock
         # guards the state below (reentrant: a wait_for predicate may read states())
         self._cond = threading.Condition(threading.RLock())
-        self._leases: dict[str, tuple[Lease, dict[str, Any], float]] = {}  # name -> (lease, spec, observed at)
+        self._leases: dict[str, tuple[Lease, float]] = {}  # name -> (lease, when its spec last changed)
         self._ring = HashRing((), tokens)
         self._states: dict[str, str] = {}
         self._dirty = False
@@ -152,11 +152,10 @@ class Membership:
         name = lease.metadata.name if lease.metadata is not None else None
         if not name:
             return
-        spec = lease.spec.to_dict() if lease.spec is not None else {}
         with self._cond:
             previous = self._leases.get(name)
-            observed_at = previous[2] if previous is not None and previous[1] == spec else self._clock.now()
-            self._leases[name] = (lease, spec, observed_at)
+            unchanged = previous is not None and previous[0].spec == lease.spec
+            self._leases[name] = (lease, previous[1] if unchanged and previous is not None else self._clock.now())
             self._dirty = True
             self._wake.set()
             self._cond.notify_all()
@@ -193,11 +192,11 @@ class Membership:
             self._dirty = False
             states: dict[str, str] = {}
             next_expiry: float | None = None
-            for name, (lease, spec, observed_at) in self._leases.items():
+            for name, (lease, observed_at) in self._leases.items():
                 state = member_state(lease, observed_at, now)
                 states[name] = state
-                if state == READY:
-                    expiry = observed_at + float(spec.get("leaseDurationSeconds") or 0)
+                if state == READY and lease.spec is not None:
+                    expiry = observed_at + float(lease.spec.lease_duration_seconds or 0)
                     next_expiry = expiry if next_expiry is None else min(next_expiry, expiry)
             self._states = states
             members = tuple(sorted(n for n, s in states.items() if s == READY))
