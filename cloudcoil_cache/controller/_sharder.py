@@ -30,9 +30,13 @@ CONCURRENT_MOVES = 16
 PAGE = 200
 #: After its informers failed to start, the sharder tries again this soon (or its resync period if shorter).
 RETRY = 30.0
-#: After a look that left something to do (a conflict, owners just assigned whose children follow),
-#: the next whole look comes this soon (seconds on the sharder's clock).
+#: After a whole look that left something to do (a conflict), the next comes this soon (seconds on the
+#: sharder's clock).
 SOON = 0.5
+#: Owners just assigned from the informer of unlabelled objects: their children that carry another
+#: shard's label follow at a look at that kind (owners and children only) this soon, one for all the
+#: owners assigned meanwhile (their unlabelled children were assigned with them).
+FOLLOW = 5.0
 
 
 class Seen(NamedTuple):
@@ -241,6 +245,8 @@ class Sharder:
             return
         self._informers = informers
         next_whole = self._clock.now()
+        follow: list[Sharded] = []  # targets whose owners were assigned: their children follow at next_follow
+        next_follow = next_whole
         try:
             for source in informers.sources.values():
                 self._handles += source.view.add_event_handler(self._changed, self._changed, None, replay=False)
@@ -248,18 +254,23 @@ class Sharder:
                 self._wake.clear()
                 with self._lock:
                     whole, self._whole_due = self._whole_due or self._clock.now() >= next_whole, False
-                again = False
                 try:
                     if whole:
-                        again = self._look_at_all(config, movers)
+                        again = self._look_at_all(config, movers, self.targets)
                         next_whole = self._clock.now() + (SOON if again else self.resync_period)
-                    again = self._look_at_unlabelled(informers, movers) or again
+                        follow = []
+                    elif follow and self._clock.now() >= next_follow:
+                        self._look_at_all(config, movers, follow)
+                        follow = []
+                    assigned = self._look_at_unlabelled(informers, movers)
+                    if assigned and not follow:
+                        next_follow = self._clock.now() + FOLLOW
+                    follow += [t for t in assigned if t not in follow]
                 except Exception:
                     log.exception("ring %s: the sharder's look failed", self.ring)
                     next_whole = self._clock.now() + SOON
-                if again:
-                    next_whole = min(next_whole, self._clock.now() + SOON)
-                self._clock.wait(self._wake, max(next_whole - self._clock.now(), 0.0))
+                wake_at = min(next_whole, next_follow) if follow else next_whole
+                self._clock.wait(self._wake, max(wake_at - self._clock.now(), 0.0))
         finally:
             for handle in self._handles:
                 handle.remove(1.0)
@@ -270,12 +281,12 @@ class Sharder:
             movers.close()
 
     # ------------------------------------------------------------- looks
-    def _look_at_unlabelled(self, informers: InformerSet, movers: _Movers) -> bool:
-        """Assign the objects without a shard label; True when owners were assigned (their children
-        follow at the next whole look)."""
+    def _look_at_unlabelled(self, informers: InformerSet, movers: _Movers) -> list[Sharded]:
+        """Assign the objects without a shard label; the targets with children whose owners were
+        assigned (their children with another shard's label follow at a look at those)."""
         ring = self._members()
         if not ring:
-            return False
+            return []
         moves: list[Move] = []
         for target in self.targets:
             kind = target.kind
@@ -299,24 +310,26 @@ class Sharder:
                     labels = {self._shard: self._owner_of(ring, key)}
                     moves.append((child_source.config, child_kind, _seen_model(child), labels, "assigned"))
         movers.run(moves)  # (a write that did not go through: the informer brings the new version)
-        return any(m[1] is t.kind and t.children for m in moves for t in self.targets)
+        kinds = {m[1] for m in moves}
+        return [t for t in self.targets if t.children and t.kind in kinds]
 
-    def _look_at_all(self, config: Config, movers: _Movers) -> bool:
-        """Look at every object (paged metadata-only LISTs, each page read into ``Seen`` tuples and
-        dropped): dead shards' objects move, others drain, children follow their owners. True when a
-        write did not go through (look again soon)."""
+    def _look_at_all(self, config: Config, movers: _Movers, targets: list[Sharded]) -> bool:
+        """Look at every object of ``targets`` (paged metadata-only LISTs, each page read into ``Seen``
+        tuples and dropped): dead shards' objects move, others drain, children follow their owners. True
+        when a write did not go through (look again soon)."""
         ring = self._members()
         if not ring:
             return False
         members = set(ring.members)
         moves: list[Move] = []
-        for target in self.targets:
+        for target in targets:
             kind = target.kind
             owners: dict[tuple[str | None, str], tuple[str, str | None]] = {}  # -> (uid, shard)
             for seen in self._list(config, kind, target.namespace):
                 current = seen.shard
-                owners[(seen.namespace, seen.name)] = (seen.uid, current)
                 desired = self._owner_of(ring, hash_key(kind.group, kind.kind, seen.namespace, seen.name))
+                # (an owner assigned or moved now: its children follow it in this look)
+                owners[(seen.namespace, seen.name)] = (seen.uid, current if current in members else desired)
                 if not current or current not in members:
                     what = "moved" if current else "assigned"
                     moves.append((config, kind, seen, {self._shard: desired, self._drain: None}, what))

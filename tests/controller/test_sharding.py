@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import threading
 from typing import Iterator
 
 import pytest
@@ -10,8 +11,10 @@ from _shard_support import SHARD, PassLog, Replica, configmaps, desired, settled
 
 from cloudcoil_cache.apimachinery import ObjectMeta
 from cloudcoil_cache.controller import Controller, Ring
+from cloudcoil_cache.controller._ring import HashRing, hash_key
+from cloudcoil_cache.controller._sharder import FOLLOW, Sharded, Sharder
 from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Secret
-from cloudcoil_cache.testing import FakeAPIServer
+from cloudcoil_cache.testing import FakeAPIServer, FakeClock
 
 pytestmark = pytest.mark.xdist_group("sharding")  # several replicas each: not beside each other
 
@@ -225,7 +228,7 @@ def test_a_standalone_controller_in_a_ring_of_one_holds_every_object_and_release
 
 def test_the_sharders_whole_look_moves_a_child_to_its_owners_shard(fake_api_server, config, make_cm) -> None:
     """A child (a Secret controlled by a ConfigMap) labelled with a dead shard follows its owner's shard at
-    the sharder's look at every object (read from raw metadata pages); one of another owner kind is left."""
+    the sharder's look at every object that assigns the owner (read from raw metadata pages); one of another owner kind is left."""
     owner = make_cm("owner-0")
     label = "shard.cloudcoil.dev/kin"
     ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner-0", "uid": owner["metadata"]["uid"]}
@@ -234,7 +237,8 @@ def test_the_sharders_whole_look_moves_a_child_to_its_owners_shard(fake_api_serv
         meta = {"name": name, "namespace": "default", "labels": {label: "gone"}}
         meta["ownerReferences"] = [{**owner_ref, "controller": True}]
         fake_api_server.create("secrets", {"metadata": meta, "data": {}}, "default")
-    ring = Ring("kin", identity="kin-0", lease_duration=4, renew_deadline=3, retry_period=0.3, resync_period=1)
+    # (no second whole look: the unlabelled owner is assigned, and its child follows it, in the first)
+    ring = Ring("kin", identity="kin-0", lease_duration=4, renew_deadline=3, retry_period=0.3, resync_period=300)
     ctl = Controller(ConfigMap, config=config, sharding=ring).owns(Secret)
     ctl.reconcile(lambda ctx: None)
 
@@ -246,3 +250,57 @@ def test_the_sharders_whole_look_moves_a_child_to_its_owners_shard(fake_api_serv
         assert fake_api_server.get("configmaps", "owner-0", "default")["metadata"]["labels"][label] == "kin-0"
         assert labels("stranger") == {label: "gone"}
         assert ctl.status().sharding.moves >= 1
+
+
+def test_an_owner_assigned_from_the_unlabelled_ones_brings_its_labelled_child_at_the_follow_look(
+    fake_api_server, config, make_cm
+) -> None:
+    """An unlabelled owner is assigned at once; its child labelled with another (live) shard follows at one
+    look at that kind ``FOLLOW`` seconds later on the sharder's clock, not at once and not at the resync."""
+    ring = HashRing(("kin-0", "kin-1"), 100)
+    name = next(f"o-{i}" for i in range(100) if ring.owner(hash_key("", "ConfigMap", "default", f"o-{i}")) == "kin-0")
+    label = "shard.cloudcoil.dev/kin"
+    cond = threading.Condition()
+    counted: list[str] = []
+
+    def count(what: str) -> None:
+        with cond:
+            counted.append(what)
+            cond.notify_all()
+
+    def wait_count(n: int) -> list[str]:
+        with cond:
+            assert cond.wait_for(lambda: len(counted) >= n, 20), counted
+            return list(counted)
+
+    clock = FakeClock()
+    sharder = Sharder(
+        "kin",
+        [Sharded(ConfigMap, "default", (Secret,))],
+        members=lambda: ring,
+        clock=clock,
+        resync_period=300,
+        counted=count,
+    )
+    sharder.start(config)
+    try:
+        assert clock.wait_for_sleepers(1)  # the first whole look is done (nothing to do)
+        owner = make_cm(name)
+        ref = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "name": name,
+            "uid": owner["metadata"]["uid"],
+            "controller": True,
+        }
+        meta = {"name": "child", "namespace": "default", "labels": {label: "kin-1"}, "ownerReferences": [ref]}
+        fake_api_server.create("secrets", {"metadata": meta, "data": {}}, "default")
+        assert wait_count(1) == ["assigned"]
+        assert fake_api_server.get("configmaps", name, "default")["metadata"]["labels"] == {label: "kin-0"}
+        assert fake_api_server.get("secrets", "child", "default")["metadata"]["labels"] == {label: "kin-1"}
+        assert clock.wait_for_sleepers(1)
+        clock.advance(FOLLOW)
+        assert wait_count(2) == ["assigned", "moved"]
+        assert fake_api_server.get("secrets", "child", "default")["metadata"]["labels"] == {label: "kin-0"}
+    finally:
+        sharder.stop()
