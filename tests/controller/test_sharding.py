@@ -228,7 +228,8 @@ def test_a_standalone_controller_in_a_ring_of_one_holds_every_object_and_release
 
 def test_the_sharders_whole_look_moves_a_child_to_its_owners_shard(fake_api_server, config, make_cm) -> None:
     """A child (a Secret controlled by a ConfigMap) labelled with a dead shard follows its owner's shard at
-    the sharder's look at every object that assigns the owner (read from raw metadata pages); one of another owner kind is left."""
+    the sharder's look at every object that assigns the owner (read from raw metadata pages); one of another
+    owner kind is left."""
     owner = make_cm("owner-0")
     label = "shard.cloudcoil.dev/kin"
     ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner-0", "uid": owner["metadata"]["uid"]}
