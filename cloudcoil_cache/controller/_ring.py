@@ -87,13 +87,17 @@ def hash_key(group: str | None, kind: str, namespace: str | None, name: str) -> 
     return f"{group or ''}/{kind}/{namespace or ''}/{name}"
 
 
-def owner_hash_key(obj: Any, kind: Any) -> str | None:
+def owner_hash_key(obj: Any, kind: Any, namespace: str | None = None) -> str | None:
     """The ring key of ``obj`` as a child of ``kind``: its controller ownerReference's key (so it lands
-    on its owner's shard; timebertt's ``key.ForController``), None without one of that kind."""
+    on its owner's shard; timebertt's ``key.ForController``), None without one of that kind, or when
+    ``kind`` is namespaced and neither ``obj`` nor ``namespace`` (an admission request's) names one."""
     meta = obj.metadata
     for ref in meta.owner_references or ():
         if ref.controller and ref.kind == kind.kind and api_group(ref.api_version) == (kind.group or ""):
-            return hash_key(kind.group, kind.kind, meta.namespace if kind.namespaced else None, ref.name)
+            if not kind.namespaced:
+                return hash_key(kind.group, kind.kind, None, ref.name)
+            where = meta.namespace or namespace
+            return hash_key(kind.group, kind.kind, where, ref.name) if where else None
     return None
 
 

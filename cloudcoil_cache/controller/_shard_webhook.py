@@ -69,9 +69,7 @@ def _assign(ring: Ring, kind: Any, owner_kind: Any) -> Callable[[AdmissionReques
                 return None  # generateName: no key yet (the sharder labels it once created)
             key: str | None = hash_key(kind.group, kind.kind, namespace, name)
         else:
-            key = owner_hash_key(obj, owner_kind)
-            if key is not None and owner_kind.namespaced and namespace and "//" in key:
-                key = None  # (a namespaced owner needs the child's namespace)
+            key = owner_hash_key(obj, owner_kind, namespace)
         member = ring.ring().owner(key) if key is not None else None
         if member is None:
             return None  # not a child of the ring's kind, or no live member: the sharder decides later

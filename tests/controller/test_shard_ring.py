@@ -47,6 +47,11 @@ def test_keys_follow_timebertt() -> None:
     )
     assert owner_hash_key(child, Deployment) == "apps/Deployment/ns/web"
     assert owner_hash_key(child, ConfigMap) is None  # not controlled by a ConfigMap
+    # a child in a CREATE request may carry no namespace: the request's is used; with none, no key
+    unplaced = ConfigMap.model_validate({"metadata": {**child.model_dump()["metadata"], "namespace": None}})
+    assert owner_hash_key(unplaced, Deployment, "req-ns") == "apps/Deployment/req-ns/web"
+    assert owner_hash_key(unplaced, Deployment) is None
+    assert owner_hash_key(child, Deployment, "req-ns") == "apps/Deployment/ns/web"  # its own first
 
 
 def test_empty_ring_and_bad_tokens() -> None:
