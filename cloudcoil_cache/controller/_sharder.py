@@ -260,8 +260,9 @@ class Sharder:
                         next_whole = self._clock.now() + (SOON if again else self.resync_period)
                         follow = []
                     elif follow and self._clock.now() >= next_follow:
-                        self._look_at_all(config, movers, follow)
-                        follow = []
+                        if not self._look_at_all(config, movers, follow):
+                            follow = []
+                        next_follow = self._clock.now() + SOON  # (a write did not go through: soon again)
                     assigned = self._look_at_unlabelled(informers, movers)
                     if assigned and not follow:
                         next_follow = self._clock.now() + FOLLOW
