@@ -90,7 +90,7 @@ class Cache:
     def __init__(
         self,
         resources: Iterable[Any] | None = None,
-        namespaces: Iterable[str] | str | None = None,
+        namespaces: Iterable[str] | str | NamespaceSelector | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
         resync_period: float | None = 300,

@@ -321,6 +321,9 @@ class InformerSet:
         self._unshare: list[Callable[[], None]] = []
         #: our own caches over ``config.cache``'s set: they follow it (``follow``)
         self._following: list[Cache] = []
+        #: our own caches over ``config.cache``'s ``NamespaceSelector`` when no informer of ours is in
+        #: ``config.cache`` (nothing starts it then): each follows the selector itself
+        self._selecting: list[Cache] = []
         self._follow_lock = threading.Lock()  # one ``follow`` at a time
         own: dict[str | None, list[Scope]] = {}  # namespace → scopes for a cache of our own
         for scope in self.scopes.values():
@@ -338,12 +341,13 @@ class InformerSet:
                 next(iter(own.values())).extend(cluster_scoped)
             tuning = config.cache.tuning if config.cache is not None else None
             shared_set = config.cache.namespaces if config.cache is not None else None
+            selector = config.cache.namespace_selector if config.cache is not None and not self.sources else None
             for namespace, group in own.items():
                 follows = namespace is None and shared_set is not None
                 cache = Cache(
                     resources=[s.cls for s in group],
                     # over a cache's set: the controller's own informers watch the same set, and follow it
-                    namespaces=NamespaceSet(shared_set or ()) if follows else namespace,
+                    namespaces=(selector or NamespaceSet(shared_set or ())) if follows else namespace,
                     per_resource={s.cls: {"label_selector": s.label_selector} for s in group},
                     resync_period=resync_period,
                     wait_for_sync=False,  # start() waits for every informer, and can be cancelled
@@ -352,7 +356,7 @@ class InformerSet:
                     tuning=tuning,
                 )
                 if follows:
-                    self._following.append(cache)
+                    (self._selecting if selector is not None else self._following).append(cache)
                 own_config = _config_with_cache(config, cache)
                 for scope in group:
                     self.sources[scope.cls] = self._source(scope, own_config, shared=False)
@@ -393,6 +397,7 @@ class InformerSet:
             shared = self.config.cache
             if shared is not None and (self._following or self._set_views()):  # the set may change while we run
                 self._unshare.append(shared.on_namespaces_changed(self._on_set_changed))
+            self._unshare += [cache.on_namespaces_changed(self._on_set_changed) for cache in self._selecting]
             caches = [c.cache for c in self.configs() if c.cache is not None]
             for cache in caches:  # a reconcile writes through one Config and reads through all of them
                 self._unshare += [cache.share_writes_with(other) for other in caches if other is not cache]
@@ -403,6 +408,8 @@ class InformerSet:
             deadline = time.monotonic() + self.sync_timeout
             if shared is not None and self._following:  # a NamespaceSelector's set, for our own caches too
                 shared.settle_namespaces(self.sync_timeout)
+            for cache in self._selecting:
+                cache.settle_namespaces(max(deadline - time.monotonic(), 0.0))
             self.follow()
             for source in self.sources.values():
                 if not self._wait_synced(source, deadline, cancel):

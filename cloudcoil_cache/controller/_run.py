@@ -270,7 +270,8 @@ class ControllerRun(Group):
             if not handle.remove(max(0.1, deadline - time.monotonic())):
                 done = False
                 decl.logger.warning("%s: an event mapper was still running at the stop; left to end", decl.name)
-        self.finished = done
+        if workers is not None:  # (a second stop of one run, as a lost Lease's then the group's, keeps the first's)
+            self.finished = done
         return done
 
     def _join_workers(self, timeout: float | None) -> None:

@@ -14,7 +14,7 @@ from cloudcoil_cache._clock import Clock
 from cloudcoil_cache._listwatch import ListWatch
 from cloudcoil_cache._runnable import RunnableThread
 from cloudcoil_cache.client import Config
-from cloudcoil_cache.controller._informers import InformerSet, Scope
+from cloudcoil_cache.controller._informers import InformerSet, Scope, SetView
 from cloudcoil_cache.controller._ring import HashRing, api_group, hash_key, owner_hash_key
 from cloudcoil_cache.controller._shard_labels import drain_label, patch_labels, shard_label
 from cloudcoil_cache.errors import CloudcoilError, DecodeError, ResourceConflict, ResourceNotFound
@@ -256,11 +256,11 @@ class Sharder:
                     whole, self._whole_due = self._whole_due or self._clock.now() >= next_whole, False
                 try:
                     if whole:
-                        again = self._look_at_all(config, movers, self.targets)
+                        again = self._look_at_all(config, informers, movers, self.targets)
                         next_whole = self._clock.now() + (SOON if again else self.resync_period)
                         follow = []
                     elif follow and self._clock.now() >= next_follow:
-                        if not self._look_at_all(config, movers, follow):
+                        if not self._look_at_all(config, informers, movers, follow):
                             follow = []
                         next_follow = self._clock.now() + SOON  # (a write did not go through: soon again)
                     assigned = self._look_at_unlabelled(informers, movers)
@@ -314,7 +314,7 @@ class Sharder:
         kinds = {m[1] for m in moves}
         return [t for t in self.targets if t.children and t.kind in kinds]
 
-    def _look_at_all(self, config: Config, movers: _Movers, targets: list[Sharded]) -> bool:
+    def _look_at_all(self, config: Config, informers: InformerSet, movers: _Movers, targets: list[Sharded]) -> bool:
         """Look at every object of ``targets`` (paged metadata-only LISTs, each page read into ``Seen``
         tuples and dropped): dead shards' objects move, others drain, children follow their owners. True
         when a write did not go through (look again soon)."""
@@ -326,7 +326,8 @@ class Sharder:
         for target in targets:
             kind = target.kind
             owners: dict[tuple[str | None, str], tuple[str, str | None]] = {}  # -> (uid, shard)
-            for seen in self._list(config, kind, target.namespace):
+            where = self._namespaces(informers, target)
+            for seen in (s for namespace in where for s in self._list(config, kind, namespace)):
                 current = seen.shard
                 desired = self._owner_of(ring, hash_key(kind.group, kind.kind, seen.namespace, seen.name))
                 # (an owner assigned or moved now: its children follow it in this look)
@@ -337,7 +338,8 @@ class Sharder:
                 elif current != desired and not seen.draining:
                     moves.append((config, kind, seen, {self._drain: "true"}, "drain_requested"))
             for child_kind in target.children:
-                for child in self._list(config, child_kind, target.namespace, owner_kind=kind):
+                children = (c for namespace in where for c in self._list(config, child_kind, namespace, kind))
+                for child in children:
                     if child.owner is None:
                         continue
                     name, owner_uid = child.owner
@@ -349,6 +351,13 @@ class Sharder:
         written = movers.run(moves)
         log.debug("ring %s: the sharder looked at every object: %d write(s) of %d", self.ring, written, len(moves))
         return written < len(moves)
+
+    @staticmethod
+    def _namespaces(informers: InformerSet, target: Sharded) -> tuple[str | None, ...]:
+        """Where ``target``'s objects are: its namespace (None: all), or over a cache's set of namespaces
+        (the controller's), each namespace of the set now (as the informers of unlabelled objects see it)."""
+        view = informers.sources[metadata_class(target.kind)].view
+        return view.namespaces if isinstance(view, SetView) else (target.namespace,)
 
     def _list(self, config: Config, kind: Any, namespace: str | None, owner_kind: Any = None) -> Iterator[Seen]:
         """Every object of ``kind`` (in ``namespace``) as a ``Seen`` (with its controller owner of

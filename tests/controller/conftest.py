@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import os
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -10,7 +12,7 @@ from cluster_support import FAST
 
 from cloudcoil_cache.caching import Cache
 from cloudcoil_cache.client import Config
-from cloudcoil_cache.controller import Ring
+from cloudcoil_cache.controller import Controller, Ring
 from cloudcoil_cache.testing import FakeAPIServer
 
 
@@ -23,13 +25,40 @@ def config(fake_kubeconfig: Path) -> Iterator[Config]:
     cfg.close()
 
 
+#: ``CLOUDCOIL_TEST_RING_OF_ONE=1``: every Controller a test makes without ``sharding=`` is sharded by a
+#: ring of one replica (one ring per test), so the whole controller suite shows what a ring of one
+#: changes (issue 36: "a ring of one replica behaves exactly like today's unsharded controller").
+RING_OF_ONE = os.environ.get("CLOUDCOIL_TEST_RING_OF_ONE") == "1"
+
+
+def _solo_ring() -> Ring:
+    return Ring("solo", identity="solo-0", lease_duration=4, renew_deadline=3, retry_period=0.3, resync_period=1)
+
+
+@pytest.fixture(autouse=RING_OF_ONE)
+def every_controller_a_ring_of_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """(Only with ``CLOUDCOIL_TEST_RING_OF_ONE=1``.) ``Controller(...)`` without ``sharding=`` gets the
+    test's ring of one: a configuration the test did not write, not a change of what the code does."""
+    made = Controller.__init__
+    ring: list[Ring] = []
+
+    @functools.wraps(made)
+    def init(self: Controller, *args: Any, sharding: Ring | None = None, **options: Any) -> None:
+        if sharding is None:
+            ring[:] = ring or [_solo_ring()]
+            sharding = ring[0]
+        made(self, *args, sharding=sharding, **options)
+
+    monkeypatch.setattr(Controller, "__init__", init)
+
+
 @pytest.fixture(params=["unsharded", "ring-of-one"])
 def sharding(request: pytest.FixtureRequest) -> Ring | None:
     """Run a test unsharded and again as a ring of one replica (``Controller(sharding=...)``): a ring
     of one must behave as the unsharded controller (objects are labelled by its sharder first)."""
     if request.param == "unsharded":
         return None
-    return Ring("solo", identity="solo-0", lease_duration=4, renew_deadline=3, retry_period=0.3, resync_period=1)
+    return _solo_ring()
 
 
 @pytest.fixture

@@ -402,11 +402,11 @@ def test_graceful_shutdown_finishes_the_reconcile_in_flight_and_joins_every_thre
     assert not any(t.is_alive() for t in threads) and manager.threads() == []
 
 
-def test_shutdown_timeout_bounds_the_wait_for_a_stuck_coroutine_reconcile(config, make_cm):
+def test_shutdown_timeout_bounds_the_wait_for_a_stuck_coroutine_reconcile(config, make_cm, sharding):
     import asyncio
 
     make_cm("stuck")
-    ctl = Controller(ConfigMap, config=config, shutdown_timeout=0.1)
+    ctl = Controller(ConfigMap, config=config, shutdown_timeout=0.1, sharding=sharding)
     entered = threading.Event()
     cancelled = threading.Event()
 

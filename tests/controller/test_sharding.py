@@ -8,8 +8,11 @@ from typing import Iterator
 
 import pytest
 from _shard_support import SHARD, PassLog, Replica, configmaps, desired, settled
+from cluster_support import FAST
 
 from cloudcoil_cache.apimachinery import ObjectMeta
+from cloudcoil_cache.caching import Cache, NamespaceSelector
+from cloudcoil_cache.client import Config
 from cloudcoil_cache.controller import Controller, Ring
 from cloudcoil_cache.controller._ring import HashRing, hash_key
 from cloudcoil_cache.controller._sharder import FOLLOW, Sharded, Sharder
@@ -305,3 +308,36 @@ def test_an_owner_assigned_from_the_unlabelled_ones_brings_its_labelled_child_at
         assert fake_api_server.get("secrets", "child", "default")["metadata"]["labels"] == {label: "kin-0"}
     finally:
         sharder.stop()
+
+
+def test_a_ring_over_a_namespace_selector_reconciles_and_labels_only_the_selected_namespaces(
+    fake_api_server, fake_kubeconfig
+) -> None:
+    """A sharded controller over ``Cache(namespaces=NamespaceSelector(...))``: its own (label-selected)
+    informers follow the selector themselves (nothing else starts the Config's cache), and the sharder
+    lists and labels only the namespaces of the set, following it."""
+    for ns, labels in (("a", {"team": "x"}), ("b", {})):
+        fake_api_server.create("namespaces", {"metadata": {"name": ns, "labels": labels}})
+        fake_api_server.create("configmaps", {"metadata": {"name": f"cm-{ns}", "namespace": ns}, "data": {}}, ns)
+    cache = Cache(resources=[ConfigMap], namespaces=NamespaceSelector("team=x"), tuning=FAST)
+    config = Config(kubeconfig=str(fake_kubeconfig), namespace="default", cache=cache)
+    ring = Ring("sel", identity="sel-0", lease_duration=4, renew_deadline=3, retry_period=0.3, resync_period=300)
+    ctl = Controller(ConfigMap, config=config, sharding=ring).owns(Secret)
+    log = PassLog()
+    ctl.reconcile(log.reconcile("sel-0"))
+    label = "shard.cloudcoil.dev/sel"
+
+    def labels(ns: str) -> dict[str, str]:
+        return fake_api_server.get("configmaps", f"cm-{ns}", ns)["metadata"].get("labels") or {}
+
+    try:
+        with ctl:
+            log.wait(lambda: log.last_by("a/cm-a") == "sel-0", 20, "cm-a reconciled")
+            assert ctl.status().namespaces == ("a",)
+            assert labels("a") == {label: "sel-0"}
+            assert labels("b") == {}  # outside the set: the sharder never wrote it
+            fake_api_server.patch("namespaces", "b", {"metadata": {"labels": {"team": "x"}}})
+            log.wait(lambda: log.last_by("b/cm-b") == "sel-0", 20, "cm-b reconciled once b is selected")
+            assert labels("b") == {label: "sel-0"}
+    finally:
+        config.close()
