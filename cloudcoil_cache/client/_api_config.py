@@ -3,7 +3,7 @@ whose objects it makes in ``client_for``)."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Callable, Mapping, Protocol
 
 from cloudcoil_cache.caching import Cache
 
@@ -24,5 +24,8 @@ class ApiConfig(Protocol):
 
     @property
     def cache(self) -> Cache | None: ...
+
+    #: labels a ``create`` adds to what it sends (``Config.create_labels``)
+    create_labels: Callable[[Any], Mapping[str, str] | None] | None
 
     async def async_initialize(self) -> Any: ...

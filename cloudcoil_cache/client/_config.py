@@ -251,6 +251,10 @@ class Config:
     ) -> None:
         self._args = args
         self._warning_handler = warning_handler
+        #: Labels a ``create`` through this Config adds to what it sends (never to the caller's object),
+        #: the caller's own labels winning: set by a sharded controller on its own Config, so that a child
+        #: its reconcile creates carries its owner's shard label (as the ring's webhook would add). None: none.
+        self.create_labels: Callable[[Any], Mapping[str, str] | None] | None = None
         self._cache: Cache | None = chosen
         # what this Config drives of its cache (the owner interface, caching._owner): nothing else
         self._cache_scopes: Scopes | None = None if chosen is None else chosen._adopt(self)

@@ -51,9 +51,13 @@ PATCH_TYPES = {
 }
 
 
-def _body(data: Any) -> bytes:
+def _body(data: Any, labels: Mapping[str, str] | None = None) -> bytes:
     if hasattr(data, "to_dict"):
         data = data.to_dict()
+    if labels and isinstance(data, dict):  # (a copy: the caller's object is left as it is)
+        meta = dict(data.get("metadata") or {})
+        meta["labels"] = {**labels, **(meta.get("labels") or {})}
+        data = {**data, "metadata": meta}
     return _json.dumps(data)
 
 
@@ -460,11 +464,12 @@ class Api(Generic[T]):
         meta = _metadata(obj)
         namespace = self._namespace(meta.namespace if meta else None)
         params = _write_params(dry_run, field_manager)
+        labelled = self.config.create_labels
         data = self._request(
             "POST",
             collection_path(self.cls, namespace),
             params=params,
-            body=_body(obj),
+            body=_body(obj, labelled(obj) if labelled is not None else None),
             content_type="application/json",
         )
         return self._written(self.cls.from_dict(data), dry_run)

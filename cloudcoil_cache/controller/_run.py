@@ -147,6 +147,8 @@ class ControllerRun(Group):
         if not started:  # cancelled
             self.stop_informers()
             return
+        if ring is not None and ring.labels:  # a child a reconcile creates carries its owner's shard
+            decl._write_config().create_labels = ring.child_labels(decl)
         self.synced.set()
         decl.logger.info(
             "controller %s: informers synced (%s)",

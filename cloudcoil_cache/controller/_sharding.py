@@ -9,7 +9,7 @@ import re
 import socket
 import threading
 import uuid
-from typing import Any
+from typing import Any, Callable
 
 import attrs
 
@@ -18,7 +18,7 @@ from cloudcoil_cache.client import Config
 from cloudcoil_cache.controller._keys import key_of
 from cloudcoil_cache.controller._leader import LeaderElection
 from cloudcoil_cache.controller._queue import Priority
-from cloudcoil_cache.controller._ring import HashRing, hash_key
+from cloudcoil_cache.controller._ring import HashRing, api_group, hash_key
 from cloudcoil_cache.controller._shard_labels import (
     SHARDER_LEASE_SUFFIX,
     drain_label,
@@ -262,6 +262,32 @@ class Ring:
     def _count(self, controller: str, what: str) -> None:
         with self._lock:
             self._counts[(controller, what)] += 1
+
+    def child_labels(self, controller: Any) -> Callable[[Any], dict[str, str] | None]:
+        """What ``create`` adds to an object of ``controller``'s owned kinds that its reconcile creates
+        (``Config.create_labels``): the shard label of its controller owner, a primary this replica
+        holds, as the ring's webhook would. Nothing in the fallback mode, for other kinds, for an
+        object that has the label, or whose owner is not in this replica's cache."""
+        kind = controller.kind
+        owned = {metadata_class(k) for k in controller._owned}
+
+        def labels(obj: Any) -> dict[str, str] | None:
+            meta = getattr(obj, "metadata", None)
+            cls: Any = type(obj)
+            if not self.labels or meta is None or metadata_class(cls) not in owned:
+                return None
+            if (meta.labels or {}).get(self.shard_label):
+                return None
+            for ref in meta.owner_references or ():
+                if ref.controller and ref.kind == kind.kind and api_group(ref.api_version) == (kind.group or ""):
+                    source = controller.sources.get(kind)
+                    namespace = (meta.namespace or source.config.namespace) if kind.namespaced and source else None
+                    owner = source.view.get(ref.name, namespace) if source is not None else None
+                    shard = (owner.metadata.labels or {}).get(self.shard_label) if owner is not None else None
+                    return {self.shard_label: shard} if shard else None
+            return None
+
+        return labels
 
     def admit(self, controller: Any, obj: Any) -> bool:
         """Before a pass (on a worker): may this replica reconcile ``obj``? In the labels mode, only

@@ -25,6 +25,27 @@ def test_create_posts_the_object_and_returns_the_servers_copy(server: FakeAPISer
     assert server.get("pods", "web", "default")["metadata"]["uid"] == created.metadata.uid
 
 
+def test_create_labels_are_added_to_what_is_sent_never_to_the_callers_object(
+    server: FakeAPIServer, config: Config
+) -> None:
+    asked: list[Any] = []
+
+    def labels(obj: Any) -> dict[str, str]:
+        asked.append(obj)
+        return {"shard": "r1", "app": "from-the-hook"}
+
+    config.create_labels = labels
+    mine = pod("web")
+    mine.metadata.labels = {"app": "mine"}
+    created = Pod.client(config).create(mine)
+    assert asked == [mine]
+    assert created.metadata.labels == {"shard": "r1", "app": "mine"}  # the caller's own labels win
+    assert server.get("pods", "web", "default")["metadata"]["labels"] == {"shard": "r1", "app": "mine"}
+    assert mine.metadata.labels == {"app": "mine"}  # the caller's object is left as it was
+    config.create_labels = lambda obj: None
+    assert Pod.client(config).create(pod("db")).metadata.labels is None
+
+
 def test_create_with_generate_name_gets_a_generated_name(config: Config) -> None:
     created = Pod.client(config).create(pod(None, generate_name="web-"))  # type: ignore[arg-type]
     assert created.metadata.name.startswith("web-") and len(created.metadata.name) == 9

@@ -288,9 +288,11 @@ def test_ctx_cached_reads_deep_copies_of_declared_kinds_only(config, make_cm):
     assert out["key"] == ("default/one", "default", "one", True)
 
 
-def test_read_your_own_write_through_ctx_cached_on_the_next_pass(config, make_cm):
+def test_read_your_own_write_through_ctx_cached_on_the_next_pass(config, make_cm, sharding, fake_api_server):
+    """(Sharded, the plain create of the child carries its owner's shard label: the replica's cache,
+    which selects that label, sees it on the next pass.)"""
     make_cm("parent", {"x": "1"})
-    ctl = Controller(ConfigMap, config=config, label_selector=None).owns(ConfigMap)
+    ctl = Controller(ConfigMap, config=config, label_selector=None, sharding=sharding).owns(ConfigMap)
     passes = Calls()
 
     @ctl.reconcile()
