@@ -1,6 +1,6 @@
 """Active-active sharding (issue 36): per-replica cache memory and I/O-bound throughput, 3 replicas vs 1.
 
-Run (one command; ~12 min on 2 busy cores)::
+Run (one command; ~9 min on 2 cores)::
 
     .venv/bin/python benchmarks/sharding.py [--widgets 3000] [--replicas 3] [--wait 0.1] [--workers 2]
                                             [--tokens 400] [--ring-resync S] [--only memory|throughput]
