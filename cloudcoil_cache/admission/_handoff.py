@@ -37,8 +37,9 @@ class Turn(Generic[T]):
 
 
 class Handoff(Generic[T]):
-    """``put`` never blocks; ``get`` blocks until an item comes. Items are taken in the order put;
-    an item put while workers wait goes to the one that began waiting last."""
+    """``put`` never blocks; ``get`` blocks until an item comes. Items are handed out in the order put
+    (a worker handed one may wake after another handed a later one); an item put while workers wait
+    goes to the one that began waiting last."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

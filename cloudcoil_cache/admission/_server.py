@@ -271,6 +271,7 @@ class WebhookServer:
             # answered and on its way to be parked (the loop parks it after this check would see it
             # neither in flight nor parked, and close_idle would then close it under its next request)
             self._drained.wait_for(
+                # (a connection handed to a worker not awake yet is out of _work but still in _open)
                 lambda: not self._in_flight and self._work.empty() and not self._open,
                 min(_IDLE_GRACE, self.shutdown_timeout),
             )

@@ -207,6 +207,10 @@ class Sharder:
         with self._lock:
             return self._whole_due
 
+    def _namespace_changed(self, namespace: str, added: bool) -> None:
+        if added:
+            self.kick()
+
     def _changed(self, *_: Any) -> None:
         """An unlabelled object appeared or changed: look at the unlabelled ones."""
         self._wake.set()
@@ -247,6 +251,9 @@ class Sharder:
         next_whole = self._clock.now()
         follow: list[Sharded] = []  # targets whose owners were assigned: their children follow at next_follow
         next_follow = next_whole
+        # a namespace joining a set of namespaces: look at every object (its objects of dead shards move)
+        caches = [c.cache for c in informers.configs() if c.cache is not None and c.cache.namespaces is not None]
+        unsubscribe = [cache.on_namespaces_changed(self._namespace_changed) for cache in caches]
         try:
             for source in informers.sources.values():
                 self._handles += source.view.add_event_handler(self._changed, self._changed, None, replay=False)
@@ -273,6 +280,8 @@ class Sharder:
                 wake_at = min(next_whole, next_follow) if follow else next_whole
                 self._clock.wait(self._wake, max(wake_at - self._clock.now(), 0.0))
         finally:
+            for stop in unsubscribe:
+                stop()
             for handle in self._handles:
                 handle.remove(1.0)
             self._handles = []
@@ -356,8 +365,10 @@ class Sharder:
     def _namespaces(informers: InformerSet, target: Sharded) -> tuple[str | None, ...]:
         """Where ``target``'s objects are: its namespace (None: all), or over a cache's set of namespaces
         (the controller's), each namespace of the set now (as the informers of unlabelled objects see it)."""
+        if target.namespace is not None or not target.kind.namespaced:
+            return (target.namespace,)
         view = informers.sources[metadata_class(target.kind)].view
-        return view.namespaces if isinstance(view, SetView) else (target.namespace,)
+        return view.namespaces if isinstance(view, SetView) else (None,)
 
     def _list(self, config: Config, kind: Any, namespace: str | None, owner_kind: Any = None) -> Iterator[Seen]:
         """Every object of ``kind`` (in ``namespace``) as a ``Seen`` (with its controller owner of

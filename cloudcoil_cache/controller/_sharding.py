@@ -264,25 +264,33 @@ class Ring:
             self._counts[(controller, what)] += 1
 
     def child_labels(self, controller: Any) -> Callable[[Any], dict[str, str] | None]:
-        """What ``create`` adds to an object of ``controller``'s owned kinds that its reconcile creates
-        (``Config.create_labels``): the shard label of its controller owner, a primary this replica
-        holds, as the ring's webhook would. Nothing in the fallback mode, for other kinds, for an
-        object that has the label, or whose owner is not in this replica's cache."""
+        """What ``create`` adds to an object its reconcile creates (``Config.create_labels``), as the
+        ring's webhook would: an object of the primary kind, the member the ring gives its own key; one
+        of an owned kind, the shard of its controller owner (a primary this replica holds). Nothing in
+        the fallback mode, for other kinds, for an object that has the label, one without a name yet
+        (``generateName``: the sharder assigns it), or a child whose owner is not in this replica's cache."""
         kind = controller.kind
-        owned = {metadata_class(k) for k in controller._owned}
+        primary = metadata_class(kind)
+        # (a child of the primary's own kind is a primary: its own key decides, as in the sharder and webhook)
+        owned = {metadata_class(k) for k in controller._owned} - {primary}
 
         def labels(obj: Any) -> dict[str, str] | None:
             meta = getattr(obj, "metadata", None)
             cls: Any = type(obj)
-            if not self.labels or meta is None or metadata_class(cls) not in owned:
+            if not self.labels or meta is None or (meta.labels or {}).get(self.shard_label):
                 return None
-            if (meta.labels or {}).get(self.shard_label):
+            source = controller.sources.get(kind)
+            if source is None:
+                return None
+            namespace = (meta.namespace or source.config.namespace) if kind.namespaced else None
+            if metadata_class(cls) is primary:
+                member = self.owner_of(kind, namespace, meta.name) if meta.name else None
+                return {self.shard_label: member} if member else None
+            if metadata_class(cls) not in owned:
                 return None
             for ref in meta.owner_references or ():
                 if ref.controller and ref.kind == kind.kind and api_group(ref.api_version) == (kind.group or ""):
-                    source = controller.sources.get(kind)
-                    namespace = (meta.namespace or source.config.namespace) if kind.namespaced and source else None
-                    owner = source.view.get(ref.name, namespace) if source is not None else None
+                    owner = source.view.get(ref.name, namespace)
                     shard = (owner.metadata.labels or {}).get(self.shard_label) if owner is not None else None
                     return {self.shard_label: shard} if shard else None
             return None

@@ -47,11 +47,13 @@ def test_get_blocks_until_an_item_is_put_from_another_thread() -> None:
     assert not worker.is_alive()
 
 
-def test_sequential_requests_are_served_by_one_or_two_workers_of_many() -> None:
+def test_sequential_requests_are_served_by_a_few_workers_of_many() -> None:
     endpoint = Endpoint()
     with WebhookServer(endpoint, port=0, max_concurrency=16, shutdown_timeout=5) as server:
         for _ in range(40):  # a new connection each: its handshake, then its request
             assert request(server, "/echo", method="POST", body=b"{}")[0] == 200
     workers = set(endpoint.served_on)
     assert len(endpoint.served_on) == 40
-    assert len(workers) <= 2, workers  # a queue woken in turn spreads them over all 16
+    # a few (on a busy machine the last idle ones may still be closing or parking a connection); a queue
+    # that wakes its waiters in turn spread them over 13 of the 16
+    assert len(workers) <= 4, workers

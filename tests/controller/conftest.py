@@ -31,6 +31,9 @@ def config(fake_kubeconfig: Path) -> Iterator[Config]:
 RING_OF_ONE = os.environ.get("CLOUDCOIL_TEST_RING_OF_ONE") == "1"
 
 
+_UNSET: Any = object()
+
+
 def _solo_ring() -> Ring:
     return Ring("solo", identity="solo-0", lease_duration=4, renew_deadline=3, retry_period=0.3, resync_period=1)
 
@@ -43,8 +46,8 @@ def every_controller_a_ring_of_one(monkeypatch: pytest.MonkeyPatch) -> None:
     ring: list[Ring] = []
 
     @functools.wraps(made)
-    def init(self: Controller, *args: Any, sharding: Ring | None = None, **options: Any) -> None:
-        if sharding is None:
+    def init(self: Controller, *args: Any, sharding: Any = _UNSET, **options: Any) -> None:
+        if sharding is _UNSET:  # (an explicit sharding=None, as the sharding fixture's "unsharded", is kept)
             ring[:] = ring or [_solo_ring()]
             sharding = ring[0]
         made(self, *args, sharding=sharding, **options)

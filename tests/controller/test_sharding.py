@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import json
 import threading
 from typing import Iterator
 
@@ -10,13 +11,13 @@ import pytest
 from _shard_support import SHARD, PassLog, Replica, configmaps, desired, settled
 from cluster_support import FAST
 
-from cloudcoil_cache.apimachinery import ObjectMeta
+from cloudcoil_cache.apimachinery import ObjectMeta, OwnerReference
 from cloudcoil_cache.caching import Cache, NamespaceSelector
 from cloudcoil_cache.client import Config
 from cloudcoil_cache.controller import Controller, Ring
 from cloudcoil_cache.controller._ring import HashRing, hash_key
 from cloudcoil_cache.controller._sharder import FOLLOW, Sharded, Sharder
-from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Secret
+from cloudcoil_cache.models.kubernetes.core.v1 import ConfigMap, Secret, ServiceAccount
 from cloudcoil_cache.testing import FakeAPIServer, FakeClock
 
 pytestmark = pytest.mark.xdist_group("sharding")  # several replicas each: not beside each other
@@ -341,3 +342,60 @@ def test_a_ring_over_a_namespace_selector_reconciles_and_labels_only_the_selecte
             assert labels("b") == {label: "sel-0"}
     finally:
         config.close()
+
+
+def test_a_reconciles_creates_carry_the_shard_the_webhook_would_give(fake_api_server, config) -> None:
+    """In a ring of kin-0 (this replica) and kin-1 (another's Lease): a reconcile's plain ``create`` of a
+    primary-kind object sends the member the ring gives its own key, of a child of an owned kind its
+    owner's shard, of another kind nothing; generateName and labels given by the caller are left alone."""
+    label = "shard.cloudcoil.dev/kin"
+    lease = {
+        "metadata": {"name": "kin-1", "namespace": "default", "labels": {"cloudcoil.dev/ring": "kin"}},
+        "spec": {"holderIdentity": "kin-1", "leaseDurationSeconds": 600, "renewTime": "2026-01-01T00:00:00.000000Z"},
+    }
+    fake_api_server.create("leases", lease, "default")
+    both = HashRing(("kin-0", "kin-1"), 400)
+
+    def named(member: str, prefix: str) -> str:
+        return next(
+            f"{prefix}-{i}"
+            for i in range(200)
+            if both.owner(hash_key("", "ConfigMap", "default", f"{prefix}-{i}")) == member
+        )
+
+    parent, ours, theirs = named("kin-0", "parent"), named("kin-0", "ours"), named("kin-1", "theirs")
+    fake_api_server.create("configmaps", {"metadata": {"name": parent, "namespace": "default"}}, "default")
+    ring = Ring("kin", identity="kin-0", lease_duration=4, renew_deadline=3, retry_period=0.3)
+    ctl = Controller(ConfigMap, config=config, sharding=ring).owns(Secret).owns(ConfigMap)
+    done = threading.Event()
+
+    @ctl.reconcile()
+    def reconcile(cm, ctx):
+        if cm.name != parent or done.is_set():
+            return None
+        ref = OwnerReference(api_version="v1", kind="ConfigMap", name=parent, uid=cm.metadata.uid, controller=True)
+        for name in (ours, theirs):
+            ConfigMap(metadata=ObjectMeta(name=name, namespace="default", owner_references=[ref])).create()
+        ConfigMap(metadata=ObjectMeta(generate_name="gen-", namespace="default")).create()
+        ConfigMap(metadata=ObjectMeta(name="mine", namespace="default", labels={label: "kin-1"})).create()
+        Secret(metadata=ObjectMeta(name="child", namespace="default", owner_references=[ref])).create()
+        ServiceAccount(metadata=ObjectMeta(name="sa", namespace="default", owner_references=[ref])).create()
+        done.set()
+        return None
+
+    with ctl:
+        assert ctl.status().sharding.members == ("kin-0", "kin-1")
+        assert done.wait(20)
+    sent = {}
+    for r in fake_api_server.requests:
+        if r.verb == "create" and r.path.endswith(("/configmaps", "/secrets", "/serviceaccounts")):
+            meta = json.loads(r.body)["metadata"]
+            sent[meta.get("name") or meta["generateName"]] = (meta.get("labels") or {}).get(label)
+    assert sent == {
+        ours: "kin-0",  # (a ConfigMap child of a ConfigMap is a primary: its own key decides)
+        theirs: "kin-1",
+        "gen-": None,  # no name, no key: the sharder assigns it
+        "mine": "kin-1",  # the caller's own label
+        "child": "kin-0",  # the owner's shard
+        "sa": None,  # not a kind of the controller
+    }
