@@ -343,7 +343,8 @@ class InformerSet:
             shared_set = config.cache.namespaces if config.cache is not None else None
             selector = config.cache.namespace_selector if config.cache is not None and not self.sources else None
             for namespace, group in own.items():
-                follows = namespace is None and shared_set is not None
+                # (a group of cluster-scoped kinds only has no set to follow)
+                follows = namespace is None and shared_set is not None and any(s.cls.namespaced for s in group)
                 cache = Cache(
                     resources=[s.cls for s in group],
                     # over a cache's set: the controller's own informers watch the same set, and follow it

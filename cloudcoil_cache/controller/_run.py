@@ -147,8 +147,9 @@ class ControllerRun(Group):
         if not started:  # cancelled
             self.stop_informers()
             return
-        if ring is not None and ring.labels:  # a child a reconcile creates carries its owner's shard
-            decl._write_config().create_labels = ring.child_labels(decl)
+        primary = informers.sources.get(decl.kind)
+        if ring is not None and ring.labels and primary is not None and not primary.shared:
+            primary.config.create_labels = ring.child_labels(decl)  # (the controller's own Config, never yours)
         self.synced.set()
         decl.logger.info(
             "controller %s: informers synced (%s)",

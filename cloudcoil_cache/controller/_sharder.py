@@ -31,8 +31,10 @@ PAGE = 200
 #: After its informers failed to start, the sharder tries again this soon (or its resync period if shorter).
 RETRY = 30.0
 #: After a whole look that left something to do (a conflict), the next comes this soon (seconds on the
-#: sharder's clock).
+#: sharder's clock), twice as late after each such look in a row, up to ``SOON_MAX`` (a write refused
+#: every time, as by a webhook that denies it, is not tried twice a second for ever).
 SOON = 0.5
+SOON_MAX = 30.0
 #: Owners just assigned from the informer of unlabelled objects: their children that carry another
 #: shard's label follow at a look at that kind (owners and children only) this soon, one for all the
 #: owners assigned meanwhile (their unlabelled children were assigned with them).
@@ -250,6 +252,7 @@ class Sharder:
         self._informers = informers
         next_whole = self._clock.now()
         follow: list[Sharded] = []  # targets whose owners were assigned: their children follow at next_follow
+        soon = SOON / 2  # (doubled before each use: SOON after one look that left something to do)
         next_follow = next_whole
         # a namespace joining a set of namespaces: look at every object (its objects of dead shards move)
         caches = [c.cache for c in informers.configs() if c.cache is not None and c.cache.namespaces is not None]
@@ -264,19 +267,22 @@ class Sharder:
                 try:
                     if whole:
                         again = self._look_at_all(config, informers, movers, self.targets)
-                        next_whole = self._clock.now() + (SOON if again else self.resync_period)
+                        soon = min(soon * 2, SOON_MAX) if again else SOON / 2
+                        next_whole = self._clock.now() + (soon if again else self.resync_period)
                         follow = []
                     elif follow and self._clock.now() >= next_follow:
-                        if not self._look_at_all(config, informers, movers, follow):
-                            follow = []
-                        next_follow = self._clock.now() + SOON  # (a write did not go through: soon again)
+                        again = self._look_at_all(config, informers, movers, follow)
+                        soon = min(soon * 2, SOON_MAX) if again else SOON / 2
+                        follow = follow if again else []
+                        next_follow = self._clock.now() + soon  # (a write did not go through: soon again)
                     assigned = self._look_at_unlabelled(informers, movers)
                     if assigned and not follow:
                         next_follow = self._clock.now() + FOLLOW
                     follow += [t for t in assigned if t not in follow]
                 except Exception:
                     log.exception("ring %s: the sharder's look failed", self.ring)
-                    next_whole = self._clock.now() + SOON
+                    soon = min(soon * 2, SOON_MAX)
+                    next_whole = self._clock.now() + soon
                 wake_at = min(next_whole, next_follow) if follow else next_whole
                 self._clock.wait(self._wake, max(wake_at - self._clock.now(), 0.0))
         finally:
