@@ -6,7 +6,7 @@ import bisect
 import struct
 from typing import Any, Iterable
 
-__all__ = ["HashRing", "api_group", "hash_key", "owner_hash_key", "xxh64"]
+__all__ = ["HashRing", "api_group", "controller_ref", "hash_key", "owner_hash_key", "xxh64"]
 
 _MASK = 0xFFFFFFFFFFFFFFFF
 _P1 = 0x9E3779B185EBCA87
@@ -87,18 +87,26 @@ def hash_key(group: str | None, kind: str, namespace: str | None, name: str) -> 
     return f"{group or ''}/{kind}/{namespace or ''}/{name}"
 
 
+def controller_ref(meta: Any, kind: Any) -> Any | None:
+    """``meta``'s controller ownerReference if it names an object of ``kind``, else None."""
+    for ref in meta.owner_references or ():
+        if ref.controller and ref.kind == kind.kind and api_group(ref.api_version) == (kind.group or ""):
+            return ref
+    return None
+
+
 def owner_hash_key(obj: Any, kind: Any, namespace: str | None = None) -> str | None:
     """The ring key of ``obj`` as a child of ``kind``: its controller ownerReference's key (so it lands
     on its owner's shard; timebertt's ``key.ForController``), None without one of that kind, or when
     ``kind`` is namespaced and neither ``obj`` nor ``namespace`` (an admission request's) names one."""
     meta = obj.metadata
-    for ref in meta.owner_references or ():
-        if ref.controller and ref.kind == kind.kind and api_group(ref.api_version) == (kind.group or ""):
-            if not kind.namespaced:
-                return hash_key(kind.group, kind.kind, None, ref.name)
-            where = meta.namespace or namespace
-            return hash_key(kind.group, kind.kind, where, ref.name) if where else None
-    return None
+    ref = controller_ref(meta, kind)
+    if ref is None:
+        return None
+    if not kind.namespaced:
+        return hash_key(kind.group, kind.kind, None, ref.name)
+    where = meta.namespace or namespace
+    return hash_key(kind.group, kind.kind, where, ref.name) if where else None
 
 
 class HashRing:

@@ -18,7 +18,7 @@ from cloudcoil_cache.client import Config
 from cloudcoil_cache.controller._keys import key_of
 from cloudcoil_cache.controller._leader import LeaderElection
 from cloudcoil_cache.controller._queue import Priority
-from cloudcoil_cache.controller._ring import HashRing, api_group, hash_key
+from cloudcoil_cache.controller._ring import HashRing, controller_ref, hash_key
 from cloudcoil_cache.controller._shard_labels import (
     SHARDER_LEASE_SUFFIX,
     drain_label,
@@ -288,12 +288,10 @@ class Ring:
                 return {self.shard_label: member} if member else None
             if metadata_class(cls) not in owned:
                 return None
-            for ref in meta.owner_references or ():
-                if ref.controller and ref.kind == kind.kind and api_group(ref.api_version) == (kind.group or ""):
-                    owner = source.view.get(ref.name, namespace)
-                    shard = (owner.metadata.labels or {}).get(self.shard_label) if owner is not None else None
-                    return {self.shard_label: shard} if shard else None
-            return None
+            ref = controller_ref(meta, kind)
+            owner = source.view.get(ref.name, namespace) if ref is not None else None
+            shard = (owner.metadata.labels or {}).get(self.shard_label) if owner is not None else None
+            return {self.shard_label: shard} if shard else None
 
         return labels
 
