@@ -74,7 +74,10 @@ class ControllerRun(Group):
             lease._start(self._decl.config or current_config(), started=start_workers, stopped=self.lease_lost)
             # a standalone start returns with the workers running, as an unsharded one does (the first
             # acquisition of a replica's own Lease is at once, unless its previous holder has not released it)
-            started.wait(lease.lease_duration + lease.retry_period)
+            if started.wait(lease.lease_duration + lease.retry_period):
+                # and with this replica in its own view of the ring (its Lease seen by the member informer),
+                # so that status() and the labels of a reconcile's creates count it from the first pass
+                ring.membership.wait_for(lambda r: ring.identity in r.members, lease.lease_duration)
 
         release = Step(
             f"shard lease {ring.name}",

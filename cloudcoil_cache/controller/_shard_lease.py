@@ -180,9 +180,10 @@ class Membership:
             return dict(self._states)
 
     def wait_for(self, predicate: Callable[[HashRing], bool], timeout: float | None) -> bool:
-        """Wait (real time) until ``predicate(ring)`` holds; True when it does."""
+        """Wait (real time) until ``predicate(ring)`` holds or the membership stops; True when it holds."""
         with self._cond:
-            return self._cond.wait_for(lambda: predicate(self._ring), timeout)
+            self._cond.wait_for(lambda: self._stop.is_set() or predicate(self._ring), timeout)
+            return predicate(self._ring)
 
     def _recompute(self) -> tuple[HashRing, bool, float | None]:
         """Compute the states and the ring now; the ring, whether its members changed, and when the
