@@ -10,6 +10,7 @@ from typing import Iterator
 import pytest
 from _shard_support import SHARD, PassLog, Replica, configmaps, desired, settled
 from cluster_support import FAST
+from testing.webhook_helpers import AdmissionServer, configuration
 
 from cloudcoil_cache.apimachinery import ObjectMeta, OwnerReference
 from cloudcoil_cache.caching import Cache, NamespaceSelector
@@ -399,3 +400,74 @@ def test_a_reconciles_creates_carry_the_shard_the_webhook_would_give(fake_api_se
         "child": "kin-0",  # the owner's shard
         "sa": None,  # not a kind of the controller
     }
+
+
+class _TimeoutsClock(FakeClock):
+    """A FakeClock that keeps the timeout of every wait (what the sharder sleeps before its next look)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.timeouts: list[float | None] = []
+
+    def wait(self, event: threading.Event, timeout: float | None) -> bool:
+        self.timeouts.append(timeout)
+        return super().wait(event, timeout)
+
+
+def test_the_sharders_looks_back_off_while_a_write_is_refused_and_recover_once_it_goes_through(
+    fake_api_server, config
+) -> None:
+    """A validating webhook refuses every label write to one object (of a dead shard): the sharder's
+    whole looks come 0.5 s, 1, 2, 4 ... up to 30 s apart on its clock, each trying that write once; once
+    the webhook is gone, the write goes through and the next look is at the resync."""
+    label = "shard.cloudcoil.dev/kin"
+    fake_api_server.create(
+        "configmaps",
+        {"metadata": {"name": "locked", "namespace": "default", "labels": {label: "gone", "locked": "y"}}},
+        "default",
+    )
+    with AdmissionServer(read_url=fake_api_server.url) as hook:
+        refuse = configuration(
+            "ValidatingWebhookConfiguration",
+            "refuse.probe.io",
+            hook.url("/deny"),
+            hook.ca_bundle,
+            operations=("UPDATE",),
+            object_selector={"matchLabels": {"locked": "y"}},
+        )
+        fake_api_server.create("validatingwebhookconfigurations", refuse)
+        clock = _TimeoutsClock()
+        counted: list[str] = []
+        sharder = Sharder(
+            "kin",
+            [Sharded(ConfigMap, "default")],
+            members=lambda: HashRing(("kin-0",), 100),
+            clock=clock,
+            resync_period=300,
+            counted=counted.append,
+        )
+
+        def refused(n: int) -> None:
+            assert hook.wait_for(lambda path, request: True, 20, since=n - 1), f"refused write {n}"
+
+        sharder.start(config)
+        try:
+            expected = [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0]
+            for n, pause in enumerate(expected, start=1):
+                refused(n)  # this look's one write, refused
+                assert clock.wait_for_sleepers(1)
+                assert clock.timeouts[-1] == pytest.approx(pause), clock.timeouts
+                assert len(hook.reviews) == n  # (one write per look: no retry in between)
+                clock.advance(pause)
+            refused(len(expected) + 1)
+            assert counted == []
+            assert fake_api_server.get("configmaps", "locked", "default")["metadata"]["labels"][label] == "gone"
+            fake_api_server.delete("validatingwebhookconfigurations", "refuse.probe.io")
+            assert clock.wait_for_sleepers(1)
+            clock.advance(30.0)
+            PassLog().wait(lambda: counted == ["moved"], 20, "the write went through once the webhook was gone")
+            assert fake_api_server.get("configmaps", "locked", "default")["metadata"]["labels"][label] == "kin-0"
+            assert clock.wait_for_sleepers(1)
+            assert clock.timeouts[-1] == pytest.approx(300), clock.timeouts  # back to the resync
+        finally:
+            sharder.stop()
