@@ -180,9 +180,10 @@ class Membership:
             return dict(self._states)
 
     def wait_for(self, predicate: Callable[[HashRing], bool], timeout: float | None) -> bool:
-        """Wait (real time) until ``predicate(ring)`` holds or the membership stops; True when it holds."""
+        """Wait (real time) until ``predicate(ring)`` holds or the membership is not running (stopped, or its
+        start was cancelled); True when it holds."""
         with self._cond:
-            self._cond.wait_for(lambda: self._stop.is_set() or predicate(self._ring), timeout)
+            self._cond.wait_for(lambda: self._stop.is_set() or self._thread is None or predicate(self._ring), timeout)
             return predicate(self._ring)
 
     def _recompute(self) -> tuple[HashRing, bool, float | None]:
