@@ -276,17 +276,17 @@ class Ring:
 
         def labels(obj: Any) -> dict[str, str] | None:
             meta = getattr(obj, "metadata", None)
-            cls: Any = type(obj)
             if not self.labels or meta is None or (meta.labels or {}).get(self.shard_label):
                 return None
             source = controller.sources.get(kind)
             if source is None:
                 return None
             namespace = (meta.namespace or source.config.namespace) if kind.namespaced else None
-            if metadata_class(cls) is primary:
+            cls = metadata_class(obj.__class__)
+            if cls is primary:
                 member = self.owner_of(kind, namespace, meta.name) if meta.name else None
                 return {self.shard_label: member} if member else None
-            if metadata_class(cls) not in owned:
+            if cls not in owned:
                 return None
             ref = controller_ref(meta, kind)
             owner = source.view.get(ref.name, namespace) if ref is not None else None
